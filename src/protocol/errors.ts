@@ -1,0 +1,104 @@
+// The service's error catalog: identifiers, HTTP statuses and titles, and the helpers that
+// turn an identifier into the `type` URL and back. Used by the local service (to answer)
+// and by the client (to classify).
+
+/** `<category>.<name>`: the vendor-free kind of an error, e.g. `data.permission_not_found`. */
+export type ErrorKind =
+  | "application.invalid_input"
+  | "bad_request.permissions_query_syntax_error"
+  | "bad_request.request_body_too_large"
+  | "authentication.missing"
+  | "authentication.malformed"
+  | "authentication.key_not_found"
+  | "authorization.insufficient_permissions"
+  | "data.key_not_found"
+  | "data.api_not_found"
+  | "data.permission_not_found"
+  | "data.role_not_found"
+  | "data.identity_not_found"
+  | "data.permission_already_exists"
+  | "data.role_already_exists"
+  | "data.identity_already_exists"
+  | "application.precondition_failed"
+  | "too_many_requests.workspace_rate_limited"
+  | "application.unexpected_error"
+  | "application.service_unavailable"
+  | "routing.not_found"
+  | "routing.method_not_allowed";
+
+interface CatalogEntry {
+  vendor: "svc" | "user";
+  status: number;
+  title: string;
+}
+
+/** Every error the local service can answer with, by kind. */
+export const ERROR_CATALOG: Readonly<Record<ErrorKind, CatalogEntry>> = Object.freeze({
+  "application.invalid_input": { vendor: "svc", status: 400, title: "Bad Request" },
+  "bad_request.permissions_query_syntax_error": { vendor: "user", status: 400, title: "Bad Request" },
+  "bad_request.request_body_too_large": { vendor: "user", status: 413, title: "Request Entity Too Large" },
+  "authentication.missing": { vendor: "svc", status: 400, title: "Bad Request" },
+  "authentication.malformed": { vendor: "svc", status: 400, title: "Bad Request" },
+  "authentication.key_not_found": { vendor: "svc", status: 401, title: "Unauthorized" },
+  "authorization.insufficient_permissions": { vendor: "svc", status: 403, title: "Insufficient Permissions" },
+  "data.key_not_found": { vendor: "svc", status: 404, title: "Not Found" },
+  "data.api_not_found": { vendor: "svc", status: 404, title: "Not Found" },
+  "data.permission_not_found": { vendor: "svc", status: 404, title: "Not Found" },
+  "data.role_not_found": { vendor: "svc", status: 404, title: "Not Found" },
+  "data.identity_not_found": { vendor: "svc", status: 404, title: "Not Found" },
+  "data.permission_already_exists": { vendor: "svc", status: 409, title: "Conflicting Resource" },
+  "data.role_already_exists": { vendor: "svc", status: 409, title: "Conflicting Resource" },
+  "data.identity_already_exists": { vendor: "svc", status: 409, title: "Conflicting Resource" },
+  "application.precondition_failed": { vendor: "svc", status: 412, title: "Precondition Failed" },
+  "too_many_requests.workspace_rate_limited": { vendor: "user", status: 429, title: "Too Many Requests" },
+  "application.unexpected_error": { vendor: "svc", status: 500, title: "Internal Server Error" },
+  "application.service_unavailable": { vendor: "svc", status: 503, title: "Service Unavailable" },
+  "routing.not_found": { vendor: "svc", status: 404, title: "Not Found" },
+  "routing.method_not_allowed": { vendor: "svc", status: 405, title: "Method Not Allowed" },
+});
+
+/** Base of the `type` URLs the local service writes. */
+export const ERROR_DOCS_BASE = "https://unkey.com/docs/api-reference/errors-v2";
+
+/** `err:<vendor>:<category>:<name>` for a kind in the catalog. */
+export function errorIdentifier(kind: ErrorKind): string {
+  const [category, name] = splitKind(kind);
+  return `err:${ERROR_CATALOG[kind].vendor}:${category}:${name}`;
+}
+
+/** The `type` URL for a kind in the catalog. */
+export function errorTypeUrl(kind: ErrorKind): string {
+  const [category, name] = splitKind(kind);
+  return `${ERROR_DOCS_BASE}/${ERROR_CATALOG[kind].vendor}/${category}/${name}`;
+}
+
+export interface ParsedErrorType {
+  /** `err:<vendor>:<category>:<name>` */
+  identifier: string;
+  /** `<category>.<name>`, vendor-free; compare against {@link ErrorKind}. */
+  kind: string;
+}
+
+/**
+ * Reads the vendor, category and name from a `type` URL (`…/errors-v2/<vendor>/<category>/<name>`)
+ * or an identifier (`err:<vendor>:<category>:<name>`). Returns undefined for anything else.
+ */
+export function parseErrorType(type: unknown): ParsedErrorType | undefined {
+  if (typeof type !== "string" || type.length > 2048) return undefined;
+  let parts: string[] | undefined;
+  if (type.startsWith("err:")) {
+    parts = type.slice(4).split(":");
+  } else {
+    const marker = "/errors-v2/";
+    const at = type.indexOf(marker);
+    if (at >= 0) parts = type.slice(at + marker.length).split(/[?#]/, 1)[0]!.split("/");
+  }
+  if (!parts || parts.length !== 3 || parts.some((p) => !/^[a-z0-9_]+$/i.test(p))) return undefined;
+  const [vendor, category, name] = parts as [string, string, string];
+  return { identifier: `err:${vendor}:${category}:${name}`, kind: `${category}.${name}` };
+}
+
+function splitKind(kind: ErrorKind): [string, string] {
+  const dot = kind.indexOf(".");
+  return [kind.slice(0, dot), kind.slice(dot + 1)];
+}

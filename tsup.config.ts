@@ -1,0 +1,18 @@
+import { defineConfig } from "tsup";
+
+export default defineConfig({
+  entry: {
+    index: "src/index.ts",
+    client: "src/client.ts",
+    local: "src/local.ts",
+    cli: "src/cli.ts",
+  },
+  format: ["esm", "cjs"],
+  dts: { compilerOptions: { composite: false } },
+  target: "node20",
+  platform: "node",
+  sourcemap: true,
+  clean: true,
+  splitting: true,
+  shims: false,
+});
