@@ -2,3 +2,32 @@
 // Re-exports only.
 
 export type * from "./protocol/types";
+export { createClient } from "./client/client";
+export type {
+  KeyServiceClient,
+  WithMeta,
+  ResultOf,
+  Method,
+  ListMethod,
+  ListAll,
+  Page,
+  ListAllOptions,
+  EnsurePermissionInput,
+  CreateKeyInput,
+} from "./client/client";
+export type { ClientOptions, RetryOptions, CallOptions } from "./client/options";
+export {
+  KeyServiceError,
+  KeyServiceHttpError,
+  KeyServiceNetworkError,
+  KeyServiceTimeoutError,
+  KeyServiceResponseError,
+  KeyServiceConfigError,
+  KEY_SERVICE_ERROR_CODES,
+  isKeyServiceError,
+} from "./client/errors";
+export type { TimeoutScope } from "./client/errors";
+export { parseRetryAfter, retryDelay, DEFAULT_RETRY } from "./client/retry";
+export type { RetryPolicy } from "./client/retry";
+export type { Logger, LogFields } from "./logger";
+export { silentLogger, defaultLogger } from "./logger";

@@ -1,0 +1,130 @@
+// Strict parsing of the service's response envelopes (pure): a 2xx must be `{meta:{requestId}, data}`
+// with `data` of the operation's shape; an error status may or may not carry `{error:{...}}`.
+
+import { parseErrorType } from "../protocol/errors";
+import type { Pagination, ValidationErrorDetail } from "../protocol/types";
+import { LIST_OPERATIONS } from "../protocol/types";
+
+export type ParsedSuccess =
+  | { ok: true; data: object; requestId: string; pagination?: Pagination }
+  | { ok: false; reason: string; requestId?: string };
+
+/** What an error answer says, or what we say for it when it is not an envelope. */
+export interface ParsedError {
+  /** True when the body was a valid error envelope. */
+  enveloped: boolean;
+  requestId?: string;
+  title: string;
+  detail: string;
+  type: string;
+  identifier?: string;
+  kind?: string;
+  errors?: ValidationErrorDetail[];
+}
+
+const LIST_SET: ReadonlySet<string> = new Set(LIST_OPERATIONS);
+
+type Check = (data: Record<string, unknown>) => boolean;
+const str = (v: unknown) => typeof v === "string";
+
+/**
+ * Minimal shape checks of `data` for operations whose callers act on a field, so that a 200 with
+ * `data: {}` fails loudly instead of reading as "invalid key" or "no id".
+ */
+const DATA_CHECKS: Readonly<Record<string, Check>> = Object.freeze({
+  "keys.verifyKey": (d) => typeof d.valid === "boolean" && str(d.code),
+  "keys.createKey": (d) => str(d.keyId) && str(d.key),
+  "keys.rerollKey": (d) => str(d.keyId) && str(d.key),
+  "apis.createApi": (d) => str(d.apiId),
+  "permissions.createPermission": (d) => str(d.permissionId),
+  "permissions.createRole": (d) => str(d.roleId),
+  "identities.createIdentity": (d) => str(d.identityId),
+  "ratelimit.limit": (d) => typeof d.success === "boolean",
+});
+
+/** Parses the body of a 2xx answer to `operation`. */
+export function parseSuccessEnvelope(operation: string, text: string): ParsedSuccess {
+  const body = parseJson(text);
+  if (!isRecord(body)) return { ok: false, reason: body === undefined ? "the body is not JSON" : "the body is not a JSON object" };
+  const requestId = readRequestId(body);
+  if (requestId === undefined) return { ok: false, reason: "meta.requestId is missing" };
+  if (!("data" in body) || body.data === undefined) return { ok: false, reason: "data is missing", requestId };
+  const data = body.data;
+  if (typeof data !== "object" || data === null) return { ok: false, reason: "data is not an object", requestId };
+  if (LIST_SET.has(operation)) {
+    if (!Array.isArray(data)) return { ok: false, reason: "data of a list operation is not an array", requestId };
+    const pagination = readPagination(body.pagination);
+    if (pagination === undefined) return { ok: false, reason: "pagination is malformed", requestId };
+    return { ok: true, data, requestId, pagination };
+  }
+  const check = DATA_CHECKS[operation];
+  if (check && (Array.isArray(data) || !check(data as Record<string, unknown>))) {
+    return { ok: false, reason: `data does not have the shape of a ${operation} result`, requestId };
+  }
+  return { ok: true, data, requestId };
+}
+
+/**
+ * Parses the body of a non-2xx answer. Without a valid error envelope the title is the status's
+ * reason phrase, the type `"about:blank"` and `kind` undefined.
+ */
+export function parseErrorEnvelope(status: number, text: string | undefined, reasonPhrase: string): ParsedError {
+  const body = text === undefined ? undefined : parseJson(text);
+  const requestId = isRecord(body) ? readRequestId(body) : undefined;
+  const error = isRecord(body) && isRecord(body.error) ? body.error : undefined;
+  if (error && str(error.title) && str(error.detail) && str(error.type)) {
+    const parsedType = parseErrorType(error.type);
+    const errors = readValidationErrors(error.errors);
+    return {
+      enveloped: true,
+      ...(requestId !== undefined && { requestId }),
+      title: error.title as string,
+      detail: error.detail as string,
+      type: error.type as string,
+      ...(parsedType && { identifier: parsedType.identifier, kind: parsedType.kind }),
+      ...(errors && { errors }),
+    };
+  }
+  const title = reasonPhrase || `HTTP ${status}`;
+  return {
+    enveloped: false,
+    ...(requestId !== undefined && { requestId }),
+    title,
+    detail: `The key service answered HTTP ${status} without an error envelope.`,
+    type: "about:blank",
+  };
+}
+
+function readRequestId(body: Record<string, unknown>): string | undefined {
+  const meta = body.meta;
+  if (!isRecord(meta) || typeof meta.requestId !== "string" || meta.requestId === "") return undefined;
+  return meta.requestId.length > 256 ? undefined : meta.requestId;
+}
+
+function readPagination(value: unknown): Pagination | undefined {
+  // Absent pagination on a list answer reads as a single, last page.
+  if (value === undefined) return { hasMore: false };
+  if (!isRecord(value) || typeof value.hasMore !== "boolean") return undefined;
+  if (value.cursor !== undefined && (typeof value.cursor !== "string" || value.cursor === "")) return undefined;
+  return value.cursor === undefined ? { hasMore: value.hasMore } : { cursor: value.cursor, hasMore: value.hasMore };
+}
+
+function readValidationErrors(value: unknown): ValidationErrorDetail[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  return value
+    .filter((e): e is Record<string, unknown> => isRecord(e) && str(e.location) && str(e.message))
+    .slice(0, 100)
+    .map((e) => ({ location: e.location as string, message: e.message as string, ...(str(e.fix) && { fix: e.fix as string }) }));
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,92 @@
+// Strict envelope parsing (pure): success envelopes, error envelopes and non-envelope error bodies.
+
+import { describe, expect, it } from "vitest";
+import { parseErrorEnvelope, parseSuccessEnvelope } from "../../src/client/envelope";
+
+const ok = (body: unknown) => JSON.stringify(body);
+
+describe("parseSuccessEnvelope", () => {
+  it("returns data and requestId", () => {
+    expect(parseSuccessEnvelope("keys.getKey", ok({ meta: { requestId: "req_1" }, data: { keyId: "key_1" } }))).toEqual({
+      ok: true,
+      data: { keyId: "key_1" },
+      requestId: "req_1",
+    });
+  });
+
+  it("returns pagination of list operations; absent pagination is a last page", () => {
+    expect(parseSuccessEnvelope("permissions.listPermissions", ok({ meta: { requestId: "r" }, data: [], pagination: { cursor: "perm_2", hasMore: true } }))).toMatchObject({
+      ok: true,
+      pagination: { cursor: "perm_2", hasMore: true },
+    });
+    expect(parseSuccessEnvelope("permissions.listRoles", ok({ meta: { requestId: "r" }, data: [] }))).toMatchObject({ ok: true, pagination: { hasMore: false } });
+  });
+
+  it.each([
+    ["keys.getKey", "", "not JSON"],
+    ["keys.getKey", "null", "not a JSON object"],
+    ["keys.getKey", ok({ meta: {}, data: {} }), "meta.requestId"],
+    ["keys.getKey", ok({ meta: { requestId: 5 }, data: {} }), "meta.requestId"],
+    ["keys.getKey", ok({ meta: { requestId: "r" } }), "data is missing"],
+    ["keys.getKey", ok({ meta: { requestId: "r" }, data: "text" }), "not an object"],
+    ["apis.listKeys", ok({ meta: { requestId: "r" }, data: {} }), "not an array"],
+    ["apis.listKeys", ok({ meta: { requestId: "r" }, data: [], pagination: { hasMore: "yes" } }), "pagination"],
+    ["apis.listKeys", ok({ meta: { requestId: "r" }, data: [], pagination: { hasMore: true, cursor: 3 } }), "pagination"],
+    ["keys.verifyKey", ok({ meta: { requestId: "r" }, data: { valid: "true", code: "VALID" } }), "shape"],
+    ["keys.createKey", ok({ meta: { requestId: "r" }, data: { keyId: "key_1" } }), "shape"],
+    ["permissions.createPermission", ok({ meta: { requestId: "r" }, data: [] }), "shape"],
+  ])("%s: rejects %s", (operation, text, reason) => {
+    const parsed = parseSuccessEnvelope(operation, text);
+    expect(parsed.ok).toBe(false);
+    expect(parsed.ok ? "" : parsed.reason).toContain(reason);
+  });
+});
+
+describe("parseErrorEnvelope", () => {
+  it("reads the envelope, its kind and its validation errors", () => {
+    const text = ok({
+      meta: { requestId: "req_e" },
+      error: {
+        title: "Not Found",
+        detail: "no such permission",
+        status: 404,
+        type: "https://unkey.com/docs/api-reference/errors-v2/unkey/data/permission_not_found",
+        errors: [{ location: "body.permission", message: "m" }, { bogus: true }],
+      },
+    });
+    expect(parseErrorEnvelope(404, text, "Not Found")).toEqual({
+      enveloped: true,
+      requestId: "req_e",
+      title: "Not Found",
+      detail: "no such permission",
+      type: "https://unkey.com/docs/api-reference/errors-v2/unkey/data/permission_not_found",
+      identifier: "err:unkey:data:permission_not_found",
+      kind: "data.permission_not_found",
+      errors: [{ location: "body.permission", message: "m" }],
+    });
+  });
+
+  it("keeps an envelope with an unknown type URL, without kind", () => {
+    const parsed = parseErrorEnvelope(418, ok({ meta: { requestId: "r" }, error: { title: "T", detail: "D", status: 418, type: "https://example.com/x" } }), "I'm a Teapot");
+    expect(parsed).toMatchObject({ enveloped: true, title: "T", type: "https://example.com/x" });
+    expect(parsed.kind).toBeUndefined();
+  });
+
+  it.each([
+    ["HTML", "<html>502 Bad Gateway</html>"],
+    ["truncated JSON", '{"error":{"title":"Ser'],
+    ["an error without detail", ok({ error: { title: "x", status: 503, type: "t" } })],
+    ["no body", undefined],
+  ])("synthesizes an error for %s", (_name, text) => {
+    expect(parseErrorEnvelope(502, text, "Bad Gateway")).toEqual({
+      enveloped: false,
+      title: "Bad Gateway",
+      detail: "The key service answered HTTP 502 without an error envelope.",
+      type: "about:blank",
+    });
+  });
+
+  it("uses HTTP <status> when the status has no reason phrase, and keeps a requestId it can read", () => {
+    expect(parseErrorEnvelope(599, ok({ meta: { requestId: "req_x" } }), "")).toMatchObject({ title: "HTTP 599", requestId: "req_x", enveloped: false });
+  });
+});

@@ -1,0 +1,54 @@
+// Type tests of keyguard/client's public surface: method results, pages, errors, options.
+
+import { describe, expectTypeOf, it } from "vitest";
+import {
+  createClient,
+  type CallOptions,
+  type KeyServiceClient,
+  type KeyInfo,
+  type Pagination,
+  type Permission,
+  type VerifyKeyResult,
+  type WithMeta,
+} from "keyguard/client";
+
+declare const client: KeyServiceClient;
+
+describe("keyguard/client types", () => {
+  it("createClient returns a KeyServiceClient", () => {
+    expectTypeOf(createClient).returns.toEqualTypeOf<KeyServiceClient>();
+    expectTypeOf(createClient).parameter(0).toMatchTypeOf<{ rootKey?: string; baseUrl?: string } | undefined>();
+  });
+
+  it("methods resolve to data with requestId", async () => {
+    const v = await client.keys.verifyKey({ key: "k" });
+    expectTypeOf(v).toEqualTypeOf<WithMeta<VerifyKeyResult>>();
+    expectTypeOf(v.requestId).toEqualTypeOf<string>();
+    expectTypeOf(v.valid).toEqualTypeOf<boolean>();
+    const deleted = await client.keys.deleteKey({ keyId: "key_1" });
+    expectTypeOf(deleted.requestId).toEqualTypeOf<string>();
+  });
+
+  it("list methods resolve to pages; listAll yields items", async () => {
+    const page = await client.permissions.listPermissions();
+    expectTypeOf(page[0]).toEqualTypeOf<Permission | undefined>();
+    expectTypeOf(page.pagination).toEqualTypeOf<Pagination>();
+    for await (const key of client.apis.listAllKeys({ apiId: "api_1" })) expectTypeOf(key).toEqualTypeOf<KeyInfo>();
+    expectTypeOf(client.permissions.ensure).returns.resolves.toEqualTypeOf<string>();
+  });
+
+  it("bodies are checked", () => {
+    // @ts-expect-error key is required
+    void client.keys.verifyKey({});
+    // @ts-expect-error apiId is required for listAllKeys
+    void client.apis.listAllKeys({});
+    void client.keys.createKey({ apiId: "a", remaining: 5, refill: { interval: "daily", amount: 5 } });
+    void client.request("keys.getKey", { keyId: "key_1" });
+    // @ts-expect-error unknown operation
+    void client.request("keys.nope", {});
+  });
+
+  it("call options", () => {
+    expectTypeOf<CallOptions>().toMatchTypeOf<{ retry?: false | object; signal?: AbortSignal }>();
+  });
+});
