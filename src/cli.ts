@@ -1,10 +1,102 @@
 #!/usr/bin/env node
-// The `keyguard` command line: `keyguard serve` runs the local key service.
+// The `keyguard` command line: `keyguard serve` runs the local key service in the foreground.
+import { parseArgs } from "node:util";
+import type * as Local from "./local";
 
-const args = process.argv.slice(2);
-if (args.includes("--help") || args.includes("-h") || args.length === 0) {
-  console.log("Usage: keyguard serve [--port 8787] [--host 127.0.0.1] [--root-key K] [--data FILE]");
-  process.exit(0);
+const USAGE = `Usage: keyguard serve [options]
+
+Runs the local key service: the key service's v2 HTTP API, in-process, for development and demos.
+
+Options:
+  --port <n>        port to listen on (default 8787; 0 picks a free port)
+  --host <addr>     address to listen on (default 127.0.0.1)
+  --root-key <key>  root key holding every permission (default: env UNKEY_ROOT_KEY, else generated)
+  --data <file>     keep the state in this JSON file (written atomically after each change);
+                    without it the state lives in memory and is lost on exit
+  -h, --help        show this help
+
+On start it prints the base URL, the root key and the API id. Point your app at them with
+UNKEY_BASE_URL and UNKEY_ROOT_KEY. With --data, a restart reuses the stored workspace, API and
+root keys (stored hashed); pass --root-key (or set UNKEY_ROOT_KEY) to keep using the same root key.
+`;
+
+function usageError(message: string): never {
+  process.stderr.write(`keyguard: ${message}\n\nRun "keyguard --help" for usage.\n`);
+  process.exit(2);
 }
-console.error("keyguard: the serve command is not built yet");
-process.exit(1);
+
+async function loadLocal(): Promise<typeof Local> {
+  try {
+    return await import("./local");
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") {
+      console.error('keyguard: "keyguard serve" needs express. Install it with: npm install express');
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        port: { type: "string" },
+        host: { type: "string" },
+        "root-key": { type: "string" },
+        data: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (err) {
+    usageError((err as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help || positionals.length === 0) {
+    console.log(USAGE);
+    return;
+  }
+  if (positionals[0] !== "serve" || positionals.length > 1) {
+    usageError(`unknown command ${JSON.stringify(positionals.join(" "))}; the only command is "serve".`);
+  }
+  const port = values.port === undefined ? 8787 : Number(values.port);
+  if (!/^\d+$/.test(values.port ?? "0") || !Number.isInteger(port) || port > 65535) {
+    usageError(`--port must be an integer 0..65535, got ${JSON.stringify(values.port)}.`);
+  }
+  const dataFile = values.data;
+  if (dataFile !== undefined && dataFile.trim() === "") usageError("--data needs a file path.");
+
+  let running;
+  try {
+    // Loaded on demand: `--help` works even where the optional peer dependency express is missing.
+    const { startLocalKeyService } = await loadLocal();
+    running = await startLocalKeyService({ port, host: values.host, rootKey: values["root-key"], dataFile });
+  } catch (err) {
+    const e = err as Error & { code?: string };
+    console.error(`keyguard: cannot start the local key service: ${e.message}`);
+    process.exit(e.code === "LOCAL_SERVICE_CONFIG_ERROR" ? 2 : 1);
+  }
+  const note = running.service.rootKeyGenerated && running.service.restored ? "  (new; earlier root keys in the data file still work)" : "";
+  console.log(`keyguard local key service listening on ${running.baseUrl}`);
+  console.log(`  UNKEY_BASE_URL=${running.baseUrl}`);
+  console.log(`  UNKEY_ROOT_KEY=${running.rootKey}${note}`);
+  console.log(`  API id:       ${running.apiId}`);
+  console.log(`  workspace id: ${running.workspaceId}`);
+  console.log(`  state:        ${dataFile ? `kept in ${dataFile}` : "in memory (lost on exit; use --data FILE to keep it)"}`);
+
+  const stop = () => {
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}
+
+void main(process.argv.slice(2));

@@ -2,3 +2,12 @@
 // Re-exports only.
 
 export type * from "./protocol/types";
+export { createLocalKeyService } from "./local/factory";
+export type { LocalKeyServiceInstance } from "./local/factory";
+export { startLocalKeyService } from "./local/server";
+export type { RunningLocalKeyService } from "./local/server";
+export type { LocalKeyService, UnavailableOptions } from "./local/service";
+export { LocalServiceConfigError } from "./local/options";
+export type { LocalKeyServiceOptions } from "./local/options";
+export type { LocalState } from "./local/store";
+export { ALL_ROOT_PERMISSIONS } from "./local/auth";

@@ -1,0 +1,138 @@
+// Operations keys.createKey and keys.rerollKey. The key is shown once, in the response; only its
+// hash is stored. Credits come nested (`credits`) or flat (`remaining`/`refill`), not both.
+import type { CreateKeyRequest, CreateKeyFlatCredits, ValidationErrorDetail } from "../../protocol/types";
+import { canOnApi, requireSomeApiGrant } from "../auth";
+import { newId } from "../ids";
+import { DEFAULT_BYTE_LENGTH, generateKey } from "../key-material";
+import {
+  apiNotFound,
+  ensurePermissions,
+  findApi,
+  findKey,
+  keyNotFound,
+  resolveRoles,
+  toRatelimitRecords,
+  upsertIdentity,
+} from "../lookup";
+import { defineOperation } from "../operation";
+import * as s from "../schemas";
+import type { CreditsRecord, KeyRecord } from "../store";
+import { arr, bool, int, obj, record, str } from "../validate";
+
+type CreateKeyBody = CreateKeyRequest & CreateKeyFlatCredits;
+
+export const createKeyOperation = defineOperation("keys.createKey", {
+  schema: obj(
+    {
+      apiId: s.id(),
+      prefix: str({ max: 16, pattern: /^[A-Za-z0-9_]+$/, patternHint: "Use letters, digits and underscores." }),
+      name: str({ max: 255 }),
+      byteLength: int({ min: 16, max: 255 }),
+      externalId: str({ max: 255 }),
+      meta: record(),
+      roles: arr(str({ max: 255 }), { max: 100 }),
+      permissions: arr(s.slug(), { max: 1000 }),
+      expires: int({ min: 0 }),
+      credits: s.credits(),
+      remaining: int({ min: 0 }),
+      refill: s.refill(),
+      ratelimits: s.ratelimitList(),
+      enabled: bool(),
+      recoverable: bool(),
+    },
+    ["apiId"],
+  ),
+  refine(body) {
+    const b = body as CreateKeyBody;
+    const out: ValidationErrorDetail[] = [];
+    if (b.credits !== undefined && (b.remaining !== undefined || b.refill !== undefined)) {
+      out.push({
+        location: "body.credits",
+        message: "credits cannot be combined with the top-level remaining/refill fields",
+        fix: "Send either credits: {remaining, refill} or the flat remaining and refill, not both.",
+      });
+    }
+    if (b.refill !== undefined && b.remaining === undefined && b.credits === undefined) {
+      out.push({ location: "body.remaining", message: "is required when refill is set", fix: "Add remaining." });
+    }
+    out.push(...s.checkCredits("body.credits", b.credits), ...s.checkCredits("body", { refill: b.refill }));
+    out.push(...s.checkUniqueNames("body.ratelimits", b.ratelimits));
+    return out;
+  },
+  run(ctx, body) {
+    const b = body as CreateKeyBody;
+    const { store, root, now } = ctx;
+    requireSomeApiGrant(root, "create_key", b.apiId);
+    const api = findApi(store, root.workspaceId, b.apiId);
+    if (!api || !canOnApi(root, "create_key", api.id)) throw apiNotFound(b.apiId);
+    const roleIds = resolveRoles(store, root.workspaceId, b.roles ?? []);
+    const permissionIds = ensurePermissions(store, root.workspaceId, b.permissions ?? [], now);
+    const remaining = b.credits ? b.credits.remaining : b.remaining;
+    const refill = b.credits ? b.credits.refill : b.refill;
+    let credits: CreditsRecord | undefined;
+    if (remaining !== undefined && remaining !== null) {
+      credits = { remaining, lastRefillAt: now };
+      if (refill) credits.refill = cleanRefill(refill);
+    }
+    const byteLength = b.byteLength ?? DEFAULT_BYTE_LENGTH;
+    const material = generateKey(b.prefix, byteLength);
+    const key: KeyRecord = {
+      id: newId("key"),
+      workspaceId: root.workspaceId,
+      apiId: api.id,
+      hash: material.hash,
+      start: material.start,
+      byteLength,
+      createdAt: now,
+      enabled: b.enabled ?? true,
+      permissionIds,
+      roleIds,
+      ratelimits: toRatelimitRecords(b.ratelimits ?? []),
+    };
+    if (b.prefix !== undefined) key.prefix = b.prefix;
+    if (b.name !== undefined) key.name = b.name;
+    if (b.meta !== undefined) key.meta = b.meta;
+    if (b.expires !== undefined) key.expires = b.expires;
+    if (credits) key.credits = credits;
+    if (b.externalId !== undefined) key.identityId = upsertIdentity(store, root.workspaceId, b.externalId, now).id;
+    store.putKey(key);
+    return { data: { keyId: key.id, key: material.key } };
+  },
+});
+
+/** Keeps `refillDay` only for monthly refills. */
+export function cleanRefill<T extends { interval: "daily" | "monthly"; amount: number; refillDay?: number }>(r: T) {
+  return r.interval === "monthly"
+    ? { interval: r.interval, amount: r.amount, refillDay: r.refillDay }
+    : { interval: r.interval, amount: r.amount };
+}
+
+export const rerollKeyOperation = defineOperation("keys.rerollKey", {
+  schema: obj({ keyId: s.id(), expiration: int({ min: 0 }) }, ["keyId", "expiration"]),
+  run(ctx, body) {
+    const { store, root, now } = ctx;
+    requireSomeApiGrant(root, "create_key");
+    const old = findKey(store, root.workspaceId, body.keyId);
+    if (!canOnApi(root, "create_key", old.apiId)) throw keyNotFound(body.keyId);
+    const material = generateKey(old.prefix, old.byteLength);
+    const key: KeyRecord = structuredClone({
+      ...old,
+      id: newId("key"),
+      hash: material.hash,
+      start: material.start,
+      createdAt: now,
+      ratelimits: toRatelimitRecords(old.ratelimits),
+    });
+    delete key.updatedAt;
+    if (old.credits) key.credits = { ...structuredClone(old.credits) };
+    store.putKey(key);
+    if (body.expiration === 0) store.deleteKey(old.id);
+    else {
+      const until = now + body.expiration;
+      old.expires = old.expires === undefined ? until : Math.min(old.expires, until);
+      old.updatedAt = now;
+      store.touch();
+    }
+    return { data: { keyId: key.id, key: material.key } };
+  },
+});

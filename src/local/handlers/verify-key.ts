@@ -1,0 +1,25 @@
+// Operation keys.verifyKey: body schema; the checks themselves live in ../verify.ts.
+import { MAX_PERMISSION_QUERY_LENGTH } from "../../protocol/permission-query";
+import { defineOperation } from "../operation";
+import { arr, int, obj, str } from "../validate";
+import { verifyKey } from "../verify";
+
+export const verifyKeyOperation = defineOperation("keys.verifyKey", {
+  schema: obj(
+    {
+      key: str({ max: 512 }),
+      permissions: str({ max: MAX_PERMISSION_QUERY_LENGTH }),
+      credits: obj({ cost: int({ min: 0, max: 1e12 }) }, ["cost"]),
+      ratelimits: arr(
+        obj(
+          { name: str({ max: 128 }), cost: int({ min: 0 }), limit: int({ min: 1 }), duration: int({ min: 1000 }) },
+          ["name"],
+        ),
+        { max: 50 },
+      ),
+      tags: arr(str({ max: 128 }), { max: 20 }),
+    },
+    ["key"],
+  ),
+  run: (ctx, body) => ({ data: verifyKey(ctx, body) }),
+});

@@ -1,0 +1,50 @@
+// The operation table of the local service: every entry of the protocol's `Operations`, by
+// wire name (`group.operation`).
+import * as apis from "./handlers/apis";
+import * as createKey from "./handlers/create-key";
+import * as identities from "./handlers/identities";
+import * as access from "./handlers/key-access";
+import * as keys from "./handlers/keys";
+import * as permissions from "./handlers/permissions";
+import { ratelimitLimitOperation } from "./handlers/ratelimit";
+import { verifyKeyOperation } from "./handlers/verify-key";
+import type { OperationTable } from "./operation";
+
+export const OPERATIONS: Readonly<OperationTable> = Object.freeze({
+  "keys.verifyKey": verifyKeyOperation,
+  "keys.createKey": createKey.createKeyOperation,
+  "keys.getKey": keys.getKeyOperation,
+  "keys.whoami": keys.whoamiOperation,
+  "keys.updateKey": keys.updateKeyOperation,
+  "keys.deleteKey": keys.deleteKeyOperation,
+  "keys.updateCredits": keys.updateCreditsOperation,
+  "keys.addPermissions": access.addPermissionsOperation,
+  "keys.removePermissions": access.removePermissionsOperation,
+  "keys.setPermissions": access.setPermissionsOperation,
+  "keys.addRoles": access.addRolesOperation,
+  "keys.removeRoles": access.removeRolesOperation,
+  "keys.setRoles": access.setRolesOperation,
+  "keys.rerollKey": createKey.rerollKeyOperation,
+  "apis.createApi": apis.createApiOperation,
+  "apis.getApi": apis.getApiOperation,
+  "apis.listKeys": apis.listKeysOperation,
+  "apis.deleteApi": apis.deleteApiOperation,
+  "permissions.createPermission": permissions.createPermissionOperation,
+  "permissions.getPermission": permissions.getPermissionOperation,
+  "permissions.listPermissions": permissions.listPermissionsOperation,
+  "permissions.deletePermission": permissions.deletePermissionOperation,
+  "permissions.createRole": permissions.createRoleOperation,
+  "permissions.getRole": permissions.getRoleOperation,
+  "permissions.listRoles": permissions.listRolesOperation,
+  "permissions.deleteRole": permissions.deleteRoleOperation,
+  "identities.createIdentity": identities.createIdentityOperation,
+  "identities.getIdentity": identities.getIdentityOperation,
+  "identities.listIdentities": identities.listIdentitiesOperation,
+  "identities.updateIdentity": identities.updateIdentityOperation,
+  "identities.deleteIdentity": identities.deleteIdentityOperation,
+  "ratelimit.limit": ratelimitLimitOperation,
+});
+
+export function findOperation(name: string): OperationTable[keyof OperationTable] | undefined {
+  return Object.hasOwn(OPERATIONS, name) ? OPERATIONS[name as keyof OperationTable] : undefined;
+}

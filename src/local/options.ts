@@ -1,0 +1,77 @@
+// Options of the local key service, parsed once into a frozen config. Misconfiguration throws
+// LocalServiceConfigError naming the option, the bad value and the fix.
+import { defaultLogger, type Logger } from "../logger";
+
+export interface LocalKeyServiceOptions {
+  /**
+   * Root key of the bootstrap workspace; holds every permission.
+   * Default: env `UNKEY_ROOT_KEY`, else a newly generated key.
+   */
+  rootKey?: string;
+  /** Clock in Unix ms; drives expiry, credit refills and rate-limit windows. Default: `Date.now`. */
+  now?: () => number;
+  /**
+   * JSON file holding the state, written atomically before each answer that changed something.
+   * Default: none (state lives in memory only).
+   */
+  dataFile?: string;
+  /** Port to listen on (`startLocalKeyService` only). Default: `0` (any free port). */
+  port?: number;
+  /** Address to listen on (`startLocalKeyService` only). Default: `"127.0.0.1"`. */
+  host?: string;
+  /** Where unexpected errors and persistence failures are reported. Default: `defaultLogger` (stderr). */
+  logger?: Logger;
+}
+
+export interface LocalServiceConfig {
+  readonly rootKey: string | undefined;
+  readonly now: () => number;
+  readonly dataFile: string | undefined;
+  readonly port: number;
+  readonly host: string;
+  readonly logger: Logger;
+}
+
+/** A bad option given to the local key service. */
+export class LocalServiceConfigError extends Error {
+  readonly code = "LOCAL_SERVICE_CONFIG_ERROR";
+  constructor(message: string) {
+    super(message);
+    this.name = "LocalServiceConfigError";
+  }
+}
+
+const KNOWN = new Set(["rootKey", "now", "dataFile", "port", "host", "logger"]);
+
+function fail(option: string, value: unknown, fix: string): never {
+  const shown = typeof value === "string" ? JSON.stringify(value) : typeof value === "function" ? "a function" : String(value);
+  throw new LocalServiceConfigError(`keyguard/local: invalid option ${option} = ${shown}. ${fix}`);
+}
+
+export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.ProcessEnv = process.env): LocalServiceConfig {
+  if (typeof options !== "object" || options === null) fail("options", options, "Pass an object or nothing.");
+  const logger = options.logger ?? defaultLogger;
+  if (typeof logger.warn !== "function" || typeof logger.error !== "function") {
+    fail("logger", logger, "Pass an object with warn(fields, msg) and error(fields, msg) methods.");
+  }
+  const unknown = Object.keys(options).filter((k) => !KNOWN.has(k));
+  if (unknown.length > 0) {
+    logger.warn({ options: unknown }, `keyguard/local: ignoring unknown option(s) ${unknown.join(", ")}`);
+  }
+  const rootKey = options.rootKey ?? (env.UNKEY_ROOT_KEY || undefined);
+  if (rootKey !== undefined && (typeof rootKey !== "string" || !/^\S{8,512}$/.test(rootKey))) {
+    // The value is a secret: never echo it.
+    fail(options.rootKey !== undefined ? "rootKey" : "UNKEY_ROOT_KEY", "<hidden>", "Use 8..512 characters without spaces, or leave it unset to generate one.");
+  }
+  const now = options.now ?? Date.now;
+  if (typeof now !== "function") fail("now", now, "Pass a function returning Unix milliseconds, e.g. () => Date.now().");
+  const dataFile = options.dataFile;
+  if (dataFile !== undefined && (typeof dataFile !== "string" || dataFile.trim() === "")) {
+    fail("dataFile", dataFile, "Pass a file path, or leave it unset to keep state in memory.");
+  }
+  const port = options.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail("port", port, "Use an integer 0..65535 (0 picks a free port).");
+  const host = options.host ?? "127.0.0.1";
+  if (typeof host !== "string" || host === "") fail("host", host, 'Use an address such as "127.0.0.1".');
+  return Object.freeze({ rootKey, now, dataFile, port, host, logger });
+}

@@ -1,0 +1,115 @@
+// Request-body validation: a small schema language and a validator that reports every problem
+// as `{location, message, fix}` (the `errors[]` of a 400), before the root key is looked up.
+import type { ValidationErrorDetail } from "../protocol/types";
+
+interface Base {
+  nullable?: boolean;
+}
+export type Schema =
+  | (Base & { kind: "string"; min?: number; max?: number; pattern?: RegExp; patternHint?: string })
+  | (Base & { kind: "integer"; min?: number; max?: number })
+  | (Base & { kind: "boolean" })
+  | (Base & { kind: "enum"; values: readonly string[] })
+  | (Base & { kind: "array"; items: Schema; min?: number; max?: number })
+  | (Base & { kind: "object"; fields: Record<string, Schema>; required?: readonly string[] })
+  | (Base & { kind: "record" });
+
+type Opts<K extends Schema["kind"]> = Omit<Extract<Schema, { kind: K }>, "kind">;
+
+export const str = (o: Opts<"string"> = {}): Schema => ({ kind: "string", min: 1, ...o });
+export const int = (o: Opts<"integer"> = {}): Schema => ({ kind: "integer", ...o });
+export const bool = (o: Opts<"boolean"> = {}): Schema => ({ kind: "boolean", ...o });
+export const oneOf = (values: readonly string[], o: Base = {}): Schema => ({ kind: "enum", values, ...o });
+export const arr = (items: Schema, o: Omit<Opts<"array">, "items"> = {}): Schema => ({ kind: "array", items, ...o });
+export const obj = (fields: Record<string, Schema>, required: readonly string[] = [], o: Base = {}): Schema => ({
+  kind: "object",
+  fields,
+  required,
+  ...o,
+});
+/** A free-form JSON object (key or identity metadata). */
+export const record = (o: Base = {}): Schema => ({ kind: "record", ...o });
+export const nullable = (s: Schema): Schema => ({ ...s, nullable: true });
+
+/** Most problems reported for one body. */
+const MAX_ERRORS = 20;
+
+function typeName(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "array";
+  return typeof v;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Validates `value` against `schema`; returns the problems found (empty when valid). */
+export function validate(schema: Schema, value: unknown, location = "body"): ValidationErrorDetail[] {
+  const errors: ValidationErrorDetail[] = [];
+  walk(schema, value, location, errors);
+  return errors.slice(0, MAX_ERRORS);
+}
+
+function walk(s: Schema, v: unknown, at: string, out: ValidationErrorDetail[]): void {
+  if (out.length >= MAX_ERRORS) return;
+  const push = (message: string, fix?: string): void => {
+    out.push(fix ? { location: at, message, fix } : { location: at, message });
+  };
+  if (v === null) {
+    if (!s.nullable) push("must not be null", "Omit the field instead of sending null.");
+    return;
+  }
+  switch (s.kind) {
+    case "string":
+      if (typeof v !== "string") return push(`must be a string, got ${typeName(v)}`);
+      if (s.min !== undefined && v.length < s.min) push(`must be at least ${s.min} characters long`);
+      else if (s.max !== undefined && v.length > s.max) push(`must be at most ${s.max} characters long`);
+      else if (s.pattern && !s.pattern.test(v)) push(`does not match the pattern ${s.pattern.source}`, s.patternHint);
+      return;
+    case "integer":
+      if (typeof v !== "number" || !Number.isSafeInteger(v)) return push(`must be an integer, got ${typeName(v)}`);
+      if (s.min !== undefined && v < s.min) push(`must be at least ${s.min}`);
+      else if (s.max !== undefined && v > s.max) push(`must be at most ${s.max}`);
+      return;
+    case "boolean":
+      if (typeof v !== "boolean") push(`must be a boolean, got ${typeName(v)}`);
+      return;
+    case "enum":
+      if (typeof v !== "string" || !s.values.includes(v)) {
+        push(`must be one of ${s.values.map((x) => JSON.stringify(x)).join(", ")}`);
+      }
+      return;
+    case "record":
+      if (!isPlainObject(v)) push(`must be an object, got ${typeName(v)}`);
+      return;
+    case "array":
+      if (!Array.isArray(v)) return push(`must be an array, got ${typeName(v)}`);
+      if (s.min !== undefined && v.length < s.min) push(`must have at least ${s.min} items`);
+      else if (s.max !== undefined && v.length > s.max) push(`must have at most ${s.max} items`);
+      v.forEach((item, i) => walk(s.items, item, `${at}[${i}]`, out));
+      return;
+    case "object": {
+      if (!isPlainObject(v)) return push(`must be an object, got ${typeName(v)}`);
+      for (const name of s.required ?? []) {
+        if (!Object.hasOwn(v, name) || v[name] === undefined) {
+          out.push({ location: `${at}.${name}`, message: "is required", fix: `Add the "${name}" field.` });
+        }
+      }
+      const allowed = Object.keys(s.fields);
+      for (const [name, item] of Object.entries(v)) {
+        const field = Object.hasOwn(s.fields, name) ? s.fields[name] : undefined;
+        if (!field) {
+          out.push({
+            location: `${at}.${name}`,
+            message: "is not a known field",
+            fix: `Remove it. Known fields: ${allowed.join(", ")}.`,
+          });
+        } else if (item !== undefined) {
+          walk(field, item, `${at}.${name}`, out);
+        }
+      }
+      return;
+    }
+  }
+}

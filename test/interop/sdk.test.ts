@@ -1,0 +1,177 @@
+// Interop: the official SDK (@unkey/api 2.x) drives the local key service unchanged. Every
+// response must pass the SDK's response validation, and errors must map to its typed classes.
+import { Unkey } from "@unkey/api";
+import * as errors from "@unkey/api/models/errors";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { silentLogger } from "keyguard";
+import { startLocalKeyService, type RunningLocalKeyService } from "keyguard/local";
+
+let local: RunningLocalKeyService;
+let unkey: Unkey;
+const sdk = (rootKey: string) => new Unkey({ rootKey, serverURL: local.baseUrl, retryConfig: { strategy: "none" } });
+
+beforeAll(async () => {
+  local = await startLocalKeyService({ logger: silentLogger });
+  unkey = sdk(local.rootKey);
+});
+afterAll(() => local.close());
+
+/** Asserts the call fails with the SDK's typed error class (not a response-validation error). */
+async function expectSdkError<T>(call: Promise<unknown>, cls: new (...args: never[]) => T, status: number): Promise<T> {
+  const err = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(cls);
+  expect(err).not.toBeInstanceOf(errors.ResponseValidationError);
+  expect((err as errors.UnkeyError).statusCode).toBe(status);
+  return err as T;
+}
+
+describe("keys through the SDK", () => {
+  it("createKey and verifyKey for every code", async () => {
+    const created = await unkey.keys.createKey({ apiId: local.apiId, prefix: "sdk", name: "interop", meta: { a: 1 } });
+    expect(created.meta.requestId).toMatch(/^req_/);
+    expect(created.data.key).toMatch(/^sdk_/);
+    const { key } = created.data;
+
+    const valid = await unkey.keys.verifyKey({ key });
+    expect(valid.data).toMatchObject({ valid: true, code: "VALID", keyId: created.data.keyId, name: "interop", meta: { a: 1 } });
+    expect((await unkey.keys.verifyKey({ key: "sdk_unknown" })).data).toEqual({ valid: false, code: "NOT_FOUND" });
+
+    const disabled = await unkey.keys.createKey({ apiId: local.apiId, enabled: false });
+    expect((await unkey.keys.verifyKey({ key: disabled.data.key })).data.code).toBe("DISABLED");
+
+    const expired = await unkey.keys.createKey({ apiId: local.apiId, expires: Date.now() - 1000 });
+    expect((await unkey.keys.verifyKey({ key: expired.data.key })).data.code).toBe("EXPIRED");
+
+    const { apiId: lockedApi } = local.service.createApi({ name: "locked", ipWhitelist: ["192.0.2.1"] });
+    const forbidden = await unkey.keys.createKey({ apiId: lockedApi });
+    expect((await unkey.keys.verifyKey({ key: forbidden.data.key })).data.code).toBe("FORBIDDEN");
+
+    const perms = await unkey.keys.createKey({ apiId: local.apiId, permissions: ["sdk.read"] });
+    expect((await unkey.keys.verifyKey({ key: perms.data.key, permissions: "sdk.read" })).data).toMatchObject({ code: "VALID", permissions: ["sdk.read"] });
+    expect((await unkey.keys.verifyKey({ key: perms.data.key, permissions: "sdk.write" })).data.code).toBe("INSUFFICIENT_PERMISSIONS");
+
+    const credits = await unkey.keys.createKey({ apiId: local.apiId, credits: { remaining: 1, refill: { interval: "daily", amount: 1 } } });
+    expect((await unkey.keys.verifyKey({ key: credits.data.key })).data).toMatchObject({ code: "VALID", credits: 0 });
+    expect((await unkey.keys.verifyKey({ key: credits.data.key })).data.code).toBe("USAGE_EXCEEDED");
+
+    const limited = await unkey.keys.createKey({
+      apiId: local.apiId,
+      externalId: "sdk-user",
+      ratelimits: [{ name: "rl", limit: 1, duration: 60_000, autoApply: true }],
+    });
+    expect((await unkey.keys.verifyKey({ key: limited.data.key })).data).toMatchObject({
+      code: "VALID",
+      identity: { externalId: "sdk-user" },
+      ratelimits: [{ name: "rl", remaining: 0, exceeded: false }],
+    });
+    const rl = await unkey.keys.verifyKey({ key: limited.data.key, ratelimits: [{ name: "inline", limit: 5, duration: 1000 }] });
+    expect(rl.data).toMatchObject({ code: "RATE_LIMITED", ratelimits: [{ name: "rl", exceeded: true }, { name: "inline", exceeded: false }] });
+  });
+
+  it("every other keys.* operation returns shapes the SDK accepts", async () => {
+    await unkey.permissions.createRole({ name: "sdk-role", permissions: ["sdk.role.p"] });
+    const { data: created } = await unkey.keys.createKey({ apiId: local.apiId, externalId: "sdk-x", credits: { remaining: 5 } });
+    const { keyId, key } = created;
+    expect((await unkey.keys.getKey({ keyId })).data).toMatchObject({ keyId, enabled: true, credits: { remaining: 5 }, identity: { externalId: "sdk-x" } });
+    expect((await unkey.keys.whoami({ key })).data.keyId).toBe(keyId);
+    expect((await unkey.keys.updateKey({ keyId, name: "renamed", meta: null, expires: null })).data).toEqual({});
+    expect((await unkey.keys.updateCredits({ keyId, operation: "increment", value: 2 })).data).toEqual({ remaining: 7 });
+    expect((await unkey.keys.updateCredits({ keyId, operation: "set", value: null })).data).toEqual({ remaining: null });
+    expect((await unkey.keys.addPermissions({ keyId, permissions: ["sdk.a", "sdk.b"] })).data).toHaveLength(2);
+    expect((await unkey.keys.removePermissions({ keyId, permissions: ["sdk.a"] })).data).toHaveLength(1);
+    expect((await unkey.keys.setPermissions({ keyId, permissions: ["sdk.c"] })).data.map((p) => p.slug)).toEqual(["sdk.c"]);
+    expect((await unkey.keys.addRoles({ keyId, roles: ["sdk-role"] })).data.map((r) => r.name)).toEqual(["sdk-role"]);
+    expect((await unkey.keys.setRoles({ keyId, roles: ["sdk-role"] })).data).toHaveLength(1);
+    expect((await unkey.keys.removeRoles({ keyId, roles: ["sdk-role"] })).data).toEqual([]);
+    const rerolled = await unkey.keys.rerollKey({ keyId, expiration: 0 });
+    expect(rerolled.data.keyId).not.toBe(keyId);
+    expect((await unkey.keys.deleteKey({ keyId: rerolled.data.keyId })).data).toEqual({});
+  });
+});
+
+describe("permissions, roles, identities, apis and ratelimit through the SDK", () => {
+  it("createPermission, getPermission, and listPermissions across pages with the page iterator", async () => {
+    const created = await unkey.permissions.createPermission({ name: "Interop 0", slug: "interop.0", description: "first" });
+    expect(created.data.permissionId).toMatch(/^perm_/);
+    for (let i = 1; i < 5; i++) await unkey.permissions.createPermission({ name: `Interop ${i}`, slug: `interop.${i}` });
+    expect((await unkey.permissions.getPermission({ permission: created.data.permissionId })).data).toEqual({
+      id: created.data.permissionId,
+      name: "Interop 0",
+      slug: "interop.0",
+      description: "first",
+    });
+
+    const pages = await unkey.permissions.listPermissions({ limit: 2, search: "interop." });
+    const slugs: string[] = [];
+    let count = 0;
+    for await (const page of pages) {
+      slugs.push(...page.result.data.map((p) => p.slug));
+      if (++count > 10) break;
+    }
+    expect(count).toBe(3);
+    expect(slugs).toEqual(["interop.0", "interop.1", "interop.2", "interop.3", "interop.4"]);
+  });
+
+  it("roles, identities, apis and ratelimit.limit", async () => {
+    const role = await unkey.permissions.createRole({ name: "sdk-admin", description: "d", permissions: ["sdk.admin"] });
+    expect((await unkey.permissions.getRole({ role: role.data.roleId })).data).toMatchObject({ name: "sdk-admin", permissions: [{ slug: "sdk.admin" }] });
+    for await (const page of await unkey.permissions.listRoles({})) expect(page.result.data.length).toBeGreaterThan(0);
+    expect((await unkey.permissions.deleteRole({ role: "sdk-admin" })).data).toEqual({});
+    expect((await unkey.permissions.deletePermission({ permission: "sdk.admin" })).data).toEqual({});
+
+    const identity = await unkey.identities.createIdentity({ externalId: "sdk-ident", meta: { m: 1 }, ratelimits: [{ name: "r", limit: 1, duration: 1000 }] });
+    expect((await unkey.identities.getIdentity({ identity: "sdk-ident" })).data).toMatchObject({ id: identity.data.identityId, ratelimits: [{ name: "r", autoApply: false }] });
+    expect((await unkey.identities.updateIdentity({ identity: "sdk-ident", meta: { m: 2 } })).data.meta).toEqual({ m: 2 });
+    for await (const page of await unkey.identities.listIdentities({})) expect(page.result.data.length).toBeGreaterThan(0);
+    // The SDK's schema for this response has no `data` (it strips ours); the call must succeed.
+    expect((await unkey.identities.deleteIdentity({ identity: "sdk-ident" })).meta.requestId).toMatch(/^req_/);
+
+    const api = await unkey.apis.createApi({ name: "sdk-api" });
+    expect((await unkey.apis.getApi({ apiId: api.data.apiId })).data).toEqual({ id: api.data.apiId, name: "sdk-api" });
+    await unkey.keys.createKey({ apiId: api.data.apiId, name: "listed" });
+    for await (const page of await unkey.apis.listKeys({ apiId: api.data.apiId })) {
+      expect(page.result.data.map((k) => k.name)).toEqual(["listed"]);
+    }
+    expect((await unkey.apis.deleteApi({ apiId: api.data.apiId })).data).toEqual({});
+
+    const limit = await unkey.ratelimit.limit({ namespace: "sdk", identifier: "u", limit: 1, duration: 60_000 });
+    expect(limit.data).toMatchObject({ success: true, limit: 1, remaining: 0 });
+  });
+});
+
+describe("typed errors", () => {
+  it("400 → BadRequestErrorResponse with errors[]", async () => {
+    const err = await expectSdkError(unkey.permissions.createPermission({ name: "x", slug: "not a slug" }), errors.BadRequestErrorResponse, 400);
+    expect(err.error.errors[0]).toMatchObject({ location: "body.slug" });
+  });
+
+  it("401 → UnauthorizedErrorResponse", async () => {
+    await expectSdkError(sdk("root_wrongwrongwrong").keys.verifyKey({ key: "k" }), errors.UnauthorizedErrorResponse, 401);
+  });
+
+  it("403 → ForbiddenErrorResponse", async () => {
+    const { rootKey } = local.service.createRootKey({ permissions: ["api.*.verify_key"] });
+    const err = await expectSdkError(sdk(rootKey).permissions.createPermission({ name: "n", slug: "n" }), errors.ForbiddenErrorResponse, 403);
+    expect(err.error.title).toBe("Insufficient Permissions");
+  });
+
+  it("404 → NotFoundErrorResponse", async () => {
+    const err = await expectSdkError(unkey.permissions.getPermission({ permission: "perm_missing" }), errors.NotFoundErrorResponse, 404);
+    expect(err.error.type).toMatch(/\/data\/permission_not_found$/);
+    await expectSdkError(unkey.keys.getKey({ keyId: "key_missing" }), errors.NotFoundErrorResponse, 404);
+  });
+
+  it("deleteIdentity: the SDK sends Accept: application/json but matches its typed errors on problem+json only", async () => {
+    // Error bodies follow the Accept header (application/json here), so the SDK reports a generic APIError.
+    const err = await expectSdkError(unkey.identities.deleteIdentity({ identity: "missing" }), errors.APIError, 404);
+    expect(err.body).toContain("identity_not_found");
+  });
+
+  it("409 → ConflictErrorResponse", async () => {
+    await unkey.permissions.createPermission({ name: "dup", slug: "dup.slug" });
+    await expectSdkError(unkey.permissions.createPermission({ name: "dup", slug: "dup.slug" }), errors.ConflictErrorResponse, 409);
+  });
+});

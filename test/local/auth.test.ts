@@ -1,0 +1,118 @@
+// Root keys: the Authorization header, permission tuples (literal) and workspace isolation.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { start, type Started } from "./helpers";
+
+let s: Started;
+beforeAll(async () => {
+  s = await start();
+});
+afterAll(() => s.close());
+
+describe("the Authorization header", () => {
+  it("missing → 400 authentication.missing (with errors[])", async () => {
+    const res = await s.call("apis.getApi", { apiId: s.apiId }, null);
+    expect(res.status).toBe(400);
+    expect(res.body.error.type).toMatch(/\/svc\/authentication\/missing$/);
+    expect(res.body.error.errors).toEqual([]);
+  });
+
+  it("without the Bearer scheme → 400 authentication.malformed", async () => {
+    const res = await s.call("apis.getApi", { apiId: s.apiId }, undefined, {
+      headers: { "content-type": "application/json", authorization: s.rootKey },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.type).toMatch(/\/svc\/authentication\/malformed$/);
+  });
+
+  it("unknown root key → 401 authentication.key_not_found, and the key is not echoed", async () => {
+    const res = await s.call("apis.getApi", { apiId: s.apiId }, "root_notARealKey123");
+    expect(res.status).toBe(401);
+    expect(res.body.error).toMatchObject({ status: 401, title: "Unauthorized" });
+    expect(res.body.error.type).toMatch(/\/svc\/authentication\/key_not_found$/);
+    expect(JSON.stringify(res.body)).not.toContain("root_notARealKey123");
+  });
+});
+
+describe("permission tuples", () => {
+  it("a missing permission → 403 naming the tuples", async () => {
+    const { rootKey } = s.service.createRootKey({ permissions: ["api.*.read_api"] });
+    const res = await s.call("keys.createKey", { apiId: s.apiId }, rootKey);
+    expect(res.status).toBe(403);
+    expect(res.body.error).toMatchObject({
+      title: "Insufficient Permissions",
+      detail: `Missing one of these permissions: api.*.create_key or api.${s.apiId}.create_key`,
+    });
+    expect((await s.call("apis.getApi", { apiId: s.apiId }, rootKey)).status).toBe(200);
+  });
+
+  it("an API-scoped grant works for that API only; another API answers not found", async () => {
+    const { apiId: other } = s.service.createApi({ name: "other" });
+    const { rootKey } = s.service.createRootKey({ permissions: [`api.${s.apiId}.create_key`, `api.${s.apiId}.verify_key`] });
+    const mine = await s.call("keys.createKey", { apiId: s.apiId }, rootKey);
+    expect(mine.status).toBe(200);
+    const theirs = await s.call("keys.createKey", { apiId: other }, rootKey);
+    expect(theirs.status).toBe(404);
+    expect(theirs.body.error.type).toMatch(/\/data\/api_not_found$/);
+
+    const { key: otherKey } = await s.createKey({ apiId: other });
+    const verifyOther = await s.call("keys.verifyKey", { key: otherKey }, rootKey);
+    expect(verifyOther.body.data).toStrictEqual({ valid: false, code: "NOT_FOUND" });
+    const verifyMine = await s.call("keys.verifyKey", { key: mine.body.data.key }, rootKey);
+    expect(verifyMine.body.data).toMatchObject({ valid: true, code: "VALID" });
+  });
+
+  it("verifyKey with no verify grant at all → 403", async () => {
+    const { key } = await s.createKey();
+    const { rootKey } = s.service.createRootKey({ permissions: ["api.*.create_key"] });
+    const res = await s.call("keys.verifyKey", { key }, rootKey);
+    expect(res.status).toBe(403);
+  });
+
+  it("tuples are matched literally: one action implies no other", async () => {
+    const { rootKey } = s.service.createRootKey({ permissions: ["api.*.read_key", "api.*.create_api"] });
+    expect((await s.call("apis.getApi", { apiId: s.apiId }, rootKey)).status).toBe(403);
+    expect((await s.call("apis.deleteApi", { apiId: s.apiId }, rootKey)).status).toBe(403);
+  });
+
+  it("createRootKey rejects malformed tuples", () => {
+    expect(() => s.service.createRootKey({ permissions: ["verify_key"] })).toThrow(/invalid permission "verify_key"/);
+  });
+});
+
+describe("workspace isolation", () => {
+  it("another workspace's keys, APIs, permissions, roles and identities answer as not found", async () => {
+    const { workspaceId } = s.service.createWorkspace({ name: "tenant-b" });
+    const { apiId: apiB } = s.service.createApi({ workspaceId, name: "b" });
+    const { rootKey: rootB } = s.service.createRootKey({ workspaceId, permissions: ["api.*.create_key", "api.*.verify_key", "api.*.read_key", "api.*.read_api", "rbac.*.read_permission", "rbac.*.create_permission", "rbac.*.read_role", "identity.*.read_identity"] });
+
+    const keyA = await s.createKey({ externalId: "ext_a" });
+    const permA = await s.call("permissions.createPermission", { name: "a.only", slug: "a.only" });
+    const roleA = await s.call("permissions.createRole", { name: "role-a" });
+    const keyB = await s.call("keys.createKey", { apiId: apiB }, rootB);
+    expect(keyB.status).toBe(200);
+
+    // B cannot see A's things.
+    expect((await s.call("keys.verifyKey", { key: keyA.key }, rootB)).body.data).toStrictEqual({ valid: false, code: "NOT_FOUND" });
+    expect((await s.call("keys.getKey", { keyId: keyA.keyId }, rootB)).status).toBe(404);
+    expect((await s.call("keys.createKey", { apiId: s.apiId }, rootB)).body.error.type).toMatch(/api_not_found$/);
+    expect((await s.call("apis.getApi", { apiId: s.apiId }, rootB)).status).toBe(404);
+    expect((await s.call("permissions.getPermission", { permission: permA.body.data.permissionId }, rootB)).status).toBe(404);
+    expect((await s.call("permissions.getPermission", { permission: "a.only" }, rootB)).status).toBe(404);
+    expect((await s.call("permissions.getRole", { role: roleA.body.data.roleId }, rootB)).status).toBe(404);
+    expect((await s.call("identities.getIdentity", { identity: "ext_a" }, rootB)).status).toBe(404);
+    expect((await s.call("permissions.listPermissions", {}, rootB)).body.data).toEqual([]);
+    // The same slug can exist in both workspaces.
+    expect((await s.call("permissions.createPermission", { name: "a.only" }, rootB)).status).toBe(200);
+
+    // A cannot see B's key either.
+    expect((await s.verify(keyB.body.data.key))).toStrictEqual({ valid: false, code: "NOT_FOUND" });
+    expect((await s.call("apis.listKeys", { apiId: apiB })).status).toBe(404);
+  });
+
+  it("a disabled key of another workspace shows no details", async () => {
+    const { workspaceId } = s.service.createWorkspace();
+    const { rootKey } = s.service.createRootKey({ workspaceId, permissions: ["api.*.verify_key"] });
+    const { key } = await s.createKey({ enabled: false, name: "secret-name" });
+    expect((await s.call("keys.verifyKey", { key }, rootKey)).body.data).toStrictEqual({ valid: false, code: "DISABLED" });
+  });
+});

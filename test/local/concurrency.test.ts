@@ -1,0 +1,36 @@
+// Concurrent verifications over real HTTP: credits and rate limits never over-admit.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { manualClock, start, type Started } from "./helpers";
+
+let s: Started;
+const clock = manualClock();
+beforeAll(async () => {
+  s = await start({ now: clock.now });
+});
+afterAll(() => s.close());
+
+function tally(results: Array<Record<string, unknown>>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of results) out[r.code as string] = (out[r.code as string] ?? 0) + 1;
+  return out;
+}
+
+it("100 concurrent verifications of a key with 40 credits: exactly 40 VALID, 60 USAGE_EXCEEDED, 0 left", async () => {
+  const { keyId, key } = await s.createKey({ credits: { remaining: 40 } });
+  const results = await Promise.all(Array.from({ length: 100 }, () => s.verify(key)));
+  expect(tally(results)).toEqual({ VALID: 40, USAGE_EXCEEDED: 60 });
+  const info = await s.call("keys.getKey", { keyId });
+  expect(info.body.data.credits).toEqual({ remaining: 0 });
+});
+
+it("a key limited to 10 per minute lets exactly 10 of 100 concurrent verifications through", async () => {
+  const { key } = await s.createKey({ ratelimits: [{ name: "per-minute", limit: 10, duration: 60_000, autoApply: true }] });
+  const results = await Promise.all(Array.from({ length: 100 }, () => s.verify(key)));
+  expect(tally(results)).toEqual({ VALID: 10, RATE_LIMITED: 90 });
+});
+
+it("ratelimit.limit under concurrency admits exactly `limit`", async () => {
+  const body = { namespace: "api", identifier: "user_1", limit: 7, duration: 60_000 };
+  const results = await Promise.all(Array.from({ length: 50 }, () => s.call("ratelimit.limit", body)));
+  expect(results.filter((r) => r.body.data.success).length).toBe(7);
+});

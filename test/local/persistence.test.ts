@@ -1,0 +1,133 @@
+// The data file: state survives a restart, the file is written atomically, and neither the
+// file nor snapshot() ever holds a plaintext key or root key.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { LocalServiceConfigError } from "keyguard/local";
+import { start } from "./helpers";
+
+const dir = mkdtempSync(join(tmpdir(), "keyguard-local-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+// These tests rely on a generated root key when none is given.
+beforeEach(() => {
+  vi.stubEnv("UNKEY_ROOT_KEY", "");
+});
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+describe("persistence across a restart", () => {
+  it("a key created before close() verifies after starting again with the same dataFile", async () => {
+    const dataFile = join(dir, "restart.json");
+    const first = await start({ dataFile });
+    const { key, keyId } = await first.createKey({ credits: { remaining: 5 }, externalId: "user_p", permissions: ["p.read"] });
+    expect(await first.verify(key)).toMatchObject({ code: "VALID", credits: 4 });
+    await first.close();
+
+    const second = await start({ dataFile });
+    expect(second.workspaceId).toBe(first.workspaceId);
+    expect(second.apiId).toBe(first.apiId);
+    expect(second.service.restored).toBe(true);
+    // The first root key still works (stored hashed); a new one was generated because none was given.
+    expect(second.rootKey).not.toBe(first.rootKey);
+    const viaOldRoot = await second.call("keys.verifyKey", { key, permissions: "p.read" }, first.rootKey);
+    expect(viaOldRoot.body.data).toMatchObject({ valid: true, code: "VALID", keyId, credits: 3, identity: { externalId: "user_p" } });
+    await second.close();
+  });
+
+  it("a given rootKey is reused when stored, added when new", async () => {
+    const dataFile = join(dir, "given.json");
+    const a = await start({ dataFile, rootKey: "root_givenKeyOne" });
+    expect(a.rootKey).toBe("root_givenKeyOne");
+    expect(a.service.rootKeyGenerated).toBe(false);
+    await a.close();
+    const b = await start({ dataFile, rootKey: "root_givenKeyOne" });
+    expect(Object.keys(b.service.snapshot().rootKeys)).toHaveLength(1);
+    await b.close();
+    const c = await start({ dataFile, rootKey: "root_givenKeyTwo" });
+    expect(Object.keys(c.service.snapshot().rootKeys)).toHaveLength(2);
+    expect((await c.call("apis.getApi", { apiId: c.apiId }, "root_givenKeyOne")).status).toBe(200);
+    expect((await c.call("apis.getApi", { apiId: c.apiId }, "root_givenKeyTwo")).status).toBe(200);
+    await c.close();
+  });
+
+  it("admin changes are persisted too", async () => {
+    const dataFile = join(dir, "admin.json");
+    const a = await start({ dataFile, rootKey: "root_adminKey123" });
+    const { rootKey } = a.service.createRootKey({ permissions: ["api.*.read_api"] });
+    const { apiId } = a.service.createApi({ name: "second" });
+    await a.close();
+    const b = await start({ dataFile, rootKey: "root_adminKey123" });
+    expect((await b.call("apis.getApi", { apiId }, rootKey)).body.data).toEqual({ id: apiId, name: "second" });
+    await b.close();
+  });
+
+  it("writes atomically: no temp file is left behind, and the file is valid JSON after each answer", async () => {
+    const dataFile = join(dir, "atomic.json");
+    const s = await start({ dataFile });
+    for (let i = 0; i < 5; i++) {
+      await s.createKey();
+      const parsed = JSON.parse(readFileSync(dataFile, "utf8"));
+      expect(Object.keys(parsed.keys)).toHaveLength(i + 1);
+    }
+    expect(readdirSync(dir).filter((f) => f.includes(".tmp"))).toEqual([]);
+    await s.close();
+  });
+
+  it("a corrupt data file fails fast naming the file", async () => {
+    const dataFile = join(dir, "corrupt.json");
+    writeFileSync(dataFile, "{ not json");
+    await expect(start({ dataFile })).rejects.toThrow(LocalServiceConfigError);
+    await expect(start({ dataFile })).rejects.toThrow(/corrupt\.json.*not valid JSON/);
+    writeFileSync(dataFile, JSON.stringify({ hello: "world" }));
+    await expect(start({ dataFile })).rejects.toThrow(/not a keyguard state file/);
+  });
+});
+
+describe("a failing write", () => {
+  it("answers 500 unexpected_error (never a success that was not saved) and logs it", async () => {
+    const sub = join(dir, "vanishing");
+    mkdirSync(sub);
+    const logger = { warn: vi.fn(), error: vi.fn() };
+    const s = await start({ dataFile: join(sub, "state.json"), logger });
+    rmSync(sub, { recursive: true, force: true });
+    const res = await s.call("keys.createKey", { apiId: s.apiId });
+    expect(res.status).toBe(500);
+    expect(res.body.error.type).toMatch(/\/application\/unexpected_error$/);
+    expect(JSON.stringify(res.body)).not.toContain(sub);
+    expect(logger.error).toHaveBeenCalledOnce();
+    await s.close();
+  });
+});
+
+describe("no plaintext secrets at rest", () => {
+  it("snapshot() and the data file hold hashes only", async () => {
+    const dataFile = join(dir, "secrets.json");
+    const s = await start({ dataFile, rootKey: "root_plaintextRootKeyXYZ" });
+    const created = [await s.createKey({ prefix: "sk" }), await s.createKey({ byteLength: 32 })];
+    const reroll = await s.call("keys.rerollKey", { keyId: created[0]!.keyId, expiration: 60_000 });
+    const { rootKey: extraRoot } = s.service.createRootKey({ permissions: ["api.*.verify_key"] });
+    const secrets = [...created.map((c) => c.key), reroll.body.data.key, "root_plaintextRootKeyXYZ", extraRoot];
+    const snapshot = JSON.stringify(s.service.snapshot());
+    const file = readFileSync(dataFile, "utf8");
+    for (const secret of secrets) {
+      expect(snapshot).not.toContain(secret);
+      expect(file).not.toContain(secret);
+      // Not even the random part without the prefix.
+      expect(file).not.toContain(secret.slice(secret.indexOf("_") + 1));
+    }
+    // What is stored is base64(SHA-256(key)) and the short `start`.
+    const { createHash } = await import("node:crypto");
+    expect(snapshot).toContain(createHash("sha256").update(created[0]!.key).digest("base64"));
+    await s.close();
+  });
+
+  it("snapshot() is a deep copy", async () => {
+    const s = await start();
+    const snap = s.service.snapshot();
+    snap.apis = {};
+    expect(Object.keys(s.service.snapshot().apis)).toHaveLength(1);
+    await s.close();
+  });
+});

@@ -1,0 +1,100 @@
+// startLocalKeyService and createLocalKeyService: options, the bootstrap, the root-key source,
+// and a prompt close().
+import { request as httpRequest, Agent } from "node:http";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { silentLogger } from "keyguard";
+import { ALL_ROOT_PERMISSIONS, LocalServiceConfigError, createLocalKeyService, startLocalKeyService } from "keyguard/local";
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+describe("startLocalKeyService", () => {
+  it("listens on 127.0.0.1 with a bootstrap workspace, API and an all-permissions root key", async () => {
+    vi.stubEnv("UNKEY_ROOT_KEY", "");
+    const s = await startLocalKeyService({ logger: silentLogger });
+    expect(s.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(s.apiId).toMatch(/^api_/);
+    expect(s.workspaceId).toMatch(/^ws_/);
+    expect(s.rootKey).toMatch(/^root_/);
+    expect(s.service.rootKeyGenerated).toBe(true);
+    const rootKeys = Object.values(s.service.snapshot().rootKeys);
+    expect(rootKeys).toHaveLength(1);
+    expect(rootKeys[0]).toMatchObject({ workspaceId: s.workspaceId, permissions: [...ALL_ROOT_PERMISSIONS] });
+    await s.close();
+    await s.close(); // twice is fine
+    await expect(fetch(`${s.baseUrl}/v2/liveness`)).rejects.toThrow();
+  });
+
+  it("root key: options.rootKey, else env UNKEY_ROOT_KEY", async () => {
+    vi.stubEnv("UNKEY_ROOT_KEY", "root_fromEnvironment");
+    const fromEnv = await startLocalKeyService({ logger: silentLogger });
+    expect(fromEnv.rootKey).toBe("root_fromEnvironment");
+    await fromEnv.close();
+    const fromOption = await startLocalKeyService({ logger: silentLogger, rootKey: "root_fromOptions" });
+    expect(fromOption.rootKey).toBe("root_fromOptions");
+    const res = await fetch(`${fromOption.baseUrl}/v2/apis.getApi`, {
+      method: "POST",
+      headers: { authorization: "Bearer root_fromOptions", "content-type": "application/json" },
+      body: JSON.stringify({ apiId: fromOption.apiId }),
+    });
+    expect(res.status).toBe(200);
+    await fromOption.close();
+  });
+
+  it("close() is prompt even with an idle keep-alive connection open", async () => {
+    const s = await startLocalKeyService({ logger: silentLogger });
+    const agent = new Agent({ keepAlive: true });
+    await new Promise<void>((resolve, reject) => {
+      const req = httpRequest(`${s.baseUrl}/v2/liveness`, { agent }, (res) => {
+        res.resume();
+        res.on("end", resolve);
+      });
+      req.on("error", reject);
+      req.end();
+    });
+    vi.useFakeTimers({ toFake: ["setTimeout"] });
+    try {
+      // Resolves without any timer having to fire: idle sockets are closed at once.
+      await s.close();
+    } finally {
+      vi.useRealTimers();
+      agent.destroy();
+    }
+  });
+
+  it("fails fast on bad options, naming the option and the fix", async () => {
+    await expect(startLocalKeyService({ port: -1 })).rejects.toThrow(/port = -1.*0\.\.65535/);
+    expect(() => createLocalKeyService({ now: 5 as unknown as () => number })).toThrow(LocalServiceConfigError);
+    expect(() => createLocalKeyService({ rootKey: "a b" })).toThrow(/rootKey/);
+    expect(() => createLocalKeyService({ rootKey: "a b" })).not.toThrow(/a b/);
+    expect(() => createLocalKeyService({ dataFile: " " })).toThrow(/dataFile/);
+    expect(() => createLocalKeyService({ logger: {} as never })).toThrow(/logger/);
+  });
+
+  it("warns once about unknown option names", () => {
+    const logger = { warn: vi.fn(), error: vi.fn() };
+    createLocalKeyService({ logger, rootkey: "x" } as never);
+    expect(logger.warn).toHaveBeenCalledOnce();
+    expect(logger.warn.mock.calls[0]![1]).toMatch(/unknown option\(s\) rootkey/);
+  });
+});
+
+describe("admin surface", () => {
+  it("createApi and createRootKey default to the bootstrap workspace; unknown workspaces throw", () => {
+    const { service } = createLocalKeyService({ logger: silentLogger });
+    const { apiId } = service.createApi({ name: "x" });
+    expect(service.snapshot().apis[apiId]).toMatchObject({ workspaceId: service.workspaceId, name: "x" });
+    expect(() => service.createApi({ workspaceId: "ws_nope", name: "x" })).toThrow(/unknown workspace "ws_nope"/);
+    expect(() => service.createRootKey({ workspaceId: "ws_nope", permissions: [] })).toThrow(LocalServiceConfigError);
+    const { workspaceId } = service.createWorkspace({ name: "w" });
+    expect(service.snapshot().workspaces[workspaceId]).toMatchObject({ name: "w" });
+  });
+
+  it("the clock is injectable and read through service.now()", () => {
+    const { service } = createLocalKeyService({ logger: silentLogger, now: () => 1234 });
+    expect(service.now()).toBe(1234);
+    const { apiId } = service.createApi({ name: "t" });
+    expect(service.snapshot().apis[apiId]!.createdAt).toBe(1234);
+  });
+});
