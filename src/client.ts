@@ -26,7 +26,7 @@ export {
   KEY_SERVICE_ERROR_CODES,
   isKeyServiceError,
 } from "./client/errors";
-export type { TimeoutScope } from "./client/errors";
+export type { TimeoutScope, AnyKeyServiceError, KeyServiceErrorCode } from "./client/errors";
 export { parseRetryAfter, retryDelay, DEFAULT_RETRY } from "./client/retry";
 export type { RetryPolicy } from "./client/retry";
 export type { Logger, LogFields } from "./logger";

@@ -10,3 +10,38 @@ export {
   PermissionQuerySyntaxError,
 } from "./protocol/permission-query";
 export type { PermissionQuery } from "./protocol/permission-query";
+
+// The middleware: apiKeyAuth(), guards, the status policy, errors.
+export { apiKeyAuth } from "./middleware/api-key-auth";
+export type { ApiKeyAuthHandler } from "./middleware/api-key-auth";
+export type {
+  ApiKeyAuthOptions,
+  CacheOptions,
+  DeniedHandler,
+  NextFunction,
+  PerRequest,
+  VerifyRatelimit,
+} from "./middleware/options";
+export { getApiKey } from "./middleware/augment";
+export type { VerifiedKey } from "./middleware/augment";
+export { requirePermissions, requireAnyPermission, requireRoles, requireKey } from "./middleware/guards";
+export type { Guard, RequireKeyOptions } from "./middleware/guards";
+export { DEFAULT_STATUS_POLICY, STATUS_PRESETS } from "./middleware/policy";
+export type { StatusPolicy, StatusPolicyOverrides, StatusRule, BearerError, PolicyOutcome } from "./middleware/policy";
+export {
+  KeyguardError,
+  MissingKeyError,
+  InvalidRequestError,
+  KeyRejectedError,
+  InsufficientScopeError,
+  ServiceUnavailableError,
+  VerificationFailedError,
+  ConfigError,
+  ERROR_CODES,
+  isKeyguardError,
+} from "./middleware/errors";
+export { problemBody } from "./middleware/problem";
+export type { ProblemBody } from "./middleware/problem";
+export { extractKey, MAX_KEY_LENGTH } from "./middleware/extract-key";
+export type { Extraction, ExtractOptions, KeySource } from "./middleware/extract-key";
+export { rateLimitHeaders } from "./middleware/ratelimit-headers";

@@ -1,9 +1,11 @@
 // Strict parsing of the service's response envelopes (pure): a 2xx must be `{meta:{requestId}, data}`
 // with `data` of the operation's shape; an error status may or may not carry `{error:{...}}`.
+// Text that ends up in errors is redacted of the given secrets before anything is derived from it.
 
 import { parseErrorType } from "../protocol/errors";
 import type { Pagination, ValidationErrorDetail } from "../protocol/types";
 import { LIST_OPERATIONS } from "../protocol/types";
+import { redact, safeRequestId } from "./redact";
 
 export type ParsedSuccess =
   | { ok: true; data: object; requestId: string; pagination?: Pagination }
@@ -42,11 +44,14 @@ const DATA_CHECKS: Readonly<Record<string, Check>> = Object.freeze({
   "ratelimit.limit": (d) => typeof d.success === "boolean",
 });
 
-/** Parses the body of a 2xx answer to `operation`. */
-export function parseSuccessEnvelope(operation: string, text: string): ParsedSuccess {
+/**
+ * Parses the body of a 2xx answer to `operation`. A `meta.requestId` that does not look like one
+ * (`[A-Za-z0-9_-]{1,128}`) or holds one of `secrets` reads as `"unknown"`.
+ */
+export function parseSuccessEnvelope(operation: string, text: string, secrets: readonly string[] = []): ParsedSuccess {
   const body = parseJson(text);
   if (!isRecord(body)) return { ok: false, reason: body === undefined ? "the body is not JSON" : "the body is not a JSON object" };
-  const requestId = readRequestId(body);
+  const requestId = readRequestId(body, secrets);
   if (requestId === undefined) return { ok: false, reason: "meta.requestId is missing" };
   if (!("data" in body) || body.data === undefined) return { ok: false, reason: "data is missing", requestId };
   const data = body.data;
@@ -66,21 +71,29 @@ export function parseSuccessEnvelope(operation: string, text: string): ParsedSuc
 
 /**
  * Parses the body of a non-2xx answer. Without a valid error envelope the title is the status's
- * reason phrase, the type `"about:blank"` and `kind` undefined.
+ * reason phrase, the type `"about:blank"` and `kind` undefined. Every text field is redacted of
+ * `secrets`, and `identifier`/`kind` come from the redacted `type` (so a key echoed as its last
+ * segment yields no kind); the request id is checked as for a success.
  */
-export function parseErrorEnvelope(status: number, text: string | undefined, reasonPhrase: string): ParsedError {
+export function parseErrorEnvelope(status: number, text: string | undefined, reasonPhrase: string, secrets: readonly string[] = []): ParsedError {
   const body = text === undefined ? undefined : parseJson(text);
-  const requestId = isRecord(body) ? readRequestId(body) : undefined;
+  const requestId = isRecord(body) ? readRequestId(body, secrets) : undefined;
   const error = isRecord(body) && isRecord(body.error) ? body.error : undefined;
   if (error && str(error.title) && str(error.detail) && str(error.type)) {
-    const parsedType = parseErrorType(error.type);
-    const errors = readValidationErrors(error.errors);
+    const clean = (v: string) => redact(v, secrets);
+    const type = clean(error.type as string);
+    const parsedType = parseErrorType(type);
+    const errors = readValidationErrors(error.errors)?.map((e) => ({
+      location: clean(e.location),
+      message: clean(e.message),
+      ...(e.fix !== undefined && { fix: clean(e.fix) }),
+    }));
     return {
       enveloped: true,
       ...(requestId !== undefined && { requestId }),
-      title: error.title as string,
-      detail: error.detail as string,
-      type: error.type as string,
+      title: clean(error.title as string),
+      detail: clean(error.detail as string),
+      type,
       ...(parsedType && { identifier: parsedType.identifier, kind: parsedType.kind }),
       ...(errors && { errors }),
     };
@@ -95,10 +108,8 @@ export function parseErrorEnvelope(status: number, text: string | undefined, rea
   };
 }
 
-function readRequestId(body: Record<string, unknown>): string | undefined {
-  const meta = body.meta;
-  if (!isRecord(meta) || typeof meta.requestId !== "string" || meta.requestId === "") return undefined;
-  return meta.requestId.length > 256 ? undefined : meta.requestId;
+function readRequestId(body: Record<string, unknown>, secrets: readonly string[]): string | undefined {
+  return isRecord(body.meta) ? safeRequestId(body.meta.requestId, secrets) : undefined;
 }
 
 function readPagination(value: unknown): Pagination | undefined {

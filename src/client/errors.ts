@@ -12,6 +12,9 @@ export const KEY_SERVICE_ERROR_CODES = Object.freeze({
   config: "KEY_SERVICE_CONFIG_ERROR",
 } as const);
 
+/** The `code` of an error a call to the key service can end with. */
+export type KeyServiceErrorCode = AnyKeyServiceError["code"];
+
 interface BaseInit {
   operation?: string;
   retryable: boolean;
@@ -65,6 +68,7 @@ export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
  */
 export class KeyServiceHttpError extends KeyServiceError {
   override readonly name: string = "KeyServiceHttpError";
+  declare readonly code: typeof KEY_SERVICE_ERROR_CODES.http;
   readonly status: number;
   readonly title: string;
   readonly detail: string;
@@ -98,6 +102,7 @@ export class KeyServiceHttpError extends KeyServiceError {
  */
 export class KeyServiceNetworkError extends KeyServiceError {
   override readonly name: string = "KeyServiceNetworkError";
+  declare readonly code: typeof KEY_SERVICE_ERROR_CODES.network;
   constructor(message: string, init: Omit<BaseInit, "retryable"> & { retryable?: boolean }) {
     super(KEY_SERVICE_ERROR_CODES.network, message, { ...init, retryable: init.retryable ?? true });
   }
@@ -111,6 +116,7 @@ export type TimeoutScope = "attempt" | "deadline";
  */
 export class KeyServiceTimeoutError extends KeyServiceError {
   override readonly name: string = "KeyServiceTimeoutError";
+  declare readonly code: typeof KEY_SERVICE_ERROR_CODES.timeout;
   /** The limit that ran out, in ms. */
   readonly timeout: number;
   readonly scope: TimeoutScope;
@@ -128,6 +134,7 @@ export class KeyServiceTimeoutError extends KeyServiceError {
  */
 export class KeyServiceResponseError extends KeyServiceError {
   override readonly name: string = "KeyServiceResponseError";
+  declare readonly code: typeof KEY_SERVICE_ERROR_CODES.response;
   readonly status: number;
   constructor(message: string, init: Omit<BaseInit, "retryable"> & { status: number }) {
     super(KEY_SERVICE_ERROR_CODES.response, message, { ...init, retryable: false });
@@ -147,6 +154,12 @@ export class KeyServiceConfigError extends Error {
   }
 }
 
+/**
+ * Any error a call to the key service ends with. Its `code` tells the kinds apart, so
+ * `if (isKeyServiceError(e) && e.code === "KEY_SERVICE_HTTP_ERROR") e.status` type-checks.
+ */
+export type AnyKeyServiceError = KeyServiceHttpError | KeyServiceNetworkError | KeyServiceTimeoutError | KeyServiceResponseError;
+
 const CALL_ERROR_CODES: ReadonlySet<string> = new Set([
   KEY_SERVICE_ERROR_CODES.http,
   KEY_SERVICE_ERROR_CODES.network,
@@ -154,8 +167,11 @@ const CALL_ERROR_CODES: ReadonlySet<string> = new Set([
   KEY_SERVICE_ERROR_CODES.response,
 ]);
 
-/** True for any failure of a call to the key service, from any copy of keyguard (checks `code`). */
-export function isKeyServiceError(e: unknown): e is KeyServiceError {
+/**
+ * True for any failure of a call to the key service, from any copy of keyguard (checks `code`, not
+ * `instanceof`). Narrows to {@link AnyKeyServiceError}: compare `code` to reach a kind's fields.
+ */
+export function isKeyServiceError(e: unknown): e is AnyKeyServiceError {
   if (typeof e !== "object" || e === null) return false;
   const code = (e as { code?: unknown }).code;
   return typeof code === "string" && CALL_ERROR_CODES.has(code);

@@ -163,8 +163,10 @@ export function resolveCallOptions(config: ClientConfig, options: CallOptions | 
 
 function parseBaseUrl(value: unknown, fromEnv: boolean): string {
   const name = fromEnv ? "UNKEY_BASE_URL" : "option `baseUrl`";
+  // A value with "@" may carry user:password@: it is never quoted, even when it does not parse.
+  const shown = typeof value === "string" && value.includes("@") ? "a value containing \"@\" (not shown: it may hold credentials)" : describe(value);
   const fail = (why: string) =>
-    new KeyServiceConfigError("baseUrl", `createClient: ${name} ${why}, got ${describe(value)}. Pass e.g. { baseUrl: "https://api.unkey.com" }.`);
+    new KeyServiceConfigError("baseUrl", `createClient: ${name} ${why}, got ${shown}. Pass e.g. { baseUrl: "https://api.unkey.com" }.`);
   if (typeof value !== "string") throw fail("must be a string");
   let url: URL;
   try {

@@ -4,6 +4,7 @@
 
 import { STATUS_CODES } from "node:http";
 import type { Pagination } from "../protocol/types";
+import { anySignal, raceAbort, type CombinedSignal } from "./abort";
 import { parseErrorEnvelope, parseSuccessEnvelope } from "./envelope";
 import {
   KeyServiceHttpError,
@@ -12,9 +13,11 @@ import {
   KeyServiceTimeoutError,
   RETRYABLE_STATUSES,
   type KeyServiceError,
+  type TimeoutScope,
 } from "./errors";
 import { resolveCallOptions, type CallConfig, type CallOptions, type ClientConfig } from "./options";
 import { cancelQuietly, readBodyCapped } from "./read-body";
+import { describeCause, safeCause } from "./redact";
 import { parseRetryAfter, retryAfterDelay, retryDelay } from "./retry";
 import type { Runtime } from "./runtime";
 
@@ -31,7 +34,7 @@ interface Attempt {
   readonly init: RequestInit;
   readonly call: CallConfig;
   readonly number: number;
-  /** Time left before the call's deadline, ms. */
+  /** Time left before the call's deadline, ms (fractional: the clock is performance.now()). */
   readonly left: number;
   readonly secrets: readonly string[];
 }
@@ -97,80 +100,87 @@ export async function sendRequest(ctx: RequestContext, operation: string, body: 
   throw deadlineError(operation, call.deadline, attempts);
 }
 
+/** One attempt under `min(timeout, time left)`, combined with the caller's signal. */
 async function attemptOnce(config: ClientConfig, a: Attempt): Promise<Outcome> {
-  const timeout = Math.min(a.call.timeout, a.left);
-  const scope = timeout < a.call.timeout ? "deadline" : "attempt";
+  const scope: TimeoutScope = a.left < a.call.timeout ? "deadline" : "attempt";
+  // AbortSignal.timeout takes whole milliseconds only; the time left is fractional.
+  const timeout = Math.max(1, Math.floor(Math.min(a.call.timeout, a.left)));
   const timer = AbortSignal.timeout(timeout);
-  const signal = a.call.signal ? AbortSignal.any([a.call.signal, timer]) : timer;
+  const combined: CombinedSignal = a.call.signal ? anySignal([a.call.signal, timer]) : { signal: timer, dispose: () => undefined };
+  try {
+    return await exchange(config, a, combined.signal, scope, timeout);
+  } finally {
+    combined.dispose();
+  }
+}
+
+async function exchange(config: ClientConfig, a: Attempt, signal: AbortSignal, scope: TimeoutScope, timeout: number): Promise<Outcome> {
+  const base = { operation: a.operation, attempts: a.number };
   const onAbort = (cause: unknown): Outcome => {
     if (a.call.signal?.aborted) throw a.call.signal.reason;
-    const message = `${a.operation}: no answer within ${scope === "deadline" ? `the call's deadline of ${a.call.deadline}` : `the per-attempt timeout of ${timeout}`} ms`;
-    return {
-      ok: false,
-      error: new KeyServiceTimeoutError(message, { operation: a.operation, attempts: a.number, timeout: scope === "deadline" ? a.call.deadline : timeout, scope, cause }),
-    };
+    const limit = scope === "deadline" ? a.call.deadline : timeout;
+    const message = `${a.operation}: no answer within ${scope === "deadline" ? "the call's deadline" : "the per-attempt timeout"} of ${limit} ms`;
+    return { ok: false, error: new KeyServiceTimeoutError(message, { ...base, timeout: limit, scope, cause: safeCause(cause, a.secrets) }) };
   };
 
   let response: Response;
   try {
-    response = await raceAbort(config.fetch(a.url, { ...a.init, signal }), signal);
+    // A fetch that ignores the signal may still deliver later: that response is released.
+    response = await raceAbort(config.fetch(a.url, { ...a.init, signal }), signal, (late) => cancelQuietly(late.body));
   } catch (cause) {
     if (signal.aborted) return onAbort(cause);
     const message = `${a.operation}: could not reach the key service (${describeCause(cause, a.secrets)})`;
-    return { ok: false, error: new KeyServiceNetworkError(message, { operation: a.operation, attempts: a.number, cause: safeCause(cause, a.secrets) }) };
+    return { ok: false, error: new KeyServiceNetworkError(message, { ...base, cause: safeCause(cause, a.secrets) }) };
   }
 
   const status = response.status;
   const isSuccess = status >= 200 && status < 300;
   let text: string | undefined;
   try {
-    const read = await raceAbort(readBodyCapped(response, config.maxResponseBytes), signal);
+    const read = await readBodyCapped(response, config.maxResponseBytes, signal);
     if (read.tooLarge && isSuccess) {
       const message = `${a.operation}: invalid response from the key service (HTTP ${status}): the body is larger than ${config.maxResponseBytes} bytes`;
-      return { ok: false, error: new KeyServiceResponseError(message, { operation: a.operation, attempts: a.number, status }) };
+      return { ok: false, error: new KeyServiceResponseError(message, { ...base, status }) };
     }
     text = read.tooLarge ? undefined : read.text;
   } catch (cause) {
-    void cancelQuietly(response.body);
     if (signal.aborted) return onAbort(cause);
     if (isSuccess || !RETRYABLE_STATUSES.has(status)) {
       // Headers arrived, so the service may have acted on the request: not retried.
       const message = `${a.operation}: the connection broke while reading the answer (HTTP ${status}, ${describeCause(cause, a.secrets)})`;
-      const init = { operation: a.operation, attempts: a.number, cause: safeCause(cause, a.secrets), retryable: false };
-      return { ok: false, error: new KeyServiceNetworkError(message, init) };
+      return { ok: false, error: new KeyServiceNetworkError(message, { ...base, cause: safeCause(cause, a.secrets), retryable: false }) };
     }
     text = undefined; // a 502/503/504 whose body broke off: still that status
   }
 
   if (isSuccess) {
-    const parsed = parseSuccessEnvelope(a.operation, text ?? "");
+    const parsed = parseSuccessEnvelope(a.operation, text ?? "", a.secrets);
     if (!parsed.ok) {
       const message = `${a.operation}: invalid response from the key service (HTTP ${status}): ${parsed.reason}`;
-      return { ok: false, error: new KeyServiceResponseError(message, { operation: a.operation, attempts: a.number, status, requestId: parsed.requestId }) };
+      return { ok: false, error: new KeyServiceResponseError(message, { ...base, status, requestId: parsed.requestId }) };
     }
     return { ok: true, value: attachMeta(parsed.data, parsed.requestId, parsed.pagination) };
   }
+  return httpFailure(a, status, text, response.headers);
+}
 
-  const parsed = parseErrorEnvelope(status, text, STATUS_CODES[status] ?? "");
-  const retryAfter = parseRetryAfter(response.headers.get("retry-after"), Date.now());
-  const title = redact(parsed.title, a.secrets).slice(0, MAX_DETAIL);
-  const detail = redact(parsed.detail, a.secrets).slice(0, MAX_DETAIL);
-  const errors = parsed.errors?.map((e) => ({
-    location: redact(e.location, a.secrets),
-    message: redact(e.message, a.secrets),
-    ...(e.fix !== undefined && { fix: redact(e.fix, a.secrets) }),
-  }));
+/** The outcome of a non-2xx answer: a KeyServiceHttpError built from redacted fields only. */
+function httpFailure(a: Attempt, status: number, text: string | undefined, headers: Headers): Outcome {
+  const parsed = parseErrorEnvelope(status, text, STATUS_CODES[status] ?? "", a.secrets);
+  const retryAfter = parseRetryAfter(headers.get("retry-after"), Date.now());
+  const title = parsed.title.slice(0, MAX_DETAIL);
+  const detail = parsed.detail.slice(0, MAX_DETAIL);
   const error = new KeyServiceHttpError(`${a.operation}: HTTP ${status} ${title}: ${detail}`, {
     operation: a.operation,
     attempts: a.number,
     status,
     title,
     detail,
-    type: redact(parsed.type, a.secrets),
+    type: parsed.type,
     ...(parsed.requestId !== undefined && { requestId: parsed.requestId }),
     ...(parsed.identifier !== undefined && { identifier: parsed.identifier, kind: parsed.kind }),
     ...(retryAfter !== undefined && { retryAfter }),
-    ...(errors !== undefined && { errors }),
+    ...(parsed.errors !== undefined && { errors: parsed.errors }),
   });
   return { ok: false, error, ...(retryAfter !== undefined && { retryAfter }) };
 }
@@ -184,55 +194,4 @@ function attachMeta(data: object, requestId: string, pagination: Pagination | un
 
 function deadlineError(operation: string, deadline: number, attempts: number): KeyServiceTimeoutError {
   return new KeyServiceTimeoutError(`${operation}: the call's deadline of ${deadline} ms passed`, { operation, attempts, timeout: deadline, scope: "deadline" });
-}
-
-/** Rejects with `signal.reason` when `signal` aborts first, even if `promise` ignores the signal. */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => undefined);
-    return Promise.reject(signal.reason as Error);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error as Error);
-      },
-    );
-  });
-}
-
-/** A short, secret-free description of a fetch failure: the system error code when there is one. */
-function describeCause(cause: unknown, secrets: readonly string[]): string {
-  const inner = (cause as { cause?: unknown } | undefined)?.cause ?? cause;
-  const code = (inner as { code?: unknown } | undefined)?.code;
-  if (typeof code === "string" && /^[A-Z0-9_]{2,40}$/.test(code)) return code;
-  const message = inner instanceof Error ? inner.message : String(inner);
-  return redact(message, secrets).slice(0, 200);
-}
-
-/**
- * The cause to keep on an error: the original, unless its text (or its own cause's) holds a secret,
- * e.g. a custom fetch quoting the Authorization header; then a redacted copy with the same `code`.
- */
-function safeCause(cause: unknown, secrets: readonly string[]): unknown {
-  const texts = [cause, (cause as { cause?: unknown } | undefined)?.cause].map((c) => (c instanceof Error ? `${c.message}\n${c.stack ?? ""}` : String(c)));
-  if (!texts.some((t) => secrets.some((s) => s !== "" && t.includes(s)))) return cause;
-  const copy = new Error(redact(cause instanceof Error ? cause.message : String(cause), secrets));
-  const code = (cause as { code?: unknown } | undefined)?.code;
-  if (typeof code === "string") Object.assign(copy, { code });
-  return copy;
-}
-
-/** Replaces every occurrence of a secret in text from outside (a server's answer, a fetch error). */
-export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) if (secret !== "") out = out.split(secret).join("[redacted]");
-  return out;
 }

@@ -3,7 +3,7 @@
 
 import type { ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import type { KeyServiceClient, Permission } from "keyguard/client";
+import { KeyServiceHttpError, type KeyServiceClient, type Permission } from "keyguard/client";
 import { fail, ok, sendJson, startServer, testClient, type Handler, type Recorded, type TestServer } from "./helpers/fault-server";
 
 let server: TestServer | undefined;
@@ -215,10 +215,26 @@ describe("permissions.ensure", () => {
     expect(lists).toBe(2);
   });
 
-  it("after a 409 for a slug held under another name, returns that permission via its slug", async () => {
+  it("after a 409 for a slug held under another name, rejects naming both instead of returning the other permission", async () => {
     const s = await serve(permissionStore([{ id: "perm_07", name: "Read docs", slug: "docs.read" }]).handler);
-    await expect(testClient({ baseUrl: s.url }).permissions.ensure({ name: "docs reader", slug: "docs.read" })).resolves.toBe("perm_07");
+    const err = await testClient({ baseUrl: s.url })
+      .permissions.ensure({ name: "docs reader", slug: "docs.read" })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(KeyServiceHttpError);
+    expect(err).toMatchObject({ code: "KEY_SERVICE_HTTP_ERROR", status: 409, kind: "data.permission_already_exists", retryable: false });
+    const message = (err as Error).message;
+    for (const part of ['"docs.read"', "perm_07", '"Read docs"', '"docs reader"']) expect(message).toContain(part);
     expect(s.requests.at(-1)).toMatchObject({ url: "/v2/permissions.getPermission", body: { permission: "docs.read" } });
+  });
+
+  it("after a 409, a permission found by its slug with the asked name is returned (the listing lagging behind)", async () => {
+    const s = await serve((req, res) => {
+      if (req.url === "/v2/permissions.listPermissions") return ok(res, []);
+      if (req.url === "/v2/permissions.createPermission") return fail(res, 409, "err:svc:data:permission_already_exists");
+      return ok(res, { id: "perm_lag", name: "docs.read", slug: "docs.read" });
+    });
+    await expect(testClient({ baseUrl: s.url }).permissions.ensure({ name: "docs.read" })).resolves.toBe("perm_lag");
+    expect(s.requests.map((r) => r.url).at(-1)).toBe("/v2/permissions.getPermission");
   });
 
   it("other errors propagate; a missing name is a TypeError", async () => {

@@ -89,4 +89,36 @@ describe("parseErrorEnvelope", () => {
   it("uses HTTP <status> when the status has no reason phrase, and keeps a requestId it can read", () => {
     expect(parseErrorEnvelope(599, ok({ meta: { requestId: "req_x" } }), "")).toMatchObject({ title: "HTTP 599", requestId: "req_x", enveloped: false });
   });
+
+  it("redacts the given secrets from every text field and derives kind from the redacted type", () => {
+    const secret = "sk_secret_key_123";
+    const parsed = parseErrorEnvelope(
+      404,
+      ok({
+        meta: { requestId: secret },
+        error: { title: `T ${secret}`, detail: `D ${secret}`, status: 404, type: `err:svc:data:${secret}`, errors: [{ location: secret, message: secret, fix: secret }] },
+      }),
+      "Not Found",
+      [secret],
+    );
+    expect(parsed).toEqual({
+      enveloped: true,
+      requestId: "unknown",
+      title: "T [redacted]",
+      detail: "D [redacted]",
+      type: "err:svc:data:[redacted]",
+      errors: [{ location: "[redacted]", message: "[redacted]", fix: "[redacted]" }],
+    });
+  });
+});
+
+describe("request ids", () => {
+  it.each([
+    ["with spaces", "req 1"],
+    ["over 128 characters", "r".repeat(129)],
+    ["holding a secret", "req_sk_secret_key_123"],
+  ])("one %s reads as unknown, in a success and an error", (_name, requestId) => {
+    expect(parseSuccessEnvelope("keys.getKey", ok({ meta: { requestId }, data: {} }), ["sk_secret_key_123"])).toMatchObject({ ok: true, requestId: "unknown" });
+    expect(parseErrorEnvelope(500, ok({ meta: { requestId } }), "", ["sk_secret_key_123"])).toMatchObject({ requestId: "unknown" });
+  });
 });

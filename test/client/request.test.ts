@@ -199,6 +199,28 @@ describe("time limits", () => {
     expect(err).toMatchObject({ code: "KEY_SERVICE_TIMEOUT", scope: "deadline", timeout: 150, attempts: 1 });
   });
 
+  it("cuts off a server that sends headers and then stalls the body, without retrying", async () => {
+    const s = await serve((_req, res) => {
+      res.writeHead(200, { "Content-Type": "application/json", "Content-Length": "1000" });
+      res.write('{"meta":{"requestId":"req_1"},');
+    });
+    const err = await testClient({ baseUrl: s.url, timeout: 100 }).keys.verifyKey({ key: "k" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(KeyServiceTimeoutError);
+    expect(err).toMatchObject({ code: "KEY_SERVICE_TIMEOUT", scope: "attempt", timeout: 100, attempts: 1 });
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it("stops at once, without sleeping, when Retry-After is longer than the time left before the deadline", async () => {
+    const s = await serve((_req, res) => fail(res, 503, "err:svc:application:service_unavailable", {}, { "Retry-After": "10" }));
+    const runtime = fakeRuntime();
+    const logger = recordingLogger();
+    const err = await testClient({ baseUrl: s.url, logger, deadline: 5000 }, runtime).keys.verifyKey({ key: "k" }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "KEY_SERVICE_HTTP_ERROR", status: 503, attempts: 1, retryAfter: 10_000 });
+    expect(s.requests).toHaveLength(1);
+    expect(runtime.sleeps).toEqual([]);
+    expect(logger.calls).toMatchObject([{ level: "warn", fields: { attempt: 1, delay: 10_000 } }]);
+  });
+
   it("a caller's abort ends the call with the signal's reason (in flight, during a wait, before sending)", async () => {
     const reason = new Error("caller gave up");
     const hanging = await serve(() => undefined);
@@ -234,6 +256,19 @@ describe("connection failures", () => {
     expect((err as Error).message).toContain("ECONNREFUSED");
     expect((err as Error).cause).toBeDefined();
     expect(logger.calls.filter((c) => c.level === "debug")).toHaveLength(2);
+  });
+
+  it("a connection reset in the middle of a 503 body is still that 503, and retried", async () => {
+    const s = await serve((_req, res, n) => {
+      if (n > 1) return ok(res, VERIFIED);
+      res.writeHead(503, { "Content-Type": "application/json", "Content-Length": "1000" });
+      res.write('{"meta":{"requestId":"req_1"},"error":{"ti');
+      setImmediate(() => res.destroy());
+    });
+    const runtime = fakeRuntime();
+    await expect(testClient({ baseUrl: s.url }, runtime).keys.verifyKey({ key: "k" })).resolves.toEqual(VERIFIED);
+    expect(s.requests).toHaveLength(2);
+    expect(runtime.sleeps).toEqual([1000]);
   });
 
   it("a connection reset while reading a 200 is not retried (the service may have acted)", async () => {

@@ -104,6 +104,71 @@ describe("no secret in any error or log line", () => {
     expectNoSecrets(logger.calls);
   });
 
+  it.each([
+    ["the caller's key", CALLER_KEY],
+    ["the root key", ROOT_KEY],
+  ])("%s echoed as the last segment of the error type (URL and err: forms)", async (_name, secret) => {
+    for (const type of [`https://unkey.com/docs/api-reference/errors-v2/svc/data/${secret}`, `err:svc:data:${secret}`]) {
+      const err = await failure((_req, res) => sendJson(res, 404, { meta: { requestId: "req_1" }, error: { title: "T", detail: "D", status: 404, type } }));
+      expect(err).toMatchObject({ code: "KEY_SERVICE_HTTP_ERROR", status: 404 });
+      expect((err as { kind?: string }).kind).toBeUndefined();
+      expect((err as { identifier?: string }).identifier).toBeUndefined();
+      expectNoSecrets(err);
+      await server?.close();
+    }
+  });
+
+  it.each([
+    ["the caller's key", CALLER_KEY],
+    ["the root key", ROOT_KEY],
+    ["a requestId wrapping the key", `req_${CALLER_KEY}`],
+  ])("%s echoed as meta.requestId (errors, retries, invalid and valid answers)", async (_name, requestId) => {
+    const unavailable = await failure((_req, res) => sendJson(res, 503, { meta: { requestId }, error: { title: "T", detail: "D", status: 503, type: "about:blank" } }));
+    expect(unavailable).toMatchObject({ code: "KEY_SERVICE_HTTP_ERROR", status: 503, attempts: 2, requestId: "unknown" });
+    expectNoSecrets(unavailable);
+    await server?.close();
+
+    const invalid = await failure((_req, res) => sendJson(res, 200, { meta: { requestId }, data: {} }));
+    expect(invalid).toMatchObject({ code: "KEY_SERVICE_INVALID_RESPONSE", requestId: "unknown" });
+    expectNoSecrets(invalid);
+    await server?.close();
+
+    server = await startServer((_req, res) => sendJson(res, 200, { meta: { requestId }, data: { valid: true, code: "VALID" } }));
+    const res = await testClient({ baseUrl: server.url }).keys.verifyKey({ key: CALLER_KEY });
+    expect(res).toEqual({ valid: true, code: "VALID" });
+    expect(res.requestId).toBe("unknown");
+  });
+
+  it("a fetch error carrying the request's headers in a property (a fault no real server can produce)", async () => {
+    const logger = recordingLogger();
+    const leakyFetch: typeof fetch = async (url, init) => {
+      const request = { url: String(url), headers: Object.fromEntries(new Headers(init?.headers)), body: init?.body };
+      const inner = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED", errno: -111, syscall: "connect", request });
+      throw Object.assign(new TypeError("fetch failed", { cause: inner }), { request });
+    };
+    const client = createClient({ rootKey: ROOT_KEY, baseUrl: "http://127.0.0.1:9", fetch: leakyFetch, logger, retry: { attempts: 2, initialDelay: 1 } });
+    const err = await client.keys.verifyKey({ key: CALLER_KEY }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "KEY_SERVICE_NETWORK_ERROR", attempts: 2 });
+    expect((err as Error).message).toContain("ECONNREFUSED");
+    expect((err as Error).cause).toMatchObject({ name: "TypeError", message: "fetch failed", cause: { code: "ECONNREFUSED", errno: -111, syscall: "connect" } });
+    expectNoSecrets(err);
+    expectNoSecrets(logger.calls);
+  });
+
+  it("a base URL with credentials that does not parse, or has the wrong scheme, is not quoted", () => {
+    for (const baseUrl of ["http://user:hunter2@exa mple.com", "ftp://user:hunter2@example.com", "http://user:hunter2@[::1"]) {
+      let err: unknown;
+      try {
+        parseClientOptions({ rootKey: "r", baseUrl }, {});
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toMatchObject({ code: "KEY_SERVICE_CONFIG_ERROR", option: "baseUrl" });
+      expect((err as Error).message).toContain("baseUrl");
+      expect(inspect(err)).not.toContain("hunter2");
+    }
+  });
+
   it("misconfiguration errors", () => {
     let err: unknown;
     try {

@@ -3,7 +3,14 @@
 import { describe, expectTypeOf, it } from "vitest";
 import {
   createClient,
+  isKeyServiceError,
+  type AnyKeyServiceError,
   type CallOptions,
+  type KeyServiceError,
+  type KeyServiceHttpError,
+  type KeyServiceNetworkError,
+  type KeyServiceResponseError,
+  type KeyServiceTimeoutError,
   type KeyServiceClient,
   type KeyInfo,
   type Pagination,
@@ -50,5 +57,23 @@ describe("keyguard/client types", () => {
 
   it("call options", () => {
     expectTypeOf<CallOptions>().toMatchTypeOf<{ retry?: false | object; signal?: AbortSignal }>();
+  });
+
+  it("errors narrow by code", () => {
+    const e: unknown = undefined;
+    if (isKeyServiceError(e)) {
+      expectTypeOf(e).toEqualTypeOf<AnyKeyServiceError>();
+      expectTypeOf(e).toMatchTypeOf<KeyServiceError>();
+      if (e.code === "KEY_SERVICE_HTTP_ERROR") {
+        expectTypeOf(e).toEqualTypeOf<KeyServiceHttpError>();
+        expectTypeOf(e.status).toEqualTypeOf<number>();
+        expectTypeOf(e.kind).toEqualTypeOf<string | undefined>();
+      }
+      if (e.code === "KEY_SERVICE_TIMEOUT") expectTypeOf(e.scope).toEqualTypeOf<"attempt" | "deadline">();
+      if (e.code === "KEY_SERVICE_NETWORK_ERROR") expectTypeOf(e).toEqualTypeOf<KeyServiceNetworkError>();
+      if (e.code === "KEY_SERVICE_INVALID_RESPONSE") expectTypeOf(e).toEqualTypeOf<KeyServiceResponseError>();
+    }
+    expectTypeOf<KeyServiceTimeoutError["code"]>().toEqualTypeOf<"KEY_SERVICE_TIMEOUT">();
+    expectTypeOf<KeyServiceError["code"]>().toEqualTypeOf<string>();
   });
 });

@@ -1,0 +1,74 @@
+// Child process for the benchmarks: `service` starts the local key service (plus a bare JSON
+// route and a server that never answers); `apps` starts the protected and unprotected apps.
+// Prints one JSON line with the URLs, then serves until killed.
+
+import net from "node:net";
+import type { AddressInfo } from "node:net";
+import express from "express";
+import { apiKeyAuth, silentLogger } from "keyguard";
+import { startLocalKeyService } from "keyguard/local";
+import { sdkMiddleware } from "./sdk-middleware";
+
+export interface ServiceInfo {
+  baseUrl: string;
+  rootKey: string;
+  apiId: string;
+  bareUrl: string;
+  hangUrl: string;
+}
+
+export interface AppsConfig {
+  baseUrl: string;
+  rootKey: string;
+  downUrl: string;
+  hangUrl: string;
+  deadline: number;
+}
+
+const listen = (server: net.Server): Promise<string> =>
+  new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+
+const serve = (app: express.Express) => listen(app.listen(0, "127.0.0.1") as unknown as net.Server);
+
+async function startService(): Promise<ServiceInfo> {
+  const svc = await startLocalKeyService({ port: 0 });
+  const bare = express();
+  bare.use(express.json());
+  bare.post("/json", (req, res) => {
+    res.json({ meta: { requestId: "req_bench" }, data: { valid: typeof req.body?.key === "string", code: "VALID" } });
+  });
+  const hang = net.createServer(() => {
+    // Accept the connection and never answer.
+  });
+  return { baseUrl: svc.baseUrl, rootKey: svc.rootKey, apiId: svc.apiId, bareUrl: await serve(bare), hangUrl: await listen(hang) };
+}
+
+async function startApps(config: AppsConfig): Promise<Record<string, string>> {
+  const app = (middleware?: express.RequestHandler) => {
+    const a = express();
+    if (middleware) a.use(middleware);
+    a.get("/r", (_req, res) => {
+      res.json({ ok: true });
+    });
+    return serve(a);
+  };
+  const common = { rootKey: config.rootKey, logger: silentLogger, deadline: config.deadline };
+  return {
+    plain: await app(),
+    keyguard: await app(apiKeyAuth({ ...common, baseUrl: config.baseUrl })),
+    sdk: await app(sdkMiddleware({ rootKey: config.rootKey, baseUrl: config.baseUrl })),
+    keyguardDown: await app(apiKeyAuth({ ...common, baseUrl: config.downUrl })),
+    sdkDown: await app(sdkMiddleware({ rootKey: config.rootKey, baseUrl: config.downUrl })),
+    keyguardHang: await app(apiKeyAuth({ ...common, baseUrl: config.hangUrl })),
+  };
+}
+
+const mode = process.argv[2];
+const ready = mode === "service" ? startService() : startApps(JSON.parse(process.env.BENCH_CONFIG ?? "{}") as AppsConfig);
+ready.then(
+  (info) => process.stdout.write(`${JSON.stringify(info)}\n`),
+  (error: unknown) => {
+    process.stderr.write(`bench servers (${mode}) failed: ${String(error)}\n`);
+    process.exit(1);
+  },
+);

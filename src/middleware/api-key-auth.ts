@@ -1,0 +1,136 @@
+// `apiKeyAuth()`: the Express/Connect adapter. Options are parsed and the client is built once;
+// per request it finds the key, verifies it, and either calls `next()` or answers the denial.
+
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { VerifyKeyResult } from "../protocol/types";
+import { setApiKey, type VerifiedKey } from "./augment";
+import {
+  invalidRequestDenial,
+  missingKeyDenial,
+  rejectedKeyDenial,
+  serviceUnavailableDenial,
+  verificationFailedDenial,
+} from "./denials";
+import { ConfigError, type KeyguardError } from "./errors";
+import { checkCustomKey, extractKey, type Extraction, type KeySource } from "./extract-key";
+import { removeHeaders } from "./hide-credentials";
+import { DEFAULTS, type ApiKeyAuthOptions, type NextFunction } from "./options";
+import { parseOptions } from "./parse-options";
+import { isPreflight } from "./preflight";
+import { rateLimitHeaders } from "./ratelimit-headers";
+import { resolveShape, ShapeError, type ResolvedShape } from "./request-shape";
+import { attachResponder, createResponder } from "./respond";
+import { createVerifier } from "./verify";
+
+/** The middleware returned by {@link apiKeyAuth}. */
+export interface ApiKeyAuthHandler<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> {
+  (req: Req, res: Res, next: NextFunction): void;
+  /** Forgets cached answers for a key, e.g. right after revoking or changing it. */
+  invalidate(key: string): void;
+  /** Forgets every cached answer. */
+  clear(): void;
+}
+
+const NOT_FOUND: Readonly<VerifyKeyResult> = Object.freeze({ valid: false, code: "NOT_FOUND" });
+
+function looksLikeRequest(v: unknown): boolean {
+  return typeof v === "object" && v !== null && "headers" in v && ("method" in v || "socket" in v);
+}
+
+function misuse(args: IArguments): never | undefined {
+  const err = new ConfigError(
+    "apiKeyAuth",
+    "apiKeyAuth: it was used as middleware itself (app.use(apiKeyAuth)). Call it: app.use(apiKeyAuth()).",
+  );
+  const next: unknown = args[2];
+  if (typeof next === "function") {
+    next(err);
+    return undefined;
+  }
+  throw err;
+}
+
+/**
+ * Protects routes with API keys verified by the key service.
+ *
+ * ```ts
+ * app.use(apiKeyAuth());                                    // UNKEY_ROOT_KEY from the environment
+ * app.get("/docs", apiKeyAuth({ permissions: "docs.read" }), handler);
+ * ```
+ */
+export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(
+  options?: ApiKeyAuthOptions<Req, Res>,
+): ApiKeyAuthHandler<Req, Res> {
+  // eslint-disable-next-line prefer-rest-params
+  if (looksLikeRequest(options) || typeof arguments[2] === "function") return misuse(arguments) as never;
+  const config = parseOptions(options);
+  const verifier = createVerifier({ ...config, staleMax: DEFAULTS.staleMax });
+  const responder = createResponder({ denial: config.denial, onDenied: config.onDenied as never, passErrors: config.passErrors });
+  const ctx = config.denial;
+  const headerNames = (from: readonly KeySource[]) =>
+    from.map((source) => (source === "authorization" ? "authorization" : config.extract.header!));
+
+  type Action = KeyguardError | "next" | VerifiedKey;
+
+  async function decide(req: Req): Promise<Action> {
+    if (config.allowPreflight && isPreflight(req)) return "next";
+    const found: Extraction =
+      config.getKey !== undefined ? checkCustomKey(await config.getKey(req)) : extractKey(req, config.extract);
+    if (found.kind !== "malformed" && found.kind !== "none" && config.hideCredentials) removeHeaders(req, headerNames(found.from));
+    if (found.kind === "none") return config.optional ? "next" : missingKeyDenial(ctx);
+    if (found.kind === "malformed") return invalidRequestDenial(ctx, found.reason);
+    if (found.kind === "oversize") return rejectedKeyDenial(ctx, NOT_FOUND, { now: Date.now() });
+
+    let shape: ResolvedShape;
+    try {
+      shape = await resolveShape(config, req);
+    } catch (e) {
+      if (!(e instanceof ShapeError)) throw e;
+      verifier.reportMisconfiguration(e.message);
+      return verificationFailedDenial(e.message, e);
+    }
+    const outcome = await verifier.verify(found.key, shape);
+    if (outcome.kind === "result") {
+      if (outcome.result.valid === true) return outcome.result as VerifiedKey;
+      return rejectedKeyDenial(ctx, outcome.result, {
+        now: Date.now(),
+        ...(shape.body.permissions === undefined ? {} : { scope: shape.body.permissions }),
+        ...(outcome.requestId === undefined ? {} : { requestId: outcome.requestId }),
+      });
+    }
+    const { failure } = outcome;
+    if (failure.kind === "misconfigured") return verificationFailedDenial(failure.reason, failure.cause, failure.requestId);
+    if (config.onServiceError === "open") return "next";
+    return serviceUnavailableDenial(failure.retryAfter, failure.cause, failure.requestId);
+  }
+
+  function act(action: Action, req: Req, res: Res, next: NextFunction): void {
+    if (action === "next") return next();
+    if ("valid" in action) {
+      setApiKey(req, res, action);
+      if (ctx.rateLimitHeaders) {
+        for (const [name, value] of Object.entries(rateLimitHeaders(action.ratelimits, Date.now()))) res.setHeader(name, value);
+      }
+      return next();
+    }
+    responder.deny(action, req, res, next);
+  }
+
+  const handler = (req: Req, res: Res, next: NextFunction): void => {
+    attachResponder(req, responder);
+    decide(req).then(
+      (action) => {
+        try {
+          act(action, req, res, next);
+        } catch (err) {
+          next(err);
+        }
+      },
+      (err: unknown) => next(err),
+    );
+  };
+  return Object.assign(handler, {
+    invalidate: (key: string) => verifier.invalidate(key),
+    clear: () => verifier.clear(),
+  });
+}

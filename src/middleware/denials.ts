@@ -1,0 +1,146 @@
+// Turns each outcome (no key, malformed credentials, a rejected key, a failed guard, a service
+// failure) into the error that describes the answer: status from the policy, challenge, headers. Pure.
+
+import { STATUS_CODES } from "node:http";
+import type { VerifyKeyResult } from "../protocol/types";
+import { bearerChallenge, needsChallenge } from "./challenge";
+import {
+  ERROR_CODES,
+  InsufficientScopeError,
+  InvalidRequestError,
+  KeyRejectedError,
+  MissingKeyError,
+  ServiceUnavailableError,
+  VerificationFailedError,
+} from "./errors";
+import { ruleFor, type StatusPolicy } from "./policy";
+import { rateLimitHeaders, retryAfterFromRatelimits } from "./ratelimit-headers";
+
+export interface DenialContext {
+  readonly policy: StatusPolicy;
+  readonly realm: string;
+  /** How a caller sends a key, for the detail of a 401 without one. */
+  readonly keyHint: string;
+  /** Whether to add RateLimit / RateLimit-Policy headers. */
+  readonly rateLimitHeaders: boolean;
+}
+
+const REJECTION_DETAILS: Readonly<Record<string, string>> = Object.freeze({
+  NOT_FOUND: "The API key is not valid.",
+  EXPIRED: "The API key has expired.",
+  DISABLED: "The API key is disabled.",
+  FORBIDDEN: "The API key may not be used for this API.",
+  INSUFFICIENT_PERMISSIONS: "The API key lacks the permissions this request requires.",
+  RATE_LIMITED: "The API key's rate limit was exceeded.",
+  USAGE_EXCEEDED: "The API key has no remaining uses.",
+});
+
+export const titleFor = (status: number): string => STATUS_CODES[status] ?? "Error";
+
+function challenge(ctx: DenialContext, outcome: string, scope?: string) {
+  const rule = ruleFor(ctx.policy, outcome);
+  const headers: Record<string, string> = {};
+  if (needsChallenge(rule.status, rule.error)) {
+    headers["WWW-Authenticate"] = bearerChallenge({ realm: ctx.realm, error: rule.error, scope });
+  }
+  return { status: rule.status, headers };
+}
+
+export function missingKeyDenial(ctx: DenialContext): MissingKeyError {
+  const { status, headers } = challenge(ctx, "MISSING_KEY");
+  return new MissingKeyError({
+    status,
+    headers,
+    code: ERROR_CODES.missingKey,
+    title: titleFor(status),
+    detail: `An API key is required: ${ctx.keyHint}.`,
+    expose: true,
+  });
+}
+
+/** `reason` is shown to the caller; it must never contain the key. */
+export function invalidRequestDenial(ctx: DenialContext, reason: string): InvalidRequestError {
+  const { status, headers } = challenge(ctx, "INVALID_REQUEST");
+  return new InvalidRequestError({
+    status,
+    headers,
+    code: ERROR_CODES.invalidRequest,
+    title: titleFor(status),
+    detail: reason,
+    expose: true,
+  });
+}
+
+export interface RejectionExtras {
+  /** The permission query the request sent; becomes `scope` in an `insufficient_scope` challenge. */
+  scope?: string;
+  requestId?: string;
+  now: number;
+}
+
+export function rejectedKeyDenial(
+  ctx: DenialContext,
+  result: Readonly<VerifyKeyResult>,
+  extras: RejectionExtras,
+): KeyRejectedError {
+  const code = typeof result.code === "string" && result.code !== "" && result.code !== "VALID" ? result.code : "UNKNOWN";
+  const { status, headers } = challenge(ctx, code, extras.scope);
+  if (ctx.rateLimitHeaders) Object.assign(headers, rateLimitHeaders(result.ratelimits, extras.now));
+  if (code === "RATE_LIMITED") {
+    const retryAfter = retryAfterFromRatelimits(result.ratelimits, extras.now);
+    if (retryAfter !== undefined) headers["Retry-After"] = String(retryAfter);
+  }
+  return new KeyRejectedError({
+    status,
+    headers,
+    code,
+    title: titleFor(status),
+    detail: REJECTION_DETAILS[code] ?? "The API key was rejected.",
+    expose: true,
+    result,
+    ...(extras.requestId === undefined ? {} : { requestId: extras.requestId }),
+  });
+}
+
+/** A guard's refusal: always 403 `insufficient_scope` (with `scope` for permission guards). */
+export function insufficientScopeDenial(
+  realm: string,
+  detail: string,
+  scope?: string,
+): InsufficientScopeError {
+  return new InsufficientScopeError({
+    status: 403,
+    headers: { "WWW-Authenticate": bearerChallenge({ realm, error: "insufficient_scope", scope }) },
+    code: ERROR_CODES.insufficientScope,
+    title: titleFor(403),
+    detail,
+    expose: true,
+    ...(scope === undefined ? {} : { scope }),
+  });
+}
+
+export function serviceUnavailableDenial(retryAfter: number, cause: unknown, requestId?: string): ServiceUnavailableError {
+  return new ServiceUnavailableError({
+    status: 503,
+    headers: { "Retry-After": String(retryAfter) },
+    code: ERROR_CODES.serviceUnavailable,
+    title: titleFor(503),
+    detail: "The API key could not be verified right now. Try again later.",
+    expose: true,
+    retryAfter,
+    cause,
+    ...(requestId === undefined ? {} : { requestId }),
+  });
+}
+
+export function verificationFailedDenial(reason: string, cause: unknown, requestId?: string): VerificationFailedError {
+  return new VerificationFailedError({
+    status: 500,
+    code: ERROR_CODES.verificationFailed,
+    title: titleFor(500),
+    detail: reason,
+    expose: false,
+    cause,
+    ...(requestId === undefined ? {} : { requestId }),
+  });
+}

@@ -1,0 +1,128 @@
+// Finds the caller's API key in request headers: `Authorization: Bearer <key>` and/or a key header
+// (`X-API-Key` by default). Pure: reads `headers` and `rawHeaders`, never the network.
+
+import type { IncomingHttpHeaders } from "node:http";
+
+/** Longest key the key service accepts; longer ones cannot exist. */
+export const MAX_KEY_LENGTH = 512;
+
+/** RFC 6750 b64token. */
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+/** RFC 7235 auth-scheme (a token), then 1*SP and the credentials. */
+const AUTHORIZATION = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+)(?:( +)(.*))?$/s;
+
+export type KeySource = "authorization" | "header";
+
+export type Extraction =
+  /** No key anywhere (an Authorization header with another scheme, e.g. Basic, counts as none). */
+  | { readonly kind: "none" }
+  /** A key; `from` lists every header that carried it (both, when both sent the same key). */
+  | { readonly kind: "key"; readonly key: string; readonly from: readonly KeySource[] }
+  /** Malformed credentials; `reason` is safe to show and never contains the key. */
+  | { readonly kind: "malformed"; readonly reason: string }
+  /** A well-formed key longer than {@link MAX_KEY_LENGTH}: no such key can exist. */
+  | { readonly kind: "oversize"; readonly from: readonly KeySource[] };
+
+export interface RequestHeaders {
+  headers: IncomingHttpHeaders;
+  rawHeaders?: readonly string[];
+}
+
+export interface ExtractOptions {
+  /** Read `Authorization: Bearer`. */
+  readonly bearer: boolean;
+  /** Lower-case name of the key header, or undefined for none. */
+  readonly header: string | undefined;
+  /** Display name of the key header, for messages. */
+  readonly headerLabel: string;
+}
+
+/**
+ * How many times a header was sent. Presence comes from `headers` (which other middleware may have
+ * edited); repeats from `rawHeaders`, since Node keeps one Authorization and joins X-API-Key values.
+ */
+function occurrences(req: RequestHeaders, name: string): number {
+  const value = req.headers[name];
+  if (value === undefined) return 0;
+  if (Array.isArray(value)) return value.length;
+  let raw = 0;
+  if (Array.isArray(req.rawHeaders)) {
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      if (req.rawHeaders[i]!.toLowerCase() === name) raw++;
+    }
+  }
+  return Math.max(1, raw);
+}
+
+function single(req: RequestHeaders, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+type Part = { kind: "none" } | { kind: "key"; key: string } | { kind: "malformed"; reason: string };
+
+function fromAuthorization(req: RequestHeaders): Part {
+  const count = occurrences(req, "authorization");
+  if (count === 0) return { kind: "none" };
+  if (count > 1) return { kind: "malformed", reason: "The Authorization header was sent more than once." };
+  const value = single(req, "authorization") ?? "";
+  if (value === "") return { kind: "malformed", reason: "The Authorization header is empty." };
+  const match = AUTHORIZATION.exec(value);
+  if (!match) return { kind: "malformed", reason: "The Authorization header is malformed." };
+  if (match[1]!.toLowerCase() !== "bearer") return { kind: "none" };
+  const token = match[3] ?? "";
+  if (token === "") return { kind: "malformed", reason: "The Bearer token is empty." };
+  if (!B64TOKEN.test(token)) {
+    return { kind: "malformed", reason: "The Bearer token is malformed: use `Authorization: Bearer <key>` with a single key." };
+  }
+  return { kind: "key", key: token };
+}
+
+function fromHeader(req: RequestHeaders, name: string, label: string): Part {
+  const count = occurrences(req, name);
+  if (count === 0) return { kind: "none" };
+  if (count > 1) return { kind: "malformed", reason: `The ${label} header was sent more than once.` };
+  const value = single(req, name) ?? "";
+  if (value === "") return { kind: "malformed", reason: `The ${label} header is empty.` };
+  if (!B64TOKEN.test(value)) return { kind: "malformed", reason: `The ${label} header is malformed: send a single key.` };
+  return { kind: "key", key: value };
+}
+
+/**
+ * Extracts the key. Rules: the scheme `Bearer` is case-insensitive and never part of the key;
+ * one or more spaces may separate it from the token (RFC 7235 `1*SP`), nothing else; the token
+ * must be an RFC 6750 b64token. A repeated header, or two headers with different keys, is malformed.
+ */
+export function extractKey(req: RequestHeaders, options: ExtractOptions): Extraction {
+  const bearer: Part = options.bearer ? fromAuthorization(req) : { kind: "none" };
+  const header: Part = options.header === undefined ? { kind: "none" } : fromHeader(req, options.header, options.headerLabel);
+  if (bearer.kind === "malformed") return bearer;
+  if (header.kind === "malformed") return header;
+  const from: KeySource[] = [];
+  let key: string | undefined;
+  if (bearer.kind === "key") {
+    key = bearer.key;
+    from.push("authorization");
+  }
+  if (header.kind === "key") {
+    if (key !== undefined && key !== header.key) {
+      return { kind: "malformed", reason: `Two different API keys were sent (Authorization and ${options.headerLabel}); send one.` };
+    }
+    key = header.key;
+    from.push("header");
+  }
+  if (key === undefined) return { kind: "none" };
+  if (key.length > MAX_KEY_LENGTH) return { kind: "oversize", from };
+  return { kind: "key", key, from };
+}
+
+/**
+ * Checks a key returned by a custom `getKey`: undefined, null or "" mean no key; other non-strings
+ * are malformed; no syntax is imposed beyond the service's length limit.
+ */
+export function checkCustomKey(value: unknown): Extraction {
+  if (value === undefined || value === null || value === "") return { kind: "none" };
+  if (typeof value !== "string") return { kind: "malformed", reason: "The API key is malformed." };
+  if (value.length > MAX_KEY_LENGTH) return { kind: "oversize", from: [] };
+  return { kind: "key", key: value, from: [] };
+}

@@ -1,0 +1,127 @@
+// The status policy: which HTTP status and Bearer `error` each outcome gets, as a data table.
+// Pure. The default table is frozen; user overrides are merged entry by entry at factory time.
+
+import { ConfigError } from "./errors";
+
+/** The `error` parameter of `WWW-Authenticate: Bearer …` (RFC 6750 §3.1). */
+export type BearerError = "invalid_request" | "invalid_token" | "insufficient_scope";
+
+export interface StatusRule {
+  /** HTTP status, 400..599. */
+  readonly status: number;
+  /** Bearer `error` parameter; omitted from the challenge when undefined. */
+  readonly error?: BearerError;
+}
+
+/**
+ * Outcomes of the table: every verification code the service reports except `VALID`, plus
+ * `MISSING_KEY` (no key presented), `INVALID_REQUEST` (malformed credentials) and `UNKNOWN`
+ * (any code the table does not list: the service's list of codes is open).
+ */
+export type PolicyOutcome =
+  | "MISSING_KEY"
+  | "INVALID_REQUEST"
+  | "NOT_FOUND"
+  | "EXPIRED"
+  | "DISABLED"
+  | "FORBIDDEN"
+  | "INSUFFICIENT_PERMISSIONS"
+  | "RATE_LIMITED"
+  | "USAGE_EXCEEDED"
+  | "UNKNOWN";
+
+export type StatusPolicy = Readonly<Record<PolicyOutcome, StatusRule>> & Readonly<Record<string, StatusRule>>;
+
+/**
+ * Overrides merged over the default table. A number is shorthand for `{ status }` with the
+ * Bearer error that fits it (401 → `invalid_token`, 403 → `insufficient_scope`,
+ * 400 → `invalid_request`; none for `MISSING_KEY` or other statuses).
+ * Codes not in {@link PolicyOutcome} are allowed, for codes the service may add.
+ */
+export type StatusPolicyOverrides = Partial<Record<PolicyOutcome | (string & {}), StatusRule | number>>;
+
+const rule = (status: number, error?: BearerError): StatusRule =>
+  Object.freeze(error === undefined ? { status } : { status, error });
+
+/** The default table. */
+export const DEFAULT_STATUS_POLICY: StatusPolicy = Object.freeze({
+  MISSING_KEY: rule(401),
+  INVALID_REQUEST: rule(400, "invalid_request"),
+  NOT_FOUND: rule(401, "invalid_token"),
+  EXPIRED: rule(401, "invalid_token"),
+  DISABLED: rule(401, "invalid_token"),
+  FORBIDDEN: rule(403, "insufficient_scope"),
+  INSUFFICIENT_PERMISSIONS: rule(403, "insufficient_scope"),
+  RATE_LIMITED: rule(429),
+  USAGE_EXCEEDED: rule(429),
+  UNKNOWN: rule(401, "invalid_token"),
+});
+
+/**
+ * Ready-made overrides. `forbidden`: the spec's "403 for anything except NOT_FOUND": every
+ * rejected key is 403 except an unknown one (401); a missing key stays 401.
+ */
+export const STATUS_PRESETS = Object.freeze({
+  default: Object.freeze({}) as StatusPolicyOverrides,
+  forbidden: Object.freeze({
+    EXPIRED: rule(403, "invalid_token"),
+    DISABLED: rule(403, "invalid_token"),
+    FORBIDDEN: rule(403, "insufficient_scope"),
+    INSUFFICIENT_PERMISSIONS: rule(403, "insufficient_scope"),
+    RATE_LIMITED: rule(403),
+    USAGE_EXCEEDED: rule(403),
+    UNKNOWN: rule(403, "invalid_token"),
+  }) as StatusPolicyOverrides,
+});
+
+const BEARER_ERRORS: ReadonlySet<string> = new Set(["invalid_request", "invalid_token", "insufficient_scope"]);
+
+function errorForStatus(outcome: string, status: number): BearerError | undefined {
+  if (outcome === "MISSING_KEY") return undefined;
+  if (status === 401) return "invalid_token";
+  if (status === 403) return "insufficient_scope";
+  if (status === 400) return "invalid_request";
+  return undefined;
+}
+
+function toRule(outcome: string, value: unknown): StatusRule {
+  const where = `policy.${outcome}`;
+  const raw = typeof value === "number" ? { status: value } : value;
+  if (typeof raw !== "object" || raw === null) {
+    throw new ConfigError("policy", `apiKeyAuth: ${where} is ${JSON.stringify(value)}; use a status like 401 or { status: 401, error: "invalid_token" }.`);
+  }
+  const { status, error } = raw as { status?: unknown; error?: unknown };
+  if (typeof status !== "number" || !Number.isInteger(status) || status < 400 || status > 599) {
+    throw new ConfigError("policy", `apiKeyAuth: ${where}.status is ${JSON.stringify(status)}; a denial needs an integer status from 400 to 599.`);
+  }
+  if (error !== undefined && (typeof error !== "string" || !BEARER_ERRORS.has(error))) {
+    throw new ConfigError("policy", `apiKeyAuth: ${where}.error is ${JSON.stringify(error)}; use "invalid_request", "invalid_token", "insufficient_scope" or leave it out.`);
+  }
+  const bearerError = typeof value === "number" ? errorForStatus(outcome, status) : (error as BearerError | undefined);
+  return rule(status, bearerError);
+}
+
+/** Merges overrides over the default table into a new frozen table. Throws {@link ConfigError}. */
+export function buildStatusPolicy(overrides: StatusPolicyOverrides | undefined): StatusPolicy {
+  if (overrides === undefined) return DEFAULT_STATUS_POLICY;
+  if (typeof overrides !== "object" || overrides === null || Array.isArray(overrides)) {
+    throw new ConfigError("policy", "apiKeyAuth: policy must be an object of overrides, e.g. { EXPIRED: 403 } or STATUS_PRESETS.forbidden.");
+  }
+  const table: Record<string, StatusRule> = { ...DEFAULT_STATUS_POLICY };
+  for (const [outcome, value] of Object.entries(overrides)) {
+    if (value === undefined) continue;
+    if (outcome === "VALID") {
+      throw new ConfigError("policy", "apiKeyAuth: policy.VALID cannot be set; a valid key always passes. Remove it.");
+    }
+    if (!/^[A-Z][A-Z0-9_]*$/.test(outcome)) {
+      throw new ConfigError("policy", `apiKeyAuth: policy key ${JSON.stringify(outcome)} is not a code; codes are upper case, e.g. EXPIRED or MISSING_KEY.`);
+    }
+    table[outcome] = toRule(outcome, value);
+  }
+  return Object.freeze(table) as StatusPolicy;
+}
+
+/** The rule for an outcome; codes the table does not list use `UNKNOWN`. */
+export function ruleFor(policy: StatusPolicy, outcome: string): StatusRule {
+  return Object.hasOwn(policy, outcome) && outcome !== "VALID" ? policy[outcome]! : policy.UNKNOWN;
+}

@@ -1,0 +1,134 @@
+// The cache against the real local service: credit and rate-limit decisions stay with the service
+// (never more requests through than it allows), plain keys are verified once, invalidation works.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import express from "express";
+import request from "supertest";
+import { apiKeyAuth, silentLogger, type ApiKeyAuthOptions } from "keyguard";
+import { countingClient, startService, type ServiceFixture } from "./helpers";
+
+let fx: ServiceFixture;
+beforeAll(async () => {
+  fx = await startService();
+});
+afterAll(() => fx.close());
+
+function counted(options: Partial<ApiKeyAuthOptions> = {}) {
+  const { client, calls } = countingClient(fx.svc);
+  let reached = 0;
+  const auth = apiKeyAuth({ client, logger: silentLogger, ...options });
+  const app = express().get("/", auth, (_req, res) => {
+    reached++;
+    res.send("ok");
+  });
+  return { app, auth, calls, reached: () => reached };
+}
+
+async function burst(app: express.Express, key: string, n: number) {
+  const responses = await Promise.all(Array.from({ length: n }, () => request(app).get("/").set("X-API-Key", key)));
+  return responses.map((r) => r.status);
+}
+
+describe("credits and rate limits stay with the service", () => {
+  it("a key with 5 credits: of 20 concurrent requests exactly 5 reach the handler (cache on)", async () => {
+    const key = await fx.createKey({ credits: { remaining: 5 } });
+    const { app, reached, calls } = counted();
+    const statuses = await burst(app, key, 20);
+    expect(reached()).toBe(5);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(15);
+    expect(calls.count).toBe(20);
+  });
+
+  it("the same key sequentially: 5 pass, then USAGE_EXCEEDED", async () => {
+    const key = await fx.createKey({ credits: { remaining: 5 } });
+    const { app, reached } = counted();
+    const codes: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const res = await request(app).get("/").set("X-API-Key", key);
+      codes.push(res.status === 200 ? "ok" : res.body.code);
+    }
+    expect(reached()).toBe(5);
+    expect(codes).toEqual(["ok", "ok", "ok", "ok", "ok", "USAGE_EXCEEDED", "USAGE_EXCEEDED", "USAGE_EXCEEDED"]);
+  });
+
+  it("a key limited to 3 per minute: of 10 concurrent requests exactly 3 pass, with RateLimit headers", async () => {
+    const key = await fx.createKey({ ratelimits: [{ name: "requests", limit: 3, duration: 60_000, autoApply: true }] });
+    const { app, reached } = counted();
+    const statuses = await burst(app, key, 10);
+    expect(reached()).toBe(3);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(7);
+    const after = await request(app).get("/").set("X-API-Key", key);
+    expect(after.status).toBe(429);
+    expect(after.headers["ratelimit-policy"]).toBe('"requests";q=3;w=60');
+  });
+
+  it("passing requests carry RateLimit headers too", async () => {
+    const key = await fx.createKey({ ratelimits: [{ name: "requests", limit: 3, duration: 60_000, autoApply: true }] });
+    const { app } = counted();
+    const res = await request(app).get("/").set("X-API-Key", key);
+    expect(res.status).toBe(200);
+    expect(res.headers["ratelimit"]).toMatch(/^"requests";r=2;t=\d+$/);
+    const off = counted({ rateLimitHeaders: false });
+    const quiet = await request(off.app).get("/").set("X-API-Key", key);
+    expect(quiet.headers["ratelimit"]).toBeUndefined();
+  });
+
+  it("a cost option bypasses the cache: every request is charged by the service", async () => {
+    const key = await fx.createKey({ credits: { remaining: 10 } });
+    const { app, calls, reached } = counted({ cost: 3 });
+    await burst(app, key, 5);
+    expect(calls.count).toBe(5);
+    expect(reached()).toBe(3);
+  });
+});
+
+describe("plain keys are cached", () => {
+  it("verifies a key once for many requests, concurrent or not", async () => {
+    const key = await fx.createKey();
+    const { app, calls, reached } = counted();
+    await burst(app, key, 10);
+    for (let i = 0; i < 5; i++) expect((await request(app).get("/").set("X-API-Key", key)).status).toBe(200);
+    expect(reached()).toBe(15);
+    expect(calls.count).toBe(1);
+  });
+
+  it("caches per permission query", async () => {
+    const key = await fx.createKey({ permissions: ["docs.read"] });
+    const { client, calls } = countingClient(fx.svc);
+    const app = express()
+      .get("/read", apiKeyAuth({ client, logger: silentLogger, permissions: "docs.read" }), (_q, r) => r.send("ok"))
+      .get("/write", apiKeyAuth({ client, logger: silentLogger, permissions: "docs.write" }), (_q, r) => r.send("ok"));
+    expect((await request(app).get("/read").set("X-API-Key", key)).status).toBe(200);
+    expect((await request(app).get("/write").set("X-API-Key", key)).status).toBe(403);
+    expect((await request(app).get("/write").set("X-API-Key", key)).status).toBe(403);
+    expect(calls.count).toBe(3);
+  });
+
+  it("remembers unknown keys briefly (negative cache)", async () => {
+    const { app, calls } = counted();
+    for (let i = 0; i < 3; i++) expect((await request(app).get("/").set("X-API-Key", "sk_nope_nope")).status).toBe(401);
+    expect(calls.count).toBe(1);
+  });
+
+  it("cache: false verifies every request", async () => {
+    const key = await fx.createKey();
+    const { app, calls } = counted({ cache: false });
+    for (let i = 0; i < 3; i++) await request(app).get("/").set("X-API-Key", key);
+    expect(calls.count).toBe(3);
+  });
+
+  it("invalidate(key) makes the next request ask the service again; clear() forgets all", async () => {
+    const key = await fx.createKey();
+    const created = await fx.client.keys.whoami({ key });
+    const { app, auth, calls } = counted();
+    expect((await request(app).get("/").set("X-API-Key", key)).status).toBe(200);
+    await fx.client.keys.deleteKey({ keyId: created.keyId });
+    expect((await request(app).get("/").set("X-API-Key", key)).status).toBe(200); // cached
+    auth.invalidate(key);
+    expect((await request(app).get("/").set("X-API-Key", key)).status).toBe(401);
+    expect(calls.count).toBe(2);
+    auth.clear();
+    expect((await request(app).get("/").set("X-API-Key", key)).status).toBe(401);
+    expect(calls.count).toBe(3);
+  });
+});

@@ -1,0 +1,75 @@
+// Guards over plain verification results (no key service): what passes, what is denied and how.
+import { describe, expect, it } from "vitest";
+import express, { type RequestHandler } from "express";
+import request from "supertest";
+import { ConfigError, requireAnyPermission, requireKey, requirePermissions, requireRoles, type VerifiedKey } from "keyguard";
+
+const KEY: VerifiedKey = Object.freeze({
+  valid: true,
+  code: "VALID",
+  keyId: "key_1",
+  permissions: ["docs.read", "docs.write"],
+  roles: ["editor"],
+  meta: { plan: "pro" },
+});
+
+const as = (key: VerifiedKey | null): RequestHandler => (req, _res, next) => {
+  if (key) req.apiKey = key;
+  next();
+};
+
+async function status(guard: RequestHandler, key: VerifiedKey | null = KEY) {
+  const app = express().get("/", as(key), guard, (_q, r) => r.send("ok"));
+  return request(app).get("/");
+}
+
+describe("guards", () => {
+  it("requirePermissions evaluates the query against the key's permissions", async () => {
+    expect((await status(requirePermissions("docs.read AND docs.write"))).status).toBe(200);
+    expect((await status(requirePermissions("admin OR (docs.read AND docs.write)"))).status).toBe(200);
+    const denied = await status(requirePermissions("docs.read AND   admin"));
+    expect(denied.status).toBe(403);
+    expect(denied.headers["www-authenticate"]).toBe('Bearer realm="api", error="insufficient_scope", scope="docs.read AND admin"');
+    expect(denied.body).toMatchObject({ code: "INSUFFICIENT_SCOPE", status: 403, title: "Forbidden" });
+    expect((await status(requirePermissions("docs.*"))).status).toBe(403);
+  });
+
+  it("requireAnyPermission needs one of the permissions", async () => {
+    expect((await status(requireAnyPermission("admin", "docs.write"))).status).toBe(200);
+    const denied = await status(requireAnyPermission("admin", "billing"));
+    expect(denied.status).toBe(403);
+    expect(denied.headers["www-authenticate"]).toContain('scope="admin OR billing"');
+  });
+
+  it("requireRoles needs every role", async () => {
+    expect((await status(requireRoles("editor"))).status).toBe(200);
+    const denied = await status(requireRoles("editor", "admin"));
+    expect(denied.status).toBe(403);
+    expect(denied.headers["www-authenticate"]).toBe('Bearer realm="api", error="insufficient_scope"');
+  });
+
+  it("requireKey runs a sync or async predicate; its errors go to next(err)", async () => {
+    expect((await status(requireKey((k) => k.meta?.plan === "pro"))).status).toBe(200);
+    expect((await status(requireKey(async (k) => k.keyId === "key_2", { description: "key 2" }))).body.detail).toBe("The API key does not meet: key 2.");
+    const app = express()
+      .get("/", as(KEY), requireKey(() => { throw new Error("predicate bug"); }), (_q, r) => r.send("ok"))
+      .use(((_e, _q, r, _n) => r.status(500).send("app error")) as express.ErrorRequestHandler);
+    expect((await request(app).get("/")).text).toBe("app error");
+  });
+
+  it("answers 401 when no key was verified", async () => {
+    const res = await status(requireRoles("editor"), null);
+    expect(res.status).toBe(401);
+    expect(res.headers["www-authenticate"]).toBe('Bearer realm="api"');
+    expect(res.body.code).toBe("MISSING_KEY");
+  });
+
+  it("fail at creation on a bad query or arguments", () => {
+    expect(() => requirePermissions("docs.read AND")).toThrow(ConfigError);
+    expect(() => requirePermissions("docs.read AND")).toThrow(/requirePermissions: "docs.read AND" is not a valid permission query/);
+    expect(() => requireAnyPermission()).toThrow(/at least one/);
+    expect(() => requireAnyPermission("a OR b")).toThrow(/not a single permission/);
+    expect(() => requireRoles()).toThrow(ConfigError);
+    expect(() => requireKey("x" as never)).toThrow(/pass a function/);
+  });
+});

@@ -1,0 +1,132 @@
+// Factory-time option parsing: defaults, fail-fast messages naming the option, unknown-option warning.
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createClient } from "keyguard/client";
+import { apiKeyAuth, ConfigError, silentLogger, type ApiKeyAuthOptions } from "keyguard";
+import { parseOptions } from "../../src/middleware/parse-options";
+import { recordingLogger } from "./helpers";
+
+const ok: ApiKeyAuthOptions = { rootKey: "root_key_for_tests", baseUrl: "http://127.0.0.1:9", logger: silentLogger };
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+describe("parseOptions", () => {
+  it("fills every default and freezes the config", () => {
+    const config = parseOptions(ok);
+    expect(config).toMatchObject({
+      extract: { bearer: true, header: "x-api-key", headerLabel: "X-API-Key" },
+      optional: false,
+      passErrors: false,
+      hideCredentials: false,
+      allowPreflight: true,
+      onServiceError: "closed",
+      staleIfError: 0,
+      call: { timeout: 1000, deadline: 2500, retry: { attempts: 2, initialDelay: 100 } },
+      cache: { ttl: 30_000, negativeTtl: 5_000, max: 1000 },
+      denial: { realm: "api", rateLimitHeaders: true },
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.denial)).toBe(true);
+  });
+
+  it("does not change the caller's object", () => {
+    const options = { ...ok, cache: { ttl: 10 } };
+    const copy = structuredClone({ ...options, logger: undefined });
+    parseOptions(options);
+    expect({ ...options, logger: undefined }).toEqual(copy);
+  });
+
+  it("reads the root key from UNKEY_ROOT_KEY, and names it when missing", () => {
+    vi.stubEnv("UNKEY_ROOT_KEY", "root_from_env_123");
+    expect(() => parseOptions({ baseUrl: "http://127.0.0.1:9", logger: silentLogger })).not.toThrow();
+    vi.stubEnv("UNKEY_ROOT_KEY", "");
+    const err = (() => {
+      try {
+        apiKeyAuth({ logger: silentLogger });
+      } catch (e) {
+        return e as ConfigError;
+      }
+    })();
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err?.option).toBe("rootKey");
+    expect(err?.message).toBe("apiKeyAuth: no root key. Set UNKEY_ROOT_KEY or pass { rootKey } (or a prebuilt { client }).");
+  });
+
+  it("accepts a prebuilt client, but not together with rootKey", () => {
+    const client = createClient({ rootKey: "root_key_for_tests", baseUrl: "http://127.0.0.1:9", logger: silentLogger });
+    expect(parseOptions({ client, logger: silentLogger }).client).toBe(client);
+    expect(() => parseOptions({ client, rootKey: "x", logger: silentLogger })).toThrow(/either client or rootKey/);
+    expect(() => parseOptions({ client: {} as never, logger: silentLogger })).toThrow(/client is \{\}/);
+  });
+
+  it.each([
+    [{ baseUrl: "ftp://example" }, "baseUrl"],
+    [{ timeout: 0 }, /timeout is 0/],
+    [{ deadline: 1.5 }, /deadline is 1.5/],
+    [{ cache: { ttl: -1 } }, /cache\.ttl is -1/],
+    [{ cache: "yes" }, /cache is "yes"/],
+    [{ staleIfError: "1m" }, /staleIfError is "1m"/],
+    [{ header: "X API Key" }, /header is "X API Key"/],
+    [{ header: "authorization" }, /bearer` already reads/],
+    [{ bearer: false, header: false }, /no key could ever be read/],
+    [{ realm: 'a"b' }, /realm is/],
+    [{ permissions: "docs.read AND" }, /permissions "docs.read AND" is not a valid query/],
+    [{ cost: -1 }, /cost is -1/],
+    [{ ratelimits: [{ limit: 1 }] }, /ratelimits\[0\] needs a non-empty name/],
+    [{ tags: Array(21).fill("t") }, /tags is/],
+    [{ onServiceError: "fail" }, /onServiceError is "fail"/],
+    [{ onDenied: () => {}, passErrors: true }, /either onDenied or passErrors/],
+    [{ optional: "yes" }, /optional is "yes"/],
+    [{ policy: { EXPIRED: 99 } }, /policy\.EXPIRED\.status is 99/],
+    [{ retry: 3 }, /retry is 3/],
+    [{ getKey: "header" }, /getKey is "header"; pass a function/],
+  ] as Array<[Record<string, unknown>, string | RegExp]>)("rejects %j", (bad, message) => {
+    expect(() => parseOptions({ ...ok, ...bad } as ApiKeyAuthOptions)).toThrow(ConfigError);
+    expect(() => parseOptions({ ...ok, ...bad } as ApiKeyAuthOptions)).toThrow(message);
+  });
+
+  it("never puts the root key in an error message", () => {
+    try {
+      parseOptions({ rootKey: "root_secret_value", baseUrl: "not a url", logger: silentLogger });
+      expect.unreachable();
+    } catch (e) {
+      expect((e as Error).message).not.toContain("root_secret_value");
+    }
+  });
+
+  it("warns once, at factory time, about unknown options with a suggestion", () => {
+    const logger = recordingLogger();
+    parseOptions({ ...ok, logger, optinal: true, realmm: "x", whatever: 1 } as ApiKeyAuthOptions);
+    expect(logger.entries).toEqual([
+      {
+        level: "warn",
+        message: "apiKeyAuth: ignoring unknown option(s) optinal, realmm, whatever",
+        fields: { unknownOptions: ["optinal", "realmm", "whatever"], didYouMean: { optinal: "optional", realmm: "realm" } },
+      },
+    ]);
+  });
+
+  it("merges a partial retry over the middleware's defaults", () => {
+    expect(parseOptions({ ...ok, retry: { attempts: 3 } }).call.retry).toEqual({ attempts: 3, initialDelay: 100, factor: 2, maxDelay: 500, jitter: 0.2 });
+    expect(parseOptions({ ...ok, retry: false }).call.retry).toBe(false);
+  });
+
+  it("accepts cache: false and staleIfError", () => {
+    expect(parseOptions({ ...ok, cache: false, staleIfError: 60_000 })).toMatchObject({ cache: undefined, staleIfError: 60_000 });
+  });
+});
+
+describe("apiKeyAuth misuse", () => {
+  it("throws when called with a request outside a chain", () => {
+    expect(() => (apiKeyAuth as (...a: unknown[]) => unknown)({ headers: {}, method: "GET" })).toThrow(/app\.use\(apiKeyAuth\(\)\)/);
+  });
+
+  it("returns a handler with invalidate and clear", () => {
+    const handler = apiKeyAuth(ok);
+    expect(handler).toBeTypeOf("function");
+    expect(handler.length).toBe(3);
+    expect(handler.invalidate).toBeTypeOf("function");
+    expect(handler.clear).toBeTypeOf("function");
+  });
+});

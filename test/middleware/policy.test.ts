@@ -1,0 +1,69 @@
+// Unit tests of the status table, its overrides and presets, and the Bearer challenge.
+import { describe, expect, it } from "vitest";
+import { bearerChallenge } from "../../src/middleware/challenge";
+import { ConfigError } from "../../src/middleware/errors";
+import { buildStatusPolicy, DEFAULT_STATUS_POLICY, ruleFor, STATUS_PRESETS } from "../../src/middleware/policy";
+
+describe("status policy", () => {
+  it("has the documented defaults and is frozen", () => {
+    expect(DEFAULT_STATUS_POLICY).toEqual({
+      MISSING_KEY: { status: 401 },
+      INVALID_REQUEST: { status: 400, error: "invalid_request" },
+      NOT_FOUND: { status: 401, error: "invalid_token" },
+      EXPIRED: { status: 401, error: "invalid_token" },
+      DISABLED: { status: 401, error: "invalid_token" },
+      FORBIDDEN: { status: 403, error: "insufficient_scope" },
+      INSUFFICIENT_PERMISSIONS: { status: 403, error: "insufficient_scope" },
+      RATE_LIMITED: { status: 429 },
+      USAGE_EXCEEDED: { status: 429 },
+      UNKNOWN: { status: 401, error: "invalid_token" },
+    });
+    expect(Object.isFrozen(DEFAULT_STATUS_POLICY)).toBe(true);
+    expect(Object.isFrozen(DEFAULT_STATUS_POLICY.NOT_FOUND)).toBe(true);
+  });
+
+  it("sends unknown codes (and VALID) to UNKNOWN", () => {
+    expect(ruleFor(DEFAULT_STATUS_POLICY, "SOMETHING_NEW")).toEqual({ status: 401, error: "invalid_token" });
+    expect(ruleFor(DEFAULT_STATUS_POLICY, "toString")).toEqual({ status: 401, error: "invalid_token" });
+    expect(ruleFor(DEFAULT_STATUS_POLICY, "VALID")).toEqual({ status: 401, error: "invalid_token" });
+  });
+
+  it("merges overrides entry by entry, with number shorthand", () => {
+    const policy = buildStatusPolicy({ EXPIRED: 403, RATE_LIMITED: { status: 503 }, MISSING_KEY: 401, NEW_CODE: 402 });
+    expect(policy.EXPIRED).toEqual({ status: 403, error: "insufficient_scope" });
+    expect(policy.RATE_LIMITED).toEqual({ status: 503 });
+    expect(policy.MISSING_KEY).toEqual({ status: 401 });
+    expect(ruleFor(policy, "NEW_CODE")).toEqual({ status: 402 });
+    expect(policy.NOT_FOUND).toBe(DEFAULT_STATUS_POLICY.NOT_FOUND);
+    expect(DEFAULT_STATUS_POLICY.EXPIRED.status).toBe(401);
+  });
+
+  it("rejects bad overrides naming the entry", () => {
+    expect(() => buildStatusPolicy({ EXPIRED: 200 })).toThrow(/policy\.EXPIRED\.status is 200/);
+    expect(() => buildStatusPolicy({ EXPIRED: { status: 401, error: "nope" as never } })).toThrow(/policy\.EXPIRED\.error/);
+    expect(() => buildStatusPolicy({ VALID: 401 })).toThrow(ConfigError);
+    expect(() => buildStatusPolicy({ expired: 401 })).toThrow(/not a code/);
+    expect(() => buildStatusPolicy("forbidden" as never)).toThrow(/object of overrides/);
+  });
+
+  it("forbidden preset: 403 for every rejection except NOT_FOUND", () => {
+    const policy = buildStatusPolicy(STATUS_PRESETS.forbidden);
+    for (const code of ["EXPIRED", "DISABLED", "FORBIDDEN", "INSUFFICIENT_PERMISSIONS", "RATE_LIMITED", "USAGE_EXCEEDED", "WHATEVER"]) {
+      expect(ruleFor(policy, code).status, code).toBe(403);
+    }
+    expect(ruleFor(policy, "NOT_FOUND").status).toBe(401);
+    expect(ruleFor(policy, "MISSING_KEY").status).toBe(401);
+  });
+});
+
+describe("bearerChallenge", () => {
+  it("builds RFC 6750 challenges", () => {
+    expect(bearerChallenge({ realm: "api" })).toBe('Bearer realm="api"');
+    expect(bearerChallenge({ realm: "api", error: "invalid_token" })).toBe('Bearer realm="api", error="invalid_token"');
+    expect(bearerChallenge({ realm: "api", error: "insufficient_scope", scope: "a.read AND b" })).toBe(
+      'Bearer realm="api", error="insufficient_scope", scope="a.read AND b"',
+    );
+    expect(bearerChallenge({ realm: "api", error: "invalid_token", scope: "ignored" })).toBe('Bearer realm="api", error="invalid_token"');
+    expect(bearerChallenge({ realm: 'a"b\\c' })).toBe('Bearer realm="a\\"b\\\\c"');
+  });
+});

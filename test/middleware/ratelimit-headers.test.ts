@@ -1,0 +1,49 @@
+// Unit tests of the IETF RateLimit / RateLimit-Policy headers and Retry-After.
+import { describe, expect, it } from "vitest";
+import { rateLimitHeaders, retryAfterFromRatelimits } from "../../src/middleware/ratelimit-headers";
+
+const now = 1_700_000_000_000;
+const state = (name: string, over: Partial<{ limit: number; duration: number; remaining: number; reset: number; exceeded: boolean }> = {}) => ({
+  name,
+  limit: 10,
+  duration: 60_000,
+  remaining: 3,
+  reset: now + 41_200,
+  exceeded: false,
+  ...over,
+});
+
+describe("rateLimitHeaders", () => {
+  it("is empty without rate limits", () => {
+    expect(rateLimitHeaders(undefined, now)).toEqual({});
+    expect(rateLimitHeaders([], now)).toEqual({});
+  });
+
+  it("renders structured-field lists with q, w, r, t", () => {
+    expect(rateLimitHeaders([state("requests"), state("burst", { limit: 2, duration: 1000, remaining: 0, reset: now + 300 })], now)).toEqual({
+      "RateLimit-Policy": '"requests";q=10;w=60, "burst";q=2;w=1',
+      RateLimit: '"requests";r=3;t=42, "burst";r=0;t=1',
+    });
+  });
+
+  it("escapes names and clamps odd numbers", () => {
+    const h = rateLimitHeaders([state('a"b\\é', { remaining: -2, reset: now - 5000 })], now);
+    expect(h.RateLimit).toBe('"a\\"b\\\\_";r=0;t=0');
+  });
+
+  it("skips malformed entries", () => {
+    expect(rateLimitHeaders([{ name: "x" } as never], now)).toEqual({});
+  });
+});
+
+describe("retryAfterFromRatelimits", () => {
+  it("waits for the slowest exceeded limit, at least 1 s", () => {
+    expect(retryAfterFromRatelimits([state("a", { exceeded: true, reset: now + 2_100 }), state("b", { exceeded: true, reset: now + 9_000 }), state("c", { reset: now + 99_000 })], now)).toBe(9);
+    expect(retryAfterFromRatelimits([state("a", { exceeded: true, reset: now - 1 })], now)).toBe(1);
+  });
+
+  it("is undefined when no limit is exceeded", () => {
+    expect(retryAfterFromRatelimits([state("a")], now)).toBeUndefined();
+    expect(retryAfterFromRatelimits(undefined, now)).toBeUndefined();
+  });
+});

@@ -1,0 +1,57 @@
+// Type tests: the Express.Request augmentation, the handler and guard types, and the options.
+import { describe, expectTypeOf, it } from "vitest";
+import express, { type Request, type RequestHandler, type Response } from "express";
+import {
+  apiKeyAuth,
+  getApiKey,
+  requireKey,
+  requirePermissions,
+  type STATUS_PRESETS,
+  type ApiKeyAuthHandler,
+  type ApiKeyAuthOptions,
+  type KeyguardError,
+  type VerifiedKey,
+} from "keyguard";
+
+describe("types", () => {
+  it("augments Express.Request with apiKey", () => {
+    expectTypeOf<Request["apiKey"]>().toEqualTypeOf<VerifiedKey | undefined>();
+    expectTypeOf<VerifiedKey["valid"]>().toEqualTypeOf<true>();
+    expectTypeOf<VerifiedKey["keyId"]>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<VerifiedKey["permissions"]>().toEqualTypeOf<string[] | undefined>();
+    expectTypeOf(getApiKey).returns.toEqualTypeOf<VerifiedKey | undefined>();
+  });
+
+  it("handlers and guards fit app.use and routes", () => {
+    const app = express();
+    const auth = apiKeyAuth({ rootKey: "x" });
+    expectTypeOf(auth).toExtend<ApiKeyAuthHandler>();
+    expectTypeOf(auth.invalidate).toEqualTypeOf<(key: string) => void>();
+    app.use(auth);
+    app.get("/", auth, requirePermissions("docs.read"), (req, res) => {
+      expectTypeOf(req.apiKey?.meta).toEqualTypeOf<Record<string, unknown> | undefined>();
+      res.send("ok");
+    });
+    expectTypeOf(requirePermissions("a")).toExtend<RequestHandler>();
+    app.get(
+      "/t/:tenant",
+      auth,
+      requireKey<Request>((key, req) => key.meta?.tenant === req.params.tenant, { description: "a key of this tenant" }),
+    );
+  });
+
+  it("options", () => {
+    expectTypeOf<{ policy: typeof STATUS_PRESETS.forbidden }>().toExtend<ApiKeyAuthOptions>();
+    expectTypeOf<{ permissions: (req: Request) => string }>().toExtend<ApiKeyAuthOptions<Request>>();
+    expectTypeOf<{ cost: number; tags: string[]; cache: false; staleIfError: number }>().toExtend<ApiKeyAuthOptions>();
+    expectTypeOf<{ onServiceError: "maybe" }>().not.toExtend<ApiKeyAuthOptions>();
+    expectTypeOf<{ cost: string }>().not.toExtend<ApiKeyAuthOptions>();
+    apiKeyAuth<Request, Response>({
+      permissions: (req) => (req.params.id ? `docs.${req.params.id}.read` : undefined),
+      onDenied: (err, _req, res) => {
+        expectTypeOf(err).toEqualTypeOf<KeyguardError>();
+        res.status(err.status).json({ code: err.code });
+      },
+    });
+  });
+});
