@@ -18,7 +18,7 @@ import { DEFAULTS, type ApiKeyAuthOptions, type NextFunction } from "./options";
 import { parseOptions } from "./parse-options";
 import { isPreflight } from "./preflight";
 import { rateLimitHeaders } from "./ratelimit-headers";
-import { resolveShape, ShapeError, type ResolvedShape } from "./request-shape";
+import { resolveShape, ShapeError, staticShape, type ResolvedShape } from "./request-shape";
 import { attachResponder, createResponder } from "./respond";
 import { createVerifier } from "./verify";
 
@@ -70,7 +70,25 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
   const headerNames = (from: readonly KeySource[]) =>
     from.map((source) => (source === "authorization" ? "authorization" : config.extract.header!));
 
+  // With no per-request options, every request has the same shape: computed once here.
+  const fixedShape = config.getKey === undefined ? staticShape(config) : undefined;
+
   type Action = KeyguardError | "next" | VerifiedKey;
+
+  /**
+   * The hot path: a key whose VALID answer is stored in the cache passes without a promise.
+   * Anything else (a miss, a denial, a custom getter, per-request options) returns undefined
+   * and takes the full path in `decide`.
+   */
+  function decideFromCache(req: Req): VerifiedKey | undefined {
+    if (fixedShape === undefined || (config.allowPreflight && isPreflight(req))) return undefined;
+    const found = extractKey(req, config.extract);
+    if (found.kind !== "key") return undefined;
+    const hit = verifier.peek(found.key, fixedShape);
+    if (hit === undefined || hit.valid !== true) return undefined;
+    if (config.hideCredentials) removeHeaders(req, headerNames(found.from));
+    return hit as VerifiedKey;
+  }
 
   async function decide(req: Req): Promise<Action> {
     if (config.allowPreflight && isPreflight(req)) return "next";
@@ -83,7 +101,7 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
 
     let shape: ResolvedShape;
     try {
-      shape = await resolveShape(config, req);
+      shape = fixedShape ?? (await resolveShape(config, req));
     } catch (e) {
       if (!(e instanceof ShapeError)) throw e;
       verifier.reportMisconfiguration(e.message);
@@ -118,6 +136,15 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
 
   const handler = (req: Req, res: Res, next: NextFunction): void => {
     attachResponder(req, responder);
+    const cached = decideFromCache(req);
+    if (cached !== undefined) {
+      try {
+        act(cached, req, res, next);
+      } catch (err) {
+        next(err);
+      }
+      return;
+    }
     decide(req).then(
       (action) => {
         try {

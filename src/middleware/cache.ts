@@ -65,6 +65,8 @@ export interface VerificationCache {
    * started (only if reusable), or the result of `run()`. Failures are never stored.
    */
   verify(cacheKey: string, run: () => Promise<Readonly<VerifyKeyResult>>): Promise<Readonly<VerifyKeyResult>>;
+  /** A stored answer for `cacheKey`, synchronously; undefined when none is stored (or one is in flight). */
+  peek(cacheKey: string): Readonly<VerifyKeyResult> | undefined;
   /** Drops every answer (and forgets in-flight calls) for a key hash. */
   deleteKeyHash(keyHash: string): void;
   clear(): void;
@@ -108,6 +110,10 @@ export function createVerificationCache(settings: CacheSettings): VerificationCa
       if (!entry.storable && lru.peek(cacheKey, { allowStale: true }) === entry) lru.delete(cacheKey);
       if (entry.owner === context || entry.reusable) return entry.result;
       return run();
+    },
+    peek(cacheKey) {
+      const entry = lru.get(cacheKey);
+      return entry !== undefined && entry.storable ? entry.result : undefined;
     },
     deleteKeyHash(keyHash) {
       const prefix = cacheKeyFor(keyHash, "");

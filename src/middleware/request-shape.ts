@@ -80,6 +80,30 @@ export async function resolveShape<Req>(options: ShapeOptions<Req>, req: Req): P
     valueOf(options.ratelimits, req),
     valueOf(options.tags, req),
   ]);
+  return buildShape(permissions, cost, ratelimits, tags);
+}
+
+/**
+ * The shape shared by every request when no option is a function, computed once at factory
+ * time; undefined when some option depends on the request.
+ */
+export function staticShape<Req>(options: ShapeOptions<Req>): ResolvedShape | undefined {
+  const values = [options.permissions, options.cost, options.ratelimits, options.tags];
+  if (values.some((v) => typeof v === "function")) return undefined;
+  return buildShape(
+    options.permissions as string | undefined,
+    options.cost as number | undefined,
+    options.ratelimits as VerifyRatelimit[] | undefined,
+    options.tags as string[] | undefined,
+  );
+}
+
+function buildShape(
+  permissions: string | undefined,
+  cost: number | undefined,
+  ratelimits: VerifyRatelimit[] | undefined,
+  tags: string[] | undefined,
+): ResolvedShape {
   const body: VerifyShape = {};
   if (permissions !== undefined && permissions !== "") {
     if (typeof permissions !== "string") throw new ShapeError(`permissions returned ${typeof permissions}, not a query string`);

@@ -23,6 +23,8 @@ export type VerifyOutcome =
 
 export interface Verifier {
   verify(key: string, shape: ResolvedShape): Promise<VerifyOutcome>;
+  /** A cached answer for this key and shape, without waiting; undefined on a miss. */
+  peek(key: string, shape: ResolvedShape): Readonly<VerifyKeyResult> | undefined;
   /** Logs (throttled) a misconfiguration found before any call, e.g. a bad computed option. */
   reportMisconfiguration(reason: string): void;
   /** Forgets every cached and stale answer for a key. */
@@ -105,6 +107,10 @@ export function createVerifier(settings: VerifierSettings): Verifier {
         if (kept !== undefined) return { kind: "result", result: kept.result, requestId: requestIdOf(kept.result), stale: true };
         return { kind: "failure", failure };
       }
+    },
+    peek(key, shape) {
+      if (cache === undefined || !shape.cacheable) return undefined;
+      return cache.peek(cacheKeyFor(hashKey(key), shape.shapeKey));
     },
     reportMisconfiguration(reason) {
       report({ kind: "misconfigured", reason, log: {}, cause: undefined }, false);

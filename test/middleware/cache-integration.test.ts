@@ -117,6 +117,23 @@ describe("plain keys are cached", () => {
     expect(calls.count).toBe(3);
   });
 
+  it("a cached answer is served without a call and still honours hideCredentials and req.apiKey", async () => {
+    const key = await fx.createKey();
+    const { client, calls } = countingClient(fx.svc);
+    const auth = apiKeyAuth({ client, logger: silentLogger, hideCredentials: true });
+    const app = express().get("/", auth, (req, res) => {
+      res.json({ auth: req.headers.authorization ?? null, keyId: req.apiKey?.keyId ?? null, raw: req.rawHeaders });
+    });
+    const first = await request(app).get("/").set("Authorization", `Bearer ${key}`);
+    const second = await request(app).get("/").set("Authorization", `Bearer ${key}`);
+    expect(calls.count).toBe(1);
+    for (const res of [first, second]) {
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ auth: null, keyId: expect.stringMatching(/^key_/) });
+      expect(JSON.stringify(res.body)).not.toContain(key);
+    }
+  });
+
   it("invalidate(key) makes the next request ask the service again; clear() forgets all", async () => {
     const key = await fx.createKey();
     const created = await fx.client.keys.whoami({ key });
