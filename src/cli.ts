@@ -16,8 +16,10 @@ Options:
   -h, --help        show this help
 
 On start it prints the base URL, the root key and the API id. Point your app at them with
-UNKEY_BASE_URL and UNKEY_ROOT_KEY. With --data, a restart reuses the stored workspace, API and
-root keys (stored hashed); pass --root-key (or set UNKEY_ROOT_KEY) to keep using the same root key.
+UNKEY_BASE_URL and UNKEY_ROOT_KEY. Only a generated root key is printed; one given with
+--root-key or taken from UNKEY_ROOT_KEY is never shown. With --data, a restart reuses the stored
+workspace, API and root keys (stored hashed); pass --root-key (or set UNKEY_ROOT_KEY) to keep
+using the same root key.
 `;
 
 function usageError(message: string): never {
@@ -36,6 +38,17 @@ async function loadLocal(): Promise<typeof Local> {
     }
     throw err;
   }
+}
+
+/**
+ * The root-key line of the banner. Only a generated key is printed: a key given with --root-key
+ * or taken from UNKEY_ROOT_KEY may be a real secret and must not end up in terminal or CI logs.
+ */
+function rootKeyLine(service: Local.LocalKeyService, given: boolean): string {
+  if (given) return "UNKEY_ROOT_KEY: (given with --root-key)";
+  if (!service.rootKeyGenerated) return "UNKEY_ROOT_KEY: (from UNKEY_ROOT_KEY)";
+  const note = service.restored ? "  (new; earlier root keys in the data file still work)" : "";
+  return `UNKEY_ROOT_KEY=${service.rootKey}${note}`;
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -81,10 +94,9 @@ async function main(argv: string[]): Promise<void> {
     console.error(`keyguard: cannot start the local key service: ${e.message}`);
     process.exit(e.code === "LOCAL_SERVICE_CONFIG_ERROR" ? 2 : 1);
   }
-  const note = running.service.rootKeyGenerated && running.service.restored ? "  (new; earlier root keys in the data file still work)" : "";
   console.log(`keyguard local key service listening on ${running.baseUrl}`);
   console.log(`  UNKEY_BASE_URL=${running.baseUrl}`);
-  console.log(`  UNKEY_ROOT_KEY=${running.rootKey}${note}`);
+  console.log(`  ${rootKeyLine(running.service, values["root-key"] !== undefined)}`);
   console.log(`  API id:       ${running.apiId}`);
   console.log(`  workspace id: ${running.workspaceId}`);
   console.log(`  state:        ${dataFile ? `kept in ${dataFile}` : "in memory (lost on exit; use --data FILE to keep it)"}`);

@@ -8,6 +8,7 @@ export { startLocalKeyService } from "./local/server";
 export type { RunningLocalKeyService } from "./local/server";
 export type { LocalKeyService, UnavailableOptions } from "./local/service";
 export { LocalServiceConfigError } from "./local/options";
+export { LocalServiceArgumentError } from "./local/argument-error";
 export type { LocalKeyServiceOptions } from "./local/options";
 export type { LocalState } from "./local/store";
 export { ALL_ROOT_PERMISSIONS } from "./local/auth";

@@ -13,12 +13,13 @@ import { validate } from "./validate";
 /** Largest request body accepted. */
 export const BODY_LIMIT = "1mb";
 
-function send(res: Response, status: number, contentType: string, body: unknown, headers: Record<string, string> = {}): void {
-  res.status(status).set(headers).set("Content-Type", contentType).send(JSON.stringify(body));
+/** Sends a body that is already JSON text. */
+function send(res: Response, status: number, contentType: string, json: string, headers: Record<string, string> = {}): void {
+  res.status(status).set(headers).set("Content-Type", contentType).send(json);
 }
 
 function sendError(req: Request, res: Response, requestId: string, err: ServiceError): void {
-  send(res, err.status, errorContentType(req.get("accept")), errorEnvelope(err, requestId), { ...err.headers });
+  send(res, err.status, errorContentType(req.get("accept")), JSON.stringify(errorEnvelope(err, requestId)), { ...err.headers });
 }
 
 function hasBody(req: Request): boolean {
@@ -44,7 +45,9 @@ export function createApp(core: ServiceCore): Express {
 
   const execute = (req: Request, res: Response, requestId: string, name: OperationName, body: unknown): void => {
     const op = findOperation(name)!;
-    let result: OpResult<unknown>;
+    // The answer is prepared (and serialized) first, then the state is committed once, in one place.
+    let answer: string | undefined;
+    let failure: unknown;
     try {
       const errors = validate(op.schema, body);
       if (errors.length === 0 && op.refine) errors.push(...op.refine(body as never));
@@ -53,23 +56,23 @@ export function createApp(core: ServiceCore): Express {
         throw new ServiceError("application.invalid_input", `Invalid request body: ${first.location} ${first.message}.`, { errors });
       }
       const root = authenticate(core.store, req.get("authorization"));
-      const ctx = { store: core.store, root, now: core.now(), ip: req.socket.remoteAddress ?? "" };
-      result = op.run(ctx, body as never);
+      const now = core.now();
+      core.prune(now);
+      const result: OpResult<unknown> = op.run({ store: core.store, root, now, ip: req.socket.remoteAddress ?? "" }, body as never);
+      answer = JSON.stringify(successEnvelope(result.data, requestId, result.pagination));
     } catch (err) {
-      try {
-        core.persist();
-      } catch (persistErr) {
-        return unexpected(req, res, requestId, persistErr);
-      }
-      if (err instanceof ServiceError) return sendError(req, res, requestId, err);
-      return unexpected(req, res, requestId, err);
+      failure = err;
     }
+    // An unexpected failure may have left a change half done: drop it rather than save it.
+    if (answer === undefined && !(failure instanceof ServiceError)) core.rollback();
     try {
       core.persist();
     } catch (err) {
       return unexpected(req, res, requestId, err);
     }
-    send(res, 200, "application/json", successEnvelope(result.data, requestId, result.pagination));
+    if (answer !== undefined) return send(res, 200, "application/json", answer);
+    if (failure instanceof ServiceError) return sendError(req, res, requestId, failure);
+    unexpected(req, res, requestId, failure);
   };
 
   const unexpected = (req: Request, res: Response, requestId: string, err: unknown): void => {
@@ -94,7 +97,7 @@ export function createApp(core: ServiceCore): Express {
       const name = match?.[1];
       if (name === "liveness") {
         if (req.method !== "GET" && req.method !== "HEAD") return methodNotAllowed(req, res, requestId, "GET, HEAD");
-        return send(res, 200, "application/json", successEnvelope({ message: "OK" }, requestId));
+        return send(res, 200, "application/json", JSON.stringify(successEnvelope({ message: "OK" }, requestId)));
       }
       if (name === undefined || !findOperation(name)) {
         return sendError(req, res, requestId, new ServiceError("routing.not_found", `No operation at ${req.method} ${req.path}. Operations are POST /v2/<group>.<operation>.`));

@@ -14,5 +14,6 @@ export interface LocalKeyServiceInstance {
 
 export function createLocalKeyService(options?: LocalKeyServiceOptions): LocalKeyServiceInstance {
   const core = new ServiceCore(parseOptions(options));
+  core.commitBootstrap();
   return { app: createApp(core), service: core };
 }

@@ -34,6 +34,13 @@ export async function startLocalKeyService(options?: LocalKeyServiceOptions): Pr
       resolve();
     });
   });
+  // The bootstrap is written only now: a start that could not listen leaves the data file alone.
+  try {
+    core.commitBootstrap();
+  } catch (err) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw err;
+  }
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   let closing: Promise<void> | undefined;

@@ -3,8 +3,10 @@
 import { ALL_ROOT_PERMISSIONS, PERMISSION_TUPLE } from "./auth";
 import { newId } from "./ids";
 import { generateKey, hashKey } from "./key-material";
+import { LocalServiceArgumentError } from "./argument-error";
 import { LocalServiceConfigError, type LocalServiceConfig } from "./options";
 import { loadState, saveState } from "./persistence";
+import { pruneWindows } from "./ratelimit";
 import { Store, getRecord, type ApiRecord, type LocalState } from "./store";
 
 export interface UnavailableOptions {
@@ -14,7 +16,11 @@ export interface UnavailableOptions {
   retryAfter?: number;
 }
 
-/** The admin surface of a running local key service. */
+/**
+ * The admin surface of a running local key service. Bad arguments throw
+ * `LocalServiceArgumentError`; with a data file, a change that cannot be written throws the write
+ * error and is not kept.
+ */
 export interface LocalKeyService {
   /** The bootstrap workspace (the default for the methods below). */
   readonly workspaceId: string;
@@ -39,6 +45,9 @@ export interface LocalKeyService {
   now(): number;
 }
 
+/** How often (in service-clock ms) counters of ended rate-limit windows are dropped. */
+const PRUNE_EVERY_MS = 60_000;
+
 export class ServiceCore implements LocalKeyService {
   readonly store: Store;
   readonly config: LocalServiceConfig;
@@ -48,8 +57,13 @@ export class ServiceCore implements LocalKeyService {
   readonly rootKeyGenerated: boolean;
   readonly restored: boolean;
   private fault: { left: number; retryAfter: number } | undefined;
-  /** False during the bootstrap, which is written once at its end. */
+  /** False during the bootstrap, whose changes are written by `persist()` once the service is up. */
   private ready = false;
+  /** JSON of the last committed state (data file only): what a failed save rolls back to. */
+  private committed: string | undefined;
+  /** Whether `committed` is what the data file holds (false until the bootstrap is written). */
+  private committedSaved = false;
+  private lastPrune = -Infinity;
 
   constructor(config: LocalServiceConfig) {
     this.config = config;
@@ -64,7 +78,10 @@ export class ServiceCore implements LocalKeyService {
     }
     let apiId = state.bootstrap?.apiId;
     if (!apiId || !getRecord(state.apis, apiId)) apiId = this.createApi({ workspaceId, name: "default" }).apiId;
-    state.bootstrap = { workspaceId, apiId };
+    if (state.bootstrap?.workspaceId !== workspaceId || state.bootstrap.apiId !== apiId) {
+      state.bootstrap = { workspaceId, apiId };
+      this.store.touch();
+    }
     this.workspaceId = workspaceId;
     this.apiId = apiId;
     this.rootKeyGenerated = config.rootKey === undefined;
@@ -79,9 +96,10 @@ export class ServiceCore implements LocalKeyService {
       });
     }
     this.rootKey = rootKey;
+    // Nothing is written here: a start that fails (say, the port is taken) leaves the file alone.
+    if (config.dataFile) this.committed = JSON.stringify(state);
+    this.committedSaved = !this.store.dirty;
     this.ready = true;
-    this.store.touch();
-    this.persist();
   }
 
   now(): number {
@@ -89,6 +107,9 @@ export class ServiceCore implements LocalKeyService {
   }
 
   createWorkspace(input: { name?: string } = {}): { workspaceId: string } {
+    if (input.name !== undefined && (typeof input.name !== "string" || input.name === "")) {
+      throw new LocalServiceArgumentError("createWorkspace: name must be a non-empty string when given.");
+    }
     const id = newId("ws");
     this.store.state.workspaces[id] = { id, name: input.name ?? "workspace", createdAt: this.now() };
     this.changed();
@@ -97,10 +118,12 @@ export class ServiceCore implements LocalKeyService {
 
   createApi(input: { workspaceId?: string; name: string; ipWhitelist?: string[] }): { apiId: string } {
     const workspaceId = this.workspace(input.workspaceId);
-    if (typeof input.name !== "string" || input.name === "") throw new LocalServiceConfigError("createApi: name must be a non-empty string.");
+    if (typeof input.name !== "string" || input.name === "") {
+      throw new LocalServiceArgumentError("createApi: name must be a non-empty string.");
+    }
     const ips = input.ipWhitelist;
     if (ips !== undefined && (!Array.isArray(ips) || ips.some((ip) => typeof ip !== "string" || ip === ""))) {
-      throw new LocalServiceConfigError('createApi: ipWhitelist must be an array of addresses, e.g. ["127.0.0.1"].');
+      throw new LocalServiceArgumentError('createApi: ipWhitelist must be an array of addresses, e.g. ["127.0.0.1"].');
     }
     const id = newId("api");
     const api: ApiRecord = { id, workspaceId, name: input.name, createdAt: this.now() };
@@ -114,13 +137,13 @@ export class ServiceCore implements LocalKeyService {
     const workspaceId = this.workspace(input.workspaceId);
     const bad = (input.permissions ?? []).find((p) => typeof p !== "string" || !PERMISSION_TUPLE.test(p));
     if (!Array.isArray(input.permissions) || bad !== undefined) {
-      throw new LocalServiceConfigError(
+      throw new LocalServiceArgumentError(
         `createRootKey: invalid permission ${JSON.stringify(bad)}. Use tuples like "api.*.verify_key" or "rbac.*.create_permission".`,
       );
     }
     const { key, hash } = generateKey("root", 24);
     this.store.putRootKey({ id: newId("rk"), workspaceId, hash, permissions: [...input.permissions], createdAt: this.now() });
-    this.persist();
+    this.changed();
     return { rootKey: key };
   }
 
@@ -133,7 +156,7 @@ export class ServiceCore implements LocalKeyService {
     const left = opts.failures ?? Infinity;
     const retryAfter = opts.retryAfter ?? 1;
     if (!(left > 0) || !Number.isInteger(retryAfter) || retryAfter < 0) {
-      throw new LocalServiceConfigError("setUnavailable: failures must be > 0 and retryAfter a whole number of seconds >= 0.");
+      throw new LocalServiceArgumentError("setUnavailable: failures must be > 0 and retryAfter a whole number of seconds >= 0.");
     }
     this.fault = { left, retryAfter };
   }
@@ -150,11 +173,57 @@ export class ServiceCore implements LocalKeyService {
     return this.store.snapshot();
   }
 
-  /** Writes the state to the data file if it changed. Throws when the write fails. */
+  /**
+   * Commits the changes: writes the state to the data file if it changed. When the write fails,
+   * the state goes back to the last committed one (nothing of the failed change is kept) and the
+   * error is thrown.
+   */
   persist(): void {
     if (!this.store.dirty) return;
-    if (this.config.dataFile) saveState(this.config.dataFile, this.store.state);
+    const file = this.config.dataFile;
+    if (file) {
+      let text: string;
+      try {
+        text = JSON.stringify(this.store.state);
+        saveState(file, text);
+      } catch (err) {
+        this.rollback();
+        throw err;
+      }
+      this.committed = text;
+      this.committedSaved = true;
+    }
     this.store.clean();
+  }
+
+  /**
+   * Undoes every change since the last commit. Only with a data file: a service in memory keeps
+   * no copy to return to (its operations check everything before changing anything).
+   */
+  rollback(): void {
+    if (this.committed === undefined) return;
+    this.store.replace(JSON.parse(this.committed) as LocalState);
+    if (this.committedSaved) this.store.clean();
+    else this.store.touch();
+  }
+
+  /** Writes the bootstrap once the service is up. A data file that cannot be written is a config error. */
+  commitBootstrap(): void {
+    try {
+      this.persist();
+    } catch (err) {
+      throw new LocalServiceConfigError(
+        `keyguard/local: cannot write dataFile ${JSON.stringify(this.config.dataFile)}: ${(err as Error).message}. ` +
+          "Check that its directory exists and is writable.",
+      );
+    }
+  }
+
+  /** Drops counters of rate-limit windows that ended, at most once per minute of service time. */
+  prune(now: number): void {
+    if (now >= this.lastPrune && now - this.lastPrune < PRUNE_EVERY_MS) return;
+    this.lastPrune = now;
+    if (pruneWindows(this.store.state.windows, now) > 0) this.store.touch();
   }
 
   private changed(): void {
@@ -165,7 +234,7 @@ export class ServiceCore implements LocalKeyService {
   private workspace(id: string | undefined): string {
     const workspaceId = id ?? this.workspaceId ?? this.store.state.bootstrap?.workspaceId;
     if (!workspaceId || !getRecord(this.store.state.workspaces, workspaceId)) {
-      throw new LocalServiceConfigError(`keyguard/local: unknown workspace ${JSON.stringify(id)}. Use an id from createWorkspace().`);
+      throw new LocalServiceArgumentError(`keyguard/local: unknown workspace ${JSON.stringify(id)}. Use an id from createWorkspace().`);
     }
     return workspaceId;
   }

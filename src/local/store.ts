@@ -1,6 +1,7 @@
 // The local service's state: plain JSON-serialisable records plus in-memory hash indexes.
 // Every mutation goes through `touch()` so the persistence layer knows what to write.
 import type { CreditsRefill, Meta } from "../protocol/types";
+import { dropOwnedCounters } from "./ratelimit";
 
 export interface WorkspaceRecord {
   id: string;
@@ -91,13 +92,15 @@ export interface IdentityRecord {
   createdAt: number;
 }
 
-/** Counters of one sliding-window rate limit. */
+/** Counters of one sliding-window rate limit, keyed by limit id and window length. */
 export interface WindowRecord {
   duration: number;
   /** floor(now / duration) of the current window. */
   window: number;
   current: number;
   previous: number;
+  /** Key or identity whose limit this counts; absent for `ratelimit.limit` counters. */
+  owner?: string;
 }
 
 export interface LocalState {
@@ -144,16 +147,32 @@ export function inWorkspace<T extends { id: string; workspaceId: string }>(
 }
 
 export class Store {
-  readonly state: LocalState;
   /** True when the state changed since the last `clean()`. */
   dirty = false;
+  private current: LocalState;
   private readonly keyByHash = new Map<string, string>();
   private readonly rootKeyByHash = new Map<string, string>();
 
   constructor(state: LocalState = emptyState()) {
-    this.state = state;
-    for (const k of Object.values(state.keys)) this.keyByHash.set(k.hash, k.id);
-    for (const r of Object.values(state.rootKeys)) this.rootKeyByHash.set(r.hash, r.id);
+    this.current = state;
+    this.index();
+  }
+
+  get state(): LocalState {
+    return this.current;
+  }
+
+  /** Replaces the whole state (rolling back to a saved copy) and rebuilds the indexes. */
+  replace(state: LocalState): void {
+    this.current = state;
+    this.index();
+  }
+
+  private index(): void {
+    this.keyByHash.clear();
+    this.rootKeyByHash.clear();
+    for (const k of Object.values(this.current.keys)) this.keyByHash.set(k.hash, k.id);
+    for (const r of Object.values(this.current.rootKeys)) this.rootKeyByHash.set(r.hash, r.id);
   }
 
   touch(): void {
@@ -185,7 +204,7 @@ export class Store {
     if (!key) return;
     this.keyByHash.delete(key.hash);
     delete this.state.keys[id];
-    for (const rl of key.ratelimits) delete this.state.windows[rl.id];
+    dropOwnedCounters(this.state.windows, id);
     this.touch();
   }
 

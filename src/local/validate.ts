@@ -31,8 +31,12 @@ export const obj = (fields: Record<string, Schema>, required: readonly string[] 
 export const record = (o: Base = {}): Schema => ({ kind: "record", ...o });
 export const nullable = (s: Schema): Schema => ({ ...s, nullable: true });
 
-/** Most problems reported for one body. */
-const MAX_ERRORS = 20;
+/** Most problems reported for one body; the validator stops reading once it has this many. */
+export const MAX_ERRORS = 20;
+/** Deepest nesting of objects and arrays accepted in free-form metadata (the object itself is level 1). */
+export const MAX_META_DEPTH = 32;
+/** Largest free-form metadata accepted, in bytes of its JSON encoding. */
+export const MAX_META_BYTES = 64 * 1024;
 
 function typeName(v: unknown): string {
   if (v === null) return "null";
@@ -44,17 +48,36 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** Validates `value` against `schema`; returns the problems found (empty when valid). */
+/** Whether `v` nests objects or arrays deeper than `max` levels. Recursion stops at `max`. */
+function deeperThan(v: unknown, max: number): boolean {
+  if (typeof v !== "object" || v === null) return false;
+  if (max === 0) return true;
+  for (const item of Object.values(v)) if (deeperThan(item, max - 1)) return true;
+  return false;
+}
+
+/** Problem with free-form metadata: too deep or too large. Checks depth first, so encoding is safe. */
+function metaProblem(v: Record<string, unknown>): [string, string] | undefined {
+  if (deeperThan(v, MAX_META_DEPTH)) {
+    return [`must not be nested deeper than ${MAX_META_DEPTH} levels`, "Flatten the metadata."];
+  }
+  if (Buffer.byteLength(JSON.stringify(v), "utf8") > MAX_META_BYTES) {
+    return [`must be at most ${MAX_META_BYTES} bytes as JSON`, "Store large data elsewhere and keep a reference in meta."];
+  }
+  return undefined;
+}
+
+/** Validates `value` against `schema`; returns the problems found (empty when valid), at most MAX_ERRORS. */
 export function validate(schema: Schema, value: unknown, location = "body"): ValidationErrorDetail[] {
   const errors: ValidationErrorDetail[] = [];
   walk(schema, value, location, errors);
-  return errors.slice(0, MAX_ERRORS);
+  return errors;
 }
 
 function walk(s: Schema, v: unknown, at: string, out: ValidationErrorDetail[]): void {
   if (out.length >= MAX_ERRORS) return;
-  const push = (message: string, fix?: string): void => {
-    out.push(fix ? { location: at, message, fix } : { location: at, message });
+  const push = (message: string, fix?: string, location = at): void => {
+    if (out.length < MAX_ERRORS) out.push(fix ? { location, message, fix } : { location, message });
   };
   if (v === null) {
     if (!s.nullable) push("must not be null", "Omit the field instead of sending null.");
@@ -80,34 +103,35 @@ function walk(s: Schema, v: unknown, at: string, out: ValidationErrorDetail[]): 
         push(`must be one of ${s.values.map((x) => JSON.stringify(x)).join(", ")}`);
       }
       return;
-    case "record":
-      if (!isPlainObject(v)) push(`must be an object, got ${typeName(v)}`);
+    case "record": {
+      if (!isPlainObject(v)) return push(`must be an object, got ${typeName(v)}`);
+      const problem = metaProblem(v);
+      if (problem) push(...problem);
       return;
+    }
     case "array":
       if (!Array.isArray(v)) return push(`must be an array, got ${typeName(v)}`);
       if (s.min !== undefined && v.length < s.min) push(`must have at least ${s.min} items`);
       else if (s.max !== undefined && v.length > s.max) push(`must have at most ${s.max} items`);
-      v.forEach((item, i) => walk(s.items, item, `${at}[${i}]`, out));
+      for (let i = 0; i < v.length && out.length < MAX_ERRORS; i++) walk(s.items, v[i], `${at}[${i}]`, out);
       return;
     case "object": {
       if (!isPlainObject(v)) return push(`must be an object, got ${typeName(v)}`);
       for (const name of s.required ?? []) {
-        if (!Object.hasOwn(v, name) || v[name] === undefined) {
-          out.push({ location: `${at}.${name}`, message: "is required", fix: `Add the "${name}" field.` });
-        }
+        if (out.length >= MAX_ERRORS) return;
+        if (!Object.hasOwn(v, name) || v[name] === undefined) push("is required", `Add the "${name}" field.`, `${at}.${name}`);
       }
       const allowed = Object.keys(s.fields);
-      for (const [name, item] of Object.entries(v)) {
+      // Field names first, values only for known fields: a body of many unknown fields costs little.
+      for (const name of Object.keys(v)) {
+        if (out.length >= MAX_ERRORS) return;
         const field = Object.hasOwn(s.fields, name) ? s.fields[name] : undefined;
         if (!field) {
-          out.push({
-            location: `${at}.${name}`,
-            message: "is not a known field",
-            fix: `Remove it. Known fields: ${allowed.join(", ")}.`,
-          });
-        } else if (item !== undefined) {
-          walk(field, item, `${at}.${name}`, out);
+          push("is not a known field", `Remove it. Known fields: ${allowed.join(", ")}.`, `${at}.${name}`);
+          continue;
         }
+        const item = v[name];
+        if (item !== undefined) walk(field, item, `${at}.${name}`, out);
       }
       return;
     }

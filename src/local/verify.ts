@@ -1,5 +1,5 @@
-// keys.verifyKey: the order of checks. Lookup → DISABLED → EXPIRED → workspace and root-key grant
-// (NOT_FOUND) → API IP allowlist (FORBIDDEN) → permission query → rate limits → credits.
+// keys.verifyKey: the order of checks. Lookup, workspace and root-key grant (NOT_FOUND) → DISABLED
+// → EXPIRED → API IP allowlist (FORBIDDEN) → permission query → rate limits → credits.
 import { createHash } from "node:crypto";
 import {
   PermissionQuerySyntaxError,
@@ -13,7 +13,7 @@ import { applyRefill, charge } from "./credits";
 import { ServiceError } from "./envelope";
 import { hashKey } from "./key-material";
 import type { OpContext } from "./operation";
-import { checkLimits, type LimitCheck } from "./ratelimit";
+import { checkLimits, limitCounter, type LimitCheck } from "./ratelimit";
 import { getRecord, type KeyRecord, type RatelimitRecord } from "./store";
 import { effectivePermissionSlugs, identityView, keyIdentity, roleNames } from "./views";
 
@@ -33,23 +33,29 @@ function plainIp(ip: string): string {
 interface SelectedLimit {
   config: RatelimitRecord;
   cost: number;
+  /** The key or identity the limit belongs to. */
+  owner: string;
 }
 
 function selectLimits(ctx: OpContext, key: KeyRecord, body: VerifyKeyRequest): SelectedLimit[] {
   const identity = keyIdentity(ctx.store, key);
-  const configured = [...key.ratelimits, ...(identity?.ratelimits ?? [])];
+  // The key's own limit replaces its identity's limit of the same name.
+  const inherited = (identity?.ratelimits ?? []).filter((rl) => !key.ratelimits.some((own) => own.name === rl.name));
+  const configured = [
+    ...key.ratelimits.map((config) => ({ config, owner: key.id })),
+    ...inherited.map((config) => ({ config, owner: identity!.id })),
+  ];
   const selected = new Map<string, SelectedLimit>();
-  for (const rl of configured) if (rl.autoApply) selected.set(rl.id, { config: rl, cost: 1 });
+  for (const c of configured) if (c.config.autoApply) selected.set(c.config.id, { ...c, cost: 1 });
   for (const req of body.ratelimits ?? []) {
-    // The key's own limit wins over its identity's limit of the same name.
-    const found = configured.find((rl) => rl.name === req.name);
+    const found = configured.find((c) => c.config.name === req.name);
     if (found) {
-      const config = { ...found, limit: req.limit ?? found.limit, duration: req.duration ?? found.duration };
-      selected.set(found.id, { config, cost: req.cost ?? 1 });
+      const config = { ...found.config, limit: req.limit ?? found.config.limit, duration: req.duration ?? found.config.duration };
+      selected.set(found.config.id, { config, cost: req.cost ?? 1, owner: found.owner });
     } else if (req.limit !== undefined && req.duration !== undefined) {
       const id = inlineLimitId(key.id, req.name);
       const config = { id, name: req.name, limit: req.limit, duration: req.duration, autoApply: false };
-      selected.set(id, { config, cost: req.cost ?? 1 });
+      selected.set(id, { config, cost: req.cost ?? 1, owner: key.id });
     } else {
       throw new ServiceError(
         "application.precondition_failed",
@@ -65,15 +71,13 @@ export function verifyKey(ctx: OpContext, body: VerifyKeyRequest): VerifyKeyResu
   const { store, root, now } = ctx;
   requireSomeApiGrant(root, "verify_key");
   const key = store.keyByHashValue(hashKey(body.key));
-  if (!key) return { ...NOT_FOUND };
+  // A key of another workspace, or of an API this root key may not verify, is not found:
+  // not even DISABLED or EXPIRED is revealed.
+  if (!key || key.workspaceId !== root.workspaceId || !canOnApi(root, "verify_key", key.apiId)) return { ...NOT_FOUND };
   if (applyRefill(key.credits, now)) store.touch();
-  const visible = key.workspaceId === root.workspaceId && canOnApi(root, "verify_key", key.apiId);
-  // Details are only shown to a root key that may see the key.
-  const outcome = (code: string, extra: Partial<VerifyKeyResult> = {}): VerifyKeyResult =>
-    visible ? describe(ctx, key, code, extra) : { valid: false, code };
+  const outcome = (code: string, extra: Partial<VerifyKeyResult> = {}): VerifyKeyResult => describe(ctx, key, code, extra);
   if (!key.enabled) return outcome("DISABLED");
   if (key.expires !== undefined && key.expires <= now) return outcome("EXPIRED");
-  if (!visible) return { ...NOT_FOUND };
 
   const api = getRecord(store.state.apis, key.apiId);
   if (api?.ipWhitelist && !api.ipWhitelist.includes(plainIp(ctx.ip))) return outcome("FORBIDDEN");
@@ -97,10 +101,11 @@ export function verifyKey(ctx: OpContext, body: VerifyKeyRequest): VerifyKeyResu
   let states: VerifyRatelimitState[] | undefined;
   if (limits.length > 0) {
     const checks: LimitCheck[] = limits.map((l) => ({
-      counter: l.config.id,
+      counter: limitCounter(l.config.id, l.config.duration),
       limit: l.config.limit,
       duration: l.config.duration,
       cost: l.cost,
+      owner: l.owner,
     }));
     const result = checkLimits(store.state.windows, checks, now);
     states = limits.map((l, i) => {

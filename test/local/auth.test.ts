@@ -1,5 +1,6 @@
 // Root keys: the Authorization header, permission tuples (literal) and workspace isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LocalServiceArgumentError } from "keyguard/local";
 import { start, type Started } from "./helpers";
 
 let s: Started;
@@ -76,6 +77,7 @@ describe("permission tuples", () => {
 
   it("createRootKey rejects malformed tuples", () => {
     expect(() => s.service.createRootKey({ permissions: ["verify_key"] })).toThrow(/invalid permission "verify_key"/);
+    expect(() => s.service.createRootKey({ permissions: ["verify_key"] })).toThrow(LocalServiceArgumentError);
   });
 });
 
@@ -109,10 +111,23 @@ describe("workspace isolation", () => {
     expect((await s.call("apis.listKeys", { apiId: apiB })).status).toBe(404);
   });
 
-  it("a disabled key of another workspace shows no details", async () => {
+  it("a disabled or expired key of another workspace answers NOT_FOUND, like any unknown key", async () => {
     const { workspaceId } = s.service.createWorkspace();
     const { rootKey } = s.service.createRootKey({ workspaceId, permissions: ["api.*.verify_key"] });
-    const { key } = await s.createKey({ enabled: false, name: "secret-name" });
-    expect((await s.call("keys.verifyKey", { key }, rootKey)).body.data).toStrictEqual({ valid: false, code: "DISABLED" });
+    const { key: disabled } = await s.createKey({ enabled: false, name: "secret-name" });
+    const { key: expired } = await s.createKey({ expires: Date.now() - 1000 });
+    for (const key of [disabled, expired]) {
+      expect((await s.call("keys.verifyKey", { key }, rootKey)).body.data).toStrictEqual({ valid: false, code: "NOT_FOUND" });
+    }
+    // The owning workspace still sees the real codes.
+    expect(await s.verify(disabled)).toMatchObject({ code: "DISABLED", name: "secret-name" });
+    expect(await s.verify(expired)).toMatchObject({ code: "EXPIRED" });
+  });
+
+  it("a root key without a grant for the key's API gets NOT_FOUND for a disabled key too", async () => {
+    const { apiId } = s.service.createApi({ name: "grant-scope" });
+    const { rootKey } = s.service.createRootKey({ permissions: [`api.${apiId}.verify_key`] });
+    const { key } = await s.createKey({ enabled: false });
+    expect((await s.call("keys.verifyKey", { key }, rootKey)).body.data).toStrictEqual({ valid: false, code: "NOT_FOUND" });
   });
 });

@@ -19,14 +19,15 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 interface Served {
   child: ChildProcess;
   baseUrl: string;
-  rootKey: string;
+  /** The printed root key; only a generated key is printed. */
+  rootKey: string | undefined;
   apiId: string;
   output: string;
 }
 
-/** Starts `keyguard serve` and waits for the printed base URL, root key and API id. */
-function serve(args: string[]): Promise<Served> {
-  const child = spawn(process.execPath, [...CLI, "serve", ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+/** Starts `keyguard serve` and waits for the printed base URL, root-key line and API id. */
+function serve(args: string[], extraEnv: Record<string, string> = {}): Promise<Served> {
+  const child = spawn(process.execPath, [...CLI, "serve", ...args], { env: { ...env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
   children.push(child);
   return new Promise((resolve, reject) => {
     let output = "";
@@ -36,7 +37,7 @@ function serve(args: string[]): Promise<Served> {
       const baseUrl = /listening on (http:\/\/\S+)/.exec(output)?.[1];
       const rootKey = /UNKEY_ROOT_KEY=(\S+)/.exec(output)?.[1];
       const apiId = /API id:\s+(api_\S+)/.exec(output)?.[1];
-      if (baseUrl && rootKey && apiId && /state:/.test(output)) {
+      if (baseUrl && /UNKEY_ROOT_KEY/.test(output) && apiId && /state:/.test(output)) {
         clearTimeout(timer);
         resolve({ child, baseUrl, rootKey, apiId, output });
       }
@@ -70,7 +71,8 @@ describe("keyguard serve", () => {
     const dataFile = join(dir, "state.json");
     const first = await serve(["--port", "0", "--data", dataFile]);
     expect(first.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    const call = makeCall(first.baseUrl, first.rootKey);
+    expect(first.rootKey).toMatch(/^root_/);
+    const call = makeCall(first.baseUrl, first.rootKey!);
     const created = await call("keys.createKey", { apiId: first.apiId, credits: { remaining: 3 } });
     expect(created.status).toBe(200);
     const { key } = created.body.data;
@@ -82,17 +84,27 @@ describe("keyguard serve", () => {
     const second = await serve(["--port", "0", "--data", dataFile]);
     expect(second.apiId).toBe(first.apiId);
     expect(second.output).toContain("earlier root keys in the data file still work");
-    const again = makeCall(second.baseUrl, first.rootKey);
+    const again = makeCall(second.baseUrl, first.rootKey!);
     expect((await again("keys.verifyKey", { key })).body.data).toMatchObject({ valid: true, code: "VALID", credits: 1 });
     second.child.kill("SIGTERM");
     expect(await exited(second.child)).toBe(0);
   });
 
-  it("uses --root-key", async () => {
+  it("uses --root-key without printing it", async () => {
     const served = await serve(["--port", "0", "--root-key", "root_fromTheCommandLine"]);
-    expect(served.rootKey).toBe("root_fromTheCommandLine");
+    expect(served.output).not.toContain("root_fromTheCommandLine");
+    expect(served.output).toContain("(given with --root-key)");
     expect(served.output).toContain("in memory");
     const res = await makeCall(served.baseUrl, "root_fromTheCommandLine")("apis.getApi", { apiId: served.apiId });
+    expect(res.status).toBe(200);
+  });
+
+  it("never prints a root key taken from UNKEY_ROOT_KEY", async () => {
+    const served = await serve(["--port", "0"], { UNKEY_ROOT_KEY: "root_productionSecret42" });
+    expect(served.output).not.toContain("root_productionSecret42");
+    expect(served.output).not.toContain("productionSecret");
+    expect(served.output).toContain("(from UNKEY_ROOT_KEY)");
+    const res = await makeCall(served.baseUrl, "root_productionSecret42")("apis.getApi", { apiId: served.apiId });
     expect(res.status).toBe(200);
   });
 

@@ -1,7 +1,7 @@
 // The injectable clock: expiry, daily and monthly refills, and sliding rate-limit windows.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyRefill, charge, lastRefillBoundary } from "../../src/local/credits";
-import { checkLimits } from "../../src/local/ratelimit";
+import { checkLimits, limitCounter, namespaceCounter, pruneWindows } from "../../src/local/ratelimit";
 import type { WindowRecord } from "../../src/local/store";
 import { manualClock, start, type Started } from "./helpers";
 
@@ -71,6 +71,23 @@ describe("sliding window (pure)", () => {
     expect(denied.passed).toBe(false);
     expect(denied.states.map((s) => s.passed)).toEqual([true, false]);
     expect(windows.a!.current).toBe(1);
+  });
+
+  it("pruneWindows drops only counters older than the previous window", () => {
+    const windows: Record<string, WindowRecord> = {
+      current: { duration: 1000, window: 10, current: 1, previous: 0 },
+      previous: { duration: 1000, window: 9, current: 1, previous: 0 },
+      stale: { duration: 1000, window: 8, current: 1, previous: 0 },
+      long: { duration: 60_000, window: 0, current: 1, previous: 0 },
+    };
+    expect(pruneWindows(windows, 10_500)).toBe(1);
+    expect(Object.keys(windows)).toEqual(["current", "previous", "long"]);
+  });
+
+  it("counters are unambiguous: limit id + duration, and JSON tuples for namespaces", () => {
+    expect(limitCounter("rl_a", 1000)).not.toBe(limitCounter("rl_a", 60_000));
+    expect(namespaceCounter("ws", "a:b", "c", 1000)).not.toBe(namespaceCounter("ws", "a", "b:c", 1000));
+    expect(namespaceCounter("ws", 'a","b', "c", 1000)).not.toBe(namespaceCounter("ws", "a", 'b","c', 1000));
   });
 });
 

@@ -146,6 +146,35 @@ describe("keys.updateKey", () => {
     await s.call("keys.updateKey", { keyId, credits: { refill: null } });
     expect((await s.call("keys.getKey", { keyId })).body.data.credits).toEqual({ remaining: 2 });
   });
+
+  it("credits without remaining on an unlimited key → 400, and the key stays unlimited", async () => {
+    const { keyId, key } = await s.createKey();
+    const res = await s.call("keys.updateKey", { keyId, credits: {} });
+    expect(res.status).toBe(400);
+    expect(res.body.error.errors[0]).toMatchObject({ location: "body.credits.remaining" });
+    expect((await s.call("keys.getKey", { keyId })).body.data).not.toHaveProperty("credits");
+    expect(await s.verify(key)).toMatchObject({ code: "VALID" });
+    // On a limited key, omitting remaining keeps the balance.
+    const limited = await s.createKey({ credits: { remaining: 4 } });
+    expect((await s.call("keys.updateKey", { keyId: limited.keyId, credits: {} })).status).toBe(200);
+    expect((await s.call("keys.getKey", { keyId: limited.keyId })).body.data.credits).toEqual({ remaining: 4 });
+  });
+
+  it("a refill added by updateKey starts counting now: no immediate refill for the days before", async () => {
+    const { keyId, key } = await s.createKey({ credits: { remaining: 100 } });
+    clock.advance(3 * 86_400_000);
+    const res = await s.call("keys.updateKey", { keyId, credits: { remaining: 5, refill: { interval: "daily", amount: 50 } } });
+    expect(res.status).toBe(200);
+    expect(await s.verify(key)).toMatchObject({ code: "VALID", credits: 4 });
+    // Adding a refill alone to a limited key behaves the same.
+    const other = await s.createKey({ credits: { remaining: 7 } });
+    clock.advance(2 * 86_400_000);
+    await s.call("keys.updateKey", { keyId: other.keyId, credits: { refill: { interval: "daily", amount: 50 } } });
+    expect(await s.verify(other.key)).toMatchObject({ code: "VALID", credits: 6 });
+    // The next 00:00 UTC refills as usual.
+    clock.advance(86_400_000);
+    expect(await s.verify(key)).toMatchObject({ code: "VALID", credits: 49 });
+  });
 });
 
 describe("keys.updateCredits", () => {
@@ -160,6 +189,14 @@ describe("keys.updateCredits", () => {
     expect((await op("increment", 1)).error.status).toBe(400);
     expect((await op("decrement")).error.errors[0].location).toBe("body.value");
     expect((await op("set", 9)).data).toEqual({ remaining: 9 });
+  });
+
+  it("increment never goes past Number.MAX_SAFE_INTEGER", async () => {
+    const { keyId, key } = await s.createKey({ credits: { remaining: Number.MAX_SAFE_INTEGER - 1 } });
+    const res = await s.call("keys.updateCredits", { keyId, operation: "increment", value: Number.MAX_SAFE_INTEGER });
+    expect(res.body.data).toEqual({ remaining: Number.MAX_SAFE_INTEGER });
+    expect((await s.call("keys.getKey", { keyId })).body.data.credits).toEqual({ remaining: Number.MAX_SAFE_INTEGER });
+    expect(await s.verify(key)).toMatchObject({ code: "VALID", credits: Number.MAX_SAFE_INTEGER - 1 });
   });
 });
 

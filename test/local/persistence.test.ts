@@ -1,6 +1,6 @@
 // The data file: state survives a restart, the file is written atomically, and neither the
 // file nor snapshot() ever holds a plaintext key or root key.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -83,6 +83,43 @@ describe("persistence across a restart", () => {
     writeFileSync(dataFile, JSON.stringify({ hello: "world" }));
     await expect(start({ dataFile })).rejects.toThrow(/not a keyguard state file/);
   });
+
+  it("a data file that cannot be written fails the start with a config error naming it", async () => {
+    const dataFile = join(dir, "no-such-dir", "state.json");
+    await expect(start({ dataFile })).rejects.toThrow(LocalServiceConfigError);
+    await expect(start({ dataFile })).rejects.toThrow(/cannot write dataFile ".*no-such-dir.*state\.json".*directory exists/);
+  });
+
+  it("a state file missing a table fails fast naming the file and the table", async () => {
+    const dataFile = join(dir, "partial.json");
+    const s = await start({ dataFile, rootKey: "root_partialState1" });
+    await s.close();
+    const state = JSON.parse(readFileSync(dataFile, "utf8"));
+    delete state.apis;
+    writeFileSync(dataFile, JSON.stringify(state));
+    await expect(start({ dataFile })).rejects.toThrow(LocalServiceConfigError);
+    await expect(start({ dataFile })).rejects.toThrow(/partial\.json.*"apis"/);
+    state.apis = [];
+    writeFileSync(dataFile, JSON.stringify(state));
+    await expect(start({ dataFile })).rejects.toThrow(/partial\.json.*"apis"/);
+  });
+
+  it("a start that fails to listen (port in use) leaves the data file untouched", async () => {
+    const holder = await start();
+    const port = Number(new URL(holder.baseUrl).port);
+    const fresh = join(dir, "never-written.json");
+    await expect(start({ dataFile: fresh, port })).rejects.toThrow(/EADDRINUSE/);
+    expect(existsSync(fresh)).toBe(false);
+
+    const existing = join(dir, "unchanged.json");
+    const first = await start({ dataFile: existing, rootKey: "root_unchangedKey1" });
+    await first.close();
+    const before = readFileSync(existing, "utf8");
+    // A new root key would be added to the file by a successful start.
+    await expect(start({ dataFile: existing, port, rootKey: "root_unchangedKey2" })).rejects.toThrow(/EADDRINUSE/);
+    expect(readFileSync(existing, "utf8")).toBe(before);
+    await holder.close();
+  });
 });
 
 describe("a failing write", () => {
@@ -97,6 +134,34 @@ describe("a failing write", () => {
     expect(res.body.error.type).toMatch(/\/application\/unexpected_error$/);
     expect(JSON.stringify(res.body)).not.toContain(sub);
     expect(logger.error).toHaveBeenCalledOnce();
+    await s.close();
+  });
+
+  it("keeps nothing of a change it could not save: credits, rate limits and new keys are rolled back", async () => {
+    const sub = join(dir, "flaky");
+    mkdirSync(sub);
+    const dataFile = join(sub, "state.json");
+    const s = await start({ dataFile, rootKey: "root_flakyDiskKey1" });
+    const { key, keyId } = await s.createKey({
+      credits: { remaining: 3 },
+      ratelimits: [{ name: "rpm", limit: 3, duration: 60_000, autoApply: true }],
+    });
+    const keysBefore = Object.keys(s.service.snapshot().keys);
+
+    rmSync(sub, { recursive: true, force: true });
+    for (let i = 0; i < 3; i++) expect((await s.call("keys.verifyKey", { key })).status).toBe(500);
+    expect((await s.call("keys.createKey", { apiId: s.apiId })).status).toBe(500);
+    expect((await s.call("keys.updateKey", { keyId, name: "renamed" })).status).toBe(500);
+    expect(() => s.service.createApi({ name: "unsaved" })).toThrow(/ENOENT/);
+
+    mkdirSync(sub);
+    expect(Object.keys(s.service.snapshot().keys)).toEqual(keysBefore);
+    expect(Object.values(s.service.snapshot().apis).map((a) => a.name)).not.toContain("unsaved");
+    expect(await s.verify(key)).toMatchObject({ code: "VALID", credits: 2, ratelimits: [{ name: "rpm", remaining: 2 }] });
+    expect((await s.call("keys.getKey", { keyId })).body.data).not.toHaveProperty("name");
+    const saved = JSON.parse(readFileSync(dataFile, "utf8"));
+    expect(saved.keys[keyId].credits.remaining).toBe(2);
+    expect(Object.keys(saved.keys)).toEqual(keysBefore);
     await s.close();
   });
 });

@@ -3,7 +3,13 @@
 import { request as httpRequest, Agent } from "node:http";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "keyguard";
-import { ALL_ROOT_PERMISSIONS, LocalServiceConfigError, createLocalKeyService, startLocalKeyService } from "keyguard/local";
+import {
+  ALL_ROOT_PERMISSIONS,
+  LocalServiceArgumentError,
+  LocalServiceConfigError,
+  createLocalKeyService,
+  startLocalKeyService,
+} from "keyguard/local";
 
 afterEach(() => {
   vi.unstubAllEnvs();
@@ -86,7 +92,18 @@ describe("admin surface", () => {
     const { apiId } = service.createApi({ name: "x" });
     expect(service.snapshot().apis[apiId]).toMatchObject({ workspaceId: service.workspaceId, name: "x" });
     expect(() => service.createApi({ workspaceId: "ws_nope", name: "x" })).toThrow(/unknown workspace "ws_nope"/);
-    expect(() => service.createRootKey({ workspaceId: "ws_nope", permissions: [] })).toThrow(LocalServiceConfigError);
+    expect(() => service.createRootKey({ workspaceId: "ws_nope", permissions: [] })).toThrow(LocalServiceArgumentError);
+    expect(() => service.createApi({ name: "" })).toThrow(LocalServiceArgumentError);
+    expect(() => service.setUnavailable({ retryAfter: -1 })).toThrow(LocalServiceArgumentError);
+    const thrown = (() => {
+      try {
+        service.createApi({ workspaceId: "ws_nope", name: "x" });
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(thrown).toMatchObject({ name: "LocalServiceArgumentError", code: "LOCAL_SERVICE_ARGUMENT_ERROR" });
+    expect(thrown).toBeInstanceOf(TypeError);
     const { workspaceId } = service.createWorkspace({ name: "w" });
     expect(service.snapshot().workspaces[workspaceId]).toMatchObject({ name: "w" });
   });

@@ -119,7 +119,7 @@ describe("order of checks", () => {
     expect(res.body.data).toEqual({ valid: false, code: "NOT_FOUND" });
   });
 
-  it("INSUFFICIENT_PERMISSIONS before RATE_LIMITED before USAGE_EXCEEDED, charging nothing on failure", async () => {
+  it("INSUFFICIENT_PERMISSIONS before RATE_LIMITED before USAGE_EXCEEDED; a failed check charges no credits, passed rate limits are charged", async () => {
     const { key, keyId } = await s.createKey({
       credits: { remaining: 1 },
       ratelimits: [{ name: "r", limit: 1, duration: 60_000, autoApply: true }],
@@ -199,6 +199,51 @@ describe("rate limits in verifyKey", () => {
     expect(await s.verify(b.key)).toMatchObject({ code: "VALID" });
     expect(await s.verify(a.key)).toMatchObject({ code: "VALID" });
     expect(await s.verify(b.key)).toMatchObject({ code: "RATE_LIMITED" });
+  });
+
+  it("a key's limit replaces its identity's limit of the same name", async () => {
+    await s.call("identities.createIdentity", {
+      externalId: "org_same_name",
+      ratelimits: [{ name: "x", limit: 1, duration: 60_000, autoApply: true }],
+    });
+    const { key } = await s.createKey({
+      externalId: "org_same_name",
+      ratelimits: [{ name: "x", limit: 100, duration: 60_000, autoApply: true }],
+    });
+    expect(await s.verify(key)).toMatchObject({ code: "VALID", ratelimits: [{ name: "x", limit: 100, remaining: 99 }] });
+    const second = await s.verify(key, { ratelimits: [{ name: "x", cost: 2 }] });
+    expect(second).toMatchObject({ code: "VALID", ratelimits: [{ name: "x", limit: 100, remaining: 97 }] });
+    expect(second.ratelimits).toHaveLength(1);
+  });
+
+  it("overriding a limit's duration in the request uses a separate window and leaves the configured one alone", async () => {
+    clock.t = Date.UTC(2025, 3, 1, 10, 0, 0);
+    const { key } = await s.createKey({ ratelimits: [{ name: "rpm", limit: 2, duration: 60_000, autoApply: true }] });
+    expect(await s.verify(key)).toMatchObject({ code: "VALID" });
+    expect(await s.verify(key)).toMatchObject({ code: "VALID" });
+    expect(await s.verify(key)).toMatchObject({ code: "RATE_LIMITED" });
+    const override = await s.verify(key, { ratelimits: [{ name: "rpm", duration: 1000, cost: 0 }] });
+    expect(override).toMatchObject({ code: "VALID", ratelimits: [{ name: "rpm", duration: 1000, remaining: 2 }] });
+    expect(await s.verify(key)).toMatchObject({ code: "RATE_LIMITED" });
+    expect(await s.verify(key)).toMatchObject({ code: "RATE_LIMITED" });
+  });
+
+  it("duplicate names in the request's ratelimits → 400", async () => {
+    const { key } = await s.createKey({ ratelimits: [{ name: "d", limit: 1, duration: 60_000 }] });
+    const res = await s.call("keys.verifyKey", { key, ratelimits: [{ name: "d" }, { name: "d" }] });
+    expect(res.status).toBe(400);
+    expect(res.body.error.errors[0]).toMatchObject({ location: "body.ratelimits[1].name" });
+    // Nothing was charged.
+    expect(await s.verify(key, { ratelimits: [{ name: "d" }] })).toMatchObject({ code: "VALID" });
+  });
+
+  it("deleting a key also drops the counters of its inline limits", async () => {
+    const { key, keyId } = await s.createKey();
+    await s.verify(key, { ratelimits: [{ name: "inline-gone", limit: 5, duration: 60_000 }] });
+    const owned = () => Object.values(s.service.snapshot().windows).filter((w) => w.owner === keyId);
+    expect(owned()).toHaveLength(1);
+    await s.call("keys.deleteKey", { keyId });
+    expect(owned()).toEqual([]);
   });
 });
 

@@ -6,6 +6,7 @@ import { newId } from "../ids";
 import { requireIdentity, toRatelimitRecords } from "../lookup";
 import { defineOperation } from "../operation";
 import { matchesSearch, paginate } from "../paginate";
+import { dropLimitCounters, dropOwnedCounters } from "../ratelimit";
 import * as s from "../schemas";
 import { inWorkspace, type IdentityRecord } from "../store";
 import { obj, record, str } from "../validate";
@@ -63,7 +64,8 @@ export const updateIdentityOperation = defineOperation("identities.updateIdentit
     if (body.meta !== undefined) identity.meta = body.meta;
     if (body.ratelimits) {
       const next = toRatelimitRecords(body.ratelimits, identity.ratelimits);
-      for (const old of identity.ratelimits) if (!next.some((r) => r.id === old.id)) delete ctx.store.state.windows[old.id];
+      const dropped = identity.ratelimits.filter((old) => !next.some((r) => r.id === old.id));
+      dropLimitCounters(ctx.store.state.windows, dropped.map((r) => r.id));
       identity.ratelimits = next;
     }
     ctx.store.touch();
@@ -78,7 +80,7 @@ export const deleteIdentityOperation = defineOperation("identities.deleteIdentit
     const identity = requireIdentity(ctx.store, ctx.root.workspaceId, body.identity);
     const { state } = ctx.store;
     for (const k of Object.values(state.keys)) if (k.identityId === identity.id) delete k.identityId;
-    for (const rl of identity.ratelimits) delete state.windows[rl.id];
+    dropOwnedCounters(state.windows, identity.id);
     delete state.identities[identity.id];
     ctx.store.touch();
     return { data: {} };

@@ -13,6 +13,7 @@ import {
   upsertIdentity,
 } from "../lookup";
 import { defineOperation, type OpContext } from "../operation";
+import { dropLimitCounters } from "../ratelimit";
 import * as s from "../schemas";
 import type { KeyRecord } from "../store";
 import { arr, bool, int, nullable, obj, oneOf, record, str } from "../validate";
@@ -75,9 +76,15 @@ export const updateKeyOperation = defineOperation("keys.updateKey", {
     // Resolve everything that can fail before changing anything.
     const roleIds = body.roles && resolveRoles(store, root.workspaceId, body.roles);
     const credits = body.credits;
-    if (credits?.refill && credits.remaining === undefined && !key.credits) {
-      throw new ServiceError("application.invalid_input", "A refill needs a limited balance; this key is unlimited.", {
-        errors: [{ location: "body.credits.remaining", message: "is required: the key is unlimited", fix: "Set credits.remaining too." }],
+    if (credits && credits.remaining === undefined && !key.credits) {
+      throw new ServiceError("application.invalid_input", "credits.remaining is required: this key has unlimited usage.", {
+        errors: [
+          {
+            location: "body.credits.remaining",
+            message: "is required: the key is unlimited",
+            fix: "Set credits.remaining to the starting balance (or null to keep the key unlimited).",
+          },
+        ],
       });
     }
     if (body.permissions) key.permissionIds = ensurePermissions(store, root.workspaceId, body.permissions, now);
@@ -90,7 +97,8 @@ export const updateKeyOperation = defineOperation("keys.updateKey", {
     else if (body.externalId !== undefined) key.identityId = upsertIdentity(store, root.workspaceId, body.externalId, now).id;
     if (body.ratelimits) {
       const next = toRatelimitRecords(body.ratelimits, key.ratelimits);
-      for (const old of key.ratelimits) if (!next.some((r) => r.id === old.id)) delete store.state.windows[old.id];
+      const dropped = key.ratelimits.filter((old) => !next.some((r) => r.id === old.id));
+      dropLimitCounters(store.state.windows, dropped.map((r) => r.id));
       key.ratelimits = next;
     }
     if (credits === null || credits?.remaining === null) {
@@ -100,6 +108,8 @@ export const updateKeyOperation = defineOperation("keys.updateKey", {
       if (credits.remaining !== undefined) current.remaining = credits.remaining;
       if (credits.refill === null) delete current.refill;
       else if (credits.refill) current.refill = cleanRefill(credits.refill);
+      // A balance or refill set now counts from now: the next refill is the next boundary.
+      if (credits.remaining !== undefined || credits.refill) current.lastRefillAt = now;
       key.credits = current;
     }
     key.updatedAt = now;
@@ -145,7 +155,8 @@ export const updateCreditsOperation = defineOperation("keys.updateCredits", {
         });
       }
       const delta = body.operation === "increment" ? value! : -value!;
-      key.credits.remaining = Math.max(0, key.credits.remaining + delta);
+      // Floored at 0 and capped at the largest integer JSON numbers carry exactly.
+      key.credits.remaining = Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, key.credits.remaining + delta));
     }
     key.updatedAt = ctx.now;
     ctx.store.touch();

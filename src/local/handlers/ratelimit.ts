@@ -1,7 +1,8 @@
-// Operation ratelimit.limit: a standalone sliding-window limit per namespace and identifier.
+// Operation ratelimit.limit: a standalone sliding-window limit per namespace, identifier and
+// window length.
 import { requirePermission } from "../auth";
 import { defineOperation } from "../operation";
-import { checkLimits } from "../ratelimit";
+import { checkLimits, namespaceCounter } from "../ratelimit";
 import { int, obj, str } from "../validate";
 
 export const ratelimitLimitOperation = defineOperation("ratelimit.limit", {
@@ -17,7 +18,7 @@ export const ratelimitLimitOperation = defineOperation("ratelimit.limit", {
   ),
   run(ctx, body) {
     requirePermission(ctx.root, ["ratelimit.*.limit", `ratelimit.${body.namespace}.limit`]);
-    const counter = `ns:${ctx.root.workspaceId}:${body.namespace}:${body.identifier}`;
+    const counter = namespaceCounter(ctx.root.workspaceId, body.namespace, body.identifier, body.duration);
     const check = { counter, limit: body.limit, duration: body.duration, cost: body.cost ?? 1 };
     const { passed, states } = checkLimits(ctx.store.state.windows, [check], ctx.now);
     if (passed) ctx.store.touch();

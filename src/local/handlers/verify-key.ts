@@ -1,6 +1,7 @@
 // Operation keys.verifyKey: body schema; the checks themselves live in ../verify.ts.
 import { MAX_PERMISSION_QUERY_LENGTH } from "../../protocol/permission-query";
 import { defineOperation } from "../operation";
+import { checkUniqueNames } from "../schemas";
 import { arr, int, obj, str } from "../validate";
 import { verifyKey } from "../verify";
 
@@ -21,5 +22,6 @@ export const verifyKeyOperation = defineOperation("keys.verifyKey", {
     },
     ["key"],
   ),
+  refine: (body) => checkUniqueNames("body.ratelimits", body.ratelimits),
   run: (ctx, body) => ({ data: verifyKey(ctx, body) }),
 });
