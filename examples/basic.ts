@@ -7,6 +7,8 @@ const app = express();
 
 // Built once: reads UNKEY_ROOT_KEY (and UNKEY_BASE_URL) and throws now if the root key is missing.
 // Callers send `Authorization: Bearer <key>` or `X-API-Key: <key>`.
+// Serving browsers? Mount your CORS middleware (e.g. cors()) before this line: credential-free
+// preflights pass apiKeyAuth() unauthenticated, and app.all()/app.use() handlers below would see them.
 app.use("/api", apiKeyAuth());
 
 app.get("/api/hello", (req, res) => {

@@ -14,13 +14,14 @@ import {
 import { ConfigError, type KeyguardError } from "./errors";
 import { checkCustomKey, extractKey, type Extraction, type KeySource } from "./extract-key";
 import { removeHeaders } from "./hide-credentials";
+import { failOnce, once, type OnceNext } from "./next-once";
 import { DEFAULTS, type ApiKeyAuthOptions, type NextFunction } from "./options";
 import { parseOptions } from "./parse-options";
 import { isPreflight } from "./preflight";
 import { rateLimitHeaders } from "./ratelimit-headers";
 import { resolveShape, ShapeError, staticShape, type ResolvedShape } from "./request-shape";
 import { attachResponder, createResponder } from "./respond";
-import { createVerifier } from "./verify";
+import { createVerifier, passes } from "./verify";
 
 /** The middleware returned by {@link apiKeyAuth}. */
 export interface ApiKeyAuthHandler<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> {
@@ -65,7 +66,12 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
   if (looksLikeRequest(options) || typeof arguments[2] === "function") return misuse(arguments) as never;
   const config = parseOptions(options);
   const verifier = createVerifier({ ...config, staleMax: DEFAULTS.staleMax });
-  const responder = createResponder({ denial: config.denial, onDenied: config.onDenied as never, passErrors: config.passErrors });
+  const responder = createResponder({
+    denial: config.denial,
+    onDenied: config.onDenied as never,
+    passErrors: config.passErrors,
+    logger: config.logger,
+  });
   const ctx = config.denial;
   const headerNames = (from: readonly KeySource[]) =>
     from.map((source) => (source === "authorization" ? "authorization" : config.extract.header!));
@@ -77,23 +83,26 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
 
   /**
    * The hot path: a key whose VALID answer is stored in the cache passes without a promise.
-   * Anything else (a miss, a denial, a custom getter, per-request options) returns undefined
-   * and takes the full path in `decide`.
+   * Anything else (a miss, a denial, a custom getter, per-request options, a preflight, which
+   * carries no key) returns undefined and takes the full path in `decide`.
    */
   function decideFromCache(req: Req): VerifiedKey | undefined {
-    if (fixedShape === undefined || (config.allowPreflight && isPreflight(req))) return undefined;
+    if (fixedShape === undefined) return undefined;
     const found = extractKey(req, config.extract);
     if (found.kind !== "key") return undefined;
     const hit = verifier.peek(found.key, fixedShape);
-    if (hit === undefined || hit.valid !== true) return undefined;
+    if (hit === undefined || !passes(hit)) return undefined;
     if (config.hideCredentials) removeHeaders(req, headerNames(found.from));
     return hit as VerifiedKey;
   }
 
   async function decide(req: Req): Promise<Action> {
-    if (config.allowPreflight && isPreflight(req)) return "next";
+    // A preflight carries no credentials; one that does is authenticated like any request.
+    const preflight = config.allowPreflight && isPreflight(req, config.extract.header);
+    if (preflight && config.getKey === undefined) return "next";
     const found: Extraction =
       config.getKey !== undefined ? checkCustomKey(await config.getKey(req)) : extractKey(req, config.extract);
+    if (preflight && found.kind === "none") return "next";
     if (found.kind !== "malformed" && found.kind !== "none" && config.hideCredentials) removeHeaders(req, headerNames(found.from));
     if (found.kind === "none") return config.optional ? "next" : missingKeyDenial(ctx);
     if (found.kind === "malformed") return invalidRequestDenial(ctx, found.reason);
@@ -109,26 +118,33 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
     }
     const outcome = await verifier.verify(found.key, shape);
     if (outcome.kind === "result") {
-      if (outcome.result.valid === true) return outcome.result as VerifiedKey;
+      // Only `valid: true` with the code VALID passes; `valid: true` with another code is that denial.
+      if (passes(outcome.result)) return outcome.result as VerifiedKey;
       return rejectedKeyDenial(ctx, outcome.result, {
         now: Date.now(),
-        ...(shape.body.permissions === undefined ? {} : { scope: shape.body.permissions }),
+        ...(shape.body.permissions === undefined ? {} : { query: shape.body.permissions }),
         ...(outcome.requestId === undefined ? {} : { requestId: outcome.requestId }),
       });
     }
     const { failure } = outcome;
     if (failure.kind === "misconfigured") return verificationFailedDenial(failure.reason, failure.cause, failure.requestId);
-    if (config.onServiceError === "open") return "next";
+    if (config.onServiceError === "open" && failure.mayFailOpen) return "next";
     return serviceUnavailableDenial(failure.retryAfter, failure.cause, failure.requestId);
   }
 
-  function act(action: Action, req: Req, res: Res, next: NextFunction): void {
+  /** Stores the verified key and its rate-limit headers (unless a handler before us already sent headers). */
+  function admit(key: VerifiedKey, req: Req, res: Res): void {
+    setApiKey(req, res, key);
+    if (ctx.rateLimitHeaders && !res.headersSent) {
+      for (const [name, value] of Object.entries(rateLimitHeaders(key.ratelimits, Date.now()))) res.setHeader(name, value);
+    }
+  }
+
+  /** Carries out a decision; calls `next` last, so that nothing after it can call `next` again. */
+  function act(action: Action, req: Req, res: Res, next: OnceNext): void {
     if (action === "next") return next();
     if ("valid" in action) {
-      setApiKey(req, res, action);
-      if (ctx.rateLimitHeaders) {
-        for (const [name, value] of Object.entries(rateLimitHeaders(action.ratelimits, Date.now()))) res.setHeader(name, value);
-      }
+      admit(action, req, res);
       return next();
     }
     responder.deny(action, req, res, next);
@@ -139,22 +155,21 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
     const cached = decideFromCache(req);
     if (cached !== undefined) {
       try {
-        act(cached, req, res, next);
+        admit(cached, req, res);
       } catch (err) {
-        next(err);
+        return next(err);
       }
-      return;
+      // Outside the try: an error thrown by a later handler propagates to our caller, as from any
+      // synchronous middleware, and is never passed to next() again.
+      return next();
     }
-    decide(req).then(
-      (action) => {
-        try {
-          act(action, req, res, next);
-        } catch (err) {
-          next(err);
-        }
-      },
-      (err: unknown) => next(err),
-    );
+    const n = once(next);
+    decide(req)
+      .then(
+        (action) => act(action, req, res, n),
+        (err: unknown) => n(err),
+      )
+      .catch((err: unknown) => failOnce(n, err, responder.reportLateError));
   };
   return Object.assign(handler, {
     invalidate: (key: string) => verifier.invalidate(key),

@@ -3,7 +3,8 @@
 //
 // The invariant: never let more requests through than the service would have. A result that
 // reports credits or rate limits was charged by the service, so it is neither stored nor handed to
-// the requests that waited on it: each of those verifies on its own.
+// the requests that waited on it: each of those verifies on its own. Such a key is then remembered
+// as charged, and its later requests call the service in parallel instead of joining one call.
 
 import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
@@ -61,23 +62,34 @@ interface Context {
 
 export interface VerificationCache {
   /**
-   * The answer for `cacheKey`: a stored one, the result of an in-flight call another request
-   * started (only if reusable), or the result of `run()`. Failures are never stored.
+   * The answer for a key hash and request shape: a stored one, the result of an in-flight call
+   * another request started (only if reusable, and never for a key known to be charged), or the
+   * result of `run()`. Failures are never stored.
    */
-  verify(cacheKey: string, run: () => Promise<Readonly<VerifyKeyResult>>): Promise<Readonly<VerifyKeyResult>>;
-  /** A stored answer for `cacheKey`, synchronously; undefined when none is stored (or one is in flight). */
-  peek(cacheKey: string): Readonly<VerifyKeyResult> | undefined;
+  verify(keyHash: string, shapeKey: string, run: () => Promise<Readonly<VerifyKeyResult>>): Promise<Readonly<VerifyKeyResult>>;
+  /** A stored answer, synchronously; undefined when none is stored (or one is in flight). */
+  peek(keyHash: string, shapeKey: string): Readonly<VerifyKeyResult> | undefined;
+  /**
+   * Learns from any answer the service gave for a key: one with credits or rate limits marks the
+   * key as charged (its requests then call the service in parallel instead of joining one call,
+   * and answers stored before are dropped); a reusable one clears the mark.
+   */
+  observe(keyHash: string, result: Readonly<VerifyKeyResult>): void;
   /** Drops every answer (and forgets in-flight calls) for a key hash. */
   deleteKeyHash(keyHash: string): void;
   clear(): void;
   readonly size: number;
 }
 
+/** How long a key stays marked as charged when `ttl` is 0 (no answers stored), ms. */
+const CHARGED_MARK_TTL_WITHOUT_CACHE = 30_000;
+
 export function createVerificationCache(settings: CacheSettings): VerificationCache {
+  // Wall-clock time, so that TTLs follow `Date.now()` (and fake timers in tests).
+  const perf = { now: () => Date.now() };
   const lru = new LRUCache<string, Entry, Context>({
     max: settings.max,
-    // Wall-clock time, so that TTLs follow `Date.now()` (and fake timers in tests).
-    perf: { now: () => Date.now() },
+    perf,
     // An invalidation while a call is in flight must not fail the requests waiting on it;
     // their answer is then returned but not stored.
     ignoreFetchAbort: true,
@@ -90,12 +102,28 @@ export function createVerificationCache(settings: CacheSettings): VerificationCa
       return { result, reusable: isReusable(result), storable: ttl > 0, owner: context };
     },
   });
+  // Key hashes whose last answer was charged (bounded; a mark lives as long as a VALID answer would).
+  const charged = new LRUCache<string, true>({
+    max: settings.max,
+    ttl: settings.ttl > 0 ? settings.ttl : CHARGED_MARK_TTL_WITHOUT_CACHE,
+    perf,
+  });
 
   // lru-cache does not list in-flight fetches in keys(); track them so invalidation reaches them.
   const pending = new Map<string, number>();
 
+  function deleteStored(keyHash: string, includePending: boolean): void {
+    const prefix = cacheKeyFor(keyHash, "");
+    const keys = includePending ? [...lru.keys(), ...pending.keys()] : [...lru.keys()];
+    for (const k of new Set(keys.filter((key) => key.startsWith(prefix)))) lru.delete(k);
+  }
+
   return {
-    async verify(cacheKey, run) {
+    async verify(keyHash, shapeKey, run) {
+      // A charged key's answers are never shared: joining would only make each request wait for
+      // another's call before making its own.
+      if (charged.has(keyHash)) return run();
+      const cacheKey = cacheKeyFor(keyHash, shapeKey);
       const context: Context = { run };
       pending.set(cacheKey, (pending.get(cacheKey) ?? 0) + 1);
       let entry: Entry | undefined;
@@ -111,17 +139,26 @@ export function createVerificationCache(settings: CacheSettings): VerificationCa
       if (entry.owner === context || entry.reusable) return entry.result;
       return run();
     },
-    peek(cacheKey) {
-      const entry = lru.get(cacheKey);
+    peek(keyHash, shapeKey) {
+      const entry = lru.get(cacheKeyFor(keyHash, shapeKey));
       return entry !== undefined && entry.storable ? entry.result : undefined;
     },
+    observe(keyHash, result) {
+      if (isReusable(result)) {
+        charged.delete(keyHash);
+        return;
+      }
+      if (charged.has(keyHash)) return;
+      charged.set(keyHash, true);
+      deleteStored(keyHash, false);
+    },
     deleteKeyHash(keyHash) {
-      const prefix = cacheKeyFor(keyHash, "");
-      const doomed = new Set([...lru.keys(), ...pending.keys()].filter((k) => k.startsWith(prefix)));
-      for (const k of doomed) lru.delete(k);
+      charged.delete(keyHash);
+      deleteStored(keyHash, true);
     },
     clear() {
       lru.clear();
+      charged.clear();
     },
     get size() {
       return lru.size;

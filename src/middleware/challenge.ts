@@ -1,11 +1,13 @@
-// Builds the `WWW-Authenticate: Bearer …` challenge (RFC 6750 §3) for a denial. Pure.
+// Builds the `WWW-Authenticate: Bearer …` challenge (RFC 6750 §3) for a denial, and the RFC 6750
+// `scope` (space-separated tokens) for a permission query when one can express it. Pure.
 
+import { parsePermissionQuery, type PermissionQuery } from "../protocol/permission-query";
 import type { BearerError } from "./policy";
 
 export interface ChallengeParams {
   realm: string;
   error?: BearerError;
-  /** The permission query the request needed; sent as `scope` with `insufficient_scope`. */
+  /** RFC 6750 scope: space-separated scope tokens; sent with `insufficient_scope` only. */
   scope?: string;
 }
 
@@ -27,4 +29,32 @@ export function bearerChallenge(params: ChallengeParams): string {
 /** Whether a denial with this status and error carries a challenge: every 401, and any Bearer error. */
 export function needsChallenge(status: number, error: BearerError | undefined): boolean {
   return status === 401 || error !== undefined;
+}
+
+/** RFC 6750 scope-token: `1*( %x21 / %x23-5B / %x5D-7E )`. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+
+function andedPermissions(node: PermissionQuery, into: string[]): boolean {
+  if (node.type === "permission") {
+    if (!SCOPE_TOKEN.test(node.value)) return false;
+    if (!into.includes(node.value)) into.push(node.value);
+    return true;
+  }
+  return node.type === "and" && node.operands.every((operand) => andedPermissions(operand, into));
+}
+
+/**
+ * The `scope` for a permission query: its permissions joined by spaces when the query only ANDs
+ * permissions (`a AND (b AND c)` → `a b c`); undefined when it uses OR or does not parse, since
+ * a list of scope tokens cannot say "one of".
+ */
+export function scopeForQuery(query: string): string | undefined {
+  let parsed: PermissionQuery;
+  try {
+    parsed = parsePermissionQuery(query);
+  } catch {
+    return undefined;
+  }
+  const tokens: string[] = [];
+  return andedPermissions(parsed, tokens) && tokens.length > 0 ? tokens.join(" ") : undefined;
 }

@@ -3,7 +3,7 @@
 
 import { STATUS_CODES } from "node:http";
 import type { VerifyKeyResult } from "../protocol/types";
-import { bearerChallenge, needsChallenge } from "./challenge";
+import { bearerChallenge, needsChallenge, scopeForQuery } from "./challenge";
 import {
   ERROR_CODES,
   InsufficientScopeError,
@@ -36,6 +36,15 @@ const REJECTION_DETAILS: Readonly<Record<string, string>> = Object.freeze({
 });
 
 export const titleFor = (status: number): string => STATUS_CODES[status] ?? "Error";
+
+/** A code the service may name: echoed into the body and the `type` URN only when it looks like one. */
+const SAFE_CODE = /^[A-Z][A-Z0-9_]{0,63}$/;
+
+/** The outcome code of a rejected result: the service's code when safe to echo, else `UNKNOWN`. */
+export function rejectionCode(result: Readonly<VerifyKeyResult>): string {
+  const code: unknown = result.code;
+  return typeof code === "string" && code !== "VALID" && SAFE_CODE.test(code) ? code : "UNKNOWN";
+}
 
 function challenge(ctx: DenialContext, outcome: string, scope?: string) {
   const rule = ruleFor(ctx.policy, outcome);
@@ -72,8 +81,11 @@ export function invalidRequestDenial(ctx: DenialContext, reason: string): Invali
 }
 
 export interface RejectionExtras {
-  /** The permission query the request sent; becomes `scope` in an `insufficient_scope` challenge. */
-  scope?: string;
+  /**
+   * The permission query the request sent: named in the detail of `INSUFFICIENT_PERMISSIONS`, and
+   * the `scope` of an `insufficient_scope` challenge when it only ANDs permissions.
+   */
+  query?: string;
   requestId?: string;
   now: number;
 }
@@ -83,8 +95,8 @@ export function rejectedKeyDenial(
   result: Readonly<VerifyKeyResult>,
   extras: RejectionExtras,
 ): KeyRejectedError {
-  const code = typeof result.code === "string" && result.code !== "" && result.code !== "VALID" ? result.code : "UNKNOWN";
-  const { status, headers } = challenge(ctx, code, extras.scope);
+  const code = rejectionCode(result);
+  const { status, headers } = challenge(ctx, code, extras.query === undefined ? undefined : scopeForQuery(extras.query));
   if (ctx.rateLimitHeaders) Object.assign(headers, rateLimitHeaders(result.ratelimits, extras.now));
   if (code === "RATE_LIMITED") {
     const retryAfter = retryAfterFromRatelimits(result.ratelimits, extras.now);
@@ -95,19 +107,27 @@ export function rejectedKeyDenial(
     headers,
     code,
     title: titleFor(status),
-    detail: REJECTION_DETAILS[code] ?? "The API key was rejected.",
+    detail:
+      code === "INSUFFICIENT_PERMISSIONS" && extras.query !== undefined
+        ? `The API key lacks the permissions this request requires: ${extras.query}.`
+        : (REJECTION_DETAILS[code] ?? "The API key was rejected."),
     expose: true,
-    result,
+    // The service's code only where it is safe to show; an unsafe one is replaced here too.
+    result: code === result.code ? result : Object.freeze({ ...result, code }),
     ...(extras.requestId === undefined ? {} : { requestId: extras.requestId }),
   });
 }
 
-/** A guard's refusal: always 403 `insufficient_scope` (with `scope` for permission guards). */
+/**
+ * A guard's refusal: always 403 `insufficient_scope`. For permission guards `query` is the
+ * requirement (the error's `scope`); the challenge's `scope` is sent when the query only ANDs.
+ */
 export function insufficientScopeDenial(
   realm: string,
   detail: string,
-  scope?: string,
+  query?: string,
 ): InsufficientScopeError {
+  const scope = query === undefined ? undefined : scopeForQuery(query);
   return new InsufficientScopeError({
     status: 403,
     headers: { "WWW-Authenticate": bearerChallenge({ realm, error: "insufficient_scope", scope }) },
@@ -115,7 +135,7 @@ export function insufficientScopeDenial(
     title: titleFor(403),
     detail,
     expose: true,
-    ...(scope === undefined ? {} : { scope }),
+    ...(query === undefined ? {} : { scope: query }),
   });
 }
 

@@ -6,6 +6,7 @@ import { evaluatePermissionQuery, parsePermissionQuery, type PermissionQuery } f
 import { getApiKey, type VerifiedKey } from "./augment";
 import { insufficientScopeDenial, missingKeyDenial } from "./denials";
 import { ConfigError, type KeyguardError } from "./errors";
+import { failOnce, isThenable, once } from "./next-once";
 import type { NextFunction } from "./options";
 import { responderOf } from "./respond";
 
@@ -29,20 +30,28 @@ function guard<Req extends IncomingMessage, Res extends ServerResponse>(
 ): Guard<Req, Res> {
   return (req, res, next) => {
     const responder = responderOf(req);
+    const n = once(next);
     const key = getApiKey(req);
     if (key === undefined) {
-      return responder.deny(missingKeyDenial(responder.denial), req, res, next);
+      return responder.deny(missingKeyDenial(responder.denial), req, res, n);
     }
     let verdict: boolean | Promise<boolean>;
     try {
       verdict = check(key, req);
     } catch (e) {
-      return next(e);
+      return n(e);
     }
-    Promise.resolve(verdict).then(
-      (ok) => (ok === true ? next() : responder.deny(deny(responder.denial.realm), req, res, next)),
-      (e: unknown) => next(e),
-    );
+    if (!isThenable(verdict)) {
+      // Synchronous: next() outside any try, so a later handler's throw propagates to our caller.
+      if (verdict === true) return n();
+      return responder.deny(deny(responder.denial.realm), req, res, n);
+    }
+    Promise.resolve(verdict)
+      .then(
+        (ok) => (ok === true ? n() : responder.deny(deny(responder.denial.realm), req, res, n)),
+        (e: unknown) => n(e),
+      )
+      .catch((e: unknown) => failOnce(n, e, responder.reportLateError));
   };
 }
 
@@ -59,10 +68,10 @@ export function requirePermissions<Req extends IncomingMessage = IncomingMessage
   query: string,
 ): Guard<Req, Res> {
   const parsed = parseQuery("requirePermissions", query);
-  const scope = query.trim().replace(/\s+/g, " ");
+  const normalized = query.trim().replace(/\s+/g, " ");
   return guard<Req, Res>(
     (key) => evaluatePermissionQuery(parsed, key.permissions ?? []),
-    (realm) => insufficientScopeDenial(realm, `This request requires the permissions: ${scope}.`, scope),
+    (realm) => insufficientScopeDenial(realm, `This request requires the permissions: ${normalized}.`, normalized),
   );
 }
 
@@ -78,13 +87,13 @@ export function requireAnyPermission<Req extends IncomingMessage = IncomingMessa
       throw new ConfigError("permissions", `requireAnyPermission: ${JSON.stringify(p)} is not a single permission name.`);
     }
   }
-  const scope = permissions.join(" OR ");
+  const query = permissions.join(" OR ");
   return guard<Req, Res>(
     (key) => {
       const granted = new Set(key.permissions ?? []);
       return permissions.some((p) => granted.has(p));
     },
-    (realm) => insufficientScopeDenial(realm, `This request requires one of the permissions: ${permissions.join(", ")}.`, scope),
+    (realm) => insufficientScopeDenial(realm, `This request requires one of the permissions: ${permissions.join(", ")}.`, query),
   );
 }
 

@@ -17,13 +17,16 @@ export type VerifyRatelimit = NonNullable<VerifyKeyRequest["ratelimits"]>[number
 /** Connect/Express `next`. */
 export type NextFunction = (err?: unknown) => void;
 
-/** Called instead of the default problem+json answer. */
+/**
+ * Called instead of the default problem+json answer; may be async. An error it throws (or a
+ * promise it returns that rejects) goes to `next(err)`, unless it already called `next`.
+ */
 export type DeniedHandler<Req = IncomingMessage, Res = ServerResponse> = (
   err: KeyguardError,
   req: Req,
   res: Res,
   next: NextFunction,
-) => void;
+) => void | Promise<void>;
 
 export interface CacheOptions {
   /** How long a VALID answer is reused, ms (never past the key's `expires`). Default 30000. */
@@ -65,19 +68,35 @@ export interface ApiKeyAuthOptions<Req extends IncomingMessage = IncomingMessage
   onDenied?: DeniedHandler<Req, Res>;
   /** Call `next(err)` with the denial instead of answering (for apps with an error handler). Default false. */
   passErrors?: boolean;
-  /** Delete the headers that carried the key before later handlers run. Default false. */
+  /**
+   * Delete the headers that carried the key before later handlers run. Not with `getKey` (remove
+   * what your getter read yourself). A later `apiKeyAuth()` on the same request then finds no key.
+   * Default false.
+   */
   hideCredentials?: boolean;
-  /** Let CORS preflight requests (OPTIONS with Access-Control-Request-Method) through. Default true. */
+  /**
+   * Let CORS preflights through unauthenticated: `OPTIONS` with `Origin` and
+   * `Access-Control-Request-Method` and no credentials (no Authorization or key header; with
+   * `getKey`, no key found). Handlers for every method behind `apiKeyAuth()` (`app.all`,
+   * `app.use(handler)`) then see such requests: set false if you have them. Default true.
+   */
   allowPreflight?: boolean;
   /** Add RateLimit / RateLimit-Policy headers when the verification reports rate limits. Default true. */
   rateLimitHeaders?: boolean;
-  /** When the service is unavailable: `"closed"` answers 503; `"open"` continues without a key (logged). Default `"closed"`. */
+  /**
+   * When the service is unavailable: `"closed"` answers 503; `"open"` continues without a key
+   * (logged). The service's 429 (workspace rate limit) always answers 503: random keys could
+   * cause it. Default `"closed"`.
+   */
   onServiceError?: "closed" | "open";
   /** When the service is unavailable, reuse a VALID answer up to this age, ms; `false` = never. Default false. */
   staleIfError?: number | false;
   /** Per-attempt timeout of a verification call, ms. Default 1000. */
   timeout?: number;
-  /** Overall time for one verification including a retry, ms. Default 2500. */
+  /**
+   * Overall time for the key-service call of one request, retry included, ms. `getKey` and the
+   * option functions (`permissions`, `cost`, …) run outside it. Default 2500.
+   */
   deadline?: number;
   /** Retries of a verification call. Default `{ attempts: 2, initialDelay: 100, maxDelay: 500 }`. */
   retry?: RetryOptions | false;

@@ -1,24 +1,19 @@
 // Parses `apiKeyAuth()` options once, at factory time, into a frozen config with every default
-// filled in, and builds the key-service client. Misconfiguration throws ConfigError naming the fix.
+// filled in (and the key-service client built). Misconfiguration throws ConfigError naming the fix.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { createClient, type KeyServiceClient, type RetryOptions } from "../client";
+import type { KeyServiceClient, RetryOptions } from "../client";
 import { defaultLogger, type Logger } from "../logger";
 import { parsePermissionQuery } from "../protocol/permission-query";
+import { buildClient } from "./build-client";
 import type { CacheSettings } from "./cache";
 import type { DenialContext } from "./denials";
-import { ConfigError } from "./errors";
 import type { ExtractOptions } from "./extract-key";
-import {
-  DEFAULTS,
-  OPTION_NAMES,
-  type ApiKeyAuthOptions,
-  type DeniedHandler,
-  type PerRequest,
-  type VerifyRatelimit,
-} from "./options";
+import { bool, fail, frozenCopy, millis, optionalFunction, show } from "./option-checks";
+import { DEFAULTS, type ApiKeyAuthOptions, type DeniedHandler, type PerRequest, type VerifyRatelimit } from "./options";
 import { buildStatusPolicy } from "./policy";
 import { checkCost, checkRatelimits, checkTags } from "./request-shape";
+import { warnUnknownOptions } from "./unknown-options";
 
 export interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
   readonly client: KeyServiceClient;
@@ -41,83 +36,6 @@ export interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
   /** undefined = no cache. */
   readonly cache: CacheSettings | undefined;
   readonly logger: Logger;
-}
-
-const fail = (option: string, message: string): never => {
-  throw new ConfigError(option, `apiKeyAuth: ${message}`);
-};
-const show = (v: unknown): string => (typeof v === "function" ? "a function" : JSON.stringify(v) ?? String(v));
-
-function bool(options: Record<string, unknown>, name: string, fallback: boolean): boolean {
-  const v = options[name];
-  if (v === undefined) return fallback;
-  return typeof v === "boolean" ? v : fail(name, `${name} is ${show(v)}; use true or false.`);
-}
-
-function millis(name: string, v: unknown, fallback: number, min: number): number {
-  if (v === undefined) return fallback;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > 2_147_483_647) {
-    return fail(name, `${name} is ${show(v)}; use a whole number of milliseconds ≥ ${min}.`);
-  }
-  return v;
-}
-
-function optionalFunction<T>(name: string, v: unknown): T | undefined {
-  if (v === undefined || typeof v === "function") return v as T | undefined;
-  return fail(name, `${name} is ${show(v)}; pass a function.`);
-}
-
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const next = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = row[j]!;
-      row[j] = next;
-    }
-  }
-  return row[b.length]!;
-}
-
-function warnUnknown(options: Record<string, unknown>, logger: Logger): void {
-  const unknown = Object.keys(options).filter((k) => !OPTION_NAMES.includes(k));
-  if (unknown.length === 0) return;
-  const suggestions: Record<string, string> = {};
-  for (const name of unknown) {
-    const near = OPTION_NAMES.find((k) => k.toLowerCase() === name.toLowerCase() || editDistance(k, name) <= 2);
-    if (near !== undefined) suggestions[name] = near;
-  }
-  logger.warn({ unknownOptions: unknown, didYouMean: suggestions }, `apiKeyAuth: ignoring unknown option(s) ${unknown.join(", ")}`);
-}
-
-function buildClient(options: ApiKeyAuthOptions<never, never>, logger: Logger, call: ApiKeyAuthConfig["call"]): KeyServiceClient {
-  if (options.client !== undefined) {
-    if (typeof options.client !== "object" || options.client === null || typeof options.client.keys?.verifyKey !== "function") {
-      return fail("client", `client is ${show(options.client)}; pass createClient() from "keyguard/client".`);
-    }
-    if (options.rootKey !== undefined || options.baseUrl !== undefined) {
-      return fail("client", "pass either client or rootKey/baseUrl, not both; the client already holds them.");
-    }
-    return options.client;
-  }
-  const rootKey = options.rootKey ?? process.env.UNKEY_ROOT_KEY;
-  if (typeof rootKey !== "string" || rootKey.trim() === "") {
-    return fail("rootKey", "no root key. Set UNKEY_ROOT_KEY or pass { rootKey } (or a prebuilt { client }).");
-  }
-  try {
-    // Failures are logged by the middleware, throttled; the client's per-call warnings go to debug.
-    const clientLogger: Logger = {
-      debug: (fields, message) => logger.debug?.(fields, message),
-      warn: (fields, message) => logger.debug?.(fields, message),
-      error: (fields, message) => logger.error(fields, message),
-    };
-    return createClient({ rootKey, baseUrl: options.baseUrl, logger: clientLogger, ...call });
-  } catch (e) {
-    const option = typeof (e as { option?: unknown }).option === "string" ? (e as { option: string }).option : "baseUrl";
-    return fail(option, (e as Error).message);
-  }
 }
 
 function parseCache(v: unknown): CacheSettings | undefined {
@@ -163,7 +81,7 @@ export function parseOptions<Req extends IncomingMessage, Res extends ServerResp
   if (typeof logger.warn !== "function" || typeof logger.error !== "function") {
     fail("logger", "logger needs warn(fields, msg) and error(fields, msg) methods (pino works).");
   }
-  warnUnknown(options, logger);
+  warnUnknownOptions(options, logger);
 
   const header = parseHeader(options.header);
   const extract: ExtractOptions = Object.freeze({ bearer: bool(options, "bearer", true), header: header.name, headerLabel: header.label });
@@ -198,8 +116,22 @@ export function parseOptions<Req extends IncomingMessage, Res extends ServerResp
   const passErrors = bool(options, "passErrors", false);
   if (onDenied !== undefined && passErrors) fail("passErrors", "pass either onDenied or passErrors: true, not both.");
 
+  const hideCredentials = bool(options, "hideCredentials", false);
+  if (hideCredentials && getKey !== undefined) {
+    fail(
+      "hideCredentials",
+      "hideCredentials: true has no effect with getKey (apiKeyAuth does not know where your getter read the key); remove hideCredentials and delete that value yourself, e.g. inside getKey.",
+    );
+  }
+
   const timeout = millis("timeout", options.timeout, DEFAULTS.timeout, 1);
   const deadline = millis("deadline", options.deadline, DEFAULTS.deadline, 1);
+  if (timeout > deadline) {
+    logger.warn(
+      { timeout, deadline },
+      `apiKeyAuth: timeout (${timeout} ms) is longer than deadline (${deadline} ms); each attempt is cut to the time left of the deadline`,
+    );
+  }
   if (options.retry !== undefined && options.retry !== false && (typeof options.retry !== "object" || options.retry === null)) {
     fail("retry", `retry is ${show(options.retry)}; use false or { attempts, initialDelay, maxDelay }.`);
   }
@@ -209,13 +141,14 @@ export function parseOptions<Req extends IncomingMessage, Res extends ServerResp
   const staleIfError = options.staleIfError === false ? 0 : millis("staleIfError", options.staleIfError, 0, 0);
 
   return Object.freeze({
-    client: buildClient(options as ApiKeyAuthOptions<never, never>, logger, call),
+    client: buildClient(options, logger, call),
     extract,
     getKey,
     permissions: options.permissions,
     cost: options.cost,
-    ratelimits: options.ratelimits,
-    tags: options.tags,
+    // Copies, so that later changes to the caller's arrays cannot change what is sent.
+    ratelimits: frozenCopy(options.ratelimits),
+    tags: frozenCopy(options.tags),
     optional: bool(options, "optional", false),
     denial: Object.freeze({
       policy: buildStatusPolicy(options.policy),
@@ -225,7 +158,7 @@ export function parseOptions<Req extends IncomingMessage, Res extends ServerResp
     }),
     onDenied,
     passErrors,
-    hideCredentials: bool(options, "hideCredentials", false),
+    hideCredentials,
     allowPreflight: bool(options, "allowPreflight", true),
     onServiceError,
     staleIfError,

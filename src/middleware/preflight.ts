@@ -1,8 +1,19 @@
-// Recognises a CORS preflight request, which browsers send without credentials.
+// Recognises a CORS preflight request: browsers send it without credentials, so one that carries
+// any (an Authorization or key header) is not treated as a preflight and is authenticated.
 
 import type { IncomingMessage } from "node:http";
 
-/** `OPTIONS` with `Access-Control-Request-Method`: a preflight, not a real call. */
-export function isPreflight(req: Pick<IncomingMessage, "method" | "headers">): boolean {
-  return req.method === "OPTIONS" && req.headers["access-control-request-method"] !== undefined;
+/**
+ * `OPTIONS` with `Origin` and `Access-Control-Request-Method`, and neither `Authorization` nor the
+ * key header (`keyHeader`, lower case). A custom `getKey` is checked by the caller.
+ */
+export function isPreflight(req: Pick<IncomingMessage, "method" | "headers">, keyHeader: string | undefined): boolean {
+  const h = req.headers;
+  return (
+    req.method === "OPTIONS" &&
+    h.origin !== undefined &&
+    h["access-control-request-method"] !== undefined &&
+    h.authorization === undefined &&
+    (keyHeader === undefined || h[keyHeader] === undefined)
+  );
 }

@@ -1,9 +1,13 @@
-// How a denial reaches the caller: the app's `onDenied`, `next(err)` with `passErrors`, or a
-// problem+json response. Guards reuse the responder of the `apiKeyAuth()` that ran on the request.
+// How a denial reaches the caller: the app's `onDenied` (sync or async), `next(err)` with
+// `passErrors`, or a problem+json response. Guards reuse the responder of the `apiKeyAuth()` that
+// ran on the request.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { defaultLogger, type Logger } from "../logger";
 import type { DenialContext } from "./denials";
 import type { KeyguardError } from "./errors";
+import { createLogThrottle } from "./log-throttle";
+import { failOnce, isThenable, once } from "./next-once";
 import type { DeniedHandler, NextFunction } from "./options";
 import { DEFAULT_STATUS_POLICY } from "./policy";
 import { sendProblem } from "./problem";
@@ -12,24 +16,57 @@ export interface Responder {
   /** Policy, realm and key hint of the `apiKeyAuth()` this responder belongs to. */
   readonly denial: DenialContext;
   deny(err: KeyguardError, req: IncomingMessage, res: ServerResponse, next: NextFunction): void;
+  /**
+   * Logs (throttled) an error that cannot go to `next(err)` because `next` was already called: a
+   * later handler threw out of next(), or an `onDenied` failed after calling next. Never the error's
+   * message (it is the app's), only its name and code.
+   */
+  reportLateError(err: unknown): void;
 }
 
 const RESPONDER = Symbol.for("keyguard.responder");
+
+function lateErrorReporter(logger: Logger): (err: unknown) => void {
+  const throttle = createLogThrottle();
+  return (err) => {
+    const decision = throttle("late-error");
+    if (!decision.log) return;
+    const code = (err as { code?: unknown } | null)?.code;
+    logger.error(
+      {
+        error: err instanceof Error ? err.name : typeof err,
+        ...(typeof code === "string" ? { code } : {}),
+        suppressedSinceLastLog: decision.suppressed,
+      },
+      "apiKeyAuth: an error was thrown after next() had been called (by a later handler, or by onDenied); it is not passed to next() a second time",
+    );
+  };
+}
 
 export function createResponder(settings: {
   denial: DenialContext;
   onDenied: DeniedHandler<never, never> | undefined;
   passErrors: boolean;
+  logger: Logger;
 }): Responder {
   const { onDenied, passErrors, denial } = settings;
+  const reportLateError = lateErrorReporter(settings.logger);
   return Object.freeze({
     denial,
+    reportLateError,
     deny(err: KeyguardError, req: IncomingMessage, res: ServerResponse, next: NextFunction) {
       if (onDenied !== undefined) {
+        const n = once(next);
+        let returned: unknown;
         try {
-          (onDenied as DeniedHandler)(err, req, res, next);
+          returned = (onDenied as DeniedHandler)(err, req, res, n);
         } catch (e) {
-          next(e);
+          if (n.called) throw e; // like any middleware that throws after calling next
+          n(e);
+          return;
+        }
+        if (isThenable(returned)) {
+          Promise.resolve(returned).then(undefined, (e: unknown) => failOnce(n, e, reportLateError));
         }
       } else if (passErrors || res.headersSent) {
         next(err);
@@ -45,6 +82,7 @@ export const DEFAULT_RESPONDER: Responder = createResponder({
   denial: Object.freeze({ policy: DEFAULT_STATUS_POLICY, realm: "api", keyHint: "send your API key", rateLimitHeaders: false }),
   onDenied: undefined,
   passErrors: false,
+  logger: defaultLogger,
 });
 
 /** Remembers on the request which responder answers its denials (a hidden property). */
@@ -53,6 +91,8 @@ export function attachResponder(req: object, responder: Responder): void {
 }
 
 export function responderOf(req: object): Responder {
-  const r = (req as Record<symbol, unknown>)[RESPONDER];
-  return typeof r === "object" && r !== null && typeof (r as Responder).deny === "function" ? (r as Responder) : DEFAULT_RESPONDER;
+  const r = (req as Record<symbol, unknown>)[RESPONDER] as Partial<Responder> | null | undefined;
+  if (typeof r !== "object" || r === null || typeof r.deny !== "function") return DEFAULT_RESPONDER;
+  // A responder attached by another (older) loaded copy of keyguard may lack reportLateError.
+  return typeof r.reportLateError === "function" ? (r as Responder) : { ...(r as Responder), reportLateError: DEFAULT_RESPONDER.reportLateError };
 }

@@ -16,7 +16,15 @@ interface FailureBase {
 }
 
 export type ServiceFailure =
-  | (FailureBase & { readonly kind: "unavailable"; readonly retryAfter: number })
+  | (FailureBase & {
+      readonly kind: "unavailable";
+      readonly retryAfter: number;
+      /**
+       * Whether `onServiceError: "open"` may let the request through. False for the service's 429
+       * (workspace rate limit): callers sending random keys could cause it, so it must not open the gate.
+       */
+      readonly mayFailOpen: boolean;
+    })
   | (FailureBase & { readonly kind: "misconfigured"; readonly reason: string });
 
 interface ClientErrorShape {
@@ -47,15 +55,16 @@ function misconfigured(reason: string, e: ClientErrorShape): ServiceFailure {
   return { kind: "misconfigured", reason, log: fieldsOf(e), cause: e, ...(requestId === undefined ? {} : { requestId }) };
 }
 
-function unavailable(e: ClientErrorShape): ServiceFailure {
+function unavailable(e: ClientErrorShape, mayFailOpen = true): ServiceFailure {
   const ms = num(e.retryAfter);
   const retryAfter = ms === undefined ? DEFAULT_RETRY_AFTER_SECONDS : Math.max(1, Math.ceil(ms / 1000));
   const requestId = str(e.requestId);
-  return { kind: "unavailable", retryAfter, log: fieldsOf(e), cause: e, ...(requestId === undefined ? {} : { requestId }) };
+  return { kind: "unavailable", retryAfter, mayFailOpen, log: fieldsOf(e), cause: e, ...(requestId === undefined ? {} : { requestId }) };
 }
 
 function fromHttpStatus(status: number, e: ClientErrorShape): ServiceFailure {
-  if (status >= 500 || status === 429) return unavailable(e);
+  if (status === 429) return unavailable(e, false);
+  if (status >= 500) return unavailable(e);
   if (status === 401 || status === 403) {
     return misconfigured("the key service rejected the root key (check UNKEY_ROOT_KEY and its verify_key permission)", e);
   }

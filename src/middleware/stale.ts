@@ -10,6 +10,9 @@ export interface StaleStore {
   remember(cacheKey: string, result: Readonly<VerifyKeyResult>): void;
   /** The kept answer if younger than the limit and the key has not expired since. */
   recall(cacheKey: string): { result: Readonly<VerifyKeyResult>; age: number } | undefined;
+  /** Drops the answer kept for one key hash and request shape. */
+  forget(cacheKey: string): void;
+  /** Drops every answer kept for a key hash. */
   deleteKeyHash(keyHash: string): void;
   clear(): void;
 }
@@ -31,6 +34,9 @@ export function createStaleStore(maxAge: number, max: number): StaleStore {
       const now = Date.now();
       if (typeof kept.result.expires === "number" && kept.result.expires <= now) return undefined;
       return { result: kept.result, age: now - kept.at };
+    },
+    forget(cacheKey) {
+      lru.delete(cacheKey);
     },
     deleteKeyHash(keyHash) {
       const prefix = cacheKeyFor(keyHash, "");

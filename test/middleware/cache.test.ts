@@ -64,37 +64,37 @@ describe("createVerificationCache", () => {
   it("reuses a VALID answer until the ttl ends", async () => {
     const cache = createVerificationCache(settings);
     const c = counter(VALID);
-    expect(await settle(cache.verify(k("a"), c.run))).toEqual(VALID);
-    expect(await cache.verify(k("a"), c.run)).toEqual(VALID);
+    expect(await settle(cache.verify(hashKey("a"), "", c.run))).toEqual(VALID);
+    expect(await cache.verify(hashKey("a"), "", c.run)).toEqual(VALID);
     expect(c.calls()).toBe(1);
     vi.advanceTimersByTime(30_001);
-    await settle(cache.verify(k("a"), c.run));
+    await settle(cache.verify(hashKey("a"), "", c.run));
     expect(c.calls()).toBe(2);
   });
 
   it("keys by request shape", async () => {
     const cache = createVerificationCache(settings);
     const c = counter(VALID);
-    await settle(cache.verify(k("a", "x.read"), c.run));
-    await settle(cache.verify(k("a", "x.write"), c.run));
+    await settle(cache.verify(hashKey("a"), "x.read", c.run));
+    await settle(cache.verify(hashKey("a"), "x.write", c.run));
     expect(c.calls()).toBe(2);
   });
 
   it("keeps NOT_FOUND for negativeTtl only", async () => {
     const cache = createVerificationCache(settings);
     const c = counter(NOT_FOUND);
-    await settle(cache.verify(k("nope"), c.run));
-    await cache.verify(k("nope"), c.run);
+    await settle(cache.verify(hashKey("nope"), "", c.run));
+    await cache.verify(hashKey("nope"), "", c.run);
     expect(c.calls()).toBe(1);
     vi.advanceTimersByTime(5_001);
-    await settle(cache.verify(k("nope"), c.run));
+    await settle(cache.verify(hashKey("nope"), "", c.run));
     expect(c.calls()).toBe(2);
   });
 
   it("shares one in-flight call among concurrent requests for a reusable answer", async () => {
     const cache = createVerificationCache(settings);
     const c = counter(VALID);
-    const all = Promise.all(Array.from({ length: 5 }, () => cache.verify(k("a"), c.run)));
+    const all = Promise.all(Array.from({ length: 5 }, () => cache.verify(hashKey("a"), "", c.run)));
     expect(await settle(all)).toEqual(Array(5).fill(VALID));
     expect(c.calls()).toBe(1);
   });
@@ -103,7 +103,7 @@ describe("createVerificationCache", () => {
     const cache = createVerificationCache(settings);
     let remaining = 3;
     const c = counter(() => (remaining > 0 ? { ...VALID, credits: --remaining } : { valid: false, code: "USAGE_EXCEEDED", keyId: "key_1", credits: 0 }));
-    const runs = Array.from({ length: 5 }, () => cache.verify(k("a"), c.run));
+    const runs = Array.from({ length: 5 }, () => cache.verify(hashKey("a"), "", c.run));
     await vi.advanceTimersByTimeAsync(50);
     const results = await Promise.all(runs);
     expect(results.filter((r) => r.valid)).toHaveLength(3);
@@ -114,7 +114,7 @@ describe("createVerificationCache", () => {
   it("shares but does not store other rejections", async () => {
     const cache = createVerificationCache(settings);
     const c = counter({ valid: false, code: "EXPIRED", keyId: "key_1" });
-    await settle(Promise.all([cache.verify(k("a"), c.run), cache.verify(k("a"), c.run)]));
+    await settle(Promise.all([cache.verify(hashKey("a"), "", c.run), cache.verify(hashKey("a"), "", c.run)]));
     expect(c.calls()).toBe(1);
     expect(cache.size).toBe(0);
   });
@@ -125,7 +125,7 @@ describe("createVerificationCache", () => {
       await new Promise((r) => setTimeout(r, 5));
       throw Object.assign(new Error("down"), { code: "KEY_SERVICE_NETWORK_ERROR" });
     });
-    const both = Promise.allSettled([cache.verify(k("a"), run), cache.verify(k("a"), run)]);
+    const both = Promise.allSettled([cache.verify(hashKey("a"), "", run), cache.verify(hashKey("a"), "", run)]);
     const [a, b] = await settle(both);
     expect(a.status).toBe("rejected");
     expect(b.status).toBe("rejected");
@@ -136,12 +136,14 @@ describe("createVerificationCache", () => {
   it("deleteKeyHash drops every shape of one key, and an in-flight call still answers its waiters", async () => {
     const cache = createVerificationCache(settings);
     const c = counter(VALID);
-    await settle(Promise.all([cache.verify(k("a", "p"), c.run), cache.verify(k("a"), c.run), cache.verify(k("b"), c.run)]));
+    await settle(Promise.all([cache.verify(hashKey("a"), "p", c.run), cache.verify(hashKey("a"), "", c.run), cache.verify(hashKey("b"), "", c.run)]));
     expect(cache.size).toBe(3);
+    expect(cache.peek(hashKey("a"), "p")).toEqual(VALID);
     cache.deleteKeyHash(hashKey("a"));
     expect(cache.size).toBe(1);
+    expect(cache.peek(hashKey("a"), "p")).toBeUndefined();
 
-    const inFlight = cache.verify(k("a"), c.run);
+    const inFlight = cache.verify(hashKey("a"), "", c.run);
     cache.deleteKeyHash(hashKey("a"));
     expect(await settle(inFlight)).toEqual(VALID);
     expect(cache.size).toBe(1);
@@ -150,7 +152,52 @@ describe("createVerificationCache", () => {
   });
 });
 
+describe("charged keys (observe)", () => {
+  const CHARGED: VerifyKeyResult = { ...VALID, credits: 5 };
+
+  it("a key marked charged is never joined: concurrent requests each run", async () => {
+    const cache = createVerificationCache(settings);
+    cache.observe(hashKey("a"), CHARGED);
+    const c = counter(CHARGED);
+    await settle(Promise.all([cache.verify(hashKey("a"), "", c.run), cache.verify(hashKey("a"), "", c.run)]));
+    expect(c.calls()).toBe(2);
+    expect(cache.size).toBe(0);
+  });
+
+  it("marking a key drops the answers stored for it before; a reusable answer clears the mark", async () => {
+    const cache = createVerificationCache(settings);
+    const c = counter(VALID);
+    await settle(Promise.all([cache.verify(hashKey("a"), "", c.run), cache.verify(hashKey("a"), "p", c.run), cache.verify(hashKey("b"), "", c.run)]));
+    expect(cache.size).toBe(3);
+    cache.observe(hashKey("a"), CHARGED);
+    expect(cache.size).toBe(1);
+    expect(cache.peek(hashKey("a"), "")).toBeUndefined();
+    cache.observe(hashKey("a"), VALID);
+    await settle(Promise.all([cache.verify(hashKey("a"), "", c.run), cache.verify(hashKey("a"), "", c.run)]));
+    expect(c.calls()).toBe(4); // joined again: one call for two requests
+    expect(cache.peek(hashKey("a"), "")).toEqual(VALID);
+  });
+
+  it("the mark lasts as long as a VALID answer would (ttl)", async () => {
+    const cache = createVerificationCache(settings);
+    cache.observe(hashKey("a"), CHARGED);
+    vi.advanceTimersByTime(30_001);
+    const c = counter(VALID);
+    await settle(Promise.all([cache.verify(hashKey("a"), "", c.run), cache.verify(hashKey("a"), "", c.run)]));
+    expect(c.calls()).toBe(1);
+  });
+});
+
 describe("createStaleStore", () => {
+  it("forgets one request shape", () => {
+    const store = createStaleStore(60_000, 10);
+    store.remember(k("a"), VALID);
+    store.remember(k("a", "p"), VALID);
+    store.forget(k("a"));
+    expect(store.recall(k("a"))).toBeUndefined();
+    expect(store.recall(k("a", "p"))).toEqual({ result: VALID, age: 0 });
+  });
+
   it("recalls a kept answer until maxAge, never past the key's expiry", () => {
     const store = createStaleStore(60_000, 10);
     store.remember(k("a"), VALID);

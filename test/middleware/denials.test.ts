@@ -61,6 +61,40 @@ describe("denials", () => {
     expect(rejectedKeyDenial(ctx, { valid: false, code: "VALID" }, { now }).status).toBe(401);
   });
 
+  it.each([
+    ["NOT_FOUND", "NOT_FOUND"],
+    ["A", "A"],
+    [`A${"B".repeat(63)}`, `A${"B".repeat(63)}`],
+    [`A${"B".repeat(64)}`, "UNKNOWN"],
+    ["not_found", "UNKNOWN"],
+    ["_X", "UNKNOWN"],
+    ["X-Y", "UNKNOWN"],
+    ["X Y", "UNKNOWN"],
+    ["X\n", "UNKNOWN"],
+  ])("echoes only UPPER_SNAKE codes of up to 64 characters: %j → %j", (code, shown) => {
+    const err = rejectedKeyDenial(ctx, { valid: false, code }, { now });
+    expect(err.code).toBe(shown);
+    expect(problemBody(err).type).toBe(`urn:keyguard:problem:${shown.toLowerCase().replace(/_/g, "-")}`);
+  });
+
+  it("an unsafe code is replaced in the error's result too (a hostile service may echo the key there)", () => {
+    const err = rejectedKeyDenial(ctx, { valid: false, code: "sk_callers_key_123", keyId: "k" }, { now });
+    expect(err.code).toBe("UNKNOWN");
+    expect(err.result).toEqual({ valid: false, code: "UNKNOWN", keyId: "k" });
+    expect(Object.isFrozen(err.result)).toBe(true);
+    const safe = { valid: false, code: "EXPIRED", keyId: "k" } as const;
+    expect(rejectedKeyDenial(ctx, safe, { now }).result).toBe(safe);
+  });
+
+  it("INSUFFICIENT_PERMISSIONS names the query in the detail; scope only for a plain AND", () => {
+    const result = { valid: false, code: "INSUFFICIENT_PERMISSIONS", keyId: "k" } as const;
+    const and = rejectedKeyDenial(ctx, result, { now, query: "a.read AND b" });
+    expect(and.detail).toBe("The API key lacks the permissions this request requires: a.read AND b.");
+    expect(and.headers["WWW-Authenticate"]).toBe('Bearer realm="api", error="insufficient_scope", scope="a.read b"');
+    const or = rejectedKeyDenial(ctx, result, { now, query: "a.read OR b" });
+    expect(or.headers["WWW-Authenticate"]).toBe('Bearer realm="api", error="insufficient_scope"');
+  });
+
   it("insufficient scope (guards): 403 with scope", () => {
     expect(insufficientScopeDenial("api", "needs docs.read", "docs.read")).toMatchObject({
       status: 403,
@@ -116,6 +150,12 @@ describe("classifyServiceFailure", () => {
     [new TypeError("bug"), "misconfigured"],
   ])("%j → %s", (err, kind) => {
     expect(classifyServiceFailure(err).kind).toBe(kind);
+  });
+
+  it("only the service's 429 may not fail open", () => {
+    expect(classifyServiceFailure(http(429))).toMatchObject({ kind: "unavailable", mayFailOpen: false });
+    expect(classifyServiceFailure(http(503))).toMatchObject({ kind: "unavailable", mayFailOpen: true });
+    expect(classifyServiceFailure({ code: "KEY_SERVICE_NETWORK_ERROR" })).toMatchObject({ mayFailOpen: true });
   });
 
   it("takes Retry-After (ms) from the error, else 5 s", () => {

@@ -98,6 +98,74 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     expect(res.body).toEqual({ mine: "MISSING_KEY", status: 401 });
   });
 
+  it("an async onDenied that rejects: its error goes to next(err) (no hang, no unhandled rejection)", async () => {
+    const app = express();
+    app.get("/", apiKeyAuth(base({ onDenied: async () => { throw Object.assign(new Error("onDenied bug"), { code: "ON_DENIED_BUG" }); } })), (_q, r) => r.send("ok"));
+    let handled = 0;
+    app.use(((err, _req, res, _next) => {
+      handled++;
+      res.status(500).json({ code: err.code });
+    }) as ErrorRequestHandler);
+    const res = await request(app).get("/").timeout(5000);
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ code: "ON_DENIED_BUG" });
+    expect(handled).toBe(1);
+  });
+
+  it("an onDenied that calls next(err) and then rejects: next is called once", async () => {
+    const app = express();
+    app.get("/", apiKeyAuth(base({ onDenied: async (err, _req, _res, next) => { next(err); throw new Error("after next"); } })), (_q, r) => r.send("ok"));
+    let handled = 0;
+    app.use(((err, _req, res, _next) => {
+      handled++;
+      res.status(err.status ?? 500).json({ code: err.code });
+    }) as ErrorRequestHandler);
+    const res = await request(app).get("/").timeout(5000);
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ code: "MISSING_KEY" });
+    expect(handled).toBe(1);
+  });
+
+  it("a handler that throws synchronously reaches the error handler once (verified and cached path)", async () => {
+    const app = express();
+    let handled = 0;
+    app.get("/", apiKeyAuth(base()), () => {
+      throw Object.assign(new Error("handler bug"), { code: "HANDLER_BUG" });
+    });
+    app.use(((err, _req, res, _next) => {
+      handled++;
+      res.status(500).json({ code: err.code });
+    }) as ErrorRequestHandler);
+    for (let i = 1; i <= 2; i++) {
+      const res = await request(app).get("/").set("X-API-Key", plainKey);
+      expect(res.body).toEqual({ code: "HANDLER_BUG" });
+      expect(handled).toBe(i);
+    }
+  });
+
+  it("headers already sent by an earlier handler: RateLimit headers are skipped and the route still runs", async () => {
+    const limited = await fx.createKey({ ratelimits: [{ name: "requests", limit: 100, duration: 60_000, autoApply: true }] });
+    const app = express();
+    let handled = 0;
+    app.get(
+      "/",
+      (_req, res, next) => {
+        res.writeHead(200, { "Content-Type": "text/plain" });
+        res.write("head;");
+        next();
+      },
+      apiKeyAuth(base()),
+      (req, res) => void res.end(`key=${req.apiKey?.keyId ?? "none"}`),
+    );
+    app.use(((_err, _req, res, _next) => {
+      handled++;
+      res.end("error");
+    }) as ErrorRequestHandler);
+    const res = await request(app).get("/").set("X-API-Key", limited);
+    expect(res.text).toMatch(/^head;key=key_/);
+    expect(handled).toBe(0);
+  });
+
   it("passErrors hands the error (with status, headers, code, expose) to the app's error handler", async () => {
     const app = express();
     app.get("/", apiKeyAuth(base({ passErrors: true })), (_q, r) => r.send("ok"));

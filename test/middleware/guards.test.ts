@@ -29,8 +29,9 @@ describe("guards", () => {
     expect((await status(requirePermissions("admin OR (docs.read AND docs.write)"))).status).toBe(200);
     const denied = await status(requirePermissions("docs.read AND   admin"));
     expect(denied.status).toBe(403);
-    expect(denied.headers["www-authenticate"]).toBe('Bearer realm="api", error="insufficient_scope", scope="docs.read AND admin"');
-    expect(denied.body).toMatchObject({ code: "INSUFFICIENT_SCOPE", status: 403, title: "Forbidden" });
+    // RFC 6750: scope is a space-separated list of tokens; the query stays in the detail.
+    expect(denied.headers["www-authenticate"]).toBe('Bearer realm="api", error="insufficient_scope", scope="docs.read admin"');
+    expect(denied.body).toMatchObject({ code: "INSUFFICIENT_SCOPE", status: 403, title: "Forbidden", detail: "This request requires the permissions: docs.read AND admin." });
     expect((await status(requirePermissions("docs.*"))).status).toBe(403);
   });
 
@@ -38,7 +39,18 @@ describe("guards", () => {
     expect((await status(requireAnyPermission("admin", "docs.write"))).status).toBe(200);
     const denied = await status(requireAnyPermission("admin", "billing"));
     expect(denied.status).toBe(403);
-    expect(denied.headers["www-authenticate"]).toContain('scope="admin OR billing"');
+    // "one of" cannot be said with scope tokens: no scope parameter.
+    expect(denied.headers["www-authenticate"]).toBe('Bearer realm="api", error="insufficient_scope"');
+    expect(denied.body.detail).toBe("This request requires one of the permissions: admin, billing.");
+    const single = await status(requireAnyPermission("billing"));
+    expect(single.headers["www-authenticate"]).toBe('Bearer realm="api", error="insufficient_scope", scope="billing"');
+  });
+
+  it("a permission query with OR gets no scope parameter", async () => {
+    const denied = await status(requirePermissions("(admin OR billing) AND docs.read"));
+    expect(denied.status).toBe(403);
+    expect(denied.headers["www-authenticate"]).toBe('Bearer realm="api", error="insufficient_scope"');
+    expect(denied.body.detail).toBe("This request requires the permissions: (admin OR billing) AND docs.read.");
   });
 
   it("requireRoles needs every role", async () => {

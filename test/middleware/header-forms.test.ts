@@ -48,6 +48,8 @@ const FORMS: Form[] = [
   { name: "unknown key", headers: [["Authorization", "Bearer sk_doesnotexist"]], status: 401, challenge: INVALID_TOKEN },
   { name: "key with padding appended (another key)", headers: [["Authorization", "Bearer KEY=="]], status: 401, challenge: INVALID_TOKEN },
   { name: "oversize key (513 chars)", headers: [["X-API-Key", "k".repeat(513)]], status: 401, challenge: INVALID_TOKEN },
+  { name: "oversize Bearer token (513 chars)", headers: [["Authorization", `Bearer ${"k".repeat(513)}`]], status: 401, challenge: INVALID_TOKEN },
+  { name: "Bearer token of exactly 512 chars (unknown key)", headers: [["Authorization", `Bearer ${"k".repeat(512)}`]], status: 401, challenge: INVALID_TOKEN },
 ];
 
 let fx: ServiceFixture;
@@ -88,7 +90,7 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
       expect(JSON.stringify(res.body)).not.toContain(key);
     }
     // Malformed and missing credentials, and oversize keys, never reach the service.
-    const reachesService = form.status === 200 || form.name.startsWith("unknown key") || form.name.startsWith("key with padding");
+    const reachesService = form.status === 200 || form.name.startsWith("unknown key") || form.name.startsWith("key with padding") || form.name.startsWith("Bearer token of exactly");
     expect(calls.count).toBe(reachesService ? 1 : 0);
   });
 });

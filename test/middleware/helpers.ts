@@ -19,6 +19,8 @@ export interface ServiceFixture {
   client: KeyServiceClient;
   /** Creates a key in the bootstrap API over the wire and returns the full key. */
   createKey(input?: Partial<CreateKeyInput>): Promise<string>;
+  /** The same, returning the key and its id. */
+  createKeyWithId(input?: Partial<CreateKeyInput>): Promise<{ key: string; keyId: string }>;
   close(): Promise<void>;
 }
 
@@ -31,6 +33,10 @@ export async function startService(options: LocalKeyServiceOptions = {}): Promis
     async createKey(input = {}) {
       const created = await client.keys.createKey({ apiId: svc.apiId, ...input } as CreateKeyInput);
       return created.key;
+    },
+    async createKeyWithId(input = {}) {
+      const created = await client.keys.createKey({ apiId: svc.apiId, ...input } as CreateKeyInput);
+      return { key: created.key, keyId: created.keyId };
     },
     close: () => svc.close(),
   };

@@ -81,6 +81,7 @@ describe("parseOptions", () => {
     [{ policy: { EXPIRED: 99 } }, /policy\.EXPIRED\.status is 99/],
     [{ retry: 3 }, /retry is 3/],
     [{ getKey: "header" }, /getKey is "header"; pass a function/],
+    [{ getKey: () => "k", hideCredentials: true }, /hideCredentials: true has no effect with getKey/],
   ] as Array<[Record<string, unknown>, string | RegExp]>)("rejects %j", (bad, message) => {
     expect(() => parseOptions({ ...ok, ...bad } as ApiKeyAuthOptions)).toThrow(ConfigError);
     expect(() => parseOptions({ ...ok, ...bad } as ApiKeyAuthOptions)).toThrow(message);
@@ -110,6 +111,48 @@ describe("parseOptions", () => {
   it("merges a partial retry over the middleware's defaults", () => {
     expect(parseOptions({ ...ok, retry: { attempts: 3 } }).call.retry).toEqual({ attempts: 3, initialDelay: 100, factor: 2, maxDelay: 500, jitter: 0.2 });
     expect(parseOptions({ ...ok, retry: false }).call.retry).toBe(false);
+  });
+
+  it("hideCredentials with getKey names both options and the fix", () => {
+    try {
+      parseOptions({ ...ok, getKey: () => "k", hideCredentials: true });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      expect((e as ConfigError).option).toBe("hideCredentials");
+      expect((e as Error).message).toMatch(/getKey/);
+      expect((e as Error).message).toMatch(/remove .*yourself/);
+    }
+  });
+
+  it("keeps deep-frozen copies of the caller's ratelimits and tags", () => {
+    const ratelimits = [{ name: "requests", cost: 1 }];
+    const tags = ["a", "b"];
+    const config = parseOptions({ ...ok, ratelimits, tags });
+    ratelimits[0]!.name = "changed";
+    ratelimits.push({ name: "more", cost: 2 });
+    tags.push("c");
+    expect(config.ratelimits).toEqual([{ name: "requests", cost: 1 }]);
+    expect(config.tags).toEqual(["a", "b"]);
+    expect(Object.isFrozen(config.ratelimits)).toBe(true);
+    expect(Object.isFrozen((config.ratelimits as object[])[0])).toBe(true);
+    expect(Object.isFrozen(config.tags)).toBe(true);
+    expect(Object.isFrozen(ratelimits)).toBe(false);
+  });
+
+  it("warns at factory time when timeout is longer than deadline", () => {
+    const logger = recordingLogger();
+    parseOptions({ ...ok, logger, timeout: 3000, deadline: 2000 });
+    expect(logger.entries).toEqual([
+      {
+        level: "warn",
+        message: "apiKeyAuth: timeout (3000 ms) is longer than deadline (2000 ms); each attempt is cut to the time left of the deadline",
+        fields: { timeout: 3000, deadline: 2000 },
+      },
+    ]);
+    const quiet = recordingLogger();
+    parseOptions({ ...ok, logger: quiet, timeout: 1000, deadline: 2000 });
+    expect(quiet.entries).toEqual([]);
   });
 
   it("accepts cache: false and staleIfError", () => {

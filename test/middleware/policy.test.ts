@@ -1,6 +1,6 @@
 // Unit tests of the status table, its overrides and presets, and the Bearer challenge.
 import { describe, expect, it } from "vitest";
-import { bearerChallenge } from "../../src/middleware/challenge";
+import { bearerChallenge, scopeForQuery } from "../../src/middleware/challenge";
 import { ConfigError } from "../../src/middleware/errors";
 import { buildStatusPolicy, DEFAULT_STATUS_POLICY, ruleFor, STATUS_PRESETS } from "../../src/middleware/policy";
 
@@ -65,5 +65,20 @@ describe("bearerChallenge", () => {
     );
     expect(bearerChallenge({ realm: "api", error: "invalid_token", scope: "ignored" })).toBe('Bearer realm="api", error="invalid_token"');
     expect(bearerChallenge({ realm: 'a"b\\c' })).toBe('Bearer realm="a\\"b\\\\c"');
+  });
+});
+
+describe("scopeForQuery", () => {
+  it.each([
+    ["docs.read", "docs.read"],
+    ["docs.read AND docs.write", "docs.read docs.write"],
+    ["(a AND b) AND (c AND a)", "a b c"],
+    ["  a   and  b ", "a b"],
+    ["a OR b", undefined],
+    ["(a OR b) AND c", undefined],
+    ["a AND (", undefined],
+    ["", undefined],
+  ])("%j → %j", (query, scope) => {
+    expect(scopeForQuery(query)).toBe(scope);
   });
 });

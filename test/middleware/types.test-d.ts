@@ -9,6 +9,7 @@ import {
   type STATUS_PRESETS,
   type ApiKeyAuthHandler,
   type ApiKeyAuthOptions,
+  type DeniedHandler,
   type KeyguardError,
   type VerifiedKey,
 } from "keyguard";
@@ -46,6 +47,13 @@ describe("types", () => {
     expectTypeOf<{ cost: number; tags: string[]; cache: false; staleIfError: number }>().toExtend<ApiKeyAuthOptions>();
     expectTypeOf<{ onServiceError: "maybe" }>().not.toExtend<ApiKeyAuthOptions>();
     expectTypeOf<{ cost: string }>().not.toExtend<ApiKeyAuthOptions>();
+    expectTypeOf<ReturnType<DeniedHandler>>().toEqualTypeOf<void | Promise<void>>();
+    apiKeyAuth<Request, Response>({
+      onDenied: async (err, _req, res) => {
+        await Promise.resolve();
+        res.status(err.status).json({ code: err.code });
+      },
+    });
     apiKeyAuth<Request, Response>({
       permissions: (req) => (req.params.id ? `docs.${req.params.id}.read` : undefined),
       onDenied: (err, _req, res) => {
