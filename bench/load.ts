@@ -15,6 +15,8 @@ export interface LoadOptions {
   amount?: number;
   /** Seconds before autocannon gives up on one request. */
   timeout?: number;
+  /** URL answering the serving process's `process.cpuUsage()`, to report its CPU time per request. */
+  cpuUrl?: string;
 }
 
 export interface LoadResult {
@@ -25,6 +27,8 @@ export interface LoadResult {
   statuses: Record<string, number>;
   errors: number;
   timeouts: number;
+  /** CPU time (user + system) the serving process spent per request, µs; when `cpuUrl` was given. */
+  cpuPerRequest?: number;
 }
 
 const LOOPBACK = /^http:\/\/(127\.\d+\.\d+\.\d+|\[::1\]|localhost)(:\d+)?\//;
@@ -32,6 +36,7 @@ const LOOPBACK = /^http:\/\/(127\.\d+\.\d+\.\d+|\[::1\]|localhost)(:\d+)?\//;
 export async function load(options: LoadOptions): Promise<LoadResult> {
   if (!LOOPBACK.test(options.url)) throw new Error(`bench: refusing a non-loopback target ${options.url}`);
   const duration = Math.min(options.duration ?? 3, 10);
+  const cpuBefore = options.cpuUrl ? await cpuOf(options.cpuUrl) : 0;
   const result = await autocannon({
     url: options.url,
     method: options.method ?? "GET",
@@ -43,7 +48,9 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
   });
   const statuses: Record<string, number> = {};
   for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) statuses[code] = (stat as { count: number }).count;
+  const cpuPerRequest = options.cpuUrl ? ((await cpuOf(options.cpuUrl)) - cpuBefore) / Math.max(1, result.requests.total) : undefined;
   return {
+    ...(cpuPerRequest === undefined ? {} : { cpuPerRequest }),
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -52,6 +59,11 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     errors: result.errors,
     timeouts: result.timeouts,
   };
+}
+
+async function cpuOf(url: string): Promise<number> {
+  const usage = (await (await fetch(url)).json()) as { user: number; system: number };
+  return usage.user + usage.system;
 }
 
 export const median = (values: number[]): number => {

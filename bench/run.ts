@@ -1,7 +1,7 @@
 // `npm run bench`: measures keyguard against baselines in the same run, on loopback only,
 // and prints ratios (medians of alternating rounds). Writes bench/results/latest.json.
 
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdirSync, writeFileSync } from "node:fs";
 import net from "node:net";
@@ -9,17 +9,28 @@ import os from "node:os";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { createClient } from "keyguard/client";
-import { compare, load, type LoadOptions, type LoadResult } from "./load";
+import { compare, load, median, type LoadOptions, type LoadResult } from "./load";
 import type { AppsConfig, ServiceInfo } from "./servers";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
-const DURATION = Number(process.env.BENCH_DURATION ?? 3);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const DURATION = Math.min(Number(process.env.BENCH_DURATION ?? 4), 10);
+const ROUNDS = Math.min(Number(process.env.BENCH_ROUNDS ?? 5), 9);
 const DEADLINE = 2500;
 const children: ChildProcess[] = [];
 
-async function startChild<T>(mode: string, env: Record<string, string> = {}): Promise<T> {
-  const child = spawn(process.execPath, ["--import", "tsx", `${here}servers.ts`, mode], {
+// On a machine with two or more cores, the apps get a core of their own and the load generator
+// (this process) and the key service share another, so the side being measured does not compete
+// with autocannon for CPU. Both sides of every comparison run under the same placement.
+const PIN = os.cpus().length >= 2 && hasTaskset() && process.env.BENCH_PIN !== "0";
+
+function hasTaskset(): boolean {
+  return spawnSync("taskset", ["-p", String(process.pid)], { stdio: "ignore" }).status === 0;
+}
+
+async function startChild<T>(mode: string, env: Record<string, string> = {}, core?: number): Promise<T> {
+  const args = ["--import", "tsx", `${here}servers.ts`, mode];
+  const [command, argv] = PIN && core !== undefined ? ["taskset", ["-c", String(core), process.execPath, ...args]] : [process.execPath, args];
+  const child = spawn(command, argv, {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -52,7 +63,8 @@ const onlyOk = (label: string) => (r: LoadResult) => {
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
 
 async function main() {
-  const service = await startChild<ServiceInfo>("service");
+  if (PIN) spawnSync("taskset", ["-cp", "0", String(process.pid)], { stdio: "ignore" });
+  const service = await startChild<ServiceInfo>("service", {}, 0);
   const client = createClient({ rootKey: service.rootKey, baseUrl: service.baseUrl, retry: false });
   const repeated = await client.keys.createKey({ apiId: service.apiId, name: "bench-repeated" });
   const credits = await client.keys.createKey({ apiId: service.apiId, name: "bench-credits", credits: { remaining: 1_000_000_000 } });
@@ -63,22 +75,26 @@ async function main() {
     hangUrl: service.hangUrl,
     deadline: DEADLINE,
   };
-  const apps = await startChild<Record<string, string>>("apps", { BENCH_CONFIG: JSON.stringify(config) });
+  const apps = await startChild<Record<string, string>>("apps", { BENCH_CONFIG: JSON.stringify(config) }, 1);
   const get = (base: string, key?: string): LoadOptions => ({
     url: `${base}/r`,
+    cpuUrl: apps.cpu,
     duration: DURATION,
     headers: key ? { authorization: `Bearer ${key}` } : {},
   });
 
   const rows: Array<{ name: string; ratio: number; target: string; pass: boolean; detail: string }> = [];
   const record = (name: string, ratio: number, target: number, a: LoadResult[], b: LoadResult[], labels: [string, string]) => {
-    const med = (rs: LoadResult[]) => rs.map((r) => r.rps).sort((x, y) => x - y)[Math.floor(rs.length / 2)]!;
+    const med = (rs: LoadResult[]) => median(rs.map((r) => r.rps));
+    const cpu = (rs: LoadResult[]) => median(rs.map((r) => r.cpuPerRequest ?? NaN));
     rows.push({
       name,
       ratio,
       target: `≥ ${target.toFixed(2)}`,
       pass: ratio >= target,
-      detail: `${labels[0]} ${Math.round(med(a))} req/s, ${labels[1]} ${Math.round(med(b))} req/s`,
+      detail:
+        `${labels[0]} ${Math.round(med(a))} req/s, ${labels[1]} ${Math.round(med(b))} req/s; ` +
+        `app CPU per request ${Math.round(cpu(a))} µs vs ${Math.round(cpu(b))} µs`,
     });
     process.stderr.write(`  ${name}: ${fmt(ratio)}\n`);
   };
@@ -86,6 +102,10 @@ async function main() {
   process.stderr.write(`bench: ${ROUNDS} rounds of ${DURATION}s per side, alternating\n`);
   const overhead = await compare(get(apps.keyguard!, repeated.key), get(apps.plain!), ROUNDS, onlyOk("overhead"));
   record("cached key ÷ unprotected route", overhead.ratio, 0.9, overhead.a, overhead.b, ["keyguard", "unprotected"]);
+
+  const noop = await compare(get(apps.noop!), get(apps.plain!), ROUNDS, onlyOk("no-op middleware"));
+  record("(reference) a no-op middleware ÷ unprotected route", noop.ratio, 0, noop.a, noop.b, ["no-op", "unprotected"]);
+  rows.at(-1)!.target = "(reported)";
 
   const rep = await compare(get(apps.keyguard!, repeated.key), get(apps.sdk!, repeated.key), ROUNDS, onlyOk("repeated key"));
   record("keyguard ÷ SDK middleware, repeated key", rep.ratio, 3, rep.a, rep.b, ["keyguard", "SDK"]);
@@ -111,7 +131,7 @@ async function main() {
     ratio: svc.ratio,
     target: "(reported)",
     pass: true,
-    detail: `verifyKey ${Math.round(svc.a.map((r) => r.rps).sort((x, y) => x - y)[1] ?? svc.a[0]!.rps)} req/s`,
+    detail: `verifyKey ${Math.round(median(svc.a.map((r) => r.rps)))} req/s, bare route ${Math.round(median(svc.b.map((r) => r.rps)))} req/s`,
   });
   process.stderr.write(`  local service: ${fmt(svc.ratio)}\n`);
 
@@ -122,7 +142,9 @@ async function main() {
     keyguardHang: await load({ url: `${apps.keyguardHang}/r`, amount: 40, connections: 10, headers: { authorization: `Bearer ${repeated.key}` } }),
   };
 
-  const machine = `${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  const machine =
+    `${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}` +
+    (PIN ? "; apps pinned to core 1, load generator and key service to core 0" : "; no core pinning");
   const results = {
     date: new Date().toISOString(),
     machine,

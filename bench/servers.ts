@@ -53,8 +53,15 @@ async function startApps(config: AppsConfig): Promise<Record<string, string>> {
     return serve(a);
   };
   const common = { rootKey: config.rootKey, logger: silentLogger, deadline: config.deadline };
+  // This process's CPU time, read by the runner before and after each load run.
+  const control = express();
+  control.get("/cpu", (_req, res) => {
+    res.json(process.cpuUsage());
+  });
   return {
+    cpu: `${await serve(control)}/cpu`,
     plain: await app(),
+    noop: await app((_req, _res, next) => next()),
     keyguard: await app(apiKeyAuth({ ...common, baseUrl: config.baseUrl })),
     sdk: await app(sdkMiddleware({ rootKey: config.rootKey, baseUrl: config.baseUrl })),
     keyguardDown: await app(apiKeyAuth({ ...common, baseUrl: config.downUrl })),

@@ -134,24 +134,27 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
 
   /** Stores the verified key and its rate-limit headers (unless a handler before us already sent headers). */
   function admit(key: VerifiedKey, req: Req, res: Res): void {
+    attachResponder(key, responder);
     setApiKey(req, res, key);
-    if (ctx.rateLimitHeaders && !res.headersSent) {
+    if (ctx.rateLimitHeaders && key.ratelimits !== undefined && key.ratelimits.length > 0 && !res.headersSent) {
       for (const [name, value] of Object.entries(rateLimitHeaders(key.ratelimits, Date.now()))) res.setHeader(name, value);
     }
   }
 
   /** Carries out a decision; calls `next` last, so that nothing after it can call `next` again. */
   function act(action: Action, req: Req, res: Res, next: OnceNext): void {
-    if (action === "next") return next();
-    if ("valid" in action) {
+    if (action !== "next" && "valid" in action) {
       admit(action, req, res);
       return next();
     }
+    // Let through without a key, or denied (an onDenied hook may still call next): guards after us
+    // answer with our conventions.
+    attachResponder(req, responder);
+    if (action === "next") return next();
     responder.deny(action, req, res, next);
   }
 
   const handler = (req: Req, res: Res, next: NextFunction): void => {
-    attachResponder(req, responder);
     const cached = decideFromCache(req);
     if (cached !== undefined) {
       try {

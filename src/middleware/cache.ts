@@ -6,7 +6,7 @@
 // the requests that waited on it: each of those verifies on its own. Such a key is then remembered
 // as charged, and its later requests call the service in parallel instead of joining one call.
 
-import { createHash } from "node:crypto";
+import * as crypto from "node:crypto";
 import { LRUCache } from "lru-cache";
 import type { VerifyKeyResult } from "../protocol/types";
 
@@ -19,9 +19,12 @@ export interface CacheSettings {
   readonly max: number;
 }
 
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: "base64url") => string }).hash;
+
 /** SHA-256 of a key, base64url. The only form in which a key is kept. */
 export function hashKey(key: string): string {
-  return createHash("sha256").update(key).digest("base64url");
+  // crypto.hash (Node >= 20.12) is the one-shot form, a few times cheaper than createHash.
+  return oneShotHash !== undefined ? oneShotHash("sha256", key, "base64url") : crypto.createHash("sha256").update(key).digest("base64url");
 }
 
 /** The cache key: the key's hash plus the request shape that can change the answer. */

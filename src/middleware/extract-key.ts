@@ -48,7 +48,9 @@ function occurrences(req: RequestHeaders, name: string): number {
   let raw = 0;
   if (Array.isArray(req.rawHeaders)) {
     for (let i = 0; i < req.rawHeaders.length; i += 2) {
-      if (req.rawHeaders[i]!.toLowerCase() === name) raw++;
+      const header = req.rawHeaders[i]!;
+      // Length first: most headers differ in length, and lower-casing allocates.
+      if (header.length === name.length && header.toLowerCase() === name) raw++;
     }
   }
   return Math.max(1, raw);

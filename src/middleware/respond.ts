@@ -24,7 +24,14 @@ export interface Responder {
   reportLateError(err: unknown): void;
 }
 
-const RESPONDER = Symbol.for("keyguard.responder");
+// Which responder answers a request's denials, for the guards after `apiKeyAuth()`. Kept in a
+// WeakMap, not as a property of `req`: adding a property changes the request object's shape, which
+// measurably slows every later handler. A verified request is registered through its result (for
+// a cached key, one long-lived object, so the hot path adds no entry per request); a request let
+// through without a key, or denied, is registered itself. Registered globally so that two loaded
+// copies of the package share it.
+const REGISTRY = Symbol.for("keyguard.responders");
+const responders = ((globalThis as Record<symbol, unknown>)[REGISTRY] ??= new WeakMap()) as WeakMap<object, Partial<Responder>>;
 
 function lateErrorReporter(logger: Logger): (err: unknown) => void {
   const throttle = createLogThrottle();
@@ -85,13 +92,14 @@ export const DEFAULT_RESPONDER: Responder = createResponder({
   logger: defaultLogger,
 });
 
-/** Remembers on the request which responder answers its denials (a hidden property). */
-export function attachResponder(req: object, responder: Responder): void {
-  Object.defineProperty(req, RESPONDER, { value: responder, configurable: true, enumerable: false, writable: true });
+/** Remembers which responder answers denials for a request, or for requests verified with a result. */
+export function attachResponder(target: object, responder: Responder): void {
+  if (responders.get(target) !== responder) responders.set(target, responder);
 }
 
 export function responderOf(req: object): Responder {
-  const r = (req as Record<symbol, unknown>)[RESPONDER] as Partial<Responder> | null | undefined;
+  const verified = (req as { apiKey?: unknown }).apiKey;
+  const r = (typeof verified === "object" && verified !== null ? responders.get(verified) : undefined) ?? responders.get(req);
   if (typeof r !== "object" || r === null || typeof r.deny !== "function") return DEFAULT_RESPONDER;
   // A responder attached by another (older) loaded copy of keyguard may lack reportLateError.
   return typeof r.reportLateError === "function" ? (r as Responder) : { ...(r as Responder), reportLateError: DEFAULT_RESPONDER.reportLateError };

@@ -1,5 +1,6 @@
 // Unit tests of the verification cache: what is stored and for how long, in-flight sharing, and
 // the invariant that charged answers (credits, rate limits) are never reused.
+import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { cacheKeyFor, createVerificationCache, hashKey, storableFor } from "../../src/middleware/cache";
 import { createStaleStore } from "../../src/middleware/stale";
@@ -38,6 +39,12 @@ describe("hashKey", () => {
     expect(hashKey("sk_secret")).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(hashKey("sk_secret")).not.toContain("secret");
     expect(k("sk_secret", "a.read")).not.toContain("sk_secret");
+  });
+
+  it("equals the reference SHA-256 digest, for ASCII and non-ASCII keys alike", () => {
+    for (const key of ["sk_secret", "ключ_🔑", "x".repeat(512)]) {
+      expect(hashKey(key)).toBe(createHash("sha256").update(key).digest("base64url"));
+    }
   });
 });
 

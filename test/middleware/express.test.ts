@@ -247,6 +247,19 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     expect(res.body).toEqual({ handledBy: "app", code: "INSUFFICIENT_SCOPE", name: "InsufficientScopeError" });
   });
 
+  it("a guard after optional auth answers a keyless request with that apiKeyAuth()'s realm and passErrors", async () => {
+    const app = express();
+    app.get("/", apiKeyAuth(base({ optional: true, realm: "docs" })), requireRoles("auditor"), (_q, r) => r.send("ok"));
+    app.get("/errors", apiKeyAuth(base({ optional: true, passErrors: true })), requireRoles("auditor"), (_q, r) => r.send("ok"));
+    app.use(errorHandler);
+    const plain = await request(app).get("/");
+    expect(plain.status).toBe(401);
+    expect(plain.headers["www-authenticate"]).toBe('Bearer realm="docs"');
+    const passed = await request(app).get("/errors");
+    expect(passed.status).toBe(401);
+    expect(passed.body).toMatchObject({ handledBy: "app", code: "MISSING_KEY" });
+  });
+
   it("app.use(apiKeyAuth) without the call fails every request with a message saying so", async () => {
     const app = express();
     app.use(apiKeyAuth as never);
