@@ -2,6 +2,7 @@
 // frozen config with every default filled in. Misconfiguration throws KeyServiceConfigError.
 
 import { defaultLogger, type Logger } from "../logger";
+import { warnUnknownOptions } from "../unknown-options";
 import { KeyServiceConfigError } from "./errors";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry";
 
@@ -84,6 +85,7 @@ export const DEFAULT_USER_AGENT = "keyguard";
 const MAX_TIMER_MS = 2_147_483_647; // the largest delay a Node timer accepts
 const CLIENT_KEYS = new Set(["rootKey", "baseUrl", "timeout", "deadline", "retry", "fetch", "logger", "userAgent", "maxResponseBytes"]);
 const RETRY_KEYS = new Set(["attempts", "initialDelay", "factor", "maxDelay", "jitter"]);
+const KNOWN_OPTION_NAMES = Object.freeze([...CLIENT_KEYS, ...[...RETRY_KEYS].map((k) => `retry.${k}`)]);
 const CALL_KEYS = new Set(["timeout", "deadline", "retry", "signal"]);
 // Visible ASCII only: anything else cannot go in a header, and fetch's error would quote the value.
 const HEADER_TOKEN = /^[\x21-\x7e]+$/;
@@ -98,11 +100,9 @@ export function parseClientOptions(options: ClientOptions = {}, env: NodeJS.Proc
   if (typeof logger !== "object" || typeof logger.warn !== "function" || typeof logger.error !== "function") {
     throw new KeyServiceConfigError("logger", `${where}: option \`logger\` must have warn() and error() methods.`);
   }
-  const unknown = Object.keys(options).filter((k) => !CLIENT_KEYS.has(k));
-  if (options.retry && typeof options.retry === "object") {
-    unknown.push(...Object.keys(options.retry).filter((k) => !RETRY_KEYS.has(k)).map((k) => `retry.${k}`));
-  }
-  if (unknown.length > 0) logger.warn({ options: unknown }, `${where}: ignoring unknown option(s): ${unknown.join(", ")}`);
+  const given = Object.keys(options);
+  if (options.retry && typeof options.retry === "object") given.push(...Object.keys(options.retry).map((k) => `retry.${k}`));
+  warnUnknownOptions(where, given, KNOWN_OPTION_NAMES, logger);
 
   const rootKey = options.rootKey ?? env.UNKEY_ROOT_KEY;
   if (typeof rootKey !== "string" || rootKey.trim() === "") {

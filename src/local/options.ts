@@ -1,6 +1,7 @@
 // Options of the local key service, parsed once into a frozen config. Misconfiguration throws
 // LocalServiceConfigError naming the option, the bad value and the fix.
 import { defaultLogger, type Logger } from "../logger";
+import { warnUnknownOptions } from "../unknown-options";
 
 export interface LocalKeyServiceOptions {
   /**
@@ -41,7 +42,7 @@ export class LocalServiceConfigError extends Error {
   }
 }
 
-const KNOWN = new Set(["rootKey", "now", "dataFile", "port", "host", "logger"]);
+const KNOWN: readonly string[] = Object.freeze(["rootKey", "now", "dataFile", "port", "host", "logger"]);
 
 function fail(option: string, value: unknown, fix: string): never {
   const shown = typeof value === "string" ? JSON.stringify(value) : typeof value === "function" ? "a function" : String(value);
@@ -54,10 +55,7 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
   if (typeof logger.warn !== "function" || typeof logger.error !== "function") {
     fail("logger", logger, "Pass an object with warn(fields, msg) and error(fields, msg) methods.");
   }
-  const unknown = Object.keys(options).filter((k) => !KNOWN.has(k));
-  if (unknown.length > 0) {
-    logger.warn({ options: unknown }, `keyguard/local: ignoring unknown option(s) ${unknown.join(", ")}`);
-  }
+  warnUnknownOptions("keyguard/local", Object.keys(options), KNOWN, logger);
   const rootKey = options.rootKey ?? (env.UNKEY_ROOT_KEY || undefined);
   if (rootKey !== undefined && (typeof rootKey !== "string" || !/^\S{8,512}$/.test(rootKey))) {
     // The value is a secret: never echo it.

@@ -10,10 +10,10 @@ import type { CacheSettings } from "./cache";
 import type { DenialContext } from "./denials";
 import type { ExtractOptions } from "./extract-key";
 import { bool, fail, frozenCopy, millis, optionalFunction, show } from "./option-checks";
-import { DEFAULTS, type ApiKeyAuthOptions, type DeniedHandler, type PerRequest, type VerifyRatelimit } from "./options";
+import { DEFAULTS, OPTION_NAMES, type ApiKeyAuthOptions, type DeniedHandler, type PerRequest, type VerifyRatelimit } from "./options";
 import { buildStatusPolicy } from "./policy";
 import { checkCost, checkRatelimits, checkTags } from "./request-shape";
-import { warnUnknownOptions } from "./unknown-options";
+import { warnUnknownOptions } from "../unknown-options";
 
 export interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
   readonly client: KeyServiceClient;
@@ -81,7 +81,7 @@ export function parseOptions<Req extends IncomingMessage, Res extends ServerResp
   if (typeof logger.warn !== "function" || typeof logger.error !== "function") {
     fail("logger", "logger needs warn(fields, msg) and error(fields, msg) methods (pino works).");
   }
-  warnUnknownOptions(options, logger);
+  warnUnknownOptions("apiKeyAuth", Object.keys(options), OPTION_NAMES, logger);
 
   const header = parseHeader(options.header);
   const extract: ExtractOptions = Object.freeze({ bearer: bool(options, "bearer", true), header: header.name, headerLabel: header.label });

@@ -113,7 +113,13 @@ describe("misconfiguration", () => {
   it("warns once about unknown option names", () => {
     const logger = recordingLogger();
     parseClientOptions({ rootKey: "r", logger, retries: 3, retry: { attemps: 2 } } as never, {});
-    expect(logger.calls).toEqual([{ level: "warn", fields: { options: ["retries", "retry.attemps"] }, message: expect.stringContaining("retries") }]);
+    expect(logger.calls).toEqual([
+      {
+        level: "warn",
+        fields: { unknownOptions: ["retries", "retry.attemps"], didYouMean: { "retry.attemps": "retry.attempts" } },
+        message: "createClient: ignoring unknown option(s) retries, retry.attemps",
+      },
+    ]);
   });
 
   it("per-call options are checked too", () => {

@@ -83,6 +83,7 @@ describe("startLocalKeyService", () => {
     createLocalKeyService({ logger, rootkey: "x" } as never);
     expect(logger.warn).toHaveBeenCalledOnce();
     expect(logger.warn.mock.calls[0]![1]).toMatch(/unknown option\(s\) rootkey/);
+    expect(logger.warn.mock.calls[0]![0]).toEqual({ unknownOptions: ["rootkey"], didYouMean: { rootkey: "rootKey" } });
   });
 });
 
