@@ -1,0 +1,263 @@
+// The storage seam of the local key service: the records it keeps and the `Store` interface, the
+// only thing a storage backend implements (memory, SQLite, PostgreSQL + Redis). The operations'
+// logic lives above this seam and never knows which backend runs under it.
+import type { CreditsRefill, Meta } from "../protocol/types";
+
+export interface WorkspaceRecord {
+  id: string;
+  name: string;
+  createdAt: number;
+}
+
+export interface RootKeyRecord {
+  id: string;
+  workspaceId: string;
+  /** base64(SHA-256(root key)). */
+  hash: string;
+  permissions: string[];
+  createdAt: number;
+}
+
+export interface ApiRecord {
+  id: string;
+  workspaceId: string;
+  name: string;
+  createdAt: number;
+  /** Source addresses allowed to verify this API's keys; others get FORBIDDEN. Admin surface only. */
+  ipWhitelist?: string[];
+}
+
+export interface RatelimitRecord {
+  id: string;
+  name: string;
+  limit: number;
+  duration: number;
+  autoApply: boolean;
+}
+
+export interface CreditsRecord {
+  remaining: number;
+  refill?: CreditsRefill;
+  /** Unix ms of the last refill (or of creation): the next refill is the first boundary after it. */
+  lastRefillAt: number;
+}
+
+export interface KeyRecord {
+  id: string;
+  workspaceId: string;
+  apiId: string;
+  /** base64(SHA-256(key)). Never the key. */
+  hash: string;
+  start: string;
+  prefix?: string;
+  byteLength: number;
+  name?: string;
+  meta?: Meta;
+  createdAt: number;
+  updatedAt?: number;
+  expires?: number;
+  enabled: boolean;
+  identityId?: string;
+  permissionIds: string[];
+  roleIds: string[];
+  /** Absent: unlimited. */
+  credits?: CreditsRecord;
+  ratelimits: RatelimitRecord[];
+}
+
+export interface PermissionRecord {
+  id: string;
+  workspaceId: string;
+  name: string;
+  slug: string;
+  description?: string;
+  createdAt: number;
+}
+
+export interface RoleRecord {
+  id: string;
+  workspaceId: string;
+  name: string;
+  description?: string;
+  permissionIds: string[];
+  createdAt: number;
+}
+
+export interface IdentityRecord {
+  id: string;
+  workspaceId: string;
+  externalId: string;
+  meta?: Meta;
+  ratelimits: RatelimitRecord[];
+  createdAt: number;
+}
+
+/** The tables of the state, by name. Every record has a unique `id`. */
+export interface Tables {
+  workspaces: WorkspaceRecord;
+  rootKeys: RootKeyRecord;
+  apis: ApiRecord;
+  keys: KeyRecord;
+  permissions: PermissionRecord;
+  roles: RoleRecord;
+  identities: IdentityRecord;
+}
+
+export type TableName = keyof Tables;
+
+/** The table names, in the order an export lists (and an import writes) them. */
+export const TABLE_NAMES: readonly TableName[] = Object.freeze([
+  "workspaces",
+  "rootKeys",
+  "apis",
+  "permissions",
+  "roles",
+  "identities",
+  "keys",
+]);
+
+/** Fields a backend indexes within a workspace, per table: what `find` and `list`'s `where` accept. */
+export interface IndexedFields {
+  workspaces: never;
+  rootKeys: never;
+  apis: never;
+  keys: "apiId" | "identityId";
+  permissions: "slug";
+  roles: "name";
+  identities: "externalId";
+}
+
+/** One sliding-window rate limit to check and charge (see `Store.limit`). */
+export interface LimitCheck {
+  /**
+   * The counter: one per limit id and window length (`limitCounter`), or per workspace,
+   * namespace, identifier and window length for `ratelimit.limit` (`namespaceCounter`).
+   */
+  counter: string;
+  limit: number;
+  /** Window length, ms. */
+  duration: number;
+  cost: number;
+  /** Key or identity whose limit this is: `dropCounters({ owner })` drops its counters. */
+  owner?: string;
+}
+
+export interface LimitState {
+  passed: boolean;
+  /** Uses left in the window after this check, never negative. */
+  remaining: number;
+  /** Unix ms at the end of the current window. */
+  reset: number;
+}
+
+/**
+ * A refill that `spendCredits` applies first when it fell due: when the key's `lastRefillAt` is
+ * before `boundary`, `remaining` becomes `amount` and `lastRefillAt` becomes `now`.
+ */
+export interface DueRefill {
+  boundary: number;
+  amount: number;
+}
+
+export type SpendOutcome =
+  /** Charged: the balance after the charge. */
+  | { ok: true; remaining: number }
+  /** Not enough credits: nothing charged; the balance (after any refill). */
+  | { ok: false; remaining: number };
+
+/** The whole state as JSON: what `exportState` returns and `importState` takes (hashes only). */
+export interface LocalState {
+  version: 1;
+  /** What the service created first: reused on restart with the same store. */
+  bootstrap?: { workspaceId: string; apiId: string };
+  workspaces: Record<string, WorkspaceRecord>;
+  rootKeys: Record<string, RootKeyRecord>;
+  apis: Record<string, ApiRecord>;
+  keys: Record<string, KeyRecord>;
+  permissions: Record<string, PermissionRecord>;
+  roles: Record<string, RoleRecord>;
+  identities: Record<string, IdentityRecord>;
+  /** Rate-limit counters. Exported as `{}`; kept only for reading state files of earlier versions. */
+  windows: Record<string, unknown>;
+}
+
+/**
+ * What an operation sees of the state. Reads and writes are by whole record; a record returned
+ * is the caller's own copy (changing it changes nothing until `put`).
+ *
+ * Inside `Store.transaction` every read sees the transaction's own writes, and a record read
+ * there cannot be changed by anybody else until the transaction ends (the backend serialises
+ * writers or locks the rows it read). Outside a transaction (`Store.direct`) each call stands
+ * alone and is atomic on its own.
+ */
+export interface StoreTx {
+  /** A record by id, of any workspace (the caller checks the workspace). */
+  get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined>;
+  /** The key whose `hash` this is. */
+  keyByHash(hash: string): Promise<KeyRecord | undefined>;
+  /** The root key whose `hash` this is. */
+  rootKeyByHash(hash: string): Promise<RootKeyRecord | undefined>;
+  /** Records of a workspace whose indexed `field` equals `value`, ordered by id. */
+  find<T extends TableName>(table: T, workspaceId: string, field: IndexedFields[T], value: string): Promise<Tables[T][]>;
+  /**
+   * Records of a workspace ordered by id (ascending, by code unit), from `from` (inclusive) on,
+   * at most `limit` of them (all when absent), optionally only those whose indexed field equals
+   * a value.
+   */
+  list<T extends TableName>(
+    table: T,
+    workspaceId: string,
+    options?: { from?: string; limit?: number; where?: { field: IndexedFields[T]; value: string } },
+  ): Promise<Tables[T][]>;
+  /** Inserts or replaces the record with this id (a key's `credits` included). */
+  put<T extends TableName>(table: T, record: Tables[T]): Promise<void>;
+  /**
+   * Deletes a record and what depends on it: a key's rate-limit counters; an API's keys (and
+   * their counters); a permission's place in every key and role; a role's place in every key; an
+   * identity's link from its keys (`identityId` cleared) and its counters. Unknown ids: no-op.
+   */
+  delete(table: TableName, id: string): Promise<void>;
+  /**
+   * Charges `cost` credits of a key with credits, atomically: applies `refill` first when it fell
+   * due, then charges only when the balance covers the cost (a cost of 0 only applies the refill).
+   * Never below zero, never charged twice. `undefined` when the key does not exist or has no
+   * credits.
+   */
+  spendCredits(keyId: string, cost: number, now: number, refill?: DueRefill): Promise<SpendOutcome | undefined>;
+  /**
+   * Checks sliding-window limits and charges them all-or-nothing, atomically: window =
+   * floor(now / duration); used = current + previous × (1 − elapsed fraction of the window);
+   * a check passes when used + cost ≤ limit; only when every check passes is every counter
+   * charged. Returns one state per check, in order.
+   */
+  limit(checks: readonly LimitCheck[], now: number): Promise<{ passed: boolean; states: LimitState[] }>;
+  /** Drops rate-limit counters: those of these limit ids (every window length), or every counter of an owner. */
+  dropCounters(target: { limitIds: readonly string[] } | { owner: string }): Promise<void>;
+  /** A value of the service's own (the bootstrap ids). */
+  getMeta(name: string): Promise<string | undefined>;
+  setMeta(name: string, value: string): Promise<void>;
+}
+
+/** A storage backend. Errors it cannot recover from are thrown as `StoreUnavailableError`. */
+export interface Store {
+  /** Short name for logs and the banner: "memory", "sqlite", "postgres". */
+  readonly kind: string;
+  /**
+   * Runs `fn` as one transaction: all its writes are kept, or (when it throws) none. Counters
+   * (`limit`, `dropCounters`) kept outside the database (Redis) are not rolled back.
+   */
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  /** Calls outside any transaction, each atomic on its own: the path of keys.verifyKey and ratelimit.limit. */
+  readonly direct: StoreTx;
+  /** Releases connections and files. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** The store cannot serve now (database down, disk full, read-only file): answered 503, retried by callers. */
+export class StoreUnavailableError extends Error {
+  readonly code = "STORE_UNAVAILABLE";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StoreUnavailableError";
+  }
+}
