@@ -155,6 +155,17 @@ describe("when undici cannot be loaded (a broken install: a fault no server can 
     vi.resetModules();
   });
 
+  it("importing keyguard and creating a client do not need it (it is loaded lazily)", async () => {
+    vi.resetModules();
+    vi.doMock("undici", () => {
+      throw new Error("Cannot find package 'undici'");
+    });
+    const keyguard = await import("../../src/index");
+    const client = await import("../../src/client");
+    expect(typeof keyguard.apiKeyAuth).toBe("function");
+    expect(() => client.createClient({ rootKey: ROOT_KEY, baseUrl: "http://127.0.0.1:9", logger: silentLogger })).not.toThrow();
+  });
+
   it("the call fails at once with a KeyServiceConfigError naming undici, without retrying", async () => {
     vi.resetModules();
     vi.doMock("undici", () => {
