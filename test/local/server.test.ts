@@ -113,3 +113,27 @@ describe("admin surface", () => {
     expect((await service.exportState()).apis[apiId]!.createdAt).toBe(1234);
   });
 });
+
+describe("the store option", () => {
+  it("uses a given store, keeps the bootstrap in it and never closes it", async () => {
+    const inner = memoryStore();
+    let closed = 0;
+    const store = {
+      kind: inner.kind,
+      direct: inner.direct,
+      transaction: inner.transaction.bind(inner),
+      close: async () => {
+        closed++;
+      },
+    };
+    const a = await startLocalKeyService({ store, logger: silentLogger, rootKey: "root_givenStore1" });
+    expect(a.service.restored).toBe(false);
+    await a.close();
+    const b = await createLocalKeyService({ store, logger: silentLogger, rootKey: "root_givenStore1" });
+    expect(b.service.restored).toBe(true);
+    expect([b.service.workspaceId, b.service.apiId]).toEqual([a.workspaceId, a.apiId]);
+    await b.close();
+    expect(closed).toBe(0);
+    expect(Object.keys((await b.service.exportState()).rootKeys)).toHaveLength(1);
+  });
+});
