@@ -77,7 +77,7 @@ describe("startLocalKeyService", () => {
     await expect(createLocalKeyService({ rootKey: "a b" })).rejects.not.toThrow(/a b/);
     await expect(createLocalKeyService({ dataFile: " " })).rejects.toThrow(/dataFile/);
     await expect(createLocalKeyService({ logger: {} as never })).rejects.toThrow(/logger/);
-    await expect(createLocalKeyService({ store: {} as never })).rejects.toThrow(/invalid option store.*Pass a Store/);
+    await expect(createLocalKeyService({ store: {} as never })).rejects.toThrow(/invalid option store: it is not a Store.*memoryStore\(\)/);
     await expect(createLocalKeyService({ store: memoryStore(), dataFile: "x.json" })).rejects.toThrow(/either dataFile or store/);
   });
 
