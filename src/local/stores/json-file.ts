@@ -1,7 +1,7 @@
 // The JSON data file (`dataFile`): the memory store loaded from the file, the whole state written
 // back atomically after each transaction that changed something. A change that cannot be written
 // is undone and its error thrown. Every write runs in a transaction, `direct` writes included.
-import { loadState, saveState } from "../state-file";
+import { exportFrom, loadState, saveState } from "../state-file";
 import type { DueRefill, LimitCheck, Store, StoreTx, TableName, Tables } from "../storage";
 import { memoryStore, type MemoryStore } from "./memory";
 
@@ -77,7 +77,7 @@ class JsonFileStore implements Store {
     return this.memory.transaction(async (tx) => {
       const tracked = new TrackedTx(tx);
       const out = await fn(tracked);
-      if (tracked.changed) saveState(this.file, JSON.stringify(this.memory.stateView()));
+      if (tracked.changed) saveState(this.file, JSON.stringify(await exportFrom(tx)));
       return out;
     });
   }

@@ -2,7 +2,7 @@
 // under the JSON data file. Transactions run one at a time (an async lock) and undo their
 // writes when they throw; calls on `direct` are synchronous inside, so each is atomic.
 import { windowEnded } from "../ratelimit";
-import { BOOTSTRAP_META, emptyState, stateMeta } from "../state-file";
+import { stateMeta } from "../state-file";
 import { TABLE_NAMES, type LocalState, type Store, type StoreTx } from "../storage";
 import { MemoryTables, type AnyRecord } from "./memory-tables";
 import { MemoryTx, copy, settle, type MemoryTxHost } from "./memory-tx";
@@ -63,21 +63,6 @@ export class MemoryStore implements Store, MemoryTxHost {
     for (const [counter, value] of this.data.counters) {
       if (windowEnded(value.window, value.duration, now)) this.data.counters.delete(counter);
     }
-  }
-
-  /**
-   * The whole state as it stands, including a running transaction's writes. Holds the store's own
-   * records (no copies): serialize it at once, never change it.
-   */
-  stateView(): LocalState {
-    const state = emptyState();
-    for (const table of TABLE_NAMES) {
-      const into = state[table] as Record<string, unknown>;
-      for (const [id, record] of this.data.records[table]) into[id] = record;
-    }
-    const bootstrap = this.data.meta.get(BOOTSTRAP_META);
-    if (bootstrap !== undefined) state.bootstrap = JSON.parse(bootstrap) as LocalState["bootstrap"];
-    return state;
   }
 
   /** How many rate-limit counters the store holds. */
