@@ -2,9 +2,9 @@
 // one, and the JSON data file (read with checks, written atomically: temp file, fsync, rename).
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { LocalServiceArgumentError } from "./argument-error";
 import { LocalServiceConfigError } from "./options";
 import { TABLE_NAMES, type LocalState, type Store, type StoreTx, type WorkspaceRecord } from "./storage";
+import { LocalServiceArgumentError } from "./argument-error";
 
 /** Meta value holding the bootstrap ids, as JSON `{ workspaceId, apiId }`. */
 export const BOOTSTRAP_META = "bootstrap";
