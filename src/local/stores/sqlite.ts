@@ -1,15 +1,13 @@
 // The SQLite store: the local key service's state in one file on one machine. One connection,
 // WAL, every operation one transaction (BEGIN IMMEDIATE … COMMIT) serialised by an async mutex;
 // credits charged by one UPDATE … RETURNING; rate-limit counters in a table of their own.
-import { existsSync, openSync, readSync, closeSync } from "node:fs";
 import { LocalServiceConfigError } from "../options";
-import { checkLimits } from "../ratelimit";
-import { StoreUnavailableError, type DueRefill, type LimitCheck, type LimitState, type SpendOutcome, type Store, type StoreTx } from "../storage";
-import type { WindowRecord } from "../store";
+import { StoreUnavailableError, type Store, type StoreTx } from "../storage";
 import { Mutex } from "./mutex";
-import { openConnection, sqliteCode, type SqlConnection, type SqliteDriverName } from "./sqlite-driver";
+import { chargeLimits, dropCounters, pruneCounters, spendCredits } from "./sqlite-counters";
+import type { SqlConnection, SqliteDriverName } from "./sqlite-driver";
 import { lockDataFile } from "./sqlite-lock";
-import { migrate } from "./sqlite-schema";
+import { checkFileKind, fileIdentity, openDataFile, unavailableReason, type ConnectionSettings } from "./sqlite-open";
 import { SqliteTables } from "./sqlite-tables";
 
 export interface SqliteStoreOptions {
@@ -43,52 +41,6 @@ export interface SqliteStore extends Store {
   pragma(name: string, value?: number | string): Promise<unknown>;
 }
 
-const SQLITE_HEADER = "SQLite format 3\0";
-
-const REASONS: Record<string, string> = {
-  SQLITE_FULL: "the disk or the database is full",
-  SQLITE_READONLY: "the database file is read-only",
-  SQLITE_READONLY_DBMOVED: "the database file was deleted or moved while in use",
-  SQLITE_IOERR: "an I/O error occurred",
-  SQLITE_CANTOPEN: "the database file cannot be opened",
-  SQLITE_BUSY: "another connection holds the database locked",
-  SQLITE_LOCKED: "another connection holds the database locked",
-  SQLITE_CORRUPT: "the database file is damaged",
-  SQLITE_NOTADB: "the database file is damaged",
-  SQLITE_NOMEM: "out of memory",
-  SQLITE_PERM: "permission denied",
-  SQLITE_PROTOCOL: "the file's locks are in a bad state",
-};
-
-/** The reason a SQLite error makes the store unavailable, or undefined for other errors (bugs). */
-function unavailableReason(err: unknown): string | undefined {
-  const code = sqliteCode(err);
-  if (code === undefined) return undefined;
-  return REASONS[code] ?? REASONS[/^SQLITE_[A-Z]+/.exec(code)?.[0] ?? ""];
-}
-
-/** Refuses a file that exists and is not a SQLite database, naming `keyguard migrate` for a JSON state file. */
-function checkFileKind(file: string): void {
-  if (!existsSync(file)) return;
-  const head = Buffer.alloc(16);
-  const fd = openSync(file, "r");
-  let n: number;
-  try {
-    n = readSync(fd, head, 0, 16, 0);
-  } finally {
-    closeSync(fd);
-  }
-  if (n === 0 || head.toString("latin1", 0, n) === SQLITE_HEADER) return;
-  const name = JSON.stringify(file);
-  if (/^\s*\{/.test(head.toString("utf8", 0, n))) {
-    throw new LocalServiceConfigError(
-      `keyguard/local: ${name} is a JSON state file of an earlier keyguard, not a SQLite database. ` +
-        `Import it once into a new SQLite file: keyguard migrate ${file} --data <new-file.db>`,
-    );
-  }
-  throw new LocalServiceConfigError(`keyguard/local: ${name} is not a SQLite database. Use another path.`);
-}
-
 /**
  * Opens (creating when absent) the SQLite data file `file`: takes its lock (one process per file),
  * brings its schema up to date, and returns the store. Throws `LocalServiceConfigError` for a file
@@ -107,27 +59,15 @@ export async function sqliteStore(file: string, options: SqliteStoreOptions = {}
     throw new LocalServiceConfigError(`keyguard/local: invalid option busyTimeoutMs = ${String(busyTimeoutMs)}. Use an integer >= 0.`);
   }
   checkFileKind(file);
+  const settings: ConnectionSettings = { driver: options.driver, synchronous, busyTimeoutMs };
   const lock = await lockDataFile(file, options.driver);
-  let db: SqlConnection | undefined;
   try {
-    db = await openConnection(file, options.driver);
-    db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
-    const mode = db.prepare("PRAGMA journal_mode = WAL").get();
-    if (String(mode?.journal_mode).toLowerCase() !== "wal") throw new Error(`cannot switch ${file} to WAL mode`);
-    db.exec(`PRAGMA synchronous = ${synchronous.toUpperCase()}`);
-    db.exec("PRAGMA foreign_keys = OFF");
-    db.exec("PRAGMA journal_size_limit = 67108864");
-    migrate(db, file);
+    const db = await openDataFile(file, settings);
+    return new SqliteStoreImpl(file, db, lock, fileIdentity(file));
   } catch (err) {
-    db?.close();
     lock.close();
-    const reason = unavailableReason(err);
-    if (reason && !(err instanceof LocalServiceConfigError)) {
-      throw new LocalServiceConfigError(`keyguard/local: cannot open the SQLite data file ${JSON.stringify(file)}: ${reason}.`);
-    }
     throw err;
   }
-  return new SqliteStoreImpl(file, db, lock);
 }
 
 const PRUNE_EVERY_MS = 60_000;
@@ -146,6 +86,8 @@ class SqliteStoreImpl implements SqliteStore {
     readonly file: string,
     private readonly db: SqlConnection,
     private readonly lock: SqlConnection,
+    /** The open file's device and inode: a write to a file deleted or replaced under us would be lost. */
+    private readonly identity: string | undefined,
   ) {
     this.driver = db.driver;
     this.tables = new SqliteTables(db);
@@ -153,7 +95,7 @@ class SqliteStoreImpl implements SqliteStore {
   }
 
   async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
-    await this.mutex.lock();
+    await this.enter();
     let open = true;
     const tx = this.txApi(async <R>(call: () => R) => {
       if (!open) throw new Error("keyguard/local: a store transaction was used after it ended");
@@ -185,7 +127,10 @@ class SqliteStoreImpl implements SqliteStore {
   async pragma(name: string, value?: number | string): Promise<unknown> {
     if (!/^[a-z_]+$/.test(name)) throw new TypeError(`not a PRAGMA name: ${JSON.stringify(name)}`);
     if (value !== undefined && !/^[\w.-]+$/.test(String(value))) throw new TypeError(`not a PRAGMA value: ${JSON.stringify(value)}`);
-    return this.exclusive(() => this.db.prepare(`PRAGMA ${name}${value === undefined ? "" : ` = ${value}`}`).get());
+    return this.exclusive(() => {
+      if (value !== undefined) this.db.exec(`PRAGMA ${name} = ${value}`);
+      return this.db.prepare(`PRAGMA ${name}`).get();
+    });
   }
 
   async close(): Promise<void> {
@@ -205,32 +150,59 @@ class SqliteStoreImpl implements SqliteStore {
    * transaction, or alone). A write of several statements is a transaction of its own when alone.
    */
   private txApi(run: <T>(fn: () => T) => Promise<T>): StoreTx {
-    const t = this.tables;
     const write = <T>(fn: () => T) => run(() => this.atomically(fn));
     return {
-      get: (table, id) => run(() => t.get(table, id)),
-      keyByHash: (hash) => run(() => t.byHash("keys", hash)),
-      rootKeyByHash: (hash) => run(() => t.byHash("rootKeys", hash)),
-      find: (table, workspaceId, field, value) => run(() => t.list(table, workspaceId, { where: { field, value } })),
-      list: (table, workspaceId, options) => run(() => t.list(table, workspaceId, options)),
-      put: (table, record) => write(() => t.put(table, record)),
-      delete: (table, id) => write(() => t.delete(table, id)),
-      spendCredits: (keyId, cost, now, refill) => run(() => this.spend(keyId, cost, now, refill)),
-      limit: (checks, now) => run(() => this.limit(checks, now)),
-      dropCounters: (target) => write(() => this.dropCounters(target)),
-      getMeta: (name) => run(() => t.getMeta(name)),
-      setMeta: (name, value) => run(() => t.setMeta(name, value)),
+      get: (table, id) => run(() => this.tables.get(table, id)),
+      keyByHash: (hash) => run(() => this.tables.byHash("keys", hash)),
+      rootKeyByHash: (hash) => run(() => this.tables.byHash("rootKeys", hash)),
+      find: (table, workspaceId, field, value) => run(() => this.tables.list(table, workspaceId, { where: { field, value } })),
+      list: (table, workspaceId, options) => run(() => this.tables.list(table, workspaceId, options)),
+      put: (table, record) => write(() => this.tables.put(table, record)),
+      delete: (table, id) => write(() => this.tables.delete(table, id)),
+      spendCredits: (keyId, cost, now, refill) => run(() => spendCredits(this.tables, keyId, cost, now, refill)),
+      limit: (checks, now) =>
+        run(() => {
+          if (now - this.lastPrune >= PRUNE_EVERY_MS) {
+            this.lastPrune = now;
+            pruneCounters(this.tables, now);
+          }
+          return chargeLimits(this.tables, (fn) => this.atomically(fn), checks, now);
+        }),
+      dropCounters: (target) => write(() => dropCounters(this.tables, target)),
+      getMeta: (name) => run(() => this.tables.getMeta(name)),
+      setMeta: (name, value) => run(() => this.tables.setMeta(name, value)),
     };
   }
 
-  /** Runs `fn` holding the mutex: never inside another caller's transaction. */
+  /** Runs `fn` alone: holding the mutex, so never inside another caller's transaction. */
   private async exclusive<T>(fn: () => T): Promise<T> {
-    if (this.closed) throw new StoreUnavailableError(`SQLite store unavailable: the store of ${this.file} is closed.`);
-    await this.mutex.lock();
+    await this.enter();
     try {
       return this.guard(fn);
     } finally {
       this.mutex.unlock();
+    }
+  }
+
+  /** Takes the mutex and checks the file is still the one open. Unlocks again when it throws. */
+  private async enter(): Promise<void> {
+    if (this.closed) throw new StoreUnavailableError(`SQLite store unavailable: the store of ${this.file} is closed.`);
+    await this.mutex.lock();
+    let identity: string | undefined;
+    try {
+      identity = fileIdentity(this.file);
+    } catch (err) {
+      this.mutex.unlock();
+      throw new StoreUnavailableError(`SQLite store unavailable: cannot check the database file ${this.file}: ${(err as Error).message}`, { cause: err });
+    }
+    if (identity !== this.identity) {
+      this.mutex.unlock();
+      // Writing on would write to the old file, lost at the next start. Its WAL cannot be joined to
+      // a new file at the same path either: only a restart opens the new one. A file moved back is fine.
+      throw new StoreUnavailableError(
+        `SQLite store unavailable: the database file ${this.file} was deleted, moved or replaced while in use; ` +
+          "put it back, or restart keyguard to open the file now at that path.",
+      );
     }
   }
 
@@ -268,70 +240,5 @@ class SqliteStoreImpl implements SqliteStore {
       if (reason === undefined) throw err;
       throw new StoreUnavailableError(`SQLite store unavailable: ${reason} (${this.file}).`, { cause: err });
     }
-  }
-
-  private spend(keyId: string, cost: number, now: number, refill: DueRefill | undefined): SpendOutcome | undefined {
-    const boundary = refill?.boundary ?? null;
-    const amount = refill?.amount ?? null;
-    const due = "(? IS NOT NULL AND credits_last_refill_at < ?)";
-    const balance = `(CASE WHEN ${due} THEN ? ELSE credits_remaining END)`;
-    const charged = this.tables
-      .stmt(
-        `UPDATE keys SET credits_remaining = ${balance} - ?, credits_last_refill_at = CASE WHEN ${due} THEN ? ELSE credits_last_refill_at END ` +
-          `WHERE id = ? AND credits_remaining IS NOT NULL AND ${balance} >= ? AND (? > 0 OR ${due}) RETURNING credits_remaining AS remaining`,
-      )
-      .get(boundary, boundary, amount, cost, boundary, boundary, now, keyId, boundary, boundary, amount, cost, cost, boundary, boundary);
-    if (charged) return { ok: true, remaining: Number(charged.remaining) };
-    // Not charged: apply a refill that fell due all the same, then report the balance.
-    const row =
-      (boundary === null
-        ? undefined
-        : this.tables
-            .stmt(
-              "UPDATE keys SET credits_remaining = ?, credits_last_refill_at = ? WHERE id = ? AND credits_remaining IS NOT NULL " +
-                "AND credits_last_refill_at < ? RETURNING credits_remaining AS remaining",
-            )
-            .get(amount, now, keyId, boundary)) ?? this.tables.stmt("SELECT credits_remaining AS remaining FROM keys WHERE id = ?").get(keyId);
-    if (!row || row.remaining === null) return undefined;
-    return { ok: cost === 0, remaining: Number(row.remaining) };
-  }
-
-  private limit(checks: readonly LimitCheck[], now: number): { passed: boolean; states: LimitState[] } {
-    if (now - this.lastPrune >= PRUNE_EVERY_MS) {
-      this.lastPrune = now;
-      this.tables
-        .stmt("DELETE FROM counters WHERE counter IN (SELECT counter FROM counters WHERE expires_at <= ? LIMIT 1000)")
-        .run(now);
-    }
-    const read = this.tables.stmt("SELECT duration, win, cur, prev FROM counters WHERE counter = ?");
-    const windows: Record<string, WindowRecord> = Object.create(null);
-    for (const c of checks) {
-      const row = read.get(c.counter);
-      if (row) windows[c.counter] = { duration: Number(row.duration), window: Number(row.win), current: Number(row.cur), previous: Number(row.prev) };
-    }
-    const out = checkLimits(windows, checks, now);
-    if (out.passed) {
-      const write = this.tables.stmt(
-        "INSERT INTO counters (counter, owner, duration, win, cur, prev, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (counter) DO UPDATE SET " +
-          "owner = excluded.owner, duration = excluded.duration, win = excluded.win, cur = excluded.cur, prev = excluded.prev, expires_at = excluded.expires_at",
-      );
-      this.atomically(() => {
-        for (const c of checks) {
-          const w = windows[c.counter]!;
-          write.run(c.counter, c.owner ?? null, w.duration, w.window, w.current, w.previous, (w.window + 2) * w.duration);
-        }
-      });
-    }
-    return out;
-  }
-
-  private dropCounters(target: { limitIds: readonly string[] } | { owner: string }): void {
-    if ("owner" in target) {
-      this.tables.stmt("DELETE FROM counters WHERE owner = ?").run(target.owner);
-      return;
-    }
-    // Counters of a limit id are "<id>/<duration>": the range ["<id>/", "<id>0") of the primary key.
-    const drop = this.tables.stmt("DELETE FROM counters WHERE counter >= ? AND counter < ?");
-    for (const id of target.limitIds) drop.run(`${id}/`, `${id}0`);
   }
 }
