@@ -2,23 +2,12 @@
 // data file. It never writes into a database that holds anything, and never touches the JSON file.
 import { resolve } from "node:path";
 import { LocalServiceConfigError } from "./options";
-import { loadState } from "./persistence";
-import { TABLE_NAMES, type LocalState, type Store } from "./storage";
+import { importState, loadState } from "./state-file";
+import { TABLE_NAMES } from "./storage";
 import { sqliteStore } from "./stores/sqlite";
 
 /** How many records of each table were imported. */
 export type MigrationCounts = Record<(typeof TABLE_NAMES)[number], number>;
-
-/** Writes `state` into `store` in one transaction. Rate-limit counters are not carried over. */
-async function importInto(store: Store, state: LocalState): Promise<void> {
-  await store.transaction(async (tx) => {
-    for (const table of TABLE_NAMES) {
-      for (const record of Object.values(state[table])) await tx.put(table, record as never);
-    }
-    await tx.setMeta("workspaces", JSON.stringify(Object.keys(state.workspaces)));
-    if (state.bootstrap) await tx.setMeta("bootstrap", JSON.stringify(state.bootstrap));
-  });
-}
 
 /**
  * Imports the JSON state file `jsonFile` into the SQLite data file `dataFile` (created when
@@ -38,7 +27,8 @@ export async function migrateStateFile(jsonFile: string, dataFile: string): Prom
           "and never overwrites. Give another --data path.",
       );
     }
-    await importInto(store, state);
+    // One transaction; rate-limit counters are not carried over.
+    await importState(store, state);
   } finally {
     await store.close();
   }

@@ -1,4 +1,5 @@
-// The real `keyguard` CLI in a child process: serve, persist to --data, crash (SIGKILL), restart.
+// The real `keyguard` CLI in a child process: serve, persist to --data (SQLite), crash (SIGKILL), restart;
+// the root key from a file.
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +14,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("keyguard serve", () => {
   it("keeps keys in --data across a crash and a restart", async () => {
-    const dataFile = join(dir, "state.json");
+    const dataFile = join(dir, "keys.db");
     const first = await serve(["--port", "0", "--data", dataFile]);
     expect(first.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(first.rootKey).toMatch(/^root_/);

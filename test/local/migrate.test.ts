@@ -5,9 +5,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { ALL_ROOT_PERMISSIONS } from "../../src/local/auth";
 import type { LocalState } from "../../src/local/storage";
 import { sqliteStore } from "../../src/local/stores/sqlite";
-import { killChildren, run } from "./cli-process";
+import { killChildren, run, serve } from "./cli-process";
+import { makeCall } from "./helpers";
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-migrate-"));
 afterEach(killChildren);
@@ -24,7 +26,7 @@ function stateFile(): LocalState {
     version: 1,
     bootstrap: { workspaceId: ws, apiId: "api_mig" },
     workspaces: { [ws]: { id: ws, name: "default", createdAt: 1_700_000_000_000 } },
-    rootKeys: { rk_1: { id: "rk_1", workspaceId: ws, hash: hash(MIGRATED_ROOT_KEY), permissions: ["*"], createdAt: 1_700_000_000_000 } },
+    rootKeys: { rk_1: { id: "rk_1", workspaceId: ws, hash: hash(MIGRATED_ROOT_KEY), permissions: [...ALL_ROOT_PERMISSIONS], createdAt: 1_700_000_000_000 } },
     apis: { api_mig: { id: "api_mig", workspaceId: ws, name: "default", createdAt: 1_700_000_000_001 } },
     permissions: { perm_1: { id: "perm_1", workspaceId: ws, name: "docs.read", slug: "docs.read", createdAt: 1_700_000_000_002 } },
     roles: { role_1: { id: "role_1", workspaceId: ws, name: "reader", permissionIds: ["perm_1"], createdAt: 1_700_000_000_003 } },
@@ -88,6 +90,22 @@ describe("keyguard migrate", () => {
     }
   });
 
+  it("the migrated file serves: same API, root key and keys, credits carried over", async () => {
+    const json = join(dir, "served.json");
+    const db = join(dir, "served.db");
+    writeFileSync(json, JSON.stringify(stateFile()));
+    expect((await run(["migrate", json, "--data", db])).status).toBe(0);
+    const rootKeyFile = join(dir, "root-key");
+    writeFileSync(rootKeyFile, MIGRATED_ROOT_KEY, { mode: 0o600 });
+    const served = await serve(["--port", "0", "--data", db, "--root-key-file", rootKeyFile]);
+    expect(served.apiId).toBe("api_mig");
+    const call = makeCall(served.baseUrl, MIGRATED_ROOT_KEY);
+    const verified = await call("keys.verifyKey", { key: MIGRATED_KEY, permissions: "docs.read" });
+    // The daily refill fell due long ago: the balance is refilled to 10, then charged.
+    expect(verified.body.data).toMatchObject({ valid: true, code: "VALID", keyId: "key_1", credits: 9, identity: { externalId: "user_42" } });
+    expect((await call("keys.getKey", { keyId: "key_1" })).body.data).toMatchObject({ name: "migrated", meta: { team: "a" }, roles: ["reader"] });
+  }, 60_000);
+
   it("refuses a database that already holds a state, and never changes it", async () => {
     const json = join(dir, "again.json");
     const db = join(dir, "again.db");
@@ -105,12 +123,16 @@ describe("keyguard migrate", () => {
     writeFileSync(json, JSON.stringify(stateFile()));
     const broken = join(dir, "broken.json");
     writeFileSync(broken, "{ not json");
+    const partial = join(dir, "partial.json");
+    const { apis: _apis, ...withoutApis } = stateFile();
+    writeFileSync(partial, JSON.stringify(withoutApis));
     const cases: Array<[string[], RegExp]> = [
       [["migrate", json], /keyguard migrate needs --data <file\.db>/],
       [["migrate", "--data", join(dir, "x.db")], /needs one JSON state file/],
       [["migrate", json, "--data", json], /--data must name a new SQLite file, not the JSON state file itself/],
       [["migrate", join(dir, "missing.json"), "--data", join(dir, "y.db")], /missing\.json" does not exist/],
       [["migrate", broken, "--data", join(dir, "z.db")], /broken\.json" is not valid JSON/],
+      [["migrate", partial, "--data", join(dir, "v.db")], /partial\.json" is damaged: the table "apis" is missing/],
       [["migrate", json, "--data", join(dir, "w.db"), "--port", "1"], /keyguard migrate takes no --port/],
     ];
     const results = await Promise.all(cases.map(([args]) => run(args)));

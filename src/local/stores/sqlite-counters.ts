@@ -1,8 +1,7 @@
 // The SQLite store's hot-path writes: charging credits (one UPDATE … RETURNING, the due refill in
 // CASE expressions) and sliding-window rate-limit counters (read, decide, write all or none).
-import { checkLimits } from "../ratelimit";
+import { evaluateLimits } from "../ratelimit";
 import type { DueRefill, LimitCheck, LimitState, SpendOutcome } from "../storage";
-import type { WindowRecord } from "../store";
 import type { SqliteTables } from "./sqlite-tables";
 
 const DUE = "(? IS NOT NULL AND credits_last_refill_at < ?)";
@@ -29,7 +28,7 @@ export function spendCredits(t: SqliteTables, keyId: string, cost: number, now: 
   return { ok: cost === 0, remaining: Number(row.remaining) };
 }
 
-const READ_COUNTER = "SELECT duration, win, cur, prev FROM counters WHERE counter = ?";
+const READ_COUNTER = "SELECT win, cur, prev FROM counters WHERE counter = ?";
 const WRITE_COUNTER =
   "INSERT INTO counters (counter, owner, duration, win, cur, prev, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (counter) DO UPDATE SET " +
   "owner = excluded.owner, duration = excluded.duration, win = excluded.win, cur = excluded.cur, prev = excluded.prev, expires_at = excluded.expires_at";
@@ -46,23 +45,24 @@ export function chargeLimits(
   checks: readonly LimitCheck[],
   now: number,
 ): { passed: boolean; states: LimitState[] } {
-  const windows: Record<string, WindowRecord> = Object.create(null);
   const read = t.stmt(READ_COUNTER);
-  for (const c of checks) {
-    const row = read.get(c.counter);
-    if (row) windows[c.counter] = { duration: Number(row.duration), window: Number(row.win), current: Number(row.cur), previous: Number(row.prev) };
-  }
-  const out = checkLimits(windows, checks, now);
-  if (out.passed) {
+  const out = evaluateLimits(
+    (counter) => {
+      const row = read.get(counter);
+      return row ? { window: Number(row.win), current: Number(row.cur), previous: Number(row.prev) } : undefined;
+    },
+    checks,
+    now,
+  );
+  if (out.writes.length > 0) {
     const write = t.stmt(WRITE_COUNTER);
     atomically(() => {
-      for (const c of checks) {
-        const w = windows[c.counter]!;
-        write.run(c.counter, c.owner ?? null, w.duration, w.window, w.current, w.previous, (w.window + 2) * w.duration);
+      for (const { check, value } of out.writes) {
+        write.run(check.counter, check.owner ?? null, check.duration, value.window, value.current, value.previous, (value.window + 2) * check.duration);
       }
     });
   }
-  return out;
+  return { passed: out.passed, states: out.states };
 }
 
 /** Drops up to a batch of counters that ended by `now`. */

@@ -60,13 +60,18 @@ export async function sqliteStore(file: string, options: SqliteStoreOptions = {}
   }
   checkFileKind(file);
   const settings: ConnectionSettings = { driver: options.driver, synchronous, busyTimeoutMs };
-  const lock = await lockDataFile(file, options.driver);
+  let lock: SqlConnection | undefined;
   try {
+    lock = await lockDataFile(file, options.driver);
     const db = await openDataFile(file, settings);
     return new SqliteStoreImpl(file, db, lock, fileIdentity(file));
   } catch (err) {
-    lock.close();
-    throw err;
+    lock?.close();
+    if (err instanceof LocalServiceConfigError) throw err;
+    throw new LocalServiceConfigError(
+      `keyguard/local: cannot open the SQLite data file ${JSON.stringify(file)}: ${(err as Error).message}. ` +
+        "Check that its directory exists and is writable.",
+    );
   }
 }
 
