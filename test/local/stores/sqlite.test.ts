@@ -9,6 +9,8 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { StoreUnavailableError, type KeyRecord } from "../../../src/local/storage";
 import { sqliteStore, type SqliteStore } from "../../../src/local/stores/sqlite";
 import { APPLICATION_ID, MIGRATIONS } from "../../../src/local/stores/sqlite-schema";
+import { hasNodeSqlite, openConnection } from "../../../src/local/stores/sqlite-driver";
+import { LocalServiceConfigError } from "../../../src/local/options";
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-sqlite-"));
 let n = 0;
@@ -114,6 +116,26 @@ function openInChild(file: string): Promise<{ child: ChildProcess; line: string 
     child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
   });
 }
+
+describe("the SQLite driver", () => {
+  it("node:sqlite is chosen from Node.js 22.13 on", () => {
+    expect(["20.19.0", "22.12.0", "22.13.0", "23.0.0", "24.4.1"].map((v) => hasNodeSqlite(v))).toEqual([false, false, true, true, true]);
+  });
+
+  it("without better-sqlite3 (and without node:sqlite) the error says what to install", async () => {
+    // The package's absence is injected: it is installed here as a devDependency.
+    const missing = async (name: string) => {
+      throw Object.assign(new Error(`Cannot find package '${name}'`), { code: "ERR_MODULE_NOT_FOUND" });
+    };
+    const err = await openConnection(fresh(), "better-sqlite3", missing).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LocalServiceConfigError);
+    expect((err as Error).message).toBe(
+      "keyguard/local: the SQLite store needs a SQLite driver: Node.js 22.13 or later (node:sqlite), or the better-sqlite3 package. " +
+        "Install it with: npm install better-sqlite3",
+    );
+    if (!hasNodeSqlite()) await expect(sqliteStore(fresh(), { driver: "node:sqlite" })).rejects.toThrow(/node:sqlite needs Node\.js 22\.13 or later.*npm install better-sqlite3/);
+  });
+});
 
 describe("one process per data file", () => {
   it("a second opener in this process is refused", async () => {
