@@ -1,7 +1,7 @@
 // The SQLite store beyond the conformance suite: its file (schema, refusals), one process per
 // file, failures answered as StoreUnavailableError and recovered from, and counter pruning.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -232,6 +232,24 @@ describe("transactions and direct calls", () => {
       leaked = tx;
     });
     await expect(leaked!.get("keys", "x")).rejects.toThrow(/used after it ended/);
+  });
+});
+
+describe("checkpoints", () => {
+  it("a worker thread folds the WAL into the file; the service's connection keeps only a safety net", async () => {
+    const file = fresh();
+    const store = await open(file);
+    expect(await store.pragma("wal_autocheckpoint")).toEqual({ wal_autocheckpoint: 20_000 });
+    await store.transaction(async (tx) => {
+      for (let i = 0; i < 3000; i++) await tx.put("keys", key(`key_ck${i}`, { meta: { pad: "x".repeat(300) } }));
+    });
+    // Far below 20 000 pages of WAL: only the worker can have copied these pages into the file.
+    const deadline = Date.now() + 10_000;
+    while (statSync(file).size < 1_000_000 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(statSync(file).size).toBeGreaterThan(1_000_000);
+    await store.close();
+    opened.splice(0);
+    expect(existsSync(`${file}-wal`)).toBe(false);
   });
 });
 
