@@ -164,7 +164,22 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   process.once("SIGTERM", stop);
 }
 
+/**
+ * Node.js 22 warns on stderr that node:sqlite is experimental each time it is loaded. The CLI uses
+ * it on purpose (the data file's driver), so it drops that one warning in its own process; every
+ * other warning is printed as usual.
+ */
+function quietSqliteWarning(): void {
+  const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    const text = typeof warning === "string" ? warning : warning?.message;
+    if (typeof text === "string" && text.startsWith("SQLite is an experimental feature")) return;
+    emit(warning, ...rest);
+  }) as typeof process.emitWarning;
+}
+
 async function main(argv: string[]): Promise<void> {
+  quietSqliteWarning();
   const { values, positionals } = parse(argv);
   if (values.help || positionals.length === 0) {
     console.log(USAGE);

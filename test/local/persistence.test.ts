@@ -4,9 +4,9 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { exportState, LocalServiceConfigError, sqliteStore } from "keyguard/local";
+import { openConnection } from "../../src/local/stores/sqlite-driver";
 import { start } from "./helpers";
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-local-"));
@@ -68,7 +68,7 @@ describe("persistence across a restart", () => {
   it("commits before answering: another reader of the file sees each key as soon as it is answered", async () => {
     const dataFile = join(dir, "committed.db");
     const s = await start({ dataFile });
-    const reader = new Database(dataFile, { readonly: true });
+    const reader = await openConnection(dataFile);
     try {
       for (let i = 0; i < 5; i++) {
         const { keyId } = await s.createKey();

@@ -3,9 +3,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_META_BYTES, MAX_META_DEPTH, obj, record, str, validate } from "../../src/local/validate";
+import { openConnection } from "../../src/local/stores/sqlite-driver";
 import { start, type Started } from "./helpers";
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-robust-"));
@@ -66,7 +66,7 @@ describe("metadata limits", () => {
     const { key, keyId } = await s.createKey({ meta: { ok: true } });
     expect(await s.verify(key)).toMatchObject({ code: "VALID", meta: { ok: true } });
     await expect(s.service.exportState()).resolves.toMatchObject({ version: 1 });
-    const reader = new Database(dataFile, { readonly: true });
+    const reader = await openConnection(dataFile);
     const saved = reader.prepare("SELECT data FROM keys WHERE id = ?").get(keyId) as { data: string };
     reader.close();
     expect(JSON.parse(saved.data)).toMatchObject({ meta: { ok: true } });

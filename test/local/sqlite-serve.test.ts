@@ -5,9 +5,9 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { sqliteStore } from "../../src/local/stores/sqlite";
+import { openConnection } from "../../src/local/stores/sqlite-driver";
 import { exited, killChildren, run, serve, type Served } from "./cli-process";
 import { makeCall, type Call } from "./helpers";
 
@@ -116,7 +116,8 @@ describe("keyguard serve --data file.db", () => {
     const keyIds: string[] = [];
     for (let i = 0; i < 5; i++) keyIds.push((await call("keys.createKey", { apiId: served.apiId, name: `k${i}` })).body.data.keyId);
     const backup = join(dir, "backup.db");
-    const reader = new Database(file, { readonly: true });
+    // Another process than the service: this test's, with a connection of its own.
+    const reader = await openConnection(file);
     reader.exec(`VACUUM INTO '${backup}'`);
     reader.close();
     expect((await call("keys.createKey", { apiId: served.apiId })).status).toBe(200);

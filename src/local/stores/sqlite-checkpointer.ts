@@ -12,6 +12,13 @@ import type { SqliteDriverName } from "./sqlite-driver";
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const { createRequire } = require("node:module");
+// Node 22 warns that node:sqlite is experimental; the service's own thread has said so already.
+const emitWarning = process.emitWarning.bind(process);
+process.emitWarning = (warning, ...rest) => {
+  const text = typeof warning === "string" ? warning : warning && warning.message;
+  if (typeof text === "string" && text.startsWith("SQLite is an experimental feature")) return;
+  emitWarning(warning, ...rest);
+};
 function open() {
   if (workerData.driver === "node:sqlite") return new (require("node:sqlite").DatabaseSync)(workerData.file);
   let lastError;
