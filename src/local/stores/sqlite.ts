@@ -60,6 +60,9 @@ export async function sqliteStore(file: string, options: SqliteStoreOptions = {}
   if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
     throw new LocalServiceConfigError(`keyguard/local: invalid option busyTimeoutMs = ${String(busyTimeoutMs)}. Use an integer >= 0.`);
   }
+  if (options.driver !== undefined && options.driver !== "node:sqlite" && options.driver !== "better-sqlite3") {
+    throw new LocalServiceConfigError(`keyguard/local: invalid option driver = ${JSON.stringify(options.driver)}. Use "node:sqlite" or "better-sqlite3", or leave it unset.`);
+  }
   checkFileKind(file);
   const settings: ConnectionSettings = { driver: options.driver, synchronous, busyTimeoutMs };
   let lock: SqlConnection | undefined;

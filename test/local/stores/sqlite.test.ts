@@ -95,6 +95,7 @@ describe("the SQLite data file", () => {
     await expect(sqliteStore(":memory:")).rejects.toThrow(/needs a file path/);
     await expect(sqliteStore(fresh(), { synchronous: "off" as "full" })).rejects.toThrow(/synchronous = "off"/);
     await expect(sqliteStore(fresh(), { busyTimeoutMs: -1 })).rejects.toThrow(/busyTimeoutMs = -1/);
+    await expect(sqliteStore(fresh(), { driver: "sqlite3" as "node:sqlite" })).rejects.toThrow(/driver = "sqlite3". Use "node:sqlite" or "better-sqlite3"/);
   });
 });
 
