@@ -56,7 +56,19 @@ async function openBetterSqlite3(file: string, load: Loader): Promise<NativeData
     throw err;
   }
   const Database = (mod.default ?? mod) as new (file: string) => NativeDatabase;
-  return new Database(file);
+  try {
+    return new Database(file);
+  } catch (err) {
+    // Its native module loads on first use: built for another Node.js, it cannot.
+    const message = (err as Error).message ?? "";
+    if ((err as { code?: string }).code === "ERR_DLOPEN_FAILED" || /NODE_MODULE_VERSION|did not self-register/.test(message)) {
+      throw new LocalServiceConfigError(
+        `keyguard/local: better-sqlite3 cannot load on Node.js ${process.version} (its native module was built for another ` +
+          "version). Rebuild it: npm rebuild better-sqlite3",
+      );
+    }
+    throw err;
+  }
 }
 
 /**

@@ -16,7 +16,7 @@ async function betterSqlite3Missing(): Promise<string | undefined> {
     (await openConnection(join(dir, "probe.db"), "better-sqlite3")).close();
     return undefined;
   } catch (err) {
-    return `better-sqlite3 cannot load on Node.js ${process.version}: ${(err as Error).message.split("\n")[0]}`;
+    return (err as Error).message;
   }
 }
 const noBetterSqlite3 = await betterSqlite3Missing();
