@@ -11,6 +11,8 @@ export { LocalServiceConfigError } from "./local/options";
 export { LocalServiceArgumentError } from "./local/argument-error";
 export type { LocalKeyServiceOptions } from "./local/options";
 export { memoryStore } from "./local/stores/memory";
+export { sqliteStore } from "./local/stores/sqlite";
+export type { SqliteStore, SqliteStoreOptions } from "./local/stores/sqlite";
 export { exportState, importState } from "./local/state-file";
 export { StoreUnavailableError } from "./local/storage";
 export type {

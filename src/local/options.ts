@@ -13,13 +13,14 @@ export interface LocalKeyServiceOptions {
   /** Clock in Unix ms; drives expiry, credit refills and rate-limit windows. Default: `Date.now`. */
   now?: () => number;
   /**
-   * JSON file holding the state, written atomically before each answer that changed something.
-   * Default: none (state lives in memory only). Not together with `store`.
+   * SQLite file holding the state (created when absent; one process per file): the same as
+   * `store: await sqliteStore(dataFile)`, opened and closed by the service. Needs Node.js >= 22.13
+   * or the `better-sqlite3` package. Default: none (state lives in memory only). Not together with `store`.
    */
   dataFile?: string;
   /**
-   * A store opened by the caller (e.g. `memoryStore()`); the service never closes it. Default:
-   * the JSON `dataFile` when given, else a new memory store.
+   * A store opened by the caller (e.g. `memoryStore()`, `await sqliteStore(file)`); the service
+   * never closes it. Default: the SQLite `dataFile` when given, else a new memory store.
    */
   store?: Store;
   /** Port to listen on (`startLocalKeyService` only). Default: `0` (any free port). */
