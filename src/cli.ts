@@ -13,6 +13,13 @@ Options:
   --root-key <key>  root key holding every permission (default: env UNKEY_ROOT_KEY, else generated)
   --data <file>     keep the state in this JSON file (written atomically after each change);
                     without it the state lives in memory and is lost on exit
+  --encryption-key-file <file>
+                    file holding the key-encryption key for recoverable keys (32 bytes, hex
+                    or base64; default: env KEYGUARD_ENCRYPTION_KEY)
+  --store-keys      the API stores keys: createKey {recoverable: true} keeps an encrypted copy
+                    that getKey/listKeys {decrypt: true} return (needs an encryption key)
+  --trust-proxy     take the caller's address for IP allow lists from the first
+                    X-Forwarded-For entry (only behind your own proxy)
   -h, --help        show this help
 
 On start it prints the base URL, the root key and the API id. Point your app at them with
@@ -63,6 +70,9 @@ async function main(argv: string[]): Promise<void> {
         host: { type: "string" },
         "root-key": { type: "string" },
         data: { type: "string" },
+        "encryption-key-file": { type: "string" },
+        "store-keys": { type: "boolean" },
+        "trust-proxy": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -88,7 +98,15 @@ async function main(argv: string[]): Promise<void> {
   try {
     // Loaded on demand: `--help` works even where the optional peer dependency express is missing.
     const { startLocalKeyService } = await loadLocal();
-    running = await startLocalKeyService({ port, host: values.host, rootKey: values["root-key"], dataFile });
+    running = await startLocalKeyService({
+      port,
+      host: values.host,
+      rootKey: values["root-key"],
+      dataFile,
+      encryptionKeyFile: values["encryption-key-file"],
+      storeKeys: values["store-keys"],
+      trustProxy: values["trust-proxy"],
+    });
   } catch (err) {
     const e = err as Error & { code?: string };
     console.error(`keyguard: cannot start the local key service: ${e.message}`);
