@@ -43,7 +43,7 @@ export interface LocalKeyService {
   createRootKey(input: { workspaceId?: string; permissions: readonly string[] }): Promise<{ rootKey: string }>;
   /** Answer 503 `service_unavailable` (with `Retry-After`) to every request, or to the next N. */
   setUnavailable(on: boolean | UnavailableOptions): void;
-  /** The whole state, as one consistent copy (hashes only, never a key). */
+  /** The whole state, as one consistent copy (hashes and sealed copies only, never a plaintext key). */
   exportState(): Promise<LocalState>;
   /** The service clock. */
   now(): number;
