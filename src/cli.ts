@@ -21,6 +21,14 @@ Options of serve:
                            Default: env UNKEY_ROOT_KEY, else a generated key
   --data <file.db>         keep the state in this SQLite file (created when absent; one process
                            per file); without it the state lives in memory and is lost on exit
+  --encryption-key-file <path>
+                           file holding the key-encryption key for recoverable keys (32 bytes,
+                           hex or base64; default: env KEYGUARD_ENCRYPTION_KEY)
+  --store-keys             the bootstrap API stores keys: createKey {recoverable: true} keeps an
+                           encrypted copy that getKey/listKeys {decrypt: true} return (needs an
+                           encryption key)
+  --trust-proxy            take the caller's address for IP allow lists from the first
+                           X-Forwarded-For entry (only behind your own proxy)
   -h, --help               show this help
 
 keyguard migrate imports a JSON state file written by keyguard 0.1's --data into a new SQLite
@@ -92,6 +100,9 @@ function parse(argv: string[]) {
         "root-key": { type: "string" },
         "root-key-file": { type: "string" },
         data: { type: "string" },
+        "encryption-key-file": { type: "string" },
+        "store-keys": { type: "boolean" },
+        "trust-proxy": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -141,7 +152,15 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   try {
     // Loaded on demand: `--help` works even where the optional peer dependency express is missing.
     const { startLocalKeyService } = await loadLocal();
-    running = await startLocalKeyService({ port, host: values.host, rootKey, dataFile });
+    running = await startLocalKeyService({
+      port,
+      host: values.host,
+      rootKey,
+      dataFile,
+      encryptionKeyFile: values["encryption-key-file"],
+      storeKeys: values["store-keys"],
+      trustProxy: values["trust-proxy"],
+    });
   } catch (err) {
     const e = err as Error & { code?: string };
     console.error(`keyguard: cannot start the local key service: ${e.message}`);

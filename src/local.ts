@@ -6,7 +6,7 @@ export { createLocalKeyService } from "./local/factory";
 export type { LocalKeyServiceInstance } from "./local/factory";
 export { startLocalKeyService } from "./local/server";
 export type { RunningLocalKeyService } from "./local/server";
-export type { LocalKeyService, UnavailableOptions } from "./local/service";
+export type { CreateApiInput, LocalKeyService, UnavailableOptions } from "./local/service";
 export { LocalServiceConfigError } from "./local/options";
 export { LocalServiceArgumentError } from "./local/argument-error";
 export type { LocalKeyServiceOptions } from "./local/options";

@@ -159,6 +159,8 @@ export interface KeyInfo {
   credits?: KeyCredits;
   identity?: Identity;
   ratelimits?: RatelimitConfig[];
+  /** The key itself: only with `decrypt: true`, for a recoverable key of an API that stores keys. */
+  plaintext?: string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -171,6 +173,8 @@ export interface VerifyKeyRequest {
   credits?: { cost: number };
   ratelimits?: Array<{ name: string; cost?: number; limit?: number; duration?: number }>;
   tags?: string[];
+  /** Id of a key migration: lets keys imported with `keys.migrateKeys` in another hash form verify. */
+  migrationId?: string;
 }
 
 export interface VerifyKeyResult {
@@ -266,7 +270,7 @@ export interface KeyRolesRequest {
 
 export interface RerollKeyRequest {
   keyId: string;
-  /** Milliseconds until the old key expires; 0 revokes it at once. */
+  /** Milliseconds until the old key expires; 0 expires it at once (it then verifies as EXPIRED). */
   expiration: number;
 }
 
@@ -301,7 +305,7 @@ export interface DeleteApiRequest {
 
 export interface CreatePermissionRequest {
   name: string;
-  /** Required by the production service; the local service derives it from `name` if absent. */
+  /** Required by the service (production and the local one); optional here only for compatibility. */
   slug?: string;
   description?: string;
 }

@@ -94,16 +94,30 @@ describe("keyguard serve", () => {
     expect(res.status).toBe(200);
   });
 
+  it("--store-keys with KEYGUARD_ENCRYPTION_KEY: the API keeps recoverable keys", async () => {
+    const served = await serve(["--port", "0", "--store-keys", "--trust-proxy"], { KEYGUARD_ENCRYPTION_KEY: "ab".repeat(32) });
+    const call = makeCall(served.baseUrl, served.rootKey!);
+    const created = await call("keys.createKey", { apiId: served.apiId, recoverable: true });
+    expect(created.status).toBe(200);
+    const got = await call("keys.getKey", { keyId: created.body.data.keyId, decrypt: true });
+    expect(got.body.data.plaintext).toBe(created.body.data.key);
+    expect(served.output).not.toContain("ab".repeat(32));
+  });
+
   it("--help documents serve; bad flags exit with code 2 and a clear message", async () => {
     const cases: Array<[string[], RegExp]> = [
       [["serve", "--port", "http"], /--port must be an integer/],
       [["serve", "--nope"], /Unknown option '--nope'/],
       [["launch"], /unknown command "launch"/],
       [["serve", "--root-key", "short"], /invalid option rootKey/],
+      [["serve", "--store-keys"], /storeKeys.*KEYGUARD_ENCRYPTION_KEY/],
+      [["serve", "--encryption-key-file", join(dir, "no-such-file")], /encryptionKeyFile.*cannot be read/],
     ];
     const [help, ...results] = await Promise.all([run(["--help"]), ...cases.map(([args]) => run(args))]);
     expect(help!.status).toBe(0);
-    for (const flag of ["serve", "migrate", "--port", "--host", "--root-key", "--root-key-file", "--data"]) expect(help!.stdout).toContain(flag);
+    for (const flag of ["serve", "migrate", "--port", "--host", "--root-key", "--root-key-file", "--data", "--encryption-key-file", "--store-keys", "--trust-proxy"]) {
+      expect(help!.stdout).toContain(flag);
+    }
     expect(help!.stdout).toMatch(/--root-key <key>.*Every user of the machine can read it in the\s+process list/s);
     results.forEach((res, i) => {
       const [args, message] = cases[i]!;

@@ -134,7 +134,7 @@ describe("clock-driven behaviour over HTTP", () => {
 
   it("rate-limit windows follow the clock", async () => {
     clock.t = Date.UTC(2025, 1, 1, 0, 0, 0);
-    const { key } = await s.createKey({ ratelimits: [{ name: "m", limit: 2, duration: 60_000, autoApply: true }] });
+    const { key } = await s.createKey({ ratelimits: [{ name: "per-minute", limit: 2, duration: 60_000, autoApply: true }] });
     await s.verify(key);
     await s.verify(key);
     expect(await s.verify(key)).toMatchObject({ code: "RATE_LIMITED", ratelimits: [{ reset: clock.t + 60_000 }] });

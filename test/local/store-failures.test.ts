@@ -36,7 +36,7 @@ describe("a store that is down", () => {
         ["keys.updateCredits", { keyId, operation: "set", value: 1 }],
         ["apis.listKeys", { apiId: s.apiId }],
         ["ratelimit.limit", { namespace: "n", identifier: "i", limit: 1, duration: 60_000 }],
-        ["permissions.createPermission", { name: "p.read" }],
+        ["permissions.createPermission", { name: "p.read", slug: "p.read" }],
       ];
       for (const [op, body] of calls) {
         const res = await s.call(op, body);
