@@ -6,7 +6,7 @@ export { createLocalKeyService } from "./local/factory";
 export type { LocalKeyServiceInstance } from "./local/factory";
 export { startLocalKeyService } from "./local/server";
 export type { RunningLocalKeyService } from "./local/server";
-export type { CreateApiInput, LocalKeyService, UnavailableOptions } from "./local/service";
+export type { CreateApiInput, CreateKeyMigrationInput, LocalKeyService, UnavailableOptions } from "./local/service";
 export { LocalServiceConfigError } from "./local/options";
 export { LocalServiceArgumentError } from "./local/argument-error";
 export type { LocalKeyServiceOptions } from "./local/options";
@@ -21,11 +21,15 @@ export type {
   DueRefill,
   IdentityRecord,
   IndexedFields,
+  KeyMigrationAlgorithm,
+  KeyMigrationRecord,
   KeyRecord,
   LimitCheck,
   LimitState,
   LocalState,
   PermissionRecord,
+  RatelimitNamespaceRecord,
+  RatelimitOverrideRecord,
   RatelimitRecord,
   RoleRecord,
   RootKeyRecord,

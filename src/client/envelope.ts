@@ -42,6 +42,9 @@ const DATA_CHECKS: Readonly<Record<string, Check>> = Object.freeze({
   "permissions.createRole": (d) => str(d.roleId),
   "identities.createIdentity": (d) => str(d.identityId),
   "ratelimit.limit": (d) => typeof d.success === "boolean",
+  "ratelimit.multiLimit": (d) => typeof d.passed === "boolean" && Array.isArray(d.limits),
+  "ratelimit.setOverride": (d) => str(d.overrideId),
+  "keys.migrateKeys": (d) => Array.isArray(d.migrated) && Array.isArray(d.failed),
 });
 
 /**

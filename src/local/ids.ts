@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { encodeBase58Fixed } from "./base58";
 
-export type IdPrefix = "req" | "key" | "api" | "perm" | "role" | "id" | "rl" | "ws" | "rk";
+export type IdPrefix = "req" | "key" | "api" | "perm" | "role" | "id" | "rl" | "ws" | "rk" | "rlor" | "mig";
 
 let lastMs = 0;
 let seq = 0;

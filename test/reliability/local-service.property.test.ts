@@ -63,6 +63,14 @@ const SEEDS: Record<OperationName, () => Record<string, unknown>> = {
   "identities.updateIdentity": () => ({ identity: real.externalId, meta: { a: 1 } }),
   "identities.deleteIdentity": () => ({ identity: real.externalId }),
   "ratelimit.limit": () => ({ namespace: "ns", identifier: "user", limit: 10, duration: 60_000 }),
+  // Its body is an array: the object bodies generated here all get a 400 (arrays are tested in test/local/ratelimit.test.ts).
+  "ratelimit.multiLimit": () => ({ namespace: "ns", identifier: "user", limit: 10, duration: 60_000 }),
+  "ratelimit.setOverride": () => ({ namespace: "ns", identifier: "user_*", limit: 10, duration: 60_000 }),
+  "ratelimit.getOverride": () => ({ namespace: "ns", identifier: "user_1" }),
+  "ratelimit.listOverrides": () => ({ namespace: "ns" }),
+  "ratelimit.deleteOverride": () => ({ namespace: "ns", identifier: "user_*" }),
+  "permissions.setRolePermissions": () => ({ roleId: "role_missing", permissions: [real.permission] }),
+  "keys.migrateKeys": () => ({ migrationId: "mig_missing", apiId: real.apiId, keys: [{ hash: "aGFzaA==" }] }),
 };
 const OPERATIONS = Object.keys(SEEDS) as OperationName[];
 
