@@ -165,18 +165,19 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
     } catch (err) {
       return next(err);
     }
-    const n = once(next);
     if (!isThenable(decision)) {
+      if (decision === "next" || !("valid" in decision)) return act(decision, req, res, once(next));
+      // The hot path: a kept answer, no promise and no allocation.
       try {
-        if (decision === "next" || !("valid" in decision)) return act(decision, req, res, n);
         admit(decision, req, res);
       } catch (err) {
-        return failOnce(n, err, responder.reportLateError);
+        return next(err);
       }
       // Outside the try: an error thrown by a later handler propagates to our caller, as from any
       // synchronous middleware, and is never passed to next() again.
-      return n();
+      return next();
     }
+    const n = once(next);
     decision
       .then(
         (action) => act(action, req, res, n),
