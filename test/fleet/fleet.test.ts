@@ -239,6 +239,33 @@ describe.skipIf(skip)("Redis going away and coming back", () => {
     }
   });
 
+  it("a Redis that stops answering (connections open): commands time out, requests are served, the invalidation is sent when it answers again", { timeout: 60_000 }, async () => {
+    const tcp = await redisProxy();
+    const prefix = uniquePrefix("slow");
+    const logger = recordingLogger();
+    const app = await instance(prefix, { url: tcp.url, logger });
+    await app.store.ready;
+    try {
+      const key = await fx.createKey();
+      expect(await app.status(key)).toBe(200);
+      tcp.stall();
+      const fresh = await fx.createKey();
+      expect(await Promise.all([app.status(fresh), app.status(key), app.status("sk_unknown_key_0003")])).toEqual([200, 200, 401]);
+      await app.auth.invalidate(key); // resolves although Redis does not answer
+      expect(logger.entries.filter((e) => e.message.startsWith("keyguard/redis"))).toHaveLength(1);
+      tcp.unstall();
+      const redis = new Redis(REDIS_URL);
+      try {
+        expect(await eventually(async () => (await redis.exists(`${prefix}t:h:${keyHash(key)}`)) === 1, 15_000)).toBe(true);
+      } finally {
+        await redis.quit();
+      }
+    } finally {
+      await app.close();
+      await tcp.close();
+    }
+  });
+
   it("a store whose Redis never answers still serves, from the service", async () => {
     const tcp = await redisProxy();
     await tcp.cut();

@@ -98,11 +98,16 @@ export async function redisProxy() {
   const sockets = new Set<Socket>();
   let server: TcpServer | undefined;
   let port = 0;
+  let stalled = false;
   async function listen(): Promise<void> {
     server = createTcpServer((client) => {
       const backend = connect(REDIS_PORT, REDIS_HOST);
       sockets.add(client).add(backend);
       client.pipe(backend).pipe(client);
+      if (stalled) {
+        client.pause();
+        backend.pause();
+      }
       const drop = () => {
         client.destroy();
         backend.destroy();
@@ -128,6 +133,15 @@ export async function redisProxy() {
       await new Promise<void>((resolve) => s.close(() => resolve()));
     },
     restore: listen,
+    /** Stops forwarding (connections stay open, nothing gets through: a Redis that does not answer). */
+    stall(): void {
+      stalled = true;
+      for (const socket of sockets) socket.pause();
+    },
+    unstall(): void {
+      stalled = false;
+      for (const socket of sockets) socket.resume();
+    },
     async close(): Promise<void> {
       if (server !== undefined) await this.cut();
     },
