@@ -176,7 +176,8 @@ export function attachResponder(req: object, responder: Responder): void {
 
 /** The key as this middleware hands it to the app: the result, carrying its responder. Frozen. */
 export function withResponder<T extends object>(result: T, responder: Responder): T {
-  const copy = { ...result };
+  // Every own property, the non-enumerable `requestId` included.
+  const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(result)) as T;
   Object.defineProperty(copy, RESPONDER, { value: responder, enumerable: false });
   return Object.freeze(copy);
 }

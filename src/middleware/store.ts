@@ -87,6 +87,15 @@ export function storableFor(result: Readonly<VerifyKeyResult>, settings: StoreSe
   return 0;
 }
 
+/** Freezes a result and everything in it (answers are shared between requests). */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
 /** The key of one answer in a map: key hash and query. */
 export const refKey = (ref: AnswerRef): string => `${ref.keyHash}\u0000${ref.query}`;
 

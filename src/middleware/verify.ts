@@ -14,7 +14,7 @@ import { createLogThrottle, type LogFields, type Logger } from "../logger";
 import type { InvalidationMessage } from "../protocol/invalidation";
 import type { VerifyKeyResult } from "../protocol/types";
 import type { ResolvedShape } from "./request-shape";
-import { isReusable, memoryStore, refKey, storableFor, type AnswerRef, type Store, type StoreSettings, type Ticket } from "./store";
+import { deepFreeze, isReusable, memoryStore, refKey, storableFor, type AnswerRef, type Store, type StoreSettings, type Ticket } from "./store";
 
 export type VerifyOutcome =
   | {
@@ -52,14 +52,6 @@ const KEY_GONE: ReadonlySet<string> = new Set(["NOT_FOUND", "DISABLED", "EXPIRED
 
 /** How long a key stays marked as charged when `ttl` is 0 (no answers stored), ms. */
 const CHARGED_MARK_TTL_WITHOUT_CACHE = 30_000;
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
-}
 
 const requestIdOf = (result: object): string | undefined => {
   const id = (result as { requestId?: unknown }).requestId;

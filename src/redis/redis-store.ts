@@ -26,7 +26,7 @@ import {
   type InvalidationMessage,
 } from "../protocol/invalidation";
 import type { VerifyKeyResult } from "../protocol/types";
-import { memoryStore, type AnswerRef, type Lookup, type Store, type Ticket } from "../middleware/store";
+import { deepFreeze, memoryStore, type AnswerRef, type Lookup, type Store, type Ticket } from "../middleware/store";
 
 /** The part of an ioredis client this store uses (ioredis 5). */
 export interface RedisClientLike {
@@ -293,7 +293,7 @@ export async function redisStore(options: RedisStoreOptions): Promise<RedisStore
   function hitFrom(ref: AnswerRef, json: string, pttl: number, mark: number): Lookup | undefined {
     let result: Readonly<VerifyKeyResult>;
     try {
-      result = JSON.parse(json) as VerifyKeyResult;
+      result = deepFreeze(JSON.parse(json) as VerifyKeyResult);
     } catch {
       return undefined;
     }

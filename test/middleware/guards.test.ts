@@ -122,8 +122,9 @@ describe("guards reach the conventions of the apiKeyAuth() that ran (Symbol.for(
     // The responder is not an enumerable property: JSON and spreads of req.apiKey do not carry it.
     await withStub(async (baseUrl) => {
       const auth = apiKeyAuth({ rootKey: "root", baseUrl, logger: silentLogger, retry: false });
-      const app = express().get("/", auth as RequestHandler, (req, res) => res.json({ keys: Object.getOwnPropertySymbols(req.apiKey!).length, spread: Object.getOwnPropertySymbols({ ...req.apiKey }).length, frozen: Object.isFrozen(req.apiKey) }));
-      expect((await request(app).get("/").set("X-API-Key", "sk_any")).body).toEqual({ keys: 1, spread: 0, frozen: true });
+      const app = express().get("/", auth as RequestHandler, (req, res) => res.json({ keys: Object.getOwnPropertySymbols(req.apiKey!).length, spread: Object.getOwnPropertySymbols({ ...req.apiKey }).length, frozen: Object.isFrozen(req.apiKey), requestId: (req.apiKey as { requestId?: string }).requestId }));
+      // The service's request id stays on the key, non-enumerable, as the client returns it.
+      expect((await request(app).get("/").set("X-API-Key", "sk_any")).body).toEqual({ keys: 1, spread: 0, frozen: true, requestId: "req_1" });
     });
   });
 
