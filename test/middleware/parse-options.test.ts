@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createClient } from "keyguard/client";
 import { apiKeyAuth, ConfigError, memoryStore, silentLogger, type ApiKeyAuthOptions } from "keyguard";
+import { parseClientOptions, resolveCallOptions } from "../../src/client/options";
 import { OPTION_NAMES, parseOptions } from "../../src/middleware/options";
 import { recordingLogger } from "./helpers";
 
@@ -125,6 +126,17 @@ describe("parseOptions", () => {
     expect(() => apiKeyAuth({ client, logger: silentLogger, retry: { attempts: 0 } })).toThrow(
       "apiKeyAuth: option `retry.attempts` must be an integer from 1 to 20, got 0. Leave it undefined for the default (2).",
     );
+  });
+
+  it("hands the client call options it uses as they are: nothing is checked again per request", () => {
+    const { call } = parseOptions({ ...ok, timeout: 700, retry: { attempts: 3 } });
+    const clientConfig = parseClientOptions({ rootKey: "root_key_for_tests", logger: silentLogger });
+    const first = resolveCallOptions(clientConfig, call.options, "keys.verifyKey");
+    expect(resolveCallOptions(clientConfig, call.options, "keys.verifyKey")).toBe(first);
+    expect(first).toEqual({ timeout: 700, deadline: 2500, retry: { attempts: 3, initialDelay: 100, factor: 2, maxDelay: 500, jitter: 0.2 }, signal: undefined });
+    expect(Object.isFrozen(call.options)).toBe(true);
+    // Any other object is checked as before.
+    expect(() => resolveCallOptions(clientConfig, { ...call.options, timeout: 0 }, "keys.verifyKey")).toThrow(/timeout/);
   });
 
   it("lists every option name (the list is checked by the compiler against ApiKeyAuthOptions)", () => {
