@@ -107,7 +107,7 @@ const MAX_TOMBSTONES = 10_000;
  * `allows(mark, keyHash, keyId)` when its answer comes back. Bounded: past MAX_TOMBSTONES, every
  * answer started before the oldest forgotten one is refused.
  */
-export class Tombstones {
+class Tombstones {
   #seq = 0;
   #cleared = 0;
   #forgotten = 0;
