@@ -16,7 +16,13 @@ describe("one ConfigError base for every entry point", () => {
     };
     const client = errorOf(() => createClient({ rootKey: "root", timeout: -1, logger: silentLogger }));
     const middleware = errorOf(() => apiKeyAuth({ rootKey: "root", realm: '"', logger: silentLogger }));
-    const local = errorOf(() => createLocalKeyService({ port: -1, logger: silentLogger }));
+    // The local service is created asynchronously: its error is a rejection.
+    const local = await Promise.resolve()
+      .then(() => createLocalKeyService({ port: -1, logger: silentLogger }))
+      .then(
+        () => new Error("did not throw"),
+        (e: unknown) => e,
+      );
     expect(client).toBeInstanceOf(KeyServiceConfigError);
     expect(local).toBeInstanceOf(LocalServiceConfigError);
     for (const e of [client, middleware, local]) expect(e).toBeInstanceOf(ConfigError);
