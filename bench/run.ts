@@ -9,6 +9,7 @@ import os from "node:os";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { createClient } from "keyguard/client";
+import { benchFleet } from "./fleet";
 import { compare, load, median, type LoadOptions, type LoadResult } from "./load";
 import type { AppsConfig, ServiceInfo } from "./servers";
 
@@ -142,6 +143,9 @@ async function main() {
     keyguardHang: await load({ url: `${apps.keyguardHang}/r`, amount: 40, connections: 10, headers: { authorization: `Bearer ${repeated.key}` } }),
   };
 
+  process.stderr.write("bench: fleet (4 app processes on one Redis)\n");
+  const fleet = await benchFleet(service, children);
+
   const machine =
     `${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}` +
     (PIN ? "; apps pinned to core 1, load generator and key service to core 0" : "; no core pinning");
@@ -157,6 +161,7 @@ async function main() {
       sdkRefused: { p50: down.sdk.p50, p99: down.sdk.p99, statuses: down.sdk.statuses },
       keyguardHanging: { p50: down.keyguardHang.p50, p99: down.keyguardHang.p99, statuses: down.keyguardHang.statuses },
     },
+    fleet,
   };
   mkdirSync(`${here}results`, { recursive: true });
   writeFileSync(`${here}results/latest.json`, `${JSON.stringify(results, null, 2)}\n`);
@@ -174,10 +179,20 @@ async function main() {
     `| keyguard, connection refused (deadline ${DEADLINE} ms) | ${down.keyguard.p50} ms | ${down.keyguard.p99} ms | ${JSON.stringify(down.keyguard.statuses)} |`,
     `| keyguard, service hanging | ${down.keyguardHang.p50} ms | ${down.keyguardHang.p99} ms | ${JSON.stringify(down.keyguardHang.statuses)} |`,
     `| SDK middleware, connection refused | ${down.sdk.p50} ms | ${down.sdk.p99} ms | ${JSON.stringify(down.sdk.statuses)} |`,
+    "",
+    ...(typeof fleet === "string"
+      ? [`fleet: ${fleet}`]
+      : [
+          `| fleet of ${fleet.instances} app processes on one Redis | measured |`,
+          "|---|---|",
+          `| invalidation seen by all ${fleet.instances}, ${fleet.propagation.rounds} rounds | p50 ${fleet.propagation.p50Ms} ms, p99 ${fleet.propagation.p99Ms} ms, max ${fleet.propagation.maxMs} ms |`,
+          `| one hot key, ${fleet.hotKey.seconds} s of load on all ${fleet.instances}, cache ttl ${fleet.hotKey.ttlMs} ms | ${fleet.hotKey.serviceCalls} verifyKey calls for ${fleet.hotKey.requests} requests: ${fleet.hotKey.callsPerTtl} calls per TTL (${JSON.stringify(fleet.hotKey.statuses)}) |`,
+        ]),
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
   const failed = rows.filter((r) => !r.pass);
   if (down.keyguard.p99 > DEADLINE || down.keyguardHang.p99 > DEADLINE) failed.push({ name: "down p99 within deadline" } as (typeof rows)[number]);
+  if (typeof fleet !== "string" && fleet.propagation.p99Ms > 100) failed.push({ name: "fleet propagation p99 within 100 ms" } as (typeof rows)[number]);
   if (failed.length > 0) process.stdout.write(`\nbelow target: ${failed.map((r) => r.name).join("; ")}\n`);
 }
 

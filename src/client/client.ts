@@ -26,6 +26,7 @@ import type {
   RatelimitOverride,
   Role,
 } from "../protocol/types";
+import { invalidationAfter } from "../protocol/invalidation";
 import { toCreateKeyBody, type CreateKeyInput } from "./create-key";
 import { ensurePermission, type EnsurePermissionInput } from "./ensure-permission";
 import { parseClientOptions, type CallOptions, type ClientOptions } from "./options";
@@ -131,8 +132,16 @@ export function createClient(options?: ClientOptions): KeyServiceClient {
  */
 export function buildClient(context: Omit<RequestContext, "transport"> & { transport?: Transport }): KeyServiceClient {
   const ctx: RequestContext = { ...context, transport: context.transport ?? createTransport(context.config) };
-  const request = <Op extends OperationName>(operation: Op, body: Req<Op>, options?: CallOptions) =>
-    sendRequest(ctx, operation, body, options) as Promise<ResultOf<Op>>;
+  const publisher = ctx.config.invalidate;
+  const request = <Op extends OperationName>(operation: Op, body: Req<Op>, options?: CallOptions) => {
+    const sent = sendRequest(ctx, operation, body, options) as Promise<ResultOf<Op>>;
+    const invalidation = publisher === undefined ? undefined : invalidationAfter(operation, body);
+    if (invalidation === undefined) return sent;
+    return sent.then(async (result) => {
+      await publisher!.invalidate(invalidation);
+      return result;
+    });
+  };
   const method =
     <Op extends OperationName>(operation: Op) =>
     (body: Req<Op>, options?: CallOptions) =>

@@ -1,6 +1,7 @@
 // Options of the local key service, parsed once into a frozen config. Misconfiguration throws
 // LocalServiceConfigError naming the option, the bad value and the fix.
 import { readFileSync } from "node:fs";
+import { ConfigError } from "../config-error";
 import { defaultLogger, type Logger } from "../logger";
 import { ENCRYPTION_KEY_ENV, parseEncryptionKey } from "./key-vault";
 import type { Store } from "./storage";
@@ -64,11 +65,11 @@ export interface LocalServiceConfig {
 }
 
 /** A bad option given to the local key service. */
-export class LocalServiceConfigError extends Error {
-  readonly code = "LOCAL_SERVICE_CONFIG_ERROR";
+export class LocalServiceConfigError extends ConfigError {
+  override readonly name: string = "LocalServiceConfigError";
+  override readonly code: string = "LOCAL_SERVICE_CONFIG_ERROR";
   constructor(message: string) {
-    super(message);
-    this.name = "LocalServiceConfigError";
+    super(/invalid option (\S+)/.exec(message)?.[1] ?? "options", message);
   }
 }
 

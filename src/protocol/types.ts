@@ -67,17 +67,6 @@ export type KnownVerifyCode =
   | "DISABLED"
   | "EXPIRED";
 
-export const VERIFY_CODES: readonly KnownVerifyCode[] = Object.freeze([
-  "VALID",
-  "NOT_FOUND",
-  "FORBIDDEN",
-  "INSUFFICIENT_PERMISSIONS",
-  "USAGE_EXCEEDED",
-  "RATE_LIMITED",
-  "DISABLED",
-  "EXPIRED",
-]);
-
 // `string & {}` keeps editor completion for the known codes while accepting new ones.
 export type VerifyCode = KnownVerifyCode | (string & {});
 

@@ -108,6 +108,7 @@ describe("clock-driven behaviour over HTTP", () => {
   afterAll(() => s.close());
 
   it("daily refill at 00:00 UTC sets remaining to amount", async () => {
+    clock.t = Date.UTC(2025, 0, 15, 12); // each test sets the clock: they may run in any order
     const { key } = await s.createKey({ credits: { remaining: 2, refill: { interval: "daily", amount: 5 } } });
     expect(await s.verify(key, { credits: { cost: 2 } })).toMatchObject({ code: "VALID", credits: 0 });
     expect(await s.verify(key)).toMatchObject({ code: "USAGE_EXCEEDED" });

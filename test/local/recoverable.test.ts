@@ -2,7 +2,7 @@
 // recoverable key; `decrypt: true` returns it to a root key holding decrypt_key; 412 otherwise,
 // as production. The state never holds a plaintext key nor the key-encryption key.
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Unkey } from "@unkey/api";
@@ -126,7 +126,7 @@ describe("decrypt", () => {
 
 describe("the state", () => {
   it("never holds a plaintext key nor the key-encryption key (export and data file)", async () => {
-    const dataFile = join(dir, "state.json");
+    const dataFile = join(dir, "state.db");
     const kekText = randomBytes(32).toString("hex");
     const own = await start({ dataFile, encryptionKey: kekText, storeKeys: true });
     const created: string[] = [];
@@ -138,7 +138,10 @@ describe("the state", () => {
         created.push(rolled.body.data.key);
       }
       const exported = JSON.stringify(await own.service.exportState());
-      const file = readFileSync(dataFile, "utf8");
+      await own.close();
+      // The SQLite file's bytes (and its write-ahead log, if one is left), as text.
+      const bytes = (path: string) => (existsSync(path) ? readFileSync(path).toString("latin1") : "");
+      const file = bytes(dataFile) + bytes(`${dataFile}-wal`);
       for (const text of [exported, file]) {
         for (const key of created) {
           expect(text).not.toContain(key);
@@ -154,7 +157,7 @@ describe("the state", () => {
   });
 
   it("survives a restart with the same key-encryption key; another one yields no plaintext", async () => {
-    const dataFile = join(dir, "restart.json");
+    const dataFile = join(dir, "restart.db");
     const kek = randomBytes(32).toString("base64");
     const first = await start({ dataFile, encryptionKey: kek, storeKeys: true });
     const { keyId, key } = (await first.call("keys.createKey", { apiId: first.apiId, recoverable: true })).body.data;
