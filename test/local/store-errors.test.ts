@@ -9,19 +9,19 @@ const replyError = (message: string) => Object.assign(new Error(message), { name
 
 describe("storeError", () => {
   it.each([
-    ["connection refused", Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" })],
-    ["connection reset", Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" })],
-    ["pool connect timeout", new Error("timeout exceeded when trying to connect")],
-    ["connection ended", new Error("Connection terminated unexpectedly")],
-    ["query timeout", new Error("Query read timeout")],
-    ["admin shutdown", dbError("57P01", "terminating connection due to administrator command")],
-    ["starting up", dbError("57P03", "the database system is starting up")],
-    ["too many connections", dbError("53300", "sorry, too many clients already")],
-    ["connection failure", dbError("08006")],
-  ])("PostgreSQL %s is an outage", (_, err) => {
+    ["connection refused", Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }), "connection refused"],
+    ["connection reset", Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }), "connection lost"],
+    ["pool connect timeout", new Error("timeout exceeded when trying to connect"), "timed out"],
+    ["connection ended", new Error("Connection terminated unexpectedly"), "connection lost"],
+    ["query timeout", new Error("Query read timeout"), "timed out"],
+    ["admin shutdown", dbError("57P01", "terminating connection due to administrator command"), "server shutting down or starting up"],
+    ["starting up", dbError("57P03", "the database system is starting up"), "server shutting down or starting up"],
+    ["too many connections", dbError("53300", "sorry, too many clients already"), "server out of resources (connections, memory or disk)"],
+    ["connection failure", dbError("08006", "connection failure"), "connection failure"],
+  ])("PostgreSQL %s is an outage", (_, err, reason) => {
     const out = storeError(err, "postgres", "db:5432");
     expect(out).toBeInstanceOf(StoreUnavailableError);
-    expect((out as Error).message).toBe(`PostgreSQL at db:5432 is unavailable: ${err.message}`);
+    expect((out as Error).message).toBe(`PostgreSQL at db:5432 is unavailable: ${reason}`);
     expect((out as Error).cause).toBe(err);
   });
 

@@ -46,11 +46,13 @@ export async function postgresRedisSkipReason(name: string): Promise<string | un
   return reason;
 }
 
-/** A fresh schema name and Redis key prefix, and a cleanup dropping both. */
+/**
+ * A fresh schema name and Redis key prefix (the store's default prefix for that schema), and a
+ * cleanup dropping both.
+ */
 export function isolatedNamespace(): { schema: string; redisPrefix: string; drop: () => Promise<void> } {
-  const tag = randomBytes(5).toString("hex");
-  const schema = `kg_test_${tag}`;
-  const redisPrefix = `kgtest:${tag}:`;
+  const schema = `kg_test_${randomBytes(5).toString("hex")}`;
+  const redisPrefix = `keyguard:${schema}:`;
   return {
     schema,
     redisPrefix,

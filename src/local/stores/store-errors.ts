@@ -40,14 +40,31 @@ function isOutage(err: unknown, server: "postgres" | "redis"): boolean {
 }
 
 /**
+ * The outage in a few stable words: the service logs one line per distinct message (throttled),
+ * so one outage should read the same on every request it fails.
+ */
+function reasonOf(err: { code?: unknown; message?: unknown }): string {
+  const code = typeof err.code === "string" ? err.code : "";
+  const message = typeof err.message === "string" ? err.message : "";
+  if (code === "ECONNREFUSED") return "connection refused";
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") return "host not found";
+  if (code === "EHOSTUNREACH" || code === "ENETUNREACH") return "host unreachable";
+  if (code === "ETIMEDOUT" || /timeout|timed out/i.test(message)) return "timed out";
+  if (code.startsWith("57P")) return "server shutting down or starting up";
+  if (code.startsWith("53")) return "server out of resources (connections, memory or disk)";
+  if (NETWORK_CODES.has(code) || OUTAGE_MESSAGES.test(message)) return "connection lost";
+  return message.split("\n")[0] ?? "";
+}
+
+/**
  * The error to throw for `err` raised by `server`: a `StoreUnavailableError` for an outage (its
- * message names the server by host and port only, never the URL's password), else `err` as is.
+ * message names the server by host and port only, never the URL's password; the original error
+ * is its `cause`), else `err` as is.
  */
 export function storeError(err: unknown, server: "postgres" | "redis", where: string): unknown {
   if (err instanceof StoreUnavailableError || !isOutage(err, server)) return err;
   const name = server === "postgres" ? "PostgreSQL" : "Redis";
-  const reason = err instanceof Error ? err.message.split("\n")[0] : String(err);
-  return new StoreUnavailableError(`${name} at ${where} is unavailable: ${reason}`, { cause: err });
+  return new StoreUnavailableError(`${name} at ${where} is unavailable: ${reasonOf(err as object)}`, { cause: err });
 }
 
 /** `host:port` of a connection URL, for messages: never the user name or password. */
