@@ -132,6 +132,28 @@ describe.skipIf(skip !== undefined)("postgres + redis store outages", () => {
     expect(after.states[0]!.remaining).toBe(98);
   });
 
+  it("a server that hangs fails calls after the timeout instead of holding them; resumed, it serves again", async () => {
+    expect((await store.direct.get("keys", key.id))?.id).toBe(key.id);
+    pgProxy.hang();
+    redisProxy.hang();
+    const pgErr = await store.direct.get("keys", key.id).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    const redisErr = await store.direct.limit([check], 1000).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    pgProxy.resume();
+    redisProxy.resume();
+    expect(pgErr).toBeInstanceOf(StoreUnavailableError);
+    expect((pgErr as Error).message).toMatch(/is unavailable: timed out$/);
+    expect(redisErr).toBeInstanceOf(StoreUnavailableError);
+    expect((redisErr as Error).message).toMatch(/is unavailable: timed out$/);
+    expect((await eventually(() => store.direct.get("keys", key.id)))?.id).toBe(key.id);
+    expect((await eventually(() => store.direct.limit([check], 1000))).passed).toBe(true);
+  });
+
   it("a start with PostgreSQL or Redis unreachable fails with StoreUnavailableError, password hidden", async () => {
     await pgProxy.stop();
     const pgErr = await postgresStore({ postgres: through(POSTGRES_URL, pgProxy), redis: REDIS_URL, schema: ns.schema, timeoutMs: 1000 }).then(

@@ -10,12 +10,18 @@ export interface TcpProxy {
   stop(): Promise<void>;
   /** Listens again on the same port. */
   start(): Promise<void>;
+  /** A server that hangs: connections stay open and new ones are accepted, but nothing is forwarded. */
+  hang(): void;
+  /** Forwards again what `hang` held back. */
+  resume(): void;
 }
 
 export async function startTcpProxy(targetPort: number, targetHost = "127.0.0.1"): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let port = 0;
+  let hanging = false;
+  const held: Array<() => void> = [];
   const listen = async (): Promise<void> => {
     const s = createServer((client) => {
       const upstream = connect(targetPort, targetHost);
@@ -27,7 +33,11 @@ export async function startTcpProxy(targetPort: number, targetHost = "127.0.0.1"
           upstream.destroy();
         });
       }
-      client.pipe(upstream).pipe(client);
+      const pipe = () => {
+        client.pipe(upstream).pipe(client);
+      };
+      if (hanging) held.push(pipe);
+      else pipe();
     });
     await new Promise<void>((resolve, reject) => {
       s.once("error", reject);
@@ -49,6 +59,15 @@ export async function startTcpProxy(targetPort: number, targetHost = "127.0.0.1"
     },
     async start() {
       if (!server) await listen();
+    },
+    hang() {
+      hanging = true;
+      for (const sock of sockets) sock.pause();
+    },
+    resume() {
+      hanging = false;
+      for (const sock of sockets) sock.resume();
+      for (const pipe of held.splice(0)) pipe();
     },
   };
 }
