@@ -15,6 +15,7 @@ import type {
   Tables,
 } from "../storage";
 import { LAYOUTS, filterColumn, keyColumns, roleData, toRecord, type RecordRow } from "./postgres-rows";
+import { spendCredits } from "./postgres-credits";
 import { quoteIdent } from "./postgres-schema";
 import type { RedisLimits } from "./redis-limits";
 
@@ -28,7 +29,10 @@ interface LinkRow {
 }
 
 export class PgTx implements StoreTx {
+  /** A table's schema-qualified name. */
   private readonly t: (table: string) => string;
+  /** Start of this schema's advisory-lock names. */
+  private readonly lockPrefix: string;
 
   /**
    * `locking`: inside a transaction (lock what is read). `atomically`: how a multi-statement
@@ -45,8 +49,6 @@ export class PgTx implements StoreTx {
     this.t = (table) => `${s}.${table}`;
     this.lockPrefix = `keyguard.${schema}.`;
   }
-
-  private readonly lockPrefix: string;
 
   /** Waits for (and holds until the transaction ends) an advisory lock on `name`. */
   private async lockName(name: string): Promise<void> {
@@ -260,37 +262,8 @@ export class PgTx implements StoreTx {
     if (limitIds.length > 0) await this.limits.dropCounters({ limitIds });
   }
 
-  async spendCredits(keyId: string, cost: number, now: number, refill?: DueRefill): Promise<SpendOutcome | undefined> {
-    const boundary = refill?.boundary ?? null;
-    const amount = refill?.amount ?? null;
-    const due = "($3::bigint IS NOT NULL AND credits_last_refill_at < $3::bigint)";
-    const balance = `(CASE WHEN ${due} THEN $4::bigint ELSE credits_remaining END)`;
-    // One statement: the due refill, the check and the charge together (a concurrent spend waits
-    // for the row and re-checks the condition on the balance it left).
-    const charged = await this.query<{ remaining: number }>(
-      `UPDATE ${this.t("keys")} SET credits_remaining = ${balance} - $2::bigint,
-         credits_last_refill_at = CASE WHEN ${due} THEN $5::bigint ELSE credits_last_refill_at END
-       WHERE id = $1 AND credits_remaining IS NOT NULL AND ${balance} >= $2::bigint
-       RETURNING credits_remaining::float8 AS remaining`,
-      [keyId, cost, boundary, amount, now],
-    );
-    if (charged[0]) return { ok: true, remaining: Number(charged[0].remaining) };
-    // Not charged: apply a refill that fell due anyway, and report the balance.
-    const rows =
-      refill === undefined
-        ? []
-        : await this.query<{ remaining: number }>(
-            `UPDATE ${this.t("keys")} SET credits_remaining = $2::bigint, credits_last_refill_at = $4::bigint
-             WHERE id = $1 AND credits_remaining IS NOT NULL AND credits_last_refill_at < $3::bigint
-             RETURNING credits_remaining::float8 AS remaining`,
-            [keyId, amount, boundary, now],
-          );
-    const balanceRows = rows.length
-      ? rows
-      : await this.query<{ remaining: number | null }>(`SELECT credits_remaining::float8 AS remaining FROM ${this.t("keys")} WHERE id = $1`, [keyId]);
-    const remaining = balanceRows[0]?.remaining;
-    if (remaining === undefined || remaining === null) return undefined;
-    return { ok: false, remaining: Number(remaining) };
+  spendCredits(keyId: string, cost: number, now: number, refill?: DueRefill): Promise<SpendOutcome | undefined> {
+    return spendCredits(this.query, this.t("keys"), keyId, cost, now, refill);
   }
 
   limit(checks: readonly LimitCheck[], now: number): Promise<{ passed: boolean; states: LimitState[] }> {
