@@ -10,5 +10,28 @@ export type { LocalKeyService, UnavailableOptions } from "./local/service";
 export { LocalServiceConfigError } from "./local/options";
 export { LocalServiceArgumentError } from "./local/argument-error";
 export type { LocalKeyServiceOptions } from "./local/options";
-export type { LocalState } from "./local/store";
+export { memoryStore } from "./local/stores/memory";
+export { exportState, importState } from "./local/state-file";
+export { StoreUnavailableError } from "./local/storage";
+export type {
+  ApiRecord,
+  CreditsRecord,
+  DueRefill,
+  IdentityRecord,
+  IndexedFields,
+  KeyRecord,
+  LimitCheck,
+  LimitState,
+  LocalState,
+  PermissionRecord,
+  RatelimitRecord,
+  RoleRecord,
+  RootKeyRecord,
+  SpendOutcome,
+  Store,
+  StoreTx,
+  TableName,
+  Tables,
+  WorkspaceRecord,
+} from "./local/storage";
 export { ALL_ROOT_PERMISSIONS } from "./local/auth";

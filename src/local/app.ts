@@ -8,6 +8,8 @@ import { newId } from "./ids";
 import type { OpResult } from "./operation";
 import { findOperation } from "./operations";
 import type { ServiceCore } from "./service";
+import type { StoreTx } from "./storage";
+import { isStoreUnavailable, storeUnavailableAnswer } from "./store-failures";
 import { validate } from "./validate";
 
 /** Largest request body accepted. */
@@ -43,11 +45,8 @@ export function createApp(core: ServiceCore): Express {
   app.disable("etag");
   const parseJson = express.json({ limit: BODY_LIMIT, type: () => true, strict: true });
 
-  const execute = (req: Request, res: Response, requestId: string, name: OperationName, body: unknown): void => {
+  const execute = async (req: Request, res: Response, requestId: string, name: OperationName, body: unknown): Promise<void> => {
     const op = findOperation(name)!;
-    // The answer is prepared (and serialized) first, then the state is committed once, in one place.
-    let answer: string | undefined;
-    let failure: unknown;
     try {
       const errors = validate(op.schema, body);
       if (errors.length === 0 && op.refine) errors.push(...op.refine(body as never));
@@ -55,24 +54,25 @@ export function createApp(core: ServiceCore): Express {
         const first = errors[0]!;
         throw new ServiceError("application.invalid_input", `Invalid request body: ${first.location} ${first.message}.`, { errors });
       }
-      const root = authenticate(core.store, req.get("authorization"));
+      const { store } = core;
+      const root = await authenticate(store.direct, req.get("authorization"));
       const now = core.now();
-      core.prune(now);
-      const result: OpResult<unknown> = op.run({ store: core.store, root, now, ip: req.socket.remoteAddress ?? "" }, body as never);
-      answer = JSON.stringify(successEnvelope(result.data, requestId, result.pagination));
+      const ip = req.socket.remoteAddress ?? "";
+      // The answer is prepared (and serialized) inside the transaction and sent once it committed.
+      const run = async (tx: StoreTx): Promise<string> => {
+        const result: OpResult<unknown> = await op.run({ tx, root, now, ip }, body as never);
+        return JSON.stringify(successEnvelope(result.data, requestId, result.pagination));
+      };
+      const answer = op.access === "direct" ? await run(store.direct) : await store.transaction(run);
+      send(res, 200, "application/json", answer);
     } catch (err) {
-      failure = err;
+      if (err instanceof ServiceError) return sendError(req, res, requestId, err);
+      if (isStoreUnavailable(err)) {
+        core.failures.report(err);
+        return sendError(req, res, requestId, storeUnavailableAnswer());
+      }
+      unexpected(req, res, requestId, err);
     }
-    // An unexpected failure may have left a change half done: drop it rather than save it.
-    if (answer === undefined && !(failure instanceof ServiceError)) core.rollback();
-    try {
-      core.persist();
-    } catch (err) {
-      return unexpected(req, res, requestId, err);
-    }
-    if (answer !== undefined) return send(res, 200, "application/json", answer);
-    if (failure instanceof ServiceError) return sendError(req, res, requestId, failure);
-    unexpected(req, res, requestId, failure);
   };
 
   const unexpected = (req: Request, res: Response, requestId: string, err: unknown): void => {
@@ -103,7 +103,7 @@ export function createApp(core: ServiceCore): Express {
         return sendError(req, res, requestId, new ServiceError("routing.not_found", `No operation at ${req.method} ${req.path}. Operations are POST /v2/<group>.<operation>.`));
       }
       if (req.method !== "POST") return methodNotAllowed(req, res, requestId, "POST");
-      if (!hasBody(req)) return execute(req, res, requestId, name as OperationName, {});
+      if (!hasBody(req)) return void execute(req, res, requestId, name as OperationName, {});
       if (!req.is(["application/json", "+json"])) {
         const message = "The request body must be JSON (Content-Type: application/json).";
         return sendError(req, res, requestId, new ServiceError("application.invalid_input", message, {
@@ -112,7 +112,7 @@ export function createApp(core: ServiceCore): Express {
       }
       parseJson(req, res, (err?: unknown) => {
         if (err) return sendError(req, res, requestId, parserError(err));
-        execute(req, res, requestId, name as OperationName, req.body === undefined ? {} : req.body);
+        void execute(req, res, requestId, name as OperationName, req.body === undefined ? {} : req.body);
       });
     } catch (err) {
       unexpected(req, res, requestId, err);

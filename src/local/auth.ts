@@ -2,7 +2,7 @@
 // permission tuples (`resource.<id|*>.action`, matched literally as strings).
 import { ServiceError } from "./envelope";
 import { hashKey } from "./key-material";
-import type { Store } from "./store";
+import type { StoreTx } from "./storage";
 
 /** Every permission tuple the local service checks; a bootstrap root key holds all of them. */
 export const ALL_ROOT_PERMISSIONS: readonly string[] = Object.freeze([
@@ -41,7 +41,7 @@ export interface RootContext {
 }
 
 /** Reads `Authorization: Bearer <root key>` and finds the root key (by hash). */
-export function authenticate(store: Store, header: string | undefined): RootContext {
+export async function authenticate(tx: StoreTx, header: string | undefined): Promise<RootContext> {
   if (header === undefined || header.trim() === "") {
     throw new ServiceError(
       "authentication.missing",
@@ -55,7 +55,7 @@ export function authenticate(store: Store, header: string | undefined): RootCont
       "The Authorization header is malformed. Use the form `Bearer <ROOT_KEY>`.",
     );
   }
-  const record = store.rootKeyByHashValue(hashKey(match[1]!));
+  const record = await tx.rootKeyByHash(hashKey(match[1]!));
   if (!record) {
     throw new ServiceError("authentication.key_not_found", "The provided root key was not found.");
   }

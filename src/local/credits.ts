@@ -1,7 +1,8 @@
-// Credits of a key: charging a cost, and refills (daily at 00:00 UTC, monthly on `refillDay`
-// clamped to the month's last day). A refill sets `remaining` to `amount`; it does not add.
+// Credits of a key: refills (daily at 00:00 UTC, monthly on `refillDay` clamped to the month's
+// last day) and charging a cost. A refill sets `remaining` to `amount`; it does not add. Pure
+// functions: the operations compute what is due, the store applies it atomically.
 import type { CreditsRefill } from "../protocol/types";
-import type { CreditsRecord } from "./store";
+import type { CreditsRecord, DueRefill, SpendOutcome } from "./storage";
 
 const DAY = 86_400_000;
 
@@ -27,23 +28,38 @@ export function lastRefillBoundary(refill: CreditsRefill, now: number): number {
   return Date.UTC(year, month, Math.min(day, daysInMonth(year, month)));
 }
 
-/** Applies a refill that fell due since the last one. Returns whether `credits` changed. */
-export function applyRefill(credits: CreditsRecord | undefined, now: number): boolean {
-  if (!credits?.refill) return false;
-  if (credits.lastRefillAt >= lastRefillBoundary(credits.refill, now)) return false;
-  credits.remaining = credits.refill.amount;
-  credits.lastRefillAt = now;
-  return true;
+/**
+ * The refill `spendCredits` applies when it fell due (the latest boundary at or before `now`);
+ * undefined when the credits have no refill.
+ */
+export function dueRefill(credits: CreditsRecord | undefined, now: number): DueRefill | undefined {
+  const refill = credits?.refill;
+  return refill ? { boundary: lastRefillBoundary(refill, now), amount: refill.amount } : undefined;
 }
 
-export type ChargeOutcome = { ok: true; remaining?: number } | { ok: false; remaining: number };
+/** Whether this refill fell due for these credits (their last refill is before its boundary). */
+export function refillIsDue(credits: CreditsRecord, refill: DueRefill | undefined): refill is DueRefill {
+  return refill !== undefined && credits.lastRefillAt < refill.boundary;
+}
 
 /**
- * Charges `cost` credits. Unlimited keys (`credits` undefined) are never charged; a cost above
- * the balance fails and leaves the balance unchanged; a cost of 0 always passes.
+ * The credits as they stand at `now`: with a refill that fell due applied (a copy; what the next
+ * spend writes). Views show this without writing anything.
  */
-export function charge(credits: CreditsRecord | undefined, cost: number): ChargeOutcome {
-  if (!credits) return { ok: true };
+export function creditsAt(credits: CreditsRecord, now: number): CreditsRecord {
+  const refill = dueRefill(credits, now);
+  return refillIsDue(credits, refill) ? { ...credits, remaining: refill.amount, lastRefillAt: now } : credits;
+}
+
+/**
+ * Applies a due refill, then charges `cost` when the balance covers it; changes `credits` in
+ * place. What a backend that holds the record in memory (or in a locked row) runs.
+ */
+export function spendFrom(credits: CreditsRecord, cost: number, now: number, refill: DueRefill | undefined): SpendOutcome {
+  if (refillIsDue(credits, refill)) {
+    credits.remaining = refill.amount;
+    credits.lastRefillAt = now;
+  }
   if (cost > credits.remaining) return { ok: false, remaining: credits.remaining };
   credits.remaining -= cost;
   return { ok: true, remaining: credits.remaining };

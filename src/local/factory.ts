@@ -1,19 +1,56 @@
 // createLocalKeyService: the service core and its Express app, without listening. Mount the
-// app anywhere (`outer.use("/prefix", app)`) or hand it to supertest.
+// app anywhere (`outer.use("/prefix", app)`) or hand it to supertest. Also how both entry points
+// open the store and the core.
 import type { Express } from "express";
 import { createApp } from "./app";
-import { parseOptions, type LocalKeyServiceOptions } from "./options";
+import { LocalServiceConfigError, parseOptions, type LocalKeyServiceOptions, type LocalServiceConfig } from "./options";
 import { ServiceCore, type LocalKeyService } from "./service";
+import type { Store } from "./storage";
+import { jsonFileStore } from "./stores/json-file";
+import { memoryStore } from "./stores/memory";
 
 export interface LocalKeyServiceInstance {
   /** Express app serving `POST /v2/<group>.<operation>` and `GET /v2/liveness`. */
   app: Express;
-  /** The admin surface: bootstrap ids and root key, createWorkspace/createApi/createRootKey, faults, snapshot. */
+  /** The admin surface: bootstrap ids and root key, createWorkspace/createApi/createRootKey, faults, exportState. */
   service: LocalKeyService;
+  /** Closes the store when the service opened it (not a `store` passed in). Safe to call twice. */
+  close(): Promise<void>;
 }
 
-export function createLocalKeyService(options?: LocalKeyServiceOptions): LocalKeyServiceInstance {
-  const core = new ServiceCore(parseOptions(options));
-  core.commitBootstrap();
-  return { app: createApp(core), service: core };
+/** The configured store, and whether the service opened it (and so closes it). Reads `dataFile`. */
+export function openStore(config: LocalServiceConfig): { store: Store; owned: boolean } {
+  if (config.store) return { store: config.store, owned: false };
+  if (config.dataFile) return { store: jsonFileStore(config.dataFile).store, owned: true };
+  return { store: memoryStore(), owned: true };
+}
+
+/** Opens the core over an opened store; on failure closes the store if owned. */
+export async function openCore(config: LocalServiceConfig, opened: { store: Store; owned: boolean }): Promise<ServiceCore> {
+  try {
+    return await ServiceCore.open(config, opened.store);
+  } catch (err) {
+    if (opened.owned) await opened.store.close().catch(() => {});
+    if (config.dataFile && !(err instanceof LocalServiceConfigError)) {
+      throw new LocalServiceConfigError(
+        `keyguard/local: cannot write dataFile ${JSON.stringify(config.dataFile)}: ${(err as Error).message}. ` +
+          "Check that its directory exists and is writable.",
+      );
+    }
+    throw err;
+  }
+}
+
+/** Closes a store once, when owned. */
+export function storeCloser(opened: { store: Store; owned: boolean }): () => Promise<void> {
+  let closing: Promise<void> | undefined;
+  return () => (closing ??= opened.owned ? opened.store.close() : Promise.resolve());
+}
+
+/** The service and its app. Async: the bootstrap is read from (or written to) the store first. */
+export async function createLocalKeyService(options?: LocalKeyServiceOptions): Promise<LocalKeyServiceInstance> {
+  const config = parseOptions(options);
+  const opened = openStore(config);
+  const core = await openCore(config, opened);
+  return { app: createApp(core), service: core, close: storeCloser(opened) };
 }

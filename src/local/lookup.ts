@@ -2,29 +2,35 @@
 // reported exactly like a missing record (404 of the matching kind).
 import { ServiceError } from "./envelope";
 import { newId } from "./ids";
-import {
-  getRecord,
-  type ApiRecord,
-  type IdentityRecord,
-  type KeyRecord,
-  type PermissionRecord,
-  type RatelimitRecord,
-  type RoleRecord,
-  type Store,
-} from "./store";
+import type {
+  ApiRecord,
+  IdentityRecord,
+  KeyRecord,
+  PermissionRecord,
+  RatelimitRecord,
+  RoleRecord,
+  StoreTx,
+  TableName,
+  Tables,
+} from "./storage";
 
-export function findApi(store: Store, workspaceId: string, apiId: string): ApiRecord | undefined {
-  const api = getRecord(store.state.apis, apiId);
-  return api && api.workspaceId === workspaceId ? api : undefined;
+/** A record by id, only when it belongs to the workspace. */
+async function inWorkspace<T extends Exclude<TableName, "workspaces">>(tx: StoreTx, table: T, workspaceId: string, id: string): Promise<Tables[T] | undefined> {
+  const record = await tx.get(table, id);
+  return record && (record as { workspaceId: string }).workspaceId === workspaceId ? record : undefined;
+}
+
+export function findApi(tx: StoreTx, workspaceId: string, apiId: string): Promise<ApiRecord | undefined> {
+  return inWorkspace(tx, "apis", workspaceId, apiId);
 }
 
 export function apiNotFound(apiId: string): ServiceError {
   return new ServiceError("data.api_not_found", `The API ${JSON.stringify(apiId)} does not exist or has been deleted.`);
 }
 
-export function findKey(store: Store, workspaceId: string, keyId: string): KeyRecord {
-  const key = getRecord(store.state.keys, keyId);
-  if (!key || key.workspaceId !== workspaceId) throw keyNotFound(keyId);
+export async function findKey(tx: StoreTx, workspaceId: string, keyId: string): Promise<KeyRecord> {
+  const key = await inWorkspace(tx, "keys", workspaceId, keyId);
+  if (!key) throw keyNotFound(keyId);
   return key;
 }
 
@@ -33,14 +39,12 @@ export function keyNotFound(keyId: string): ServiceError {
 }
 
 /** A permission by id or slug. */
-export function findPermission(store: Store, workspaceId: string, ref: string): PermissionRecord | undefined {
-  const byId = getRecord(store.state.permissions, ref);
-  if (byId && byId.workspaceId === workspaceId) return byId;
-  return Object.values(store.state.permissions).find((p) => p.workspaceId === workspaceId && p.slug === ref);
+export async function findPermission(tx: StoreTx, workspaceId: string, ref: string): Promise<PermissionRecord | undefined> {
+  return (await inWorkspace(tx, "permissions", workspaceId, ref)) ?? (await tx.find("permissions", workspaceId, "slug", ref))[0];
 }
 
-export function requirePermissionRecord(store: Store, workspaceId: string, ref: string): PermissionRecord {
-  const found = findPermission(store, workspaceId, ref);
+export async function requirePermissionRecord(tx: StoreTx, workspaceId: string, ref: string): Promise<PermissionRecord> {
+  const found = await findPermission(tx, workspaceId, ref);
   if (!found) {
     throw new ServiceError(
       "data.permission_not_found",
@@ -51,14 +55,13 @@ export function requirePermissionRecord(store: Store, workspaceId: string, ref: 
 }
 
 /** Permission ids for slugs (or ids); missing slugs are created with name = slug. */
-export function ensurePermissions(store: Store, workspaceId: string, refs: readonly string[], now: number): string[] {
+export async function ensurePermissions(tx: StoreTx, workspaceId: string, refs: readonly string[], now: number): Promise<string[]> {
   const ids: string[] = [];
   for (const ref of refs) {
-    let perm = findPermission(store, workspaceId, ref);
+    let perm = await findPermission(tx, workspaceId, ref);
     if (!perm) {
       perm = { id: newId("perm"), workspaceId, name: ref, slug: ref, createdAt: now };
-      store.state.permissions[perm.id] = perm;
-      store.touch();
+      await tx.put("permissions", perm);
     }
     if (!ids.includes(perm.id)) ids.push(perm.id);
   }
@@ -66,14 +69,12 @@ export function ensurePermissions(store: Store, workspaceId: string, refs: reado
 }
 
 /** A role by id or name. */
-export function findRole(store: Store, workspaceId: string, ref: string): RoleRecord | undefined {
-  const byId = getRecord(store.state.roles, ref);
-  if (byId && byId.workspaceId === workspaceId) return byId;
-  return Object.values(store.state.roles).find((r) => r.workspaceId === workspaceId && r.name === ref);
+export async function findRole(tx: StoreTx, workspaceId: string, ref: string): Promise<RoleRecord | undefined> {
+  return (await inWorkspace(tx, "roles", workspaceId, ref)) ?? (await tx.find("roles", workspaceId, "name", ref))[0];
 }
 
-export function requireRole(store: Store, workspaceId: string, ref: string): RoleRecord {
-  const found = findRole(store, workspaceId, ref);
+export async function requireRole(tx: StoreTx, workspaceId: string, ref: string): Promise<RoleRecord> {
+  const found = await findRole(tx, workspaceId, ref);
   if (!found) {
     throw new ServiceError("data.role_not_found", `The role ${JSON.stringify(ref)} does not exist in this workspace. Create it first.`);
   }
@@ -81,24 +82,22 @@ export function requireRole(store: Store, workspaceId: string, ref: string): Rol
 }
 
 /** Role ids for names (or ids); every role must exist. */
-export function resolveRoles(store: Store, workspaceId: string, refs: readonly string[]): string[] {
+export async function resolveRoles(tx: StoreTx, workspaceId: string, refs: readonly string[]): Promise<string[]> {
   const ids: string[] = [];
   for (const ref of refs) {
-    const role = requireRole(store, workspaceId, ref);
+    const role = await requireRole(tx, workspaceId, ref);
     if (!ids.includes(role.id)) ids.push(role.id);
   }
   return ids;
 }
 
 /** An identity by id or externalId. */
-export function findIdentity(store: Store, workspaceId: string, ref: string): IdentityRecord | undefined {
-  const byId = getRecord(store.state.identities, ref);
-  if (byId && byId.workspaceId === workspaceId) return byId;
-  return Object.values(store.state.identities).find((i) => i.workspaceId === workspaceId && i.externalId === ref);
+export async function findIdentity(tx: StoreTx, workspaceId: string, ref: string): Promise<IdentityRecord | undefined> {
+  return (await inWorkspace(tx, "identities", workspaceId, ref)) ?? (await tx.find("identities", workspaceId, "externalId", ref))[0];
 }
 
-export function requireIdentity(store: Store, workspaceId: string, ref: string): IdentityRecord {
-  const found = findIdentity(store, workspaceId, ref);
+export async function requireIdentity(tx: StoreTx, workspaceId: string, ref: string): Promise<IdentityRecord> {
+  const found = await findIdentity(tx, workspaceId, ref);
   if (!found) {
     throw new ServiceError("data.identity_not_found", `The identity ${JSON.stringify(ref)} does not exist in this workspace.`);
   }
@@ -106,14 +105,11 @@ export function requireIdentity(store: Store, workspaceId: string, ref: string):
 }
 
 /** The identity with this externalId, created when missing. */
-export function upsertIdentity(store: Store, workspaceId: string, externalId: string, now: number): IdentityRecord {
-  const existing = Object.values(store.state.identities).find(
-    (i) => i.workspaceId === workspaceId && i.externalId === externalId,
-  );
+export async function upsertIdentity(tx: StoreTx, workspaceId: string, externalId: string, now: number): Promise<IdentityRecord> {
+  const existing = (await tx.find("identities", workspaceId, "externalId", externalId))[0];
   if (existing) return existing;
   const identity: IdentityRecord = { id: newId("id"), workspaceId, externalId, ratelimits: [], createdAt: now };
-  store.state.identities[identity.id] = identity;
-  store.touch();
+  await tx.put("identities", identity);
   return identity;
 }
 

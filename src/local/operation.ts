@@ -1,12 +1,18 @@
 // The shape of one operation of the local service: its body schema, extra checks that need the
-// whole body, and a synchronous `run` over the in-memory state (so counters are race-free).
+// whole body, how it uses the store (`access`) and an asynchronous `run` over a `StoreTx`.
 import type { OperationName, Operations, Pagination, ValidationErrorDetail } from "../protocol/types";
 import type { RootContext } from "./auth";
-import type { Store } from "./store";
+import type { StoreTx } from "./storage";
 import type { Schema } from "./validate";
 
+/**
+ * How an operation uses the store: `read` and `write` run in one transaction each; `direct`
+ * runs on `Store.direct` (its only writes must be the atomic `spendCredits` and `limit`).
+ */
+export type Access = "read" | "write" | "direct";
+
 export interface OpContext {
-  store: Store;
+  tx: StoreTx;
   root: RootContext;
   /** The service clock, read once per request. */
   now: number;
@@ -20,10 +26,11 @@ export interface OpResult<T> {
 }
 
 export interface OperationDef<N extends OperationName> {
+  access: Access;
   schema: Schema;
   /** Checks across fields, run after `schema` and still before the root key is looked up. */
   refine?(body: Operations[N]["req"]): ValidationErrorDetail[];
-  run(ctx: OpContext, body: Operations[N]["req"]): OpResult<Operations[N]["res"]>;
+  run(ctx: OpContext, body: Operations[N]["req"]): Promise<OpResult<Operations[N]["res"]>>;
 }
 
 export type OperationTable = { [N in OperationName]: OperationDef<N> };

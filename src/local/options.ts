@@ -1,6 +1,7 @@
 // Options of the local key service, parsed once into a frozen config. Misconfiguration throws
 // LocalServiceConfigError naming the option, the bad value and the fix.
 import { defaultLogger, type Logger } from "../logger";
+import type { Store } from "./storage";
 import { warnUnknownOptions } from "../unknown-options";
 
 export interface LocalKeyServiceOptions {
@@ -13,9 +14,14 @@ export interface LocalKeyServiceOptions {
   now?: () => number;
   /**
    * JSON file holding the state, written atomically before each answer that changed something.
-   * Default: none (state lives in memory only).
+   * Default: none (state lives in memory only). Not together with `store`.
    */
   dataFile?: string;
+  /**
+   * A store opened by the caller (e.g. `memoryStore()`); the service never closes it. Default:
+   * the JSON `dataFile` when given, else a new memory store.
+   */
+  store?: Store;
   /** Port to listen on (`startLocalKeyService` only). Default: `0` (any free port). */
   port?: number;
   /** Address to listen on (`startLocalKeyService` only). Default: `"127.0.0.1"`. */
@@ -28,6 +34,7 @@ export interface LocalServiceConfig {
   readonly rootKey: string | undefined;
   readonly now: () => number;
   readonly dataFile: string | undefined;
+  readonly store: Store | undefined;
   readonly port: number;
   readonly host: string;
   readonly logger: Logger;
@@ -42,7 +49,7 @@ export class LocalServiceConfigError extends Error {
   }
 }
 
-const KNOWN: readonly string[] = Object.freeze(["rootKey", "now", "dataFile", "port", "host", "logger"]);
+const KNOWN: readonly string[] = Object.freeze(["rootKey", "now", "dataFile", "store", "port", "host", "logger"]);
 
 function fail(option: string, value: unknown, fix: string): never {
   const shown = typeof value === "string" ? JSON.stringify(value) : typeof value === "function" ? "a function" : String(value);
@@ -67,9 +74,17 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
   if (dataFile !== undefined && (typeof dataFile !== "string" || dataFile.trim() === "")) {
     fail("dataFile", dataFile, "Pass a file path, or leave it unset to keep state in memory.");
   }
+  const store = options.store;
+  if (store !== undefined) {
+    const s = store as Partial<Store> | null;
+    if (typeof s !== "object" || s === null || typeof s.transaction !== "function" || typeof s.direct !== "object" || typeof s.close !== "function") {
+      fail("store", typeof store === "object" ? "an object that is not a Store" : store, "Pass a Store, e.g. memoryStore() from keyguard/local, or leave it unset.");
+    }
+    if (dataFile !== undefined) fail("dataFile", dataFile, "Pass either dataFile or store, not both.");
+  }
   const port = options.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail("port", port, "Use an integer 0..65535 (0 picks a free port).");
   const host = options.host ?? "127.0.0.1";
   if (typeof host !== "string" || host === "") fail("host", host, 'Use an address such as "127.0.0.1".');
-  return Object.freeze({ rootKey, now, dataFile, port, host, logger });
+  return Object.freeze({ rootKey, now, dataFile, store, port, host, logger });
 }

@@ -4,11 +4,24 @@ import type { Pagination } from "../protocol/types";
 
 export const DEFAULT_PAGE_SIZE = 100;
 
-export function paginate<T extends { id: string }>(
-  sorted: readonly T[],
+export interface Page<T> {
+  items: T[];
+  pagination: Pagination;
+}
+
+/** A page of items that `fetch` reads by id order, from `from` on, at most `limit` of them. */
+export async function pageOf<T extends { id: string }>(
+  fetch: (from: string | undefined, limit: number) => Promise<T[]>,
   cursor: string | undefined,
   limit = DEFAULT_PAGE_SIZE,
-): { items: T[]; pagination: Pagination } {
+): Promise<Page<T>> {
+  const found = await fetch(cursor, limit + 1);
+  const next = found[limit];
+  return { items: found.slice(0, limit), pagination: next ? { cursor: next.id, hasMore: true } : { hasMore: false } };
+}
+
+/** A page of items already in id order. */
+export function paginate<T extends { id: string }>(sorted: readonly T[], cursor: string | undefined, limit = DEFAULT_PAGE_SIZE): Page<T> {
   const from = cursor === undefined ? sorted : sorted.filter((item) => item.id >= cursor);
   const items = from.slice(0, limit);
   const next = from[limit];

@@ -1,24 +1,21 @@
-// Sliding-window rate limits. window = floor(now/duration); effective = current + previous ×
-// (1 − elapsed fraction of the window) + cost; denied when effective > limit. Several limits
-// checked together are all-or-nothing: if one is denied, none is charged.
-import type { WindowRecord } from "./store";
+// Sliding-window rate limits, the pure math every backend shares. window = floor(now/duration);
+// used = current + previous × (1 − elapsed fraction of the window); a check passes when
+// used + cost ≤ limit. Several limits checked together are all-or-nothing: if one is denied,
+// none is charged.
+import type { LimitCheck, LimitState } from "./storage";
 
-export interface LimitCheck {
-  /** Key of the shared counter in the state's `windows` table (see limitCounter, namespaceCounter). */
-  counter: string;
-  limit: number;
-  duration: number;
-  cost: number;
-  /** Key or identity whose limit this is; its counters are dropped with it. */
-  owner?: string;
+/** The counts of one counter: its current window and the two counts the sliding window needs. */
+export interface WindowCounter {
+  /** floor(now / duration) of the window `current` counts. */
+  window: number;
+  current: number;
+  previous: number;
 }
 
-export interface LimitState {
-  passed: boolean;
-  /** Uses left in the window after this check, never negative. */
-  remaining: number;
-  /** Unix ms at the end of the current window. */
-  reset: number;
+/** A counter to write after a check that passed: its new counts. */
+export interface CounterWrite {
+  check: LimitCheck;
+  value: WindowCounter;
 }
 
 /**
@@ -29,76 +26,56 @@ export function limitCounter(limitId: string, duration: number): string {
   return `${limitId}/${duration}`;
 }
 
+/** Whether `counter` is one of `limitCounter(limitId, any duration)`. */
+export function isLimitCounterOf(counter: string, limitId: string): boolean {
+  return counter.startsWith(`${limitId}/`);
+}
+
 /** Counter of `ratelimit.limit`: workspace, namespace, identifier and window length, unambiguously. */
 export function namespaceCounter(workspaceId: string, namespace: string, identifier: string, duration: number): string {
   return JSON.stringify([workspaceId, namespace, identifier, duration]);
 }
 
-/** Drops the counters of these limits (every window length). */
-export function dropLimitCounters(windows: Record<string, WindowRecord>, limitIds: readonly string[]): void {
-  if (limitIds.length === 0) return;
-  for (const counter of Object.keys(windows)) {
-    if (limitIds.some((id) => counter.startsWith(`${id}/`))) delete windows[counter];
-  }
-}
-
-/** Drops every counter of a key's or identity's limits, inline ones included. */
-export function dropOwnedCounters(windows: Record<string, WindowRecord>, owner: string): void {
-  for (const [counter, rec] of Object.entries(windows)) if (rec.owner === owner) delete windows[counter];
-}
-
-/**
- * Drops counters whose window ended before the previous one: they can no longer affect a
- * decision. Returns how many were dropped.
- */
-export function pruneWindows(windows: Record<string, WindowRecord>, now: number): number {
-  let dropped = 0;
-  for (const [counter, rec] of Object.entries(windows)) {
-    if (rec.window < Math.floor(now / rec.duration) - 1) {
-      delete windows[counter];
-      dropped++;
-    }
-  }
-  return dropped;
-}
-
-function roll(rec: WindowRecord | undefined, duration: number, now: number): WindowRecord {
+/** The counts as seen at `now`: rolled into the current window. */
+export function rollWindow(stored: WindowCounter | undefined, duration: number, now: number): WindowCounter {
   const window = Math.floor(now / duration);
-  if (rec && rec.duration === duration) {
-    if (rec.window === window) return { duration, window, current: rec.current, previous: rec.previous };
-    if (rec.window === window - 1) return { duration, window, current: 0, previous: rec.current };
+  if (stored) {
+    if (stored.window === window) return { window, current: stored.current, previous: stored.previous };
+    if (stored.window === window - 1) return { window, current: 0, previous: stored.current };
   }
-  return { duration, window, current: 0, previous: 0 };
+  return { window, current: 0, previous: 0 };
+}
+
+/** Whether a counter last charged in `window` can still affect a decision at `now`. */
+export function windowEnded(window: number, duration: number, now: number): boolean {
+  return window < Math.floor(now / duration) - 1;
 }
 
 /**
- * Checks every limit; charges all of them only if all pass. Mutates `windows` only when
- * charging. Returns the overall outcome and one state per check, in order.
+ * Checks every limit against the counters `read` returns; when all pass, `writes` holds the new
+ * counts to store (one per check), else it is empty. Returns one state per check, in order.
  */
-export function checkLimits(
-  windows: Record<string, WindowRecord>,
+export function evaluateLimits(
+  read: (counter: string) => WindowCounter | undefined,
   checks: readonly LimitCheck[],
   now: number,
-): { passed: boolean; states: LimitState[] } {
-  const rolled = checks.map((c) => {
-    const rec = roll(Object.hasOwn(windows, c.counter) ? windows[c.counter] : undefined, c.duration, now);
-    const elapsed = (now - rec.window * c.duration) / c.duration;
+): { passed: boolean; states: LimitState[]; writes: CounterWrite[] } {
+  const rolled = checks.map((check) => {
+    const rec = rollWindow(read(check.counter), check.duration, now);
+    const elapsed = (now - rec.window * check.duration) / check.duration;
     const used = rec.current + rec.previous * (1 - elapsed);
-    return { c, rec, used, passed: used + c.cost <= c.limit };
+    return { check, rec, used, passed: used + check.cost <= check.limit };
   });
   const passed = rolled.every((r) => r.passed);
-  const states = rolled.map(({ c, rec, used, passed: ok }) => {
-    const after = passed ? used + c.cost : used;
-    if (passed) {
-      const next: WindowRecord = { ...rec, current: rec.current + c.cost };
-      if (c.owner !== undefined) next.owner = c.owner;
-      windows[c.counter] = next;
-    }
+  const writes: CounterWrite[] = [];
+  const states = rolled.map(({ check, rec, used, passed: ok }) => {
+    if (passed) writes.push({ check, value: { ...rec, current: rec.current + check.cost } });
+    const after = passed ? used + check.cost : used;
     return {
       passed: ok,
-      remaining: Math.max(0, Math.floor(c.limit - after)),
-      reset: (rec.window + 1) * c.duration,
+      remaining: Math.max(0, Math.floor(check.limit - after)),
+      reset: (rec.window + 1) * check.duration,
     };
   });
-  return { passed, states };
+  return { passed, states, writes };
 }

@@ -1,10 +1,11 @@
 // startLocalKeyService: the local key service listening on a port (default: any free port on
 // 127.0.0.1), with a prompt `close()`.
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createApp } from "./app";
+import { openCore, openStore, storeCloser } from "./factory";
 import { parseOptions, type LocalKeyServiceOptions } from "./options";
-import { ServiceCore, type LocalKeyService } from "./service";
+import type { LocalKeyService } from "./service";
 
 /** How long `close()` lets in-flight requests finish before cutting their connections. */
 const CLOSE_GRACE_MS = 1000;
@@ -19,28 +20,46 @@ export interface RunningLocalKeyService {
   /** The bootstrap workspace. */
   workspaceId: string;
   service: LocalKeyService;
-  /** Stops listening and closes idle keep-alive connections. Safe to call twice. */
+  /** Stops listening, closes idle keep-alive connections, then the store it opened. Safe to call twice. */
   close(): Promise<void>;
 }
 
 export async function startLocalKeyService(options?: LocalKeyServiceOptions): Promise<RunningLocalKeyService> {
   const config = parseOptions(options);
-  const core = new ServiceCore(config);
-  const server = createServer(createApp(core));
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(config.port, config.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
+  // The store is opened (a data file read) before listening, but written only once listening:
+  // a start that could not listen leaves the data file alone.
+  const opened = openStore(config);
+  const closeStore = storeCloser(opened);
+  // Requests that arrive before the bootstrap is done wait for the app.
+  const app: { handle?: (req: IncomingMessage, res: ServerResponse) => void } = {};
+  let ready: () => void = () => {};
+  const started = new Promise<void>((resolve) => (ready = resolve));
+  const server = createServer((req, res) => {
+    if (app.handle) return app.handle(req, res);
+    void started.then(() => app.handle!(req, res));
   });
-  // The bootstrap is written only now: a start that could not listen leaves the data file alone.
   try {
-    core.commitBootstrap();
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(config.port, config.host, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
   } catch (err) {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closeStore();
     throw err;
   }
+  let core;
+  try {
+    core = await openCore(config, opened);
+  } catch (err) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+    throw err;
+  }
+  app.handle = createApp(core);
+  ready();
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   let closing: Promise<void> | undefined;
@@ -50,7 +69,7 @@ export async function startLocalKeyService(options?: LocalKeyServiceOptions): Pr
       server.closeIdleConnections();
       // Connections still busy get a short grace period, then are cut.
       setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS).unref();
-    });
+    }).finally(closeStore);
     return closing;
   };
   return {

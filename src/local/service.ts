@@ -1,13 +1,13 @@
-// The local key service's core: the state, the bootstrap (workspace, API, root key), the
+// The local key service's core: the store, the bootstrap (workspace, API, root key), the
 // in-process admin surface (not reachable over HTTP) and fault injection.
+import { LocalServiceArgumentError } from "./argument-error";
 import { ALL_ROOT_PERMISSIONS, PERMISSION_TUPLE } from "./auth";
 import { newId } from "./ids";
 import { generateKey, hashKey } from "./key-material";
-import { LocalServiceArgumentError } from "./argument-error";
-import { LocalServiceConfigError, type LocalServiceConfig } from "./options";
-import { loadState, saveState } from "./persistence";
-import { pruneWindows } from "./ratelimit";
-import { Store, getRecord, type ApiRecord, type LocalState } from "./store";
+import type { LocalServiceConfig } from "./options";
+import { BOOTSTRAP_META, exportState, putWorkspace } from "./state-file";
+import type { ApiRecord, LocalState, Store, StoreTx } from "./storage";
+import { StoreFailureLog } from "./store-failures";
 
 export interface UnavailableOptions {
   /** Fail only the next N requests, then recover. Default: every request until turned off. */
@@ -17,9 +17,9 @@ export interface UnavailableOptions {
 }
 
 /**
- * The admin surface of a running local key service. Bad arguments throw
- * `LocalServiceArgumentError`; with a data file, a change that cannot be written throws the write
- * error and is not kept.
+ * The admin surface of a running local key service. Bad arguments reject with
+ * `LocalServiceArgumentError`; a change the store cannot keep rejects with the store's error and
+ * is not kept.
  */
 export interface LocalKeyService {
   /** The bootstrap workspace (the default for the methods below). */
@@ -30,94 +30,102 @@ export interface LocalKeyService {
   readonly rootKey: string;
   /** Whether `rootKey` was generated at start (neither given nor taken from UNKEY_ROOT_KEY). */
   readonly rootKeyGenerated: boolean;
-  /** Whether the state was loaded from an existing `dataFile`. */
+  /** Whether the store already held a state (a bootstrap) when the service started. */
   readonly restored: boolean;
-  createWorkspace(input?: { name?: string }): { workspaceId: string };
+  createWorkspace(input?: { name?: string }): Promise<{ workspaceId: string }>;
   /** `ipWhitelist`: source addresses allowed to verify this API's keys; others get FORBIDDEN. */
-  createApi(input: { workspaceId?: string; name: string; ipWhitelist?: string[] }): { apiId: string };
+  createApi(input: { workspaceId?: string; name: string; ipWhitelist?: string[] }): Promise<{ apiId: string }>;
   /** `permissions`: tuples such as `api.*.verify_key` or `api.<apiId>.create_key`. */
-  createRootKey(input: { workspaceId?: string; permissions: readonly string[] }): { rootKey: string };
+  createRootKey(input: { workspaceId?: string; permissions: readonly string[] }): Promise<{ rootKey: string }>;
   /** Answer 503 `service_unavailable` (with `Retry-After`) to every request, or to the next N. */
   setUnavailable(on: boolean | UnavailableOptions): void;
-  /** A deep copy of the state, as the data file holds it (hashes only, never a key). */
-  snapshot(): LocalState;
+  /** The whole state, as one consistent copy (hashes only, never a key). */
+  exportState(): Promise<LocalState>;
   /** The service clock. */
   now(): number;
 }
 
-/** How often (in service-clock ms) counters of ended rate-limit windows are dropped. */
-const PRUNE_EVERY_MS = 60_000;
+interface Bootstrap {
+  workspaceId: string;
+  apiId: string;
+  restored: boolean;
+}
+
+/** Finds the bootstrap workspace, API and root key in the store, creating what is missing. */
+async function bootstrap(tx: StoreTx, rootKey: string, now: number): Promise<Bootstrap> {
+  const raw = await tx.getMeta(BOOTSTRAP_META);
+  const stored = raw === undefined ? undefined : (JSON.parse(raw) as { workspaceId?: string; apiId?: string });
+  let workspaceId = stored?.workspaceId;
+  if (!workspaceId || !(await tx.get("workspaces", workspaceId))) {
+    workspaceId = newId("ws");
+    await putWorkspace(tx, { id: workspaceId, name: "default", createdAt: now });
+  }
+  let apiId = stored?.apiId;
+  const api = apiId === undefined ? undefined : await tx.get("apis", apiId);
+  if (!apiId || api?.workspaceId !== workspaceId) {
+    apiId = newId("api");
+    await tx.put("apis", { id: apiId, workspaceId, name: "default", createdAt: now });
+  }
+  if (stored?.workspaceId !== workspaceId || stored.apiId !== apiId) {
+    await tx.setMeta(BOOTSTRAP_META, JSON.stringify({ workspaceId, apiId }));
+  }
+  const hash = hashKey(rootKey);
+  if (!(await tx.rootKeyByHash(hash))) {
+    await tx.put("rootKeys", { id: newId("rk"), workspaceId, hash, permissions: [...ALL_ROOT_PERMISSIONS], createdAt: now });
+  }
+  return { workspaceId, apiId, restored: stored !== undefined };
+}
 
 export class ServiceCore implements LocalKeyService {
-  readonly store: Store;
-  readonly config: LocalServiceConfig;
-  readonly workspaceId: string;
-  readonly apiId: string;
-  readonly rootKey: string;
-  readonly rootKeyGenerated: boolean;
-  readonly restored: boolean;
+  readonly failures: StoreFailureLog;
   private fault: { left: number; retryAfter: number } | undefined;
-  /** False during the bootstrap, whose changes are written by `persist()` once the service is up. */
-  private ready = false;
-  /** JSON of the last committed state (data file only): what a failed save rolls back to. */
-  private committed: string | undefined;
-  /** Whether `committed` is what the data file holds (false until the bootstrap is written). */
-  private committedSaved = false;
-  private lastPrune = -Infinity;
 
-  constructor(config: LocalServiceConfig) {
-    this.config = config;
-    const loaded = config.dataFile ? loadState(config.dataFile) : undefined;
-    this.restored = loaded !== undefined;
-    this.store = new Store(loaded);
-    const { state } = this.store;
-    const t = config.now();
-    let workspaceId = state.bootstrap?.workspaceId;
-    if (!workspaceId || !getRecord(state.workspaces, workspaceId)) {
-      workspaceId = this.createWorkspace({ name: "default" }).workspaceId;
-    }
-    let apiId = state.bootstrap?.apiId;
-    if (!apiId || !getRecord(state.apis, apiId)) apiId = this.createApi({ workspaceId, name: "default" }).apiId;
-    if (state.bootstrap?.workspaceId !== workspaceId || state.bootstrap.apiId !== apiId) {
-      state.bootstrap = { workspaceId, apiId };
-      this.store.touch();
-    }
-    this.workspaceId = workspaceId;
-    this.apiId = apiId;
-    this.rootKeyGenerated = config.rootKey === undefined;
+  private constructor(
+    readonly config: LocalServiceConfig,
+    readonly store: Store,
+    readonly rootKey: string,
+    private readonly boot: Bootstrap,
+  ) {
+    this.failures = new StoreFailureLog(config.logger, store.kind);
+  }
+
+  /** Opens the service over `store`: finds or creates the bootstrap, in one transaction. */
+  static async open(config: LocalServiceConfig, store: Store): Promise<ServiceCore> {
     const rootKey = config.rootKey ?? generateKey("root", 24).key;
-    if (!this.store.rootKeyByHashValue(hashKey(rootKey))) {
-      this.store.putRootKey({
-        id: newId("rk"),
-        workspaceId,
-        hash: hashKey(rootKey),
-        permissions: [...ALL_ROOT_PERMISSIONS],
-        createdAt: t,
-      });
-    }
-    this.rootKey = rootKey;
-    // Nothing is written here: a start that fails (say, the port is taken) leaves the file alone.
-    if (config.dataFile) this.committed = JSON.stringify(state);
-    this.committedSaved = !this.store.dirty;
-    this.ready = true;
+    const boot = await store.transaction((tx) => bootstrap(tx, rootKey, config.now()));
+    return new ServiceCore(config, store, rootKey, boot);
+  }
+
+  get workspaceId(): string {
+    return this.boot.workspaceId;
+  }
+
+  get apiId(): string {
+    return this.boot.apiId;
+  }
+
+  get restored(): boolean {
+    return this.boot.restored;
+  }
+
+  get rootKeyGenerated(): boolean {
+    return this.config.rootKey === undefined;
   }
 
   now(): number {
     return this.config.now();
   }
 
-  createWorkspace(input: { name?: string } = {}): { workspaceId: string } {
+  async createWorkspace(input: { name?: string } = {}): Promise<{ workspaceId: string }> {
     if (input.name !== undefined && (typeof input.name !== "string" || input.name === "")) {
       throw new LocalServiceArgumentError("createWorkspace: name must be a non-empty string when given.");
     }
     const id = newId("ws");
-    this.store.state.workspaces[id] = { id, name: input.name ?? "workspace", createdAt: this.now() };
-    this.changed();
+    await this.store.transaction((tx) => putWorkspace(tx, { id, name: input.name ?? "workspace", createdAt: this.now() }));
     return { workspaceId: id };
   }
 
-  createApi(input: { workspaceId?: string; name: string; ipWhitelist?: string[] }): { apiId: string } {
-    const workspaceId = this.workspace(input.workspaceId);
+  async createApi(input: { workspaceId?: string; name: string; ipWhitelist?: string[] }): Promise<{ apiId: string }> {
     if (typeof input.name !== "string" || input.name === "") {
       throw new LocalServiceArgumentError("createApi: name must be a non-empty string.");
     }
@@ -126,15 +134,15 @@ export class ServiceCore implements LocalKeyService {
       throw new LocalServiceArgumentError('createApi: ipWhitelist must be an array of addresses, e.g. ["127.0.0.1"].');
     }
     const id = newId("api");
-    const api: ApiRecord = { id, workspaceId, name: input.name, createdAt: this.now() };
-    if (ips) api.ipWhitelist = [...ips];
-    this.store.state.apis[id] = api;
-    this.changed();
+    await this.store.transaction(async (tx) => {
+      const api: ApiRecord = { id, workspaceId: await this.workspace(tx, input.workspaceId), name: input.name, createdAt: this.now() };
+      if (ips) api.ipWhitelist = [...ips];
+      await tx.put("apis", api);
+    });
     return { apiId: id };
   }
 
-  createRootKey(input: { workspaceId?: string; permissions: readonly string[] }): { rootKey: string } {
-    const workspaceId = this.workspace(input.workspaceId);
+  async createRootKey(input: { workspaceId?: string; permissions: readonly string[] }): Promise<{ rootKey: string }> {
     const bad = (input.permissions ?? []).find((p) => typeof p !== "string" || !PERMISSION_TUPLE.test(p));
     if (!Array.isArray(input.permissions) || bad !== undefined) {
       throw new LocalServiceArgumentError(
@@ -142,8 +150,10 @@ export class ServiceCore implements LocalKeyService {
       );
     }
     const { key, hash } = generateKey("root", 24);
-    this.store.putRootKey({ id: newId("rk"), workspaceId, hash, permissions: [...input.permissions], createdAt: this.now() });
-    this.changed();
+    await this.store.transaction(async (tx) => {
+      const workspaceId = await this.workspace(tx, input.workspaceId);
+      await tx.put("rootKeys", { id: newId("rk"), workspaceId, hash, permissions: [...input.permissions], createdAt: this.now() });
+    });
     return { rootKey: key };
   }
 
@@ -169,71 +179,13 @@ export class ServiceCore implements LocalKeyService {
     return f.retryAfter;
   }
 
-  snapshot(): LocalState {
-    return this.store.snapshot();
+  exportState(): Promise<LocalState> {
+    return exportState(this.store);
   }
 
-  /**
-   * Commits the changes: writes the state to the data file if it changed. When the write fails,
-   * the state goes back to the last committed one (nothing of the failed change is kept) and the
-   * error is thrown.
-   */
-  persist(): void {
-    if (!this.store.dirty) return;
-    const file = this.config.dataFile;
-    if (file) {
-      let text: string;
-      try {
-        text = JSON.stringify(this.store.state);
-        saveState(file, text);
-      } catch (err) {
-        this.rollback();
-        throw err;
-      }
-      this.committed = text;
-      this.committedSaved = true;
-    }
-    this.store.clean();
-  }
-
-  /**
-   * Undoes every change since the last commit. Only with a data file: a service in memory keeps
-   * no copy to return to (its operations check everything before changing anything).
-   */
-  rollback(): void {
-    if (this.committed === undefined) return;
-    this.store.replace(JSON.parse(this.committed) as LocalState);
-    if (this.committedSaved) this.store.clean();
-    else this.store.touch();
-  }
-
-  /** Writes the bootstrap once the service is up. A data file that cannot be written is a config error. */
-  commitBootstrap(): void {
-    try {
-      this.persist();
-    } catch (err) {
-      throw new LocalServiceConfigError(
-        `keyguard/local: cannot write dataFile ${JSON.stringify(this.config.dataFile)}: ${(err as Error).message}. ` +
-          "Check that its directory exists and is writable.",
-      );
-    }
-  }
-
-  /** Drops counters of rate-limit windows that ended, at most once per minute of service time. */
-  prune(now: number): void {
-    if (now >= this.lastPrune && now - this.lastPrune < PRUNE_EVERY_MS) return;
-    this.lastPrune = now;
-    if (pruneWindows(this.store.state.windows, now) > 0) this.store.touch();
-  }
-
-  private changed(): void {
-    this.store.touch();
-    if (this.ready) this.persist();
-  }
-
-  private workspace(id: string | undefined): string {
-    const workspaceId = id ?? this.workspaceId ?? this.store.state.bootstrap?.workspaceId;
-    if (!workspaceId || !getRecord(this.store.state.workspaces, workspaceId)) {
+  private async workspace(tx: StoreTx, id: string | undefined): Promise<string> {
+    const workspaceId = id ?? this.workspaceId;
+    if (!(await tx.get("workspaces", workspaceId))) {
       throw new LocalServiceArgumentError(`keyguard/local: unknown workspace ${JSON.stringify(id)}. Use an id from createWorkspace().`);
     }
     return workspaceId;

@@ -1,5 +1,6 @@
 // keys.verifyKey: the order of checks. Lookup, workspace and root-key grant (NOT_FOUND) → DISABLED
 // → EXPIRED → API IP allowlist (FORBIDDEN) → permission query → rate limits → credits.
+// Runs on `Store.direct`: its only writes are the atomic `limit` and `spendCredits`.
 import { createHash } from "node:crypto";
 import {
   PermissionQuerySyntaxError,
@@ -9,18 +10,18 @@ import {
 import type { VerifyKeyRequest, VerifyKeyResult, VerifyRatelimitState } from "../protocol/types";
 import { canOnApi, requireSomeApiGrant } from "./auth";
 import { encodeBase58 } from "./base58";
-import { applyRefill, charge } from "./credits";
+import { creditsAt, dueRefill } from "./credits";
 import { ServiceError } from "./envelope";
 import { hashKey } from "./key-material";
 import type { OpContext } from "./operation";
-import { checkLimits, limitCounter, type LimitCheck } from "./ratelimit";
-import { getRecord, type KeyRecord, type RatelimitRecord } from "./store";
-import { effectivePermissionSlugs, identityView, keyIdentity, roleNames } from "./views";
+import { limitCounter } from "./ratelimit";
+import type { IdentityRecord, KeyRecord, LimitCheck, RatelimitRecord } from "./storage";
+import { identityView, keyRelations, type KeyRelations } from "./views";
 
 const NOT_FOUND: VerifyKeyResult = Object.freeze({ valid: false, code: "NOT_FOUND" });
 
 /** Id of an inline (request-defined) rate limit: stable per key and name. */
-function inlineLimitId(keyId: string, name: string): string {
+export function inlineLimitId(keyId: string, name: string): string {
   const digest = createHash("sha256").update(`${keyId}\0${name}`).digest();
   return `rl_${encodeBase58(digest.subarray(0, 12))}`;
 }
@@ -37,8 +38,7 @@ interface SelectedLimit {
   owner: string;
 }
 
-function selectLimits(ctx: OpContext, key: KeyRecord, body: VerifyKeyRequest): SelectedLimit[] {
-  const identity = keyIdentity(ctx.store, key);
+function selectLimits(key: KeyRecord, identity: IdentityRecord | undefined, body: VerifyKeyRequest): SelectedLimit[] {
   // The key's own limit replaces its identity's limit of the same name.
   const inherited = (identity?.ratelimits ?? []).filter((rl) => !key.ratelimits.some((own) => own.name === rl.name));
   const configured = [
@@ -66,38 +66,38 @@ function selectLimits(ctx: OpContext, key: KeyRecord, body: VerifyKeyRequest): S
   return [...selected.values()];
 }
 
+function parseQuery(permissions: string) {
+  try {
+    return parsePermissionQuery(permissions);
+  } catch (err) {
+    if (!(err instanceof PermissionQuerySyntaxError)) throw err;
+    throw new ServiceError("bad_request.permissions_query_syntax_error", `Invalid permission query: ${err.message}`, {
+      errors: [{ location: "body.permissions", message: err.message, fix: "Use permission names joined by AND, OR and parentheses." }],
+    });
+  }
+}
+
 /** Runs every check in order and returns the verification outcome (HTTP 200 in every case). */
-export function verifyKey(ctx: OpContext, body: VerifyKeyRequest): VerifyKeyResult {
-  const { store, root, now } = ctx;
+export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest): Promise<VerifyKeyResult> {
+  const { tx, root, now } = ctx;
   requireSomeApiGrant(root, "verify_key");
-  const key = store.keyByHashValue(hashKey(body.key));
+  const key = await tx.keyByHash(hashKey(body.key));
   // A key of another workspace, or of an API this root key may not verify, is not found:
   // not even DISABLED or EXPIRED is revealed.
   if (!key || key.workspaceId !== root.workspaceId || !canOnApi(root, "verify_key", key.apiId)) return { ...NOT_FOUND };
-  if (applyRefill(key.credits, now)) store.touch();
-  const outcome = (code: string, extra: Partial<VerifyKeyResult> = {}): VerifyKeyResult => describe(ctx, key, code, extra);
+  const [rel, api] = await Promise.all([keyRelations(tx, key), tx.get("apis", key.apiId)]);
+  // Until charged, the balance shown is the one a refill that fell due gives.
+  let credits = key.credits && creditsAt(key.credits, now).remaining;
+  const outcome = (code: string, ratelimits?: VerifyRatelimitState[]): VerifyKeyResult =>
+    describe(key, rel, code, credits, ratelimits);
   if (!key.enabled) return outcome("DISABLED");
   if (key.expires !== undefined && key.expires <= now) return outcome("EXPIRED");
-
-  const api = getRecord(store.state.apis, key.apiId);
   if (api?.ipWhitelist && !api.ipWhitelist.includes(plainIp(ctx.ip))) return outcome("FORBIDDEN");
-
-  if (body.permissions !== undefined) {
-    let query;
-    try {
-      query = parsePermissionQuery(body.permissions);
-    } catch (err) {
-      if (!(err instanceof PermissionQuerySyntaxError)) throw err;
-      throw new ServiceError("bad_request.permissions_query_syntax_error", `Invalid permission query: ${err.message}`, {
-        errors: [{ location: "body.permissions", message: err.message, fix: "Use permission names joined by AND, OR and parentheses." }],
-      });
-    }
-    if (!evaluatePermissionQuery(query, effectivePermissionSlugs(store, key))) {
-      return outcome("INSUFFICIENT_PERMISSIONS");
-    }
+  if (body.permissions !== undefined && !evaluatePermissionQuery(parseQuery(body.permissions), rel.permissions)) {
+    return outcome("INSUFFICIENT_PERMISSIONS");
   }
 
-  const limits = selectLimits(ctx, key, body);
+  const limits = selectLimits(key, rel.identity, body);
   let states: VerifyRatelimitState[] | undefined;
   if (limits.length > 0) {
     const checks: LimitCheck[] = limits.map((l) => ({
@@ -107,35 +107,39 @@ export function verifyKey(ctx: OpContext, body: VerifyKeyRequest): VerifyKeyResu
       cost: l.cost,
       owner: l.owner,
     }));
-    const result = checkLimits(store.state.windows, checks, now);
+    const result = await tx.limit(checks, now);
     states = limits.map((l, i) => {
       const s = result.states[i]!;
       return { ...l.config, remaining: s.remaining, reset: s.reset, exceeded: !s.passed };
     });
-    if (!result.passed) return outcome("RATE_LIMITED", { ratelimits: states });
-    store.touch();
+    if (!result.passed) return outcome("RATE_LIMITED", states);
   }
 
-  const charged = charge(key.credits, body.credits?.cost ?? 1);
-  const extra = states ? { ratelimits: states } : {};
-  if (!charged.ok) return outcome("USAGE_EXCEEDED", extra);
-  if (key.credits) store.touch();
-  return outcome("VALID", extra);
+  if (key.credits) {
+    const spent = await tx.spendCredits(key.id, body.credits?.cost ?? 1, now, dueRefill(key.credits, now));
+    // undefined: the key lost its credits (or was deleted) since it was read; nothing to charge.
+    credits = spent?.remaining;
+    if (spent && !spent.ok) return outcome("USAGE_EXCEEDED", states);
+  }
+  return outcome("VALID", states);
 }
 
-function describe(ctx: OpContext, key: KeyRecord, code: string, extra: Partial<VerifyKeyResult>): VerifyKeyResult {
+function describe(
+  key: KeyRecord,
+  rel: KeyRelations,
+  code: string,
+  credits: number | undefined,
+  ratelimits: VerifyRatelimitState[] | undefined,
+): VerifyKeyResult {
   const out: VerifyKeyResult = { valid: code === "VALID", code, keyId: key.id };
   if (key.name !== undefined) out.name = key.name;
   if (key.meta !== undefined) out.meta = key.meta;
   if (key.expires !== undefined) out.expires = key.expires;
-  if (key.credits) out.credits = key.credits.remaining;
+  if (credits !== undefined) out.credits = credits;
   out.enabled = key.enabled;
-  const permissions = effectivePermissionSlugs(ctx.store, key);
-  if (permissions.length > 0) out.permissions = permissions;
-  const roles = roleNames(ctx.store, key);
-  if (roles.length > 0) out.roles = roles;
-  const identity = keyIdentity(ctx.store, key);
-  if (identity) out.identity = identityView(identity);
-  if (extra.ratelimits) out.ratelimits = extra.ratelimits;
+  if (rel.permissions.length > 0) out.permissions = rel.permissions;
+  if (rel.roles.length > 0) out.roles = rel.roles;
+  if (rel.identity) out.identity = identityView(rel.identity);
+  if (ratelimits) out.ratelimits = ratelimits;
   return out;
 }

@@ -1,15 +1,23 @@
 // Records → wire objects. Absent optional fields are omitted (never `null`, except the
 // nullable `credits.remaining`).
 import type { Identity, KeyInfo, Permission, RatelimitConfig, Role } from "../protocol/types";
-import {
-  getRecord,
-  type IdentityRecord,
-  type KeyRecord,
-  type PermissionRecord,
-  type RatelimitRecord,
-  type RoleRecord,
-  type Store,
-} from "./store";
+import { creditsAt } from "./credits";
+import type {
+  IdentityRecord,
+  KeyRecord,
+  PermissionRecord,
+  RatelimitRecord,
+  RoleRecord,
+  StoreTx,
+  TableName,
+  Tables,
+} from "./storage";
+
+/** The records of these ids that exist, in order. */
+export async function recordsOf<T extends TableName>(tx: StoreTx, table: T, ids: readonly string[]): Promise<Array<Tables[T]>> {
+  const found = await Promise.all(ids.map((id) => tx.get(table, id)));
+  return found.filter((r): r is Awaited<Tables[T]> => r !== undefined);
+}
 
 export function permissionView(p: PermissionRecord): Permission {
   const out: Permission = { id: p.id, name: p.name, slug: p.slug };
@@ -17,14 +25,12 @@ export function permissionView(p: PermissionRecord): Permission {
   return out;
 }
 
-export function roleView(store: Store, r: RoleRecord, withPermissions = true): Role {
+/** A role; with its permissions unless `withPermissions` is false. */
+export async function roleView(tx: StoreTx, r: RoleRecord, withPermissions = true): Promise<Role> {
   const out: Role = { id: r.id, name: r.name };
   if (r.description !== undefined) out.description = r.description;
   if (withPermissions) {
-    const perms = r.permissionIds.flatMap((id) => {
-      const p = getRecord(store.state.permissions, id);
-      return p ? [permissionView(p)] : [];
-    });
+    const perms = (await recordsOf(tx, "permissions", r.permissionIds)).map(permissionView);
     if (perms.length > 0) out.permissions = perms;
   }
   return out;
@@ -41,54 +47,42 @@ export function identityView(i: IdentityRecord): Identity {
   return out;
 }
 
-/** Slugs of the key's direct permissions. */
-export function directPermissionSlugs(store: Store, key: KeyRecord): string[] {
-  return key.permissionIds.flatMap((id) => {
-    const p = getRecord(store.state.permissions, id);
-    return p ? [p.slug] : [];
-  });
+/** What a key's answers report besides the key itself: its access and its identity. */
+export interface KeyRelations {
+  /** Slugs of the key's permissions, direct and through its roles, without duplicates. */
+  permissions: string[];
+  /** Names of the key's roles. */
+  roles: string[];
+  identity: IdentityRecord | undefined;
 }
 
-/** Slugs of the key's permissions, direct and through its roles, without duplicates. */
-export function effectivePermissionSlugs(store: Store, key: KeyRecord): string[] {
+export async function keyRelations(tx: StoreTx, key: KeyRecord): Promise<KeyRelations> {
+  const [roles, identity] = await Promise.all([
+    recordsOf(tx, "roles", key.roleIds),
+    key.identityId === undefined ? undefined : tx.get("identities", key.identityId),
+  ]);
   const ids = new Set(key.permissionIds);
-  for (const roleId of key.roleIds) {
-    for (const id of getRecord(store.state.roles, roleId)?.permissionIds ?? []) ids.add(id);
-  }
-  return [...ids].flatMap((id) => {
-    const p = getRecord(store.state.permissions, id);
-    return p ? [p.slug] : [];
-  });
+  for (const role of roles) for (const id of role.permissionIds) ids.add(id);
+  const permissions = (await recordsOf(tx, "permissions", [...ids])).map((p) => p.slug);
+  return { permissions, roles: roles.map((r) => r.name), identity };
 }
 
-export function roleNames(store: Store, key: KeyRecord): string[] {
-  return key.roleIds.flatMap((id) => {
-    const r = getRecord(store.state.roles, id);
-    return r ? [r.name] : [];
-  });
-}
-
-export function keyIdentity(store: Store, key: KeyRecord): IdentityRecord | undefined {
-  return key.identityId === undefined ? undefined : getRecord(store.state.identities, key.identityId);
-}
-
-/** A key as getKey, whoami and listKeys report it. Never holds the key itself. */
-export function keyInfoView(store: Store, key: KeyRecord): KeyInfo {
+/** A key as getKey, whoami and listKeys report it at `now`. Never holds the key itself. */
+export async function keyInfoView(tx: StoreTx, key: KeyRecord, now: number): Promise<KeyInfo> {
+  const rel = await keyRelations(tx, key);
   const out: KeyInfo = { keyId: key.id, start: key.start, enabled: key.enabled, createdAt: key.createdAt };
   if (key.name !== undefined) out.name = key.name;
   if (key.meta !== undefined) out.meta = key.meta;
   if (key.updatedAt !== undefined) out.updatedAt = key.updatedAt;
   if (key.expires !== undefined) out.expires = key.expires;
-  const permissions = effectivePermissionSlugs(store, key);
-  if (permissions.length > 0) out.permissions = permissions;
-  const roles = roleNames(store, key);
-  if (roles.length > 0) out.roles = roles;
+  if (rel.permissions.length > 0) out.permissions = rel.permissions;
+  if (rel.roles.length > 0) out.roles = rel.roles;
   if (key.credits) {
-    out.credits = { remaining: key.credits.remaining };
+    // The balance a refill that fell due gives (the next spend writes it).
+    out.credits = { remaining: creditsAt(key.credits, now).remaining };
     if (key.credits.refill) out.credits.refill = { ...key.credits.refill };
   }
-  const identity = keyIdentity(store, key);
-  if (identity) out.identity = identityView(identity);
+  if (rel.identity) out.identity = identityView(rel.identity);
   if (key.ratelimits.length > 0) out.ratelimits = key.ratelimits.map(ratelimitView);
   return out;
 }

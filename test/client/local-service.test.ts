@@ -3,14 +3,14 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, type KeyServiceClient } from "keyguard/client";
-import { startLocalKeyService } from "keyguard/local";
+import { startLocalUnderTest } from "../support/store-under-test";
 import { silentLogger } from "../../src/logger";
 
-let svc: Awaited<ReturnType<typeof startLocalKeyService>>;
+let svc: Awaited<ReturnType<typeof startLocalUnderTest>>;
 let client: KeyServiceClient;
 
 beforeAll(async () => {
-  svc = await startLocalKeyService();
+  svc = await startLocalUnderTest();
   client = createClient({ rootKey: svc.rootKey, baseUrl: svc.baseUrl, logger: silentLogger, retry: false });
 });
 afterAll(async () => {

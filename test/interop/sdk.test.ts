@@ -4,14 +4,15 @@ import { Unkey } from "@unkey/api";
 import * as errors from "@unkey/api/models/errors";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "keyguard";
-import { startLocalKeyService, type RunningLocalKeyService } from "keyguard/local";
+import type { RunningLocalKeyService } from "keyguard/local";
+import { startLocalUnderTest } from "../support/store-under-test";
 
 let local: RunningLocalKeyService;
 let unkey: Unkey;
 const sdk = (rootKey: string) => new Unkey({ rootKey, serverURL: local.baseUrl, retryConfig: { strategy: "none" } });
 
 beforeAll(async () => {
-  local = await startLocalKeyService({ logger: silentLogger });
+  local = await startLocalUnderTest({ logger: silentLogger });
   unkey = sdk(local.rootKey);
 });
 afterAll(() => local.close());
@@ -45,7 +46,7 @@ describe("keys through the SDK", () => {
     const expired = await unkey.keys.createKey({ apiId: local.apiId, expires: Date.now() - 1000 });
     expect((await unkey.keys.verifyKey({ key: expired.data.key })).data.code).toBe("EXPIRED");
 
-    const { apiId: lockedApi } = local.service.createApi({ name: "locked", ipWhitelist: ["192.0.2.1"] });
+    const { apiId: lockedApi } = await local.service.createApi({ name: "locked", ipWhitelist: ["192.0.2.1"] });
     const forbidden = await unkey.keys.createKey({ apiId: lockedApi });
     expect((await unkey.keys.verifyKey({ key: forbidden.data.key })).data.code).toBe("FORBIDDEN");
 
@@ -153,7 +154,7 @@ describe("typed errors", () => {
   });
 
   it("403 → ForbiddenErrorResponse", async () => {
-    const { rootKey } = local.service.createRootKey({ permissions: ["api.*.verify_key"] });
+    const { rootKey } = await local.service.createRootKey({ permissions: ["api.*.verify_key"] });
     const err = await expectSdkError(sdk(rootKey).permissions.createPermission({ name: "n", slug: "n" }), errors.ForbiddenErrorResponse, 403);
     expect(err.error.title).toBe("Insufficient Permissions");
   });

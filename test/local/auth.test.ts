@@ -36,7 +36,7 @@ describe("the Authorization header", () => {
 
 describe("permission tuples", () => {
   it("a missing permission → 403 naming the tuples", async () => {
-    const { rootKey } = s.service.createRootKey({ permissions: ["api.*.read_api"] });
+    const { rootKey } = await s.service.createRootKey({ permissions: ["api.*.read_api"] });
     const res = await s.call("keys.createKey", { apiId: s.apiId }, rootKey);
     expect(res.status).toBe(403);
     expect(res.body.error).toMatchObject({
@@ -47,8 +47,8 @@ describe("permission tuples", () => {
   });
 
   it("an API-scoped grant works for that API only; another API answers not found", async () => {
-    const { apiId: other } = s.service.createApi({ name: "other" });
-    const { rootKey } = s.service.createRootKey({ permissions: [`api.${s.apiId}.create_key`, `api.${s.apiId}.verify_key`] });
+    const { apiId: other } = await s.service.createApi({ name: "other" });
+    const { rootKey } = await s.service.createRootKey({ permissions: [`api.${s.apiId}.create_key`, `api.${s.apiId}.verify_key`] });
     const mine = await s.call("keys.createKey", { apiId: s.apiId }, rootKey);
     expect(mine.status).toBe(200);
     const theirs = await s.call("keys.createKey", { apiId: other }, rootKey);
@@ -64,28 +64,28 @@ describe("permission tuples", () => {
 
   it("verifyKey with no verify grant at all → 403", async () => {
     const { key } = await s.createKey();
-    const { rootKey } = s.service.createRootKey({ permissions: ["api.*.create_key"] });
+    const { rootKey } = await s.service.createRootKey({ permissions: ["api.*.create_key"] });
     const res = await s.call("keys.verifyKey", { key }, rootKey);
     expect(res.status).toBe(403);
   });
 
   it("tuples are matched literally: one action implies no other", async () => {
-    const { rootKey } = s.service.createRootKey({ permissions: ["api.*.read_key", "api.*.create_api"] });
+    const { rootKey } = await s.service.createRootKey({ permissions: ["api.*.read_key", "api.*.create_api"] });
     expect((await s.call("apis.getApi", { apiId: s.apiId }, rootKey)).status).toBe(403);
     expect((await s.call("apis.deleteApi", { apiId: s.apiId }, rootKey)).status).toBe(403);
   });
 
-  it("createRootKey rejects malformed tuples", () => {
-    expect(() => s.service.createRootKey({ permissions: ["verify_key"] })).toThrow(/invalid permission "verify_key"/);
-    expect(() => s.service.createRootKey({ permissions: ["verify_key"] })).toThrow(LocalServiceArgumentError);
+  it("createRootKey rejects malformed tuples", async () => {
+    await expect(s.service.createRootKey({ permissions: ["verify_key"] })).rejects.toThrow(/invalid permission "verify_key"/);
+    await expect(s.service.createRootKey({ permissions: ["verify_key"] })).rejects.toThrow(LocalServiceArgumentError);
   });
 });
 
 describe("workspace isolation", () => {
   it("another workspace's keys, APIs, permissions, roles and identities answer as not found", async () => {
-    const { workspaceId } = s.service.createWorkspace({ name: "tenant-b" });
-    const { apiId: apiB } = s.service.createApi({ workspaceId, name: "b" });
-    const { rootKey: rootB } = s.service.createRootKey({ workspaceId, permissions: ["api.*.create_key", "api.*.verify_key", "api.*.read_key", "api.*.read_api", "rbac.*.read_permission", "rbac.*.create_permission", "rbac.*.read_role", "identity.*.read_identity"] });
+    const { workspaceId } = await s.service.createWorkspace({ name: "tenant-b" });
+    const { apiId: apiB } = await s.service.createApi({ workspaceId, name: "b" });
+    const { rootKey: rootB } = await s.service.createRootKey({ workspaceId, permissions: ["api.*.create_key", "api.*.verify_key", "api.*.read_key", "api.*.read_api", "rbac.*.read_permission", "rbac.*.create_permission", "rbac.*.read_role", "identity.*.read_identity"] });
 
     const keyA = await s.createKey({ externalId: "ext_a" });
     const permA = await s.call("permissions.createPermission", { name: "a.only", slug: "a.only" });
@@ -112,8 +112,8 @@ describe("workspace isolation", () => {
   });
 
   it("a disabled or expired key of another workspace answers NOT_FOUND, like any unknown key", async () => {
-    const { workspaceId } = s.service.createWorkspace();
-    const { rootKey } = s.service.createRootKey({ workspaceId, permissions: ["api.*.verify_key"] });
+    const { workspaceId } = await s.service.createWorkspace();
+    const { rootKey } = await s.service.createRootKey({ workspaceId, permissions: ["api.*.verify_key"] });
     const { key: disabled } = await s.createKey({ enabled: false, name: "secret-name" });
     const { key: expired } = await s.createKey({ expires: Date.now() - 1000 });
     for (const key of [disabled, expired]) {
@@ -125,8 +125,8 @@ describe("workspace isolation", () => {
   });
 
   it("a root key without a grant for the key's API gets NOT_FOUND for a disabled key too", async () => {
-    const { apiId } = s.service.createApi({ name: "grant-scope" });
-    const { rootKey } = s.service.createRootKey({ permissions: [`api.${apiId}.verify_key`] });
+    const { apiId } = await s.service.createApi({ name: "grant-scope" });
+    const { rootKey } = await s.service.createRootKey({ permissions: [`api.${apiId}.verify_key`] });
     const { key } = await s.createKey({ enabled: false });
     expect((await s.call("keys.verifyKey", { key }, rootKey)).body.data).toStrictEqual({ valid: false, code: "NOT_FOUND" });
   });

@@ -1,9 +1,16 @@
 // The injectable clock: expiry, daily and monthly refills, and sliding rate-limit windows.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyRefill, charge, lastRefillBoundary } from "../../src/local/credits";
-import { checkLimits, limitCounter, namespaceCounter, pruneWindows } from "../../src/local/ratelimit";
-import type { WindowRecord } from "../../src/local/store";
+import { creditsAt, dueRefill, lastRefillBoundary, spendFrom } from "../../src/local/credits";
+import { evaluateLimits, limitCounter, namespaceCounter, windowEnded, type WindowCounter } from "../../src/local/ratelimit";
+import type { LimitCheck } from "../../src/local/storage";
 import { manualClock, start, type Started } from "./helpers";
+
+/** evaluateLimits over a plain record of counters, applying its writes. */
+function checkLimits(windows: Record<string, WindowCounter>, checks: LimitCheck[], now: number) {
+  const { passed, states, writes } = evaluateLimits((c) => windows[c], checks, now);
+  for (const w of writes) windows[w.check.counter] = w.value;
+  return { passed, states };
+}
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -26,27 +33,32 @@ describe("refill boundaries (pure)", () => {
 
   it("a refill sets remaining to amount (does not add) and happens once per boundary", () => {
     const credits = { remaining: 3, refill: { interval: "daily" as const, amount: 10 }, lastRefillAt: Date.UTC(2025, 0, 1, 12) };
-    expect(applyRefill(credits, Date.UTC(2025, 0, 1, 23))).toBe(false);
-    expect(applyRefill(credits, Date.UTC(2025, 0, 2, 0, 0, 0, 1))).toBe(true);
-    expect(credits.remaining).toBe(10);
+    const before = Date.UTC(2025, 0, 1, 23);
+    expect(creditsAt(credits, before)).toBe(credits);
+    const due = Date.UTC(2025, 0, 2, 0, 0, 0, 1);
+    expect(creditsAt(credits, due)).toEqual({ ...credits, remaining: 10, lastRefillAt: due });
+    expect(credits.remaining).toBe(3);
+    // spendFrom applies it (then charges) in place, once per boundary.
+    expect(spendFrom(credits, 0, due, dueRefill(credits, due))).toEqual({ ok: true, remaining: 10 });
     credits.remaining = 4;
-    expect(applyRefill(credits, Date.UTC(2025, 0, 2, 20))).toBe(false);
-    expect(credits.remaining).toBe(4);
+    const later = Date.UTC(2025, 0, 2, 20);
+    expect(spendFrom(credits, 0, later, dueRefill(credits, later))).toEqual({ ok: true, remaining: 4 });
+    expect(creditsAt(credits, later)).toBe(credits);
   });
 
-  it("charge: unlimited never charged, over-balance unchanged, cost 0 passes", () => {
-    expect(charge(undefined, 1e12)).toEqual({ ok: true });
+  it("spendFrom: over-balance unchanged, cost 0 passes", () => {
     const c = { remaining: 2, lastRefillAt: 0 };
-    expect(charge(c, 3)).toEqual({ ok: false, remaining: 2 });
-    expect(charge(c, 0)).toEqual({ ok: true, remaining: 2 });
-    expect(charge(c, 2)).toEqual({ ok: true, remaining: 0 });
-    expect(charge(c, 0)).toEqual({ ok: true, remaining: 0 });
+    expect(spendFrom(c, 3, 1, undefined)).toEqual({ ok: false, remaining: 2 });
+    expect(spendFrom(c, 0, 1, undefined)).toEqual({ ok: true, remaining: 2 });
+    expect(spendFrom(c, 2, 1, undefined)).toEqual({ ok: true, remaining: 0 });
+    expect(spendFrom(c, 0, 1, undefined)).toEqual({ ok: true, remaining: 0 });
+    expect(dueRefill(c, 1)).toBeUndefined();
   });
 });
 
 describe("sliding window (pure)", () => {
   it("weights the previous window by the part of it still inside the sliding window", () => {
-    const windows: Record<string, WindowRecord> = {};
+    const windows: Record<string, WindowCounter> = {};
     const check = (now: number, cost = 1) => checkLimits(windows, [{ counter: "c", limit: 10, duration: 1000, cost }], now);
     // Fill window 0 with 10.
     expect(check(100, 10).passed).toBe(true);
@@ -60,7 +72,7 @@ describe("sliding window (pure)", () => {
   });
 
   it("all-or-nothing across several limits", () => {
-    const windows: Record<string, WindowRecord> = {};
+    const windows: Record<string, WindowCounter> = {};
     const both = (now: number) =>
       checkLimits(windows, [
         { counter: "a", limit: 5, duration: 1000, cost: 1 },
@@ -73,15 +85,11 @@ describe("sliding window (pure)", () => {
     expect(windows.a!.current).toBe(1);
   });
 
-  it("pruneWindows drops only counters older than the previous window", () => {
-    const windows: Record<string, WindowRecord> = {
-      current: { duration: 1000, window: 10, current: 1, previous: 0 },
-      previous: { duration: 1000, window: 9, current: 1, previous: 0 },
-      stale: { duration: 1000, window: 8, current: 1, previous: 0 },
-      long: { duration: 60_000, window: 0, current: 1, previous: 0 },
-    };
-    expect(pruneWindows(windows, 10_500)).toBe(1);
-    expect(Object.keys(windows)).toEqual(["current", "previous", "long"]);
+  it("a window has ended (its counter can be dropped) only when older than the previous window", () => {
+    expect(windowEnded(10, 1000, 10_500)).toBe(false);
+    expect(windowEnded(9, 1000, 10_500)).toBe(false);
+    expect(windowEnded(8, 1000, 10_500)).toBe(true);
+    expect(windowEnded(0, 60_000, 10_500)).toBe(false);
   });
 
   it("counters are unambiguous: limit id + duration, and JSON tuples for namespaces", () => {

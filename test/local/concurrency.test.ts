@@ -34,3 +34,16 @@ it("ratelimit.limit under concurrency admits exactly `limit`", async () => {
   const results = await Promise.all(Array.from({ length: 50 }, () => s.call("ratelimit.limit", body)));
   expect(results.filter((r) => r.body.data.success).length).toBe(7);
 });
+
+it("credits spent concurrently with writes of the same key: exactly the balance is spent, none comes back", async () => {
+  const { keyId, key } = await s.createKey({ credits: { remaining: 25 } });
+  // updateKey and updateCredits (increment 0) read the key and write it back in a transaction
+  // while verifications spend its credits.
+  const writes = Array.from({ length: 10 }, (_, i) =>
+    i % 2 ? s.call("keys.updateKey", { keyId, name: `n${i}` }) : s.call("keys.updateCredits", { keyId, operation: "increment", value: 0 }),
+  );
+  const [results, written] = await Promise.all([Promise.all(Array.from({ length: 60 }, () => s.verify(key))), Promise.all(writes)]);
+  expect(written.map((w) => w.status)).toEqual(Array(10).fill(200));
+  expect(tally(results)).toEqual({ VALID: 25, USAGE_EXCEEDED: 35 });
+  expect((await s.call("keys.getKey", { keyId })).body.data.credits).toEqual({ remaining: 0 });
+});

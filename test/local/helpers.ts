@@ -1,7 +1,8 @@
 // Test helpers for the local key service: a started service with a typed `call` over real HTTP,
 // and a settable clock.
 import { silentLogger } from "keyguard";
-import { startLocalKeyService, type LocalKeyServiceOptions, type RunningLocalKeyService } from "keyguard/local";
+import type { LocalKeyServiceOptions, RunningLocalKeyService } from "keyguard/local";
+import { startLocalUnderTest } from "../support/store-under-test";
 
 export interface CallResult {
   status: number;
@@ -36,7 +37,7 @@ export interface Started extends RunningLocalKeyService {
 }
 
 export async function start(options: LocalKeyServiceOptions = {}): Promise<Started> {
-  const s = await startLocalKeyService({ logger: silentLogger, ...options });
+  const s = await startLocalUnderTest({ logger: silentLogger, ...options });
   const call = makeCall(s.baseUrl, s.rootKey);
   return {
     ...s,

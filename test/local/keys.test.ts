@@ -100,7 +100,7 @@ describe("keys.getKey, keys.whoami, apis.listKeys", () => {
   });
 
   it("listKeys pages and filters by externalId", async () => {
-    const { apiId } = s.service.createApi({ name: "list" });
+    const { apiId } = await s.service.createApi({ name: "list" });
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await s.createKey({ apiId, externalId: i % 2 ? "odd" : "even" })).keyId);
     const p1 = await s.call("apis.listKeys", { apiId, limit: 2 });

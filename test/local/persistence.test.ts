@@ -1,5 +1,5 @@
 // The data file: state survives a restart, the file is written atomically, and neither the
-// file nor snapshot() ever holds a plaintext key or root key.
+// file nor exportState() ever holds a plaintext key or root key.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -43,10 +43,10 @@ describe("persistence across a restart", () => {
     expect(a.service.rootKeyGenerated).toBe(false);
     await a.close();
     const b = await start({ dataFile, rootKey: "root_givenKeyOne" });
-    expect(Object.keys(b.service.snapshot().rootKeys)).toHaveLength(1);
+    expect(Object.keys((await b.service.exportState()).rootKeys)).toHaveLength(1);
     await b.close();
     const c = await start({ dataFile, rootKey: "root_givenKeyTwo" });
-    expect(Object.keys(c.service.snapshot().rootKeys)).toHaveLength(2);
+    expect(Object.keys((await c.service.exportState()).rootKeys)).toHaveLength(2);
     expect((await c.call("apis.getApi", { apiId: c.apiId }, "root_givenKeyOne")).status).toBe(200);
     expect((await c.call("apis.getApi", { apiId: c.apiId }, "root_givenKeyTwo")).status).toBe(200);
     await c.close();
@@ -55,8 +55,8 @@ describe("persistence across a restart", () => {
   it("admin changes are persisted too", async () => {
     const dataFile = join(dir, "admin.json");
     const a = await start({ dataFile, rootKey: "root_adminKey123" });
-    const { rootKey } = a.service.createRootKey({ permissions: ["api.*.read_api"] });
-    const { apiId } = a.service.createApi({ name: "second" });
+    const { rootKey } = await a.service.createRootKey({ permissions: ["api.*.read_api"] });
+    const { apiId } = await a.service.createApi({ name: "second" });
     await a.close();
     const b = await start({ dataFile, rootKey: "root_adminKey123" });
     expect((await b.call("apis.getApi", { apiId }, rootKey)).body.data).toEqual({ id: apiId, name: "second" });
@@ -146,17 +146,17 @@ describe("a failing write", () => {
       credits: { remaining: 3 },
       ratelimits: [{ name: "rpm", limit: 3, duration: 60_000, autoApply: true }],
     });
-    const keysBefore = Object.keys(s.service.snapshot().keys);
+    const keysBefore = Object.keys((await s.service.exportState()).keys);
 
     rmSync(sub, { recursive: true, force: true });
     for (let i = 0; i < 3; i++) expect((await s.call("keys.verifyKey", { key })).status).toBe(500);
     expect((await s.call("keys.createKey", { apiId: s.apiId })).status).toBe(500);
     expect((await s.call("keys.updateKey", { keyId, name: "renamed" })).status).toBe(500);
-    expect(() => s.service.createApi({ name: "unsaved" })).toThrow(/ENOENT/);
+    await expect(s.service.createApi({ name: "unsaved" })).rejects.toThrow(/ENOENT/);
 
     mkdirSync(sub);
-    expect(Object.keys(s.service.snapshot().keys)).toEqual(keysBefore);
-    expect(Object.values(s.service.snapshot().apis).map((a) => a.name)).not.toContain("unsaved");
+    expect(Object.keys((await s.service.exportState()).keys)).toEqual(keysBefore);
+    expect(Object.values((await s.service.exportState()).apis).map((a) => a.name)).not.toContain("unsaved");
     expect(await s.verify(key)).toMatchObject({ code: "VALID", credits: 2, ratelimits: [{ name: "rpm", remaining: 2 }] });
     expect((await s.call("keys.getKey", { keyId })).body.data).not.toHaveProperty("name");
     const saved = JSON.parse(readFileSync(dataFile, "utf8"));
@@ -167,14 +167,14 @@ describe("a failing write", () => {
 });
 
 describe("no plaintext secrets at rest", () => {
-  it("snapshot() and the data file hold hashes only", async () => {
+  it("exportState() and the data file hold hashes only", async () => {
     const dataFile = join(dir, "secrets.json");
     const s = await start({ dataFile, rootKey: "root_plaintextRootKeyXYZ" });
     const created = [await s.createKey({ prefix: "sk" }), await s.createKey({ byteLength: 32 })];
     const reroll = await s.call("keys.rerollKey", { keyId: created[0]!.keyId, expiration: 60_000 });
-    const { rootKey: extraRoot } = s.service.createRootKey({ permissions: ["api.*.verify_key"] });
+    const { rootKey: extraRoot } = await s.service.createRootKey({ permissions: ["api.*.verify_key"] });
     const secrets = [...created.map((c) => c.key), reroll.body.data.key, "root_plaintextRootKeyXYZ", extraRoot];
-    const snapshot = JSON.stringify(s.service.snapshot());
+    const snapshot = JSON.stringify(await s.service.exportState());
     const file = readFileSync(dataFile, "utf8");
     for (const secret of secrets) {
       expect(snapshot).not.toContain(secret);
@@ -188,11 +188,11 @@ describe("no plaintext secrets at rest", () => {
     await s.close();
   });
 
-  it("snapshot() is a deep copy", async () => {
+  it("exportState() is a deep copy", async () => {
     const s = await start();
-    const snap = s.service.snapshot();
+    const snap = await s.service.exportState();
     snap.apis = {};
-    expect(Object.keys(s.service.snapshot().apis)).toHaveLength(1);
+    expect(Object.keys((await s.service.exportState()).apis)).toHaveLength(1);
     await s.close();
   });
 });

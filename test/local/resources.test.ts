@@ -174,17 +174,4 @@ describe("ratelimit.limit", () => {
     expect((await s.call("ratelimit.limit", { ...body, duration: 1000 })).body.data.success).toBe(true);
     expect((await s.call("ratelimit.limit", { ...body, duration: 60_000 })).body.data.success).toBe(false);
   });
-
-  it("counters of windows that ended are dropped from the state", async () => {
-    clock.t = Date.UTC(2025, 6, 1);
-    for (let i = 0; i < 50; i++) {
-      await s.call("ratelimit.limit", { namespace: "prune", identifier: `user_${i}`, limit: 5, duration: 60_000 });
-    }
-    const countPrune = () => Object.keys(s.service.snapshot().windows).filter((k) => k.includes('"prune"')).length;
-    expect(countPrune()).toBe(50);
-    // Two full windows later the counters can no longer affect any decision.
-    clock.advance(3 * 60_000);
-    await s.call("ratelimit.limit", { namespace: "prune", identifier: "user_new", limit: 5, duration: 60_000 });
-    expect(countPrune()).toBe(1);
-  });
 });

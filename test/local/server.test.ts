@@ -8,6 +8,7 @@ import {
   LocalServiceArgumentError,
   LocalServiceConfigError,
   createLocalKeyService,
+  memoryStore,
   startLocalKeyService,
 } from "keyguard/local";
 
@@ -24,7 +25,7 @@ describe("startLocalKeyService", () => {
     expect(s.workspaceId).toMatch(/^ws_/);
     expect(s.rootKey).toMatch(/^root_/);
     expect(s.service.rootKeyGenerated).toBe(true);
-    const rootKeys = Object.values(s.service.snapshot().rootKeys);
+    const rootKeys = Object.values((await s.service.exportState()).rootKeys);
     expect(rootKeys).toHaveLength(1);
     expect(rootKeys[0]).toMatchObject({ workspaceId: s.workspaceId, permissions: [...ALL_ROOT_PERMISSIONS] });
     await s.close();
@@ -71,16 +72,18 @@ describe("startLocalKeyService", () => {
 
   it("fails fast on bad options, naming the option and the fix", async () => {
     await expect(startLocalKeyService({ port: -1 })).rejects.toThrow(/port = -1.*0\.\.65535/);
-    expect(() => createLocalKeyService({ now: 5 as unknown as () => number })).toThrow(LocalServiceConfigError);
-    expect(() => createLocalKeyService({ rootKey: "a b" })).toThrow(/rootKey/);
-    expect(() => createLocalKeyService({ rootKey: "a b" })).not.toThrow(/a b/);
-    expect(() => createLocalKeyService({ dataFile: " " })).toThrow(/dataFile/);
-    expect(() => createLocalKeyService({ logger: {} as never })).toThrow(/logger/);
+    await expect(createLocalKeyService({ now: 5 as unknown as () => number })).rejects.toThrow(LocalServiceConfigError);
+    await expect(createLocalKeyService({ rootKey: "a b" })).rejects.toThrow(/rootKey/);
+    await expect(createLocalKeyService({ rootKey: "a b" })).rejects.not.toThrow(/a b/);
+    await expect(createLocalKeyService({ dataFile: " " })).rejects.toThrow(/dataFile/);
+    await expect(createLocalKeyService({ logger: {} as never })).rejects.toThrow(/logger/);
+    await expect(createLocalKeyService({ store: {} as never })).rejects.toThrow(/invalid option store.*Pass a Store/);
+    await expect(createLocalKeyService({ store: memoryStore(), dataFile: "x.json" })).rejects.toThrow(/either dataFile or store/);
   });
 
-  it("warns once about unknown option names", () => {
+  it("warns once about unknown option names", async () => {
     const logger = { warn: vi.fn(), error: vi.fn() };
-    createLocalKeyService({ logger, rootkey: "x" } as never);
+    await createLocalKeyService({ logger, rootkey: "x" } as never);
     expect(logger.warn).toHaveBeenCalledOnce();
     expect(logger.warn.mock.calls[0]![1]).toMatch(/unknown option\(s\) rootkey/);
     expect(logger.warn.mock.calls[0]![0]).toEqual({ unknownOptions: ["rootkey"], didYouMean: { rootkey: "rootKey" } });
@@ -88,31 +91,25 @@ describe("startLocalKeyService", () => {
 });
 
 describe("admin surface", () => {
-  it("createApi and createRootKey default to the bootstrap workspace; unknown workspaces throw", () => {
-    const { service } = createLocalKeyService({ logger: silentLogger });
-    const { apiId } = service.createApi({ name: "x" });
-    expect(service.snapshot().apis[apiId]).toMatchObject({ workspaceId: service.workspaceId, name: "x" });
-    expect(() => service.createApi({ workspaceId: "ws_nope", name: "x" })).toThrow(/unknown workspace "ws_nope"/);
-    expect(() => service.createRootKey({ workspaceId: "ws_nope", permissions: [] })).toThrow(LocalServiceArgumentError);
-    expect(() => service.createApi({ name: "" })).toThrow(LocalServiceArgumentError);
+  it("createApi and createRootKey default to the bootstrap workspace; unknown workspaces reject", async () => {
+    const { service } = await createLocalKeyService({ logger: silentLogger });
+    const { apiId } = await service.createApi({ name: "x" });
+    expect((await service.exportState()).apis[apiId]).toMatchObject({ workspaceId: service.workspaceId, name: "x" });
+    await expect(service.createApi({ workspaceId: "ws_nope", name: "x" })).rejects.toThrow(/unknown workspace "ws_nope"/);
+    await expect(service.createRootKey({ workspaceId: "ws_nope", permissions: [] })).rejects.toThrow(LocalServiceArgumentError);
+    await expect(service.createApi({ name: "" })).rejects.toThrow(LocalServiceArgumentError);
     expect(() => service.setUnavailable({ retryAfter: -1 })).toThrow(LocalServiceArgumentError);
-    const thrown = (() => {
-      try {
-        service.createApi({ workspaceId: "ws_nope", name: "x" });
-      } catch (err) {
-        return err;
-      }
-    })();
+    const thrown = await service.createApi({ workspaceId: "ws_nope", name: "x" }).catch((err: unknown) => err);
     expect(thrown).toMatchObject({ name: "LocalServiceArgumentError", code: "LOCAL_SERVICE_ARGUMENT_ERROR" });
     expect(thrown).toBeInstanceOf(TypeError);
-    const { workspaceId } = service.createWorkspace({ name: "w" });
-    expect(service.snapshot().workspaces[workspaceId]).toMatchObject({ name: "w" });
+    const { workspaceId } = await service.createWorkspace({ name: "w" });
+    expect((await service.exportState()).workspaces[workspaceId]).toMatchObject({ name: "w" });
   });
 
-  it("the clock is injectable and read through service.now()", () => {
-    const { service } = createLocalKeyService({ logger: silentLogger, now: () => 1234 });
+  it("the clock is injectable and read through service.now()", async () => {
+    const { service } = await createLocalKeyService({ logger: silentLogger, now: () => 1234 });
     expect(service.now()).toBe(1234);
-    const { apiId } = service.createApi({ name: "t" });
-    expect(service.snapshot().apis[apiId]!.createdAt).toBe(1234);
+    const { apiId } = await service.createApi({ name: "t" });
+    expect((await service.exportState()).apis[apiId]!.createdAt).toBe(1234);
   });
 });

@@ -2,11 +2,12 @@
 // liveness, unexpected errors and injected outages.
 import express from "express";
 import request from "supertest";
-import { describe, expect, it, vi } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "keyguard";
-import { createLocalKeyService } from "keyguard/local";
+import { createLocalUnderTest } from "../support/store-under-test";
 
-const { app, service } = createLocalKeyService({ logger: silentLogger });
+const { app, service, close } = await createLocalUnderTest({ logger: silentLogger });
+afterAll(close);
 const auth = `Bearer ${service.rootKey}`;
 const TYPE_BASE = "https://unkey.com/docs/api-reference/errors-v2";
 
@@ -132,7 +133,7 @@ describe("mounting and faults", () => {
   });
 
   it("setUnavailable({failures: 2}) answers 503 with Retry-After twice, then recovers", async () => {
-    const local = createLocalKeyService({ logger: silentLogger });
+    const local = await createLocalUnderTest({ logger: silentLogger });
     local.service.setUnavailable({ failures: 2, retryAfter: 3 });
     for (let i = 0; i < 2; i++) {
       const res = await request(local.app).get("/v2/liveness").expect(503);
@@ -140,10 +141,11 @@ describe("mounting and faults", () => {
       expect(res.body.error).toMatchObject({ status: 503, title: "Service Unavailable", type: `${TYPE_BASE}/svc/application/service_unavailable` });
     }
     await request(local.app).get("/v2/liveness").expect(200);
+    await local.close();
   });
 
   it("setUnavailable(true) fails everything until setUnavailable(false)", async () => {
-    const local = createLocalKeyService({ logger: silentLogger });
+    const local = await createLocalUnderTest({ logger: silentLogger });
     local.service.setUnavailable(true);
     for (let i = 0; i < 5; i++) {
       const res = await request(local.app).post("/v2/keys.verifyKey").set("Authorization", `Bearer ${local.service.rootKey}`).send({ key: "k" });
@@ -152,6 +154,7 @@ describe("mounting and faults", () => {
     }
     local.service.setUnavailable(false);
     await request(local.app).get("/v2/liveness").expect(200);
+    await local.close();
   });
 
   it("setUnavailable rejects nonsense", () => {
@@ -161,7 +164,7 @@ describe("mounting and faults", () => {
   it("an unexpected exception → 500 unexpected_error without internals, logged", async () => {
     let broken = false;
     const logger = { warn: vi.fn(), error: vi.fn() };
-    const local = createLocalKeyService({
+    const local = await createLocalUnderTest({
       logger,
       now: () => {
         if (broken) throw new Error("clock exploded");
@@ -175,5 +178,6 @@ describe("mounting and faults", () => {
     expect(JSON.stringify(res.body)).not.toContain("exploded");
     expect(logger.error).toHaveBeenCalledOnce();
     expect(JSON.stringify(logger.error.mock.calls)).not.toContain(local.service.rootKey);
+    await local.close();
   });
 });

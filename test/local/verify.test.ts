@@ -1,5 +1,9 @@
 // keys.verifyKey over real HTTP: every code, the order of checks, permissions, roles, identities.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { memoryStore } from "keyguard/local";
+import { limitCounter } from "../../src/local/ratelimit";
+import { inlineLimitId } from "../../src/local/verify";
+import { storeUnderTest } from "../support/store-under-test";
 import { manualClock, start, type Started } from "./helpers";
 
 let s: Started;
@@ -43,10 +47,10 @@ describe("keys.verifyKey codes", () => {
   });
 
   it("FORBIDDEN when the key's API allows other source addresses only", async () => {
-    const { apiId } = s.service.createApi({ name: "locked", ipWhitelist: ["10.1.2.3"] });
+    const { apiId } = await s.service.createApi({ name: "locked", ipWhitelist: ["10.1.2.3"] });
     const { key } = await s.createKey({ apiId });
     expect(await s.verify(key)).toMatchObject({ valid: false, code: "FORBIDDEN" });
-    const { apiId: open } = s.service.createApi({ name: "loopback", ipWhitelist: ["127.0.0.1", "::1"] });
+    const { apiId: open } = await s.service.createApi({ name: "loopback", ipWhitelist: ["127.0.0.1", "::1"] });
     const { key: key2 } = await s.createKey({ apiId: open });
     expect(await s.verify(key2)).toMatchObject({ valid: true, code: "VALID" });
   });
@@ -238,12 +242,21 @@ describe("rate limits in verifyKey", () => {
   });
 
   it("deleting a key also drops the counters of its inline limits", async () => {
-    const { key, keyId } = await s.createKey();
-    await s.verify(key, { ratelimits: [{ name: "inline-gone", limit: 5, duration: 60_000 }] });
-    const owned = () => Object.values(s.service.snapshot().windows).filter((w) => w.owner === keyId);
-    expect(owned()).toHaveLength(1);
-    await s.call("keys.deleteKey", { keyId });
-    expect(owned()).toEqual([]);
+    const store = (await storeUnderTest()) ?? memoryStore();
+    const own = await start({ store, now: clock.now });
+    try {
+      const { key, keyId } = await own.createKey();
+      await own.verify(key, { ratelimits: [{ name: "inline-gone", limit: 5, duration: 60_000 }] });
+      // Read the counter through the store: a check of cost 0 reports what is left.
+      const check = { counter: limitCounter(inlineLimitId(keyId, "inline-gone"), 60_000), limit: 5, duration: 60_000, cost: 0, owner: keyId };
+      const left = async () => (await store.direct.limit([check], clock.now())).states[0]!.remaining;
+      expect(await left()).toBe(4);
+      await own.call("keys.deleteKey", { keyId });
+      expect(await left()).toBe(5);
+    } finally {
+      await own.close();
+      await store.close();
+    }
   });
 });
 

@@ -46,7 +46,7 @@ const PRODUCERS: Record<string, () => Promise<Produced>> = {
   },
   DISABLED: async () => ({ key: await fx.createKey({ enabled: false }) }),
   FORBIDDEN: async () => {
-    const { apiId } = fx.svc.service.createApi({ name: "walled", ipWhitelist: ["10.9.9.9"] });
+    const { apiId } = await fx.svc.service.createApi({ name: "walled", ipWhitelist: ["10.9.9.9"] });
     const created = await fx.client.keys.createKey({ apiId });
     return { key: created.key };
   },

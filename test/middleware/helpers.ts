@@ -5,7 +5,8 @@ import type { AddressInfo } from "node:net";
 import express5 from "express";
 import express4 from "express4";
 import { createClient, type KeyServiceClient } from "keyguard/client";
-import { startLocalKeyService, type LocalKeyServiceOptions, type RunningLocalKeyService } from "keyguard/local";
+import type { LocalKeyServiceOptions, RunningLocalKeyService } from "keyguard/local";
+import { startLocalUnderTest } from "../support/store-under-test";
 import { silentLogger, type Logger, type LogFields } from "keyguard";
 import type { CreateKeyInput } from "keyguard/client";
 
@@ -25,7 +26,7 @@ export interface ServiceFixture {
 }
 
 export async function startService(options: LocalKeyServiceOptions = {}): Promise<ServiceFixture> {
-  const svc = await startLocalKeyService({ logger: silentLogger, ...options });
+  const svc = await startLocalUnderTest({ logger: silentLogger, ...options });
   const client = createClient({ rootKey: svc.rootKey, baseUrl: svc.baseUrl, logger: silentLogger, retry: false });
   return {
     svc,

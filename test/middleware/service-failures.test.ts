@@ -136,11 +136,11 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
 
   describe("misconfiguration → 500 with an error log", () => {
     it.each([
-      { name: "unknown root key (service 401)", rootKey: () => "root_not_known_123", extra: {} },
-      { name: "root key without verify_key (service 403)", rootKey: () => fx.svc.service.createRootKey({ permissions: ["api.*.read_key"] }).rootKey, extra: {} },
-      { name: "unknown rate limit name (service 412)", rootKey: () => fx.svc.rootKey, extra: { ratelimits: [{ name: "no_such_limit" }] } },
+      { name: "unknown root key (service 401)", rootKey: async () => "root_not_known_123", extra: {} },
+      { name: "root key without verify_key (service 403)", rootKey: async () => (await fx.svc.service.createRootKey({ permissions: ["api.*.read_key"] })).rootKey, extra: {} },
+      { name: "unknown rate limit name (service 412)", rootKey: async () => fx.svc.rootKey, extra: { ratelimits: [{ name: "no_such_limit" }] } },
     ])("$name", async ({ rootKey, extra }) => {
-      const root = rootKey();
+      const root = await rootKey();
       const logger = recordingLogger();
       const key = await fx.createKey();
       const app = express().get("/", apiKeyAuth({ rootKey: root, baseUrl: fx.svc.baseUrl, logger, ...extra }), (_q, r) => r.send("ok"));

@@ -164,9 +164,9 @@ describe.each([
 });
 
 describe("the local service's state", () => {
-  it("holds hashes only, never a plaintext key", () => {
-    const snapshot = JSON.stringify(local.svc.service.snapshot());
-    expectNoSecret("service.snapshot()", snapshot);
+  it("holds hashes only, never a plaintext key", async () => {
+    const snapshot = JSON.stringify(await local.svc.service.exportState());
+    expectNoSecret("service.exportState()", snapshot);
     for (const key of [local.svc.rootKey, valid, limited]) {
       const digest = createHash("sha256").update(key, "utf8");
       const [hex, b64] = [digest.copy().digest("hex"), digest.digest("base64")];

@@ -3,7 +3,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createClient, type CreateKeyInput, type KeyServiceClient } from "keyguard/client";
-import { startLocalKeyService, type RunningLocalKeyService } from "keyguard/local";
+import type { RunningLocalKeyService } from "keyguard/local";
+import { startLocalUnderTest } from "../support/store-under-test";
 import type { Logger, LogFields } from "keyguard";
 
 export interface LogEntry {
@@ -53,7 +54,7 @@ export interface LocalFixture {
 
 export async function startLocal(): Promise<LocalFixture> {
   const logger = capturingLogger();
-  const svc = await startLocalKeyService({ logger });
+  const svc = await startLocalUnderTest({ logger });
   const client = createClient({ rootKey: svc.rootKey, baseUrl: svc.baseUrl, logger, retry: false });
   return {
     svc,

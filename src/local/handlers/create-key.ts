@@ -2,6 +2,7 @@
 // hash is stored. Credits come nested (`credits`) or flat (`remaining`/`refill`), not both.
 import type { CreateKeyRequest, CreateKeyFlatCredits, ValidationErrorDetail } from "../../protocol/types";
 import { canOnApi, requireSomeApiGrant } from "../auth";
+import { creditsAt } from "../credits";
 import { newId } from "../ids";
 import { DEFAULT_BYTE_LENGTH, generateKey } from "../key-material";
 import {
@@ -16,12 +17,13 @@ import {
 } from "../lookup";
 import { defineOperation } from "../operation";
 import * as s from "../schemas";
-import type { CreditsRecord, KeyRecord } from "../store";
+import type { CreditsRecord, KeyRecord } from "../storage";
 import { arr, bool, int, obj, record, str } from "../validate";
 
 type CreateKeyBody = CreateKeyRequest & CreateKeyFlatCredits;
 
 export const createKeyOperation = defineOperation("keys.createKey", {
+  access: "write",
   schema: obj(
     {
       apiId: s.id(),
@@ -59,14 +61,14 @@ export const createKeyOperation = defineOperation("keys.createKey", {
     out.push(...s.checkUniqueNames("body.ratelimits", b.ratelimits));
     return out;
   },
-  run(ctx, body) {
+  async run(ctx, body) {
     const b = body as CreateKeyBody;
-    const { store, root, now } = ctx;
+    const { tx, root, now } = ctx;
     requireSomeApiGrant(root, "create_key", b.apiId);
-    const api = findApi(store, root.workspaceId, b.apiId);
+    const api = await findApi(tx, root.workspaceId, b.apiId);
     if (!api || !canOnApi(root, "create_key", api.id)) throw apiNotFound(b.apiId);
-    const roleIds = resolveRoles(store, root.workspaceId, b.roles ?? []);
-    const permissionIds = ensurePermissions(store, root.workspaceId, b.permissions ?? [], now);
+    const roleIds = await resolveRoles(tx, root.workspaceId, b.roles ?? []);
+    const permissionIds = await ensurePermissions(tx, root.workspaceId, b.permissions ?? [], now);
     const remaining = b.credits ? b.credits.remaining : b.remaining;
     const refill = b.credits ? b.credits.refill : b.refill;
     let credits: CreditsRecord | undefined;
@@ -94,8 +96,8 @@ export const createKeyOperation = defineOperation("keys.createKey", {
     if (b.meta !== undefined) key.meta = b.meta;
     if (b.expires !== undefined) key.expires = b.expires;
     if (credits) key.credits = credits;
-    if (b.externalId !== undefined) key.identityId = upsertIdentity(store, root.workspaceId, b.externalId, now).id;
-    store.putKey(key);
+    if (b.externalId !== undefined) key.identityId = (await upsertIdentity(tx, root.workspaceId, b.externalId, now)).id;
+    await tx.put("keys", key);
     return { data: { keyId: key.id, key: material.key } };
   },
 });
@@ -108,13 +110,16 @@ export function cleanRefill<T extends { interval: "daily" | "monthly"; amount: n
 }
 
 export const rerollKeyOperation = defineOperation("keys.rerollKey", {
+  access: "write",
   schema: obj({ keyId: s.id(), expiration: int({ min: 0 }) }, ["keyId", "expiration"]),
-  run(ctx, body) {
-    const { store, root, now } = ctx;
+  async run(ctx, body) {
+    const { tx, root, now } = ctx;
     requireSomeApiGrant(root, "create_key");
-    const old = findKey(store, root.workspaceId, body.keyId);
+    const old = await findKey(tx, root.workspaceId, body.keyId);
     if (!canOnApi(root, "create_key", old.apiId)) throw keyNotFound(body.keyId);
     const material = generateKey(old.prefix, old.byteLength);
+    // The new key starts from the old one's balance as it stands now (a due refill applied).
+    if (old.credits) old.credits = creditsAt(old.credits, now);
     const key: KeyRecord = structuredClone({
       ...old,
       id: newId("key"),
@@ -124,14 +129,13 @@ export const rerollKeyOperation = defineOperation("keys.rerollKey", {
       ratelimits: toRatelimitRecords(old.ratelimits),
     });
     delete key.updatedAt;
-    if (old.credits) key.credits = { ...structuredClone(old.credits) };
-    store.putKey(key);
-    if (body.expiration === 0) store.deleteKey(old.id);
+    await tx.put("keys", key);
+    if (body.expiration === 0) await tx.delete("keys", old.id);
     else {
       const until = now + body.expiration;
       old.expires = old.expires === undefined ? until : Math.min(old.expires, until);
       old.updatedAt = now;
-      store.touch();
+      await tx.put("keys", old);
     }
     return { data: { keyId: key.id, key: material.key } };
   },

@@ -1,7 +1,7 @@
 // Operations keys.getKey, keys.whoami, keys.updateKey, keys.deleteKey and keys.updateCredits.
 import type { KeyCredits } from "../../protocol/types";
 import { canOnApi, requireSomeApiGrant, type RootContext } from "../auth";
-import { applyRefill } from "../credits";
+import { creditsAt } from "../credits";
 import { ServiceError } from "../envelope";
 import { hashKey } from "../key-material";
 import {
@@ -13,44 +13,49 @@ import {
   upsertIdentity,
 } from "../lookup";
 import { defineOperation, type OpContext } from "../operation";
-import { dropLimitCounters } from "../ratelimit";
 import * as s from "../schemas";
-import type { KeyRecord } from "../store";
+import type { KeyRecord } from "../storage";
 import { arr, bool, int, nullable, obj, oneOf, record, str } from "../validate";
 import { keyInfoView } from "../views";
 import { cleanRefill } from "./create-key";
 
-/** The key by id, if the root key may do `action` on its API; else 403 (no grant at all) or 404. */
-export function keyForAction(ctx: OpContext, keyId: string, action: string): KeyRecord {
+/**
+ * The key by id, if the root key may do `action` on its API; else 403 (no grant at all) or 404.
+ * Its credits are as they stand now: a refill that fell due is applied (written when the caller
+ * writes the key).
+ */
+export async function keyForAction(ctx: OpContext, keyId: string, action: string): Promise<KeyRecord> {
   requireSomeApiGrant(ctx.root, action);
-  const key = findKey(ctx.store, ctx.root.workspaceId, keyId);
+  const key = await findKey(ctx.tx, ctx.root.workspaceId, keyId);
   if (!canOnApi(ctx.root, action, key.apiId)) throw keyNotFound(keyId);
-  if (applyRefill(key.credits, ctx.now)) ctx.store.touch();
+  if (key.credits) key.credits = creditsAt(key.credits, ctx.now);
   return key;
 }
 
-function keyByPlaintext(ctx: OpContext, root: RootContext, plaintext: string): KeyRecord {
+async function keyByPlaintext(ctx: OpContext, root: RootContext, plaintext: string): Promise<KeyRecord> {
   requireSomeApiGrant(root, "read_key");
-  const key = ctx.store.keyByHashValue(hashKey(plaintext));
+  const key = await ctx.tx.keyByHash(hashKey(plaintext));
   if (!key || key.workspaceId !== root.workspaceId || !canOnApi(root, "read_key", key.apiId)) {
     throw new ServiceError("data.key_not_found", "The provided key does not exist or has been deleted.");
   }
-  if (applyRefill(key.credits, ctx.now)) ctx.store.touch();
   return key;
 }
 
 export const getKeyOperation = defineOperation("keys.getKey", {
+  access: "read",
   schema: obj({ keyId: s.id(), decrypt: bool() }, ["keyId"]),
   // The local service stores hashes only, so `decrypt` never returns a plaintext.
-  run: (ctx, body) => ({ data: keyInfoView(ctx.store, keyForAction(ctx, body.keyId, "read_key")) }),
+  run: async (ctx, body) => ({ data: await keyInfoView(ctx.tx, await keyForAction(ctx, body.keyId, "read_key"), ctx.now) }),
 });
 
 export const whoamiOperation = defineOperation("keys.whoami", {
+  access: "read",
   schema: obj({ key: str({ max: 512 }) }, ["key"]),
-  run: (ctx, body) => ({ data: keyInfoView(ctx.store, keyByPlaintext(ctx, ctx.root, body.key)) }),
+  run: async (ctx, body) => ({ data: await keyInfoView(ctx.tx, await keyByPlaintext(ctx, ctx.root, body.key), ctx.now) }),
 });
 
 export const updateKeyOperation = defineOperation("keys.updateKey", {
+  access: "write",
   schema: obj(
     {
       keyId: s.id(),
@@ -70,11 +75,11 @@ export const updateKeyOperation = defineOperation("keys.updateKey", {
     ...s.checkCredits("body.credits", body.credits ?? undefined),
     ...s.checkUniqueNames("body.ratelimits", body.ratelimits),
   ],
-  run(ctx, body) {
-    const { store, root, now } = ctx;
-    const key = keyForAction(ctx, body.keyId, "update_key");
+  async run(ctx, body) {
+    const { tx, root, now } = ctx;
+    const key = await keyForAction(ctx, body.keyId, "update_key");
     // Resolve everything that can fail before changing anything.
-    const roleIds = body.roles && resolveRoles(store, root.workspaceId, body.roles);
+    const roleIds = body.roles && (await resolveRoles(tx, root.workspaceId, body.roles));
     const credits = body.credits;
     if (credits && credits.remaining === undefined && !key.credits) {
       throw new ServiceError("application.invalid_input", "credits.remaining is required: this key has unlimited usage.", {
@@ -87,18 +92,18 @@ export const updateKeyOperation = defineOperation("keys.updateKey", {
         ],
       });
     }
-    if (body.permissions) key.permissionIds = ensurePermissions(store, root.workspaceId, body.permissions, now);
+    if (body.permissions) key.permissionIds = await ensurePermissions(tx, root.workspaceId, body.permissions, now);
     if (roleIds) key.roleIds = roleIds;
     if (body.name !== undefined) setOptional(key, "name", body.name);
     if (body.meta !== undefined) setOptional(key, "meta", body.meta);
     if (body.expires !== undefined) setOptional(key, "expires", body.expires);
     if (body.enabled !== undefined) key.enabled = body.enabled;
     if (body.externalId === null) delete key.identityId;
-    else if (body.externalId !== undefined) key.identityId = upsertIdentity(store, root.workspaceId, body.externalId, now).id;
+    else if (body.externalId !== undefined) key.identityId = (await upsertIdentity(tx, root.workspaceId, body.externalId, now)).id;
     if (body.ratelimits) {
       const next = toRatelimitRecords(body.ratelimits, key.ratelimits);
       const dropped = key.ratelimits.filter((old) => !next.some((r) => r.id === old.id));
-      dropLimitCounters(store.state.windows, dropped.map((r) => r.id));
+      if (dropped.length > 0) await tx.dropCounters({ limitIds: dropped.map((r) => r.id) });
       key.ratelimits = next;
     }
     if (credits === null || credits?.remaining === null) {
@@ -113,7 +118,7 @@ export const updateKeyOperation = defineOperation("keys.updateKey", {
       key.credits = current;
     }
     key.updatedAt = now;
-    store.touch();
+    await tx.put("keys", key);
     return { data: {} };
   },
 });
@@ -124,15 +129,18 @@ function setOptional<K extends "name" | "meta" | "expires">(key: KeyRecord, fiel
 }
 
 export const deleteKeyOperation = defineOperation("keys.deleteKey", {
+  access: "write",
   schema: obj({ keyId: s.id(), permanent: bool() }, ["keyId"]),
-  run(ctx, body) {
-    const key = keyForAction(ctx, body.keyId, "delete_key");
-    ctx.store.deleteKey(key.id);
+  async run(ctx, body) {
+    const key = await keyForAction(ctx, body.keyId, "delete_key");
+    // Its counters go with it.
+    await ctx.tx.delete("keys", key.id);
     return { data: {} };
   },
 });
 
 export const updateCreditsOperation = defineOperation("keys.updateCredits", {
+  access: "write",
   schema: obj(
     { keyId: s.id(), operation: oneOf(["set", "increment", "decrement"]), value: nullable(int({ min: 0 })) },
     ["keyId", "operation"],
@@ -141,8 +149,8 @@ export const updateCreditsOperation = defineOperation("keys.updateCredits", {
     body.operation !== "set" && (body.value === undefined || body.value === null)
       ? [{ location: "body.value", message: `is required for ${body.operation}`, fix: "Add a non-negative integer value." }]
       : [],
-  run(ctx, body) {
-    const key = keyForAction(ctx, body.keyId, "update_key");
+  async run(ctx, body) {
+    const key = await keyForAction(ctx, body.keyId, "update_key");
     const value = body.value ?? null;
     if (body.operation === "set") {
       if (value === null) delete key.credits;
@@ -159,7 +167,7 @@ export const updateCreditsOperation = defineOperation("keys.updateCredits", {
       key.credits.remaining = Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, key.credits.remaining + delta));
     }
     key.updatedAt = ctx.now;
-    ctx.store.touch();
+    await ctx.tx.put("keys", key);
     const data: KeyCredits = key.credits ? { remaining: key.credits.remaining } : { remaining: null };
     if (key.credits?.refill) data.refill = { ...key.credits.refill };
     return { data };

@@ -7,11 +7,12 @@ import { ensurePermissions, requirePermissionRecord, requireRole } from "../look
 import { defineOperation } from "../operation";
 import { matchesSearch, paginate } from "../paginate";
 import * as s from "../schemas";
-import { inWorkspace, type PermissionRecord, type RoleRecord } from "../store";
+import type { PermissionRecord, RoleRecord } from "../storage";
 import { arr, obj, str } from "../validate";
 import { permissionView, roleView } from "../views";
 
 export const createPermissionOperation = defineOperation("permissions.createPermission", {
+  access: "write",
   schema: obj({ name: str({ max: 512 }), slug: s.slug(), description: str({ min: 0, max: 512 }) }, ["name"]),
   refine(body) {
     if (body.slug !== undefined || (body.name.length <= 128 && s.SLUG_PATTERN.test(body.name))) return [];
@@ -23,34 +24,35 @@ export const createPermissionOperation = defineOperation("permissions.createPerm
       },
     ];
   },
-  run(ctx, body) {
+  async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.create_permission"]);
     const slug = body.slug ?? body.name;
     const ws = ctx.root.workspaceId;
-    if (inWorkspace(ctx.store.state.permissions, ws).some((p) => p.slug === slug)) {
+    if ((await ctx.tx.find("permissions", ws, "slug", slug)).length > 0) {
       throw new ServiceError("data.permission_already_exists", `A permission with slug ${JSON.stringify(slug)} already exists in this workspace.`);
     }
     const perm: PermissionRecord = { id: newId("perm"), workspaceId: ws, name: body.name, slug, createdAt: ctx.now };
     if (body.description !== undefined) perm.description = body.description;
-    ctx.store.state.permissions[perm.id] = perm;
-    ctx.store.touch();
+    await ctx.tx.put("permissions", perm);
     return { data: { permissionId: perm.id } };
   },
 });
 
 export const getPermissionOperation = defineOperation("permissions.getPermission", {
+  access: "read",
   schema: obj({ permission: str({ max: 255 }) }, ["permission"]),
-  run(ctx, body) {
+  async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.read_permission"]);
-    return { data: permissionView(requirePermissionRecord(ctx.store, ctx.root.workspaceId, body.permission)) };
+    return { data: permissionView(await requirePermissionRecord(ctx.tx, ctx.root.workspaceId, body.permission)) };
   },
 });
 
 export const listPermissionsOperation = defineOperation("permissions.listPermissions", {
+  access: "read",
   schema: obj({ ...s.listFields(), search: str({ max: 255 }) }),
-  run(ctx, body) {
+  async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.read_permission"]);
-    const all = inWorkspace(ctx.store.state.permissions, ctx.root.workspaceId).filter((p) =>
+    const all = (await ctx.tx.list("permissions", ctx.root.workspaceId)).filter((p) =>
       matchesSearch(body.search, p.id, p.name, p.slug, p.description),
     );
     const page = paginate(all, body.cursor, body.limit);
@@ -59,72 +61,72 @@ export const listPermissionsOperation = defineOperation("permissions.listPermiss
 });
 
 export const deletePermissionOperation = defineOperation("permissions.deletePermission", {
+  access: "write",
   schema: obj({ permission: str({ max: 255 }) }, ["permission"]),
-  run(ctx, body) {
+  async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.delete_permission"]);
-    const perm = requirePermissionRecord(ctx.store, ctx.root.workspaceId, body.permission);
-    const { state } = ctx.store;
-    for (const k of Object.values(state.keys)) k.permissionIds = k.permissionIds.filter((id) => id !== perm.id);
-    for (const r of Object.values(state.roles)) r.permissionIds = r.permissionIds.filter((id) => id !== perm.id);
-    delete state.permissions[perm.id];
-    ctx.store.touch();
+    const perm = await requirePermissionRecord(ctx.tx, ctx.root.workspaceId, body.permission);
+    // It leaves every key and role that held it.
+    await ctx.tx.delete("permissions", perm.id);
     return { data: {} };
   },
 });
 
 export const createRoleOperation = defineOperation("permissions.createRole", {
+  access: "write",
   schema: obj(
     { name: str({ max: 128 }), description: str({ min: 0, max: 512 }), permissions: arr(s.slug(), { max: 1000 }) },
     ["name"],
   ),
-  run(ctx, body) {
+  async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.create_role"]);
     const ws = ctx.root.workspaceId;
-    if (inWorkspace(ctx.store.state.roles, ws).some((r) => r.name === body.name)) {
+    if ((await ctx.tx.find("roles", ws, "name", body.name)).length > 0) {
       throw new ServiceError("data.role_already_exists", `A role named ${JSON.stringify(body.name)} already exists in this workspace.`);
     }
     const role: RoleRecord = {
       id: newId("role"),
       workspaceId: ws,
       name: body.name,
-      permissionIds: ensurePermissions(ctx.store, ws, body.permissions ?? [], ctx.now),
+      permissionIds: await ensurePermissions(ctx.tx, ws, body.permissions ?? [], ctx.now),
       createdAt: ctx.now,
     };
     if (body.description !== undefined) role.description = body.description;
-    ctx.store.state.roles[role.id] = role;
-    ctx.store.touch();
+    await ctx.tx.put("roles", role);
     return { data: { roleId: role.id } };
   },
 });
 
 export const getRoleOperation = defineOperation("permissions.getRole", {
+  access: "read",
   schema: obj({ role: str({ max: 255 }) }, ["role"]),
-  run(ctx, body) {
+  async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.read_role"]);
-    return { data: roleView(ctx.store, requireRole(ctx.store, ctx.root.workspaceId, body.role)) };
+    return { data: await roleView(ctx.tx, await requireRole(ctx.tx, ctx.root.workspaceId, body.role)) };
   },
 });
 
 export const listRolesOperation = defineOperation("permissions.listRoles", {
+  access: "read",
   schema: obj({ ...s.listFields(), search: str({ max: 255 }) }),
-  run(ctx, body) {
+  async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.read_role"]);
-    const all = inWorkspace(ctx.store.state.roles, ctx.root.workspaceId).filter((r) =>
+    const all = (await ctx.tx.list("roles", ctx.root.workspaceId)).filter((r) =>
       matchesSearch(body.search, r.id, r.name, r.description),
     );
     const page = paginate(all, body.cursor, body.limit);
-    return { data: page.items.map((r) => roleView(ctx.store, r)), pagination: page.pagination };
+    return { data: await Promise.all(page.items.map((r) => roleView(ctx.tx, r))), pagination: page.pagination };
   },
 });
 
 export const deleteRoleOperation = defineOperation("permissions.deleteRole", {
+  access: "write",
   schema: obj({ role: str({ max: 255 }) }, ["role"]),
-  run(ctx, body) {
+  async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.delete_role"]);
-    const role = requireRole(ctx.store, ctx.root.workspaceId, body.role);
-    for (const k of Object.values(ctx.store.state.keys)) k.roleIds = k.roleIds.filter((id) => id !== role.id);
-    delete ctx.store.state.roles[role.id];
-    ctx.store.touch();
+    const role = await requireRole(ctx.tx, ctx.root.workspaceId, body.role);
+    // It leaves every key that held it.
+    await ctx.tx.delete("roles", role.id);
     return { data: {} };
   },
 });

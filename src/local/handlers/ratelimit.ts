@@ -2,10 +2,11 @@
 // window length.
 import { requirePermission } from "../auth";
 import { defineOperation } from "../operation";
-import { checkLimits, namespaceCounter } from "../ratelimit";
+import { namespaceCounter } from "../ratelimit";
 import { int, obj, str } from "../validate";
 
 export const ratelimitLimitOperation = defineOperation("ratelimit.limit", {
+  access: "direct",
   schema: obj(
     {
       namespace: str({ max: 255 }),
@@ -16,12 +17,11 @@ export const ratelimitLimitOperation = defineOperation("ratelimit.limit", {
     },
     ["namespace", "identifier", "limit", "duration"],
   ),
-  run(ctx, body) {
+  async run(ctx, body) {
     requirePermission(ctx.root, ["ratelimit.*.limit", `ratelimit.${body.namespace}.limit`]);
     const counter = namespaceCounter(ctx.root.workspaceId, body.namespace, body.identifier, body.duration);
     const check = { counter, limit: body.limit, duration: body.duration, cost: body.cost ?? 1 };
-    const { passed, states } = checkLimits(ctx.store.state.windows, [check], ctx.now);
-    if (passed) ctx.store.touch();
+    const { passed, states } = await ctx.tx.limit([check], ctx.now);
     const state = states[0]!;
     return { data: { limit: body.limit, remaining: state.remaining, reset: state.reset, success: passed } };
   },

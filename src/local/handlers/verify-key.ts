@@ -6,6 +6,7 @@ import { arr, int, obj, str } from "../validate";
 import { verifyKey } from "../verify";
 
 export const verifyKeyOperation = defineOperation("keys.verifyKey", {
+  access: "direct",
   schema: obj(
     {
       key: str({ max: 512 }),
@@ -23,5 +24,5 @@ export const verifyKeyOperation = defineOperation("keys.verifyKey", {
     ["key"],
   ),
   refine: (body) => checkUniqueNames("body.ratelimits", body.ratelimits),
-  run: (ctx, body) => ({ data: verifyKey(ctx, body) }),
+  run: async (ctx, body) => ({ data: await verifyKey(ctx, body) }),
 });

@@ -1,0 +1,137 @@
+// The whole state as JSON (`LocalState`): exporting it from any store, importing it into an empty
+// one, and the JSON data file (read with checks, written atomically: temp file, fsync, rename).
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { LocalServiceConfigError } from "./options";
+import { TABLE_NAMES, type LocalState, type Store, type StoreTx, type WorkspaceRecord } from "./storage";
+
+/** Meta value holding the bootstrap ids, as JSON `{ workspaceId, apiId }`. */
+export const BOOTSTRAP_META = "bootstrap";
+/** Meta value listing every workspace id, as a JSON array: how an export finds the workspaces. */
+export const WORKSPACES_META = "workspaces";
+
+export function emptyState(): LocalState {
+  return { version: 1, workspaces: {}, rootKeys: {}, apis: {}, keys: {}, permissions: {}, roles: {}, identities: {}, windows: {} };
+}
+
+async function workspaceIds(tx: StoreTx): Promise<string[]> {
+  const raw = await tx.getMeta(WORKSPACES_META);
+  return raw === undefined ? [] : (JSON.parse(raw) as string[]);
+}
+
+/** Adds a workspace (the record and its place in the list of workspaces). */
+export async function putWorkspace(tx: StoreTx, workspace: WorkspaceRecord): Promise<void> {
+  const ids = await workspaceIds(tx);
+  await tx.put("workspaces", workspace);
+  if (!ids.includes(workspace.id)) await tx.setMeta(WORKSPACES_META, JSON.stringify([...ids, workspace.id]));
+}
+
+/** The meta values a state implies: what a backend loading a `LocalState` itself must set. */
+export function stateMeta(state: LocalState): Array<[name: string, value: string]> {
+  const meta: Array<[string, string]> = [[WORKSPACES_META, JSON.stringify(Object.keys(state.workspaces))]];
+  if (state.bootstrap) meta.push([BOOTSTRAP_META, JSON.stringify(state.bootstrap)]);
+  return meta;
+}
+
+/** Every record of every workspace, read through `tx` (inside a transaction for a consistent copy). */
+export async function exportFrom(tx: StoreTx): Promise<LocalState> {
+  const state = emptyState();
+  const bootstrap = await tx.getMeta(BOOTSTRAP_META);
+  if (bootstrap !== undefined) state.bootstrap = JSON.parse(bootstrap) as LocalState["bootstrap"];
+  for (const id of await workspaceIds(tx)) {
+    for (const table of TABLE_NAMES) {
+      const records = table === "workspaces" ? [await tx.get("workspaces", id)] : await tx.list(table, id);
+      const into = state[table] as Record<string, unknown>;
+      for (const record of records) if (record) into[record.id] = record;
+    }
+  }
+  return state;
+}
+
+/** The whole state of a store (hashes only, never a key), as one consistent copy. */
+export function exportState(store: Store): Promise<LocalState> {
+  return store.transaction(exportFrom);
+}
+
+/** Writes a state into an empty store, in one transaction. Counters (`windows`) are not imported. */
+export async function importState(store: Store, state: LocalState): Promise<void> {
+  await store.transaction(async (tx) => {
+    if ((await workspaceIds(tx)).length > 0 || (await tx.getMeta(BOOTSTRAP_META)) !== undefined) {
+      throw new LocalServiceConfigError("keyguard/local: importState needs an empty store; this one already holds a state.");
+    }
+    for (const table of TABLE_NAMES) {
+      for (const record of Object.values(state[table])) await tx.put(table, record as never);
+    }
+    for (const [name, value] of stateMeta(state)) await tx.setMeta(name, value);
+  });
+}
+
+/** The tables every state file holds, each an object of records by id. */
+const FILE_TABLES = [...TABLE_NAMES, "windows"] as const;
+
+function isTable(v: unknown): boolean {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Reads the state from `file`; undefined when the file does not exist yet. */
+export function loadState(file: string): LocalState | undefined {
+  const name = JSON.stringify(file);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new LocalServiceConfigError(`keyguard/local: cannot read dataFile ${name}: ${(err as Error).message}`);
+  }
+  let state: unknown;
+  try {
+    state = JSON.parse(text);
+  } catch {
+    throw new LocalServiceConfigError(
+      `keyguard/local: dataFile ${name} is not valid JSON. Move it away to start with an empty state.`,
+    );
+  }
+  const s = state as Record<string, unknown> | null;
+  if (!isTable(s) || s!.version !== 1) {
+    throw new LocalServiceConfigError(
+      `keyguard/local: dataFile ${name} is not a keyguard state file (version 1). Use another path.`,
+    );
+  }
+  const broken = FILE_TABLES.find((table) => !isTable(s![table]));
+  if (broken !== undefined) {
+    throw new LocalServiceConfigError(
+      `keyguard/local: dataFile ${name} is damaged: the table ${JSON.stringify(broken)} is missing or not an object. ` +
+        "Restore the file from a backup, or move it away to start with an empty state.",
+    );
+  }
+  return s as unknown as LocalState;
+}
+
+/** Writes the serialized state (`text`) to `file` atomically and durably. */
+export function saveState(file: string, text: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  const fd = openSync(tmp, "w", 0o600);
+  let open = true;
+  try {
+    // writeFileSync on a descriptor loops until every byte is written.
+    writeFileSync(fd, text, "utf8");
+    fsyncSync(fd);
+    closeSync(fd);
+    open = false;
+    renameSync(tmp, file);
+  } catch (err) {
+    if (open) closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+  try {
+    const dir = openSync(dirname(file), "r");
+    try {
+      fsyncSync(dir);
+    } finally {
+      closeSync(dir);
+    }
+  } catch {
+    // Directories cannot be fsynced on every platform; the rename itself is atomic.
+  }
+}

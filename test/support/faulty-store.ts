@@ -1,0 +1,32 @@
+// A Store wrapper that injects faults a real backend cannot produce on demand: before each call
+// (`transaction` or any StoreTx method, on `direct` or inside a transaction) it asks `fault` whether
+// to fail it, and rejects with that error instead of calling the store.
+import type { Store, StoreTx } from "keyguard/local";
+
+/** Which call to fail: return the error to reject with, or undefined to let the call through. */
+export type FaultPlan = (call: string, args: unknown[]) => Error | undefined;
+
+function wrapTx(tx: StoreTx, fault: FaultPlan): StoreTx {
+  return new Proxy(tx, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        const err = fault(String(prop), args);
+        return err ? Promise.reject(err) : (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+export function faultyStore(inner: Store, fault: FaultPlan): Store {
+  return {
+    kind: `faulty ${inner.kind}`,
+    direct: wrapTx(inner.direct, fault),
+    transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+      const err = fault("transaction", []);
+      return err ? Promise.reject(err) : inner.transaction((tx) => fn(wrapTx(tx, fault)));
+    },
+    close: () => inner.close(),
+  };
+}

@@ -1,0 +1,60 @@
+// The one place service-level tests get their store: env KEYGUARD_TEST_STORE chooses the backend
+// every local service of the suites runs on (default: memory). Tests of the JSON data file itself
+// pass `dataFile` and stay on memory.
+import {
+  createLocalKeyService,
+  startLocalKeyService,
+  type LocalKeyServiceInstance,
+  type LocalKeyServiceOptions,
+  type RunningLocalKeyService,
+  type Store,
+} from "keyguard/local";
+
+/** Backends a test run can choose with KEYGUARD_TEST_STORE. */
+const BACKENDS: Record<string, () => Promise<Store | undefined>> = {
+  // undefined: the service's own default, a new memory store.
+  memory: async () => undefined,
+};
+
+/** A fresh store of the backend under test, or undefined for the default (memory). The caller closes it. */
+export async function storeUnderTest(): Promise<Store | undefined> {
+  const name = process.env.KEYGUARD_TEST_STORE || "memory";
+  const open = Object.hasOwn(BACKENDS, name) ? BACKENDS[name] : undefined;
+  if (!open) {
+    throw new Error(`KEYGUARD_TEST_STORE=${JSON.stringify(name)} is not a known backend; use one of: ${Object.keys(BACKENDS).join(", ")}.`);
+  }
+  return open();
+}
+
+/**
+ * startLocalKeyService on the store under test (unless `options` name a `store` or `dataFile`);
+ * its `close()` also closes that store.
+ */
+export async function startLocalUnderTest(options: LocalKeyServiceOptions = {}): Promise<RunningLocalKeyService> {
+  const store = options.store === undefined && options.dataFile === undefined ? await storeUnderTest() : undefined;
+  let running: RunningLocalKeyService;
+  try {
+    running = await startLocalKeyService(store ? { ...options, store } : options);
+  } catch (err) {
+    await store?.close();
+    throw err;
+  }
+  const close = running.close;
+  let closing: Promise<void> | undefined;
+  return { ...running, close: () => (closing ??= close().finally(() => store?.close())) };
+}
+
+/** createLocalKeyService on the store under test; its `close()` also closes that store. */
+export async function createLocalUnderTest(options: LocalKeyServiceOptions = {}): Promise<LocalKeyServiceInstance> {
+  const store = await storeUnderTest();
+  let instance: LocalKeyServiceInstance;
+  try {
+    instance = await createLocalKeyService(store ? { ...options, store } : options);
+  } catch (err) {
+    await store?.close();
+    throw err;
+  }
+  const close = instance.close;
+  let closing: Promise<void> | undefined;
+  return { ...instance, close: () => (closing ??= close().finally(() => store?.close())) };
+}
