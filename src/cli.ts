@@ -13,6 +13,12 @@ Options:
   --root-key <key>  root key holding every permission (default: env UNKEY_ROOT_KEY, else generated)
   --data <file>     keep the state in this JSON file (written atomically after each change);
                     without it the state lives in memory and is lost on exit
+  --postgres <url>  keep the state in PostgreSQL (default: env KEYGUARD_POSTGRES_URL), with
+  --redis <url>     the rate-limit counters in Redis (default: env KEYGUARD_REDIS_URL): for
+                    several instances sharing one state; needs npm install pg ioredis
+  --postgres-schema <name>
+                    PostgreSQL schema of the tables (default: env KEYGUARD_POSTGRES_SCHEMA,
+                    else keyguard)
   -h, --help        show this help
 
 On start it prints the base URL, the root key and the API id. Point your app at them with
@@ -51,6 +57,39 @@ function rootKeyLine(service: Local.LocalKeyService, given: boolean): string {
   return `UNKEY_ROOT_KEY=${service.rootKey}${note}`;
 }
 
+/**
+ * `--postgres`/`--redis` (or their env variables): both or neither, not with `--data`. The banner
+ * names the servers by host and port only: a URL may hold a password.
+ */
+function sharedStorage(
+  values: { postgres?: string; redis?: string; "postgres-schema"?: string },
+  env: NodeJS.ProcessEnv,
+  withData: boolean,
+): { options: { postgres: string; redis: string; postgresSchema?: string }; banner: string } | undefined {
+  const postgres = values.postgres ?? (env.KEYGUARD_POSTGRES_URL || undefined);
+  const redis = values.redis ?? (env.KEYGUARD_REDIS_URL || undefined);
+  const schema = values["postgres-schema"] ?? (env.KEYGUARD_POSTGRES_SCHEMA || undefined);
+  if (postgres === undefined && redis === undefined) {
+    if (schema !== undefined && values["postgres-schema"] !== undefined) usageError("--postgres-schema needs --postgres and --redis.");
+    return undefined;
+  }
+  if (postgres === undefined) usageError("--redis needs --postgres too (or env KEYGUARD_POSTGRES_URL): PostgreSQL holds the state, Redis the rate-limit counters.");
+  if (redis === undefined) usageError("--postgres needs --redis too (or env KEYGUARD_REDIS_URL): PostgreSQL holds the state, Redis the rate-limit counters.");
+  if (withData) usageError("--data cannot be combined with --postgres/--redis (or KEYGUARD_POSTGRES_URL/KEYGUARD_REDIS_URL): choose one storage.");
+  const where = (url: string) => {
+    try {
+      const u = new URL(url);
+      return `${u.hostname}${u.port ? `:${u.port}` : ""}`;
+    } catch {
+      return "(invalid URL)";
+    }
+  };
+  return {
+    options: { postgres, redis, ...(schema === undefined ? {} : { postgresSchema: schema }) },
+    banner: `PostgreSQL at ${where(postgres)} (schema ${schema ?? "keyguard"}), rate-limit counters in Redis at ${where(redis)}`,
+  };
+}
+
 async function main(argv: string[]): Promise<void> {
   let parsed;
   try {
@@ -63,6 +102,9 @@ async function main(argv: string[]): Promise<void> {
         host: { type: "string" },
         "root-key": { type: "string" },
         data: { type: "string" },
+        postgres: { type: "string" },
+        redis: { type: "string" },
+        "postgres-schema": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -83,12 +125,13 @@ async function main(argv: string[]): Promise<void> {
   }
   const dataFile = values.data;
   if (dataFile !== undefined && dataFile.trim() === "") usageError("--data needs a file path.");
+  const shared = sharedStorage(values, process.env, dataFile !== undefined);
 
   let running;
   try {
     // Loaded on demand: `--help` works even where the optional peer dependency express is missing.
     const { startLocalKeyService } = await loadLocal();
-    running = await startLocalKeyService({ port, host: values.host, rootKey: values["root-key"], dataFile });
+    running = await startLocalKeyService({ port, host: values.host, rootKey: values["root-key"], dataFile, ...shared?.options });
   } catch (err) {
     const e = err as Error & { code?: string };
     console.error(`keyguard: cannot start the local key service: ${e.message}`);
@@ -99,7 +142,7 @@ async function main(argv: string[]): Promise<void> {
   console.log(`  ${rootKeyLine(running.service, values["root-key"] !== undefined)}`);
   console.log(`  API id:       ${running.apiId}`);
   console.log(`  workspace id: ${running.workspaceId}`);
-  console.log(`  state:        ${dataFile ? `kept in ${dataFile}` : "in memory (lost on exit; use --data FILE to keep it)"}`);
+  console.log(`  state:        ${shared ? shared.banner : dataFile ? `kept in ${dataFile}` : "in memory (lost on exit; use --data FILE to keep it)"}`);
 
   const stop = () => {
     running.close().then(

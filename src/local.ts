@@ -11,6 +11,8 @@ export { LocalServiceConfigError } from "./local/options";
 export { LocalServiceArgumentError } from "./local/argument-error";
 export type { LocalKeyServiceOptions } from "./local/options";
 export { memoryStore } from "./local/stores/memory";
+export { postgresStore } from "./local/stores/postgres";
+export type { PostgresStoreOptions } from "./local/stores/postgres";
 export { exportState, importState } from "./local/state-file";
 export { StoreUnavailableError } from "./local/storage";
 export type {

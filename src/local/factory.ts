@@ -8,6 +8,7 @@ import { ServiceCore, type LocalKeyService } from "./service";
 import type { Store } from "./storage";
 import { jsonFileStore } from "./stores/json-file";
 import { memoryStore } from "./stores/memory";
+import { postgresStore } from "./stores/postgres";
 
 export interface LocalKeyServiceInstance {
   /** Express app serving `POST /v2/<group>.<operation>` and `GET /v2/liveness`. */
@@ -19,8 +20,12 @@ export interface LocalKeyServiceInstance {
 }
 
 /** The configured store, and whether the service opened it (and so closes it). Reads `dataFile`. */
-export function openStore(config: LocalServiceConfig): { store: Store; owned: boolean } {
+export async function openStore(config: LocalServiceConfig): Promise<{ store: Store; owned: boolean }> {
   if (config.store) return { store: config.store, owned: false };
+  if (config.postgres) {
+    const { postgres, redis, schema } = config.postgres;
+    return { store: await postgresStore({ postgres, redis, ...(schema === undefined ? {} : { schema }) }), owned: true };
+  }
   if (config.dataFile) return { store: jsonFileStore(config.dataFile).store, owned: true };
   return { store: memoryStore(), owned: true };
 }
@@ -50,7 +55,7 @@ export function storeCloser(opened: { store: Store; owned: boolean }): () => Pro
 /** The service and its app. Async: the bootstrap is read from (or written to) the store first. */
 export async function createLocalKeyService(options?: LocalKeyServiceOptions): Promise<LocalKeyServiceInstance> {
   const config = parseOptions(options);
-  const opened = openStore(config);
+  const opened = await openStore(config);
   const core = await openCore(config, opened);
   return { app: createApp(core), service: core, close: storeCloser(opened) };
 }
