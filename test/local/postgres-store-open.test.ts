@@ -4,6 +4,7 @@
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { LocalServiceConfigError } from "../../src/local/options";
+import { StoreUnavailableError } from "../../src/local/storage";
 import { postgresStore, type PostgresStoreOptions } from "../../src/local/stores/postgres";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../support/postgres-redis";
 
@@ -62,6 +63,19 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     await again.close();
     await again.close(); // twice is fine
     expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(1);
+  });
+
+  it("a database that does not exist: StoreUnavailableError naming it, not the URL", async () => {
+    const url = new URL(POSTGRES_URL);
+    url.pathname = "/kg_no_such_database";
+    url.password = "pw-secret";
+    const err = await postgresStore({ postgres: url.toString(), redis: REDIS_URL }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(StoreUnavailableError);
+    expect((err as Error).message).toMatch(/^PostgreSQL at .+ is unavailable: database "kg_no_such_database" does not exist$/);
+    expect((err as Error).message).not.toContain("pw-secret");
   });
 
   it("refuses a schema written by a newer keyguard", async () => {

@@ -18,6 +18,8 @@ describe("storeError", () => {
     ["starting up", dbError("57P03", "the database system is starting up"), "server shutting down or starting up"],
     ["too many connections", dbError("53300", "sorry, too many clients already"), "server out of resources (connections, memory or disk)"],
     ["connection failure", dbError("08006", "connection failure"), "connection failure"],
+    ["a rejected password", dbError("28P01", 'password authentication failed for user "kg"'), 'password authentication failed for user "kg"'],
+    ["a missing database", dbError("3D000", 'database "kg" does not exist'), 'database "kg" does not exist'],
   ])("PostgreSQL %s is an outage", (_, err, reason) => {
     const out = storeError(err, "postgres", "db:5432");
     expect(out).toBeInstanceOf(StoreUnavailableError);
@@ -39,6 +41,7 @@ describe("storeError", () => {
     ["timeout", new Error("Command timed out")],
     ["loading", replyError("LOADING Redis is loading the dataset in memory")],
     ["out of memory", replyError("OOM command not allowed when used memory > 'maxmemory'.")],
+    ["a rejected password", replyError("WRONGPASS invalid username-password pair or user is disabled.")],
     ["retries", Object.assign(new Error("Reached the max retries per request limit (which is 0)."), { name: "MaxRetriesPerRequestError" })],
   ])("Redis %s is an outage", (_, err) => {
     expect(storeError(err, "redis", "cache:6379")).toBeInstanceOf(StoreUnavailableError);

@@ -19,14 +19,15 @@ const OUTAGE_MESSAGES =
   /connection terminated|timeout exceeded when trying to connect|query read timeout|connection error|not queryable|connection is closed|stream isn't writeable|max retries per request|command timed out|reached the max retries|socket closed/i;
 
 /**
- * SQLSTATE classes of PostgreSQL meaning "the server cannot serve now": 08 connection exception,
- * 53 insufficient resources, 57 operator intervention (shutdown, cancel, statement timeout),
- * 58 system error (I/O).
+ * SQLSTATEs of PostgreSQL meaning "the server cannot serve us now": classes 08 connection
+ * exception, 28 invalid authorization (a rotated password), 53 insufficient resources, 57
+ * operator intervention (shutdown, cancel, statement timeout), 58 system error (I/O); and 3D000,
+ * the database does not exist.
  */
-const OUTAGE_SQLSTATE = /^(08|53|57|58)/;
+const OUTAGE_SQLSTATE = /^(08|28|53|57|58)|^3D000$/;
 
-/** Redis error replies that mean "not now" rather than a bad command. */
-const REDIS_OUTAGE_REPLY = /^(LOADING|MISCONF|OOM|BUSY|READONLY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|NOREPLICAS)\b/;
+/** Redis error replies that mean "not now" or "not us" rather than a bad command. */
+const REDIS_OUTAGE_REPLY = /^(LOADING|MISCONF|OOM|BUSY|READONLY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|NOREPLICAS|NOAUTH|WRONGPASS|NOPERM)\b/;
 
 function isOutage(err: unknown, server: "postgres" | "redis"): boolean {
   if (err instanceof StoreUnavailableError) return true;
