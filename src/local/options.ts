@@ -86,7 +86,7 @@ function parseShared(options: LocalKeyServiceOptions, dataFile: string | undefin
   if (postgres === undefined) fail("redis", "<a URL, hidden>", "Pass postgres too: PostgreSQL holds the state, Redis only the rate-limit counters.");
   if (redis === undefined) fail("postgres", "<a URL, hidden>", "Pass redis too: PostgreSQL holds the state, Redis the rate-limit counters.");
   if (dataFile !== undefined) fail("dataFile", dataFile, "Pass either dataFile or postgres and redis, not both.");
-  if (store !== undefined) fail("store", "a Store", "Pass either store or postgres and redis, not both.");
+  if (store !== undefined) fail("store", "<a Store>", "Pass either store or postgres and redis, not both.");
   if (postgresSchema !== undefined && typeof postgresSchema !== "string") fail("postgresSchema", postgresSchema, 'Pass a schema name such as "keyguard".');
   return Object.freeze({ postgres, redis, schema: postgresSchema });
 }
