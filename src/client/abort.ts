@@ -1,8 +1,8 @@
-// Abort-signal helpers for the request chokepoint: combining the caller's signal with the attempt's
-// timer (AbortSignal.any only exists from Node 20.3), and racing a promise that may ignore its signal.
+// Abort-signal helpers for the request chokepoint: one attempt's signal (the caller's signal and the
+// attempt's timer in one), and racing a promise that may ignore its signal.
 
-/** A signal that aborts when any of its sources does; `dispose()` detaches it from them. */
-export interface CombinedSignal {
+/** A signal for one attempt; `dispose()` stops its timer and detaches it from the caller's signal. */
+export interface AttemptSignal {
   readonly signal: AbortSignal;
   dispose(): void;
 }
@@ -10,29 +10,26 @@ export interface CombinedSignal {
 const noop = () => undefined;
 
 /**
- * Combines `signals`: the result aborts with the reason of the first one to abort. Uses
- * `AbortSignal.any` when the runtime has it, else an AbortController fed by listeners that
- * `dispose()` removes (call it once the combined signal is no longer needed).
+ * A signal that aborts when `caller` does (with its reason) or after `ms` (with a `TimeoutError`
+ * DOMException, as `AbortSignal.timeout` gives). Call `dispose()` when the attempt is over: the
+ * timer is cleared at once, so no timer or listener outlives the attempt.
  */
-export function anySignal(signals: readonly AbortSignal[]): CombinedSignal {
-  const any = (AbortSignal as { any?: (signals: AbortSignal[]) => AbortSignal }).any;
-  if (typeof any === "function") return { signal: any.call(AbortSignal, [...signals]), dispose: noop };
-
+export function attemptSignal(caller: AbortSignal | undefined, ms: number): AttemptSignal {
   const controller = new AbortController();
-  const first = signals.find((s) => s.aborted);
-  if (first) {
-    controller.abort(first.reason);
+  if (caller?.aborted) {
+    controller.abort(caller.reason);
     return { signal: controller.signal, dispose: noop };
   }
-  const dispose = () => {
-    for (const s of signals) s.removeEventListener("abort", onAbort);
+  const onCallerAbort = () => controller.abort(caller?.reason);
+  const timer = setTimeout(() => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")), ms);
+  caller?.addEventListener("abort", onCallerAbort, { once: true });
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      clearTimeout(timer);
+      caller?.removeEventListener("abort", onCallerAbort);
+    },
   };
-  const onAbort = (event: Event) => {
-    dispose();
-    controller.abort((event.target as AbortSignal).reason);
-  };
-  for (const s of signals) s.addEventListener("abort", onAbort, { once: true });
-  return { signal: controller.signal, dispose };
 }
 
 /**

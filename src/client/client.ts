@@ -30,6 +30,7 @@ import { parseClientOptions, type CallOptions, type ClientOptions } from "./opti
 import { paginate, type ListAllOptions, type Page } from "./pagination";
 import { sendRequest, type RequestContext } from "./request";
 import { defaultRuntime } from "./runtime";
+import { createTransport, type Transport } from "./transport";
 
 /** A response's `data` with the envelope's `requestId` as a non-enumerable property. */
 export type WithMeta<T> = T & { readonly requestId: string };
@@ -113,8 +114,12 @@ export function createClient(options?: ClientOptions): KeyServiceClient {
   return buildClient({ config: parseClientOptions(options), runtime: defaultRuntime });
 }
 
-/** Builds the client over a parsed config and a runtime (tests pass a deterministic runtime). */
-export function buildClient(ctx: RequestContext): KeyServiceClient {
+/**
+ * Builds the client over a parsed config and a runtime (tests pass a deterministic runtime), with
+ * the transport the config asks for unless one is given.
+ */
+export function buildClient(context: Omit<RequestContext, "transport"> & { transport?: Transport }): KeyServiceClient {
+  const ctx: RequestContext = { ...context, transport: context.transport ?? createTransport(context.config) };
   const request = <Op extends OperationName>(operation: Op, body: Req<Op>, options?: CallOptions) =>
     sendRequest(ctx, operation, body, options) as Promise<ResultOf<Op>>;
   const method =

@@ -73,9 +73,9 @@ export class KeyServiceHttpError extends KeyServiceError {
   readonly title: string;
   readonly detail: string;
   readonly type: string;
-  /** `err:<vendor>:<category>:<name>`, e.g. `"err:svc:data:permission_not_found"`. */
+  /** `err:<system>:<category>:<name>`, e.g. `"err:unkey:data:permission_not_found"`. */
   declare readonly identifier?: string;
-  /** `<category>.<name>`, vendor-free, e.g. `"data.permission_not_found"`. */
+  /** `<category>.<name>`, without the system, e.g. `"data.permission_not_found"`. */
   declare readonly kind?: string;
   /** Milliseconds from the `Retry-After` header (seconds or HTTP-date), when present. */
   declare readonly retryAfter?: number;

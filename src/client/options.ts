@@ -44,7 +44,10 @@ export interface ClientOptions {
   deadline?: number;
   /** Retry policy; `false` = one attempt only. Default: see {@link RetryOptions}. */
   retry?: RetryOptions | false;
-  /** The fetch implementation. Default `globalThis.fetch`. */
+  /**
+   * A fetch implementation to call the service with, instead of the default: undici's `request()`
+   * on a keep-alive connection pool.
+   */
   fetch?: typeof fetch;
   /** Receives retry notices (`debug`) and give-ups after retries (`warn`). Default `defaultLogger`. */
   logger?: Logger;
@@ -62,7 +65,8 @@ export interface ClientConfig {
   readonly timeout: number;
   readonly deadline: number;
   readonly retry: RetryPolicy | null;
-  readonly fetch: typeof fetch;
+  /** The caller's fetch; undefined: undici's pool. */
+  readonly fetch: typeof fetch | undefined;
   readonly logger: Logger;
   readonly userAgent: string;
   readonly maxResponseBytes: number;
@@ -117,8 +121,8 @@ export function parseClientOptions(options: ClientOptions = {}, env: NodeJS.Proc
   }
   const fromEnv = options.baseUrl === undefined && !!env.UNKEY_BASE_URL;
   const baseUrl = parseBaseUrl(options.baseUrl ?? (env.UNKEY_BASE_URL || DEFAULT_BASE_URL), fromEnv);
-  const fetchImpl = options.fetch ?? globalThis.fetch;
-  if (typeof fetchImpl !== "function") {
+  const fetchImpl = options.fetch;
+  if (fetchImpl !== undefined && typeof fetchImpl !== "function") {
     throw new KeyServiceConfigError("fetch", `${where}: option \`fetch\` must be a function, got ${describe(options.fetch)}.`);
   }
   const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;

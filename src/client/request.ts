@@ -4,9 +4,10 @@
 
 import { STATUS_CODES } from "node:http";
 import type { Pagination } from "../protocol/types";
-import { anySignal, raceAbort, type CombinedSignal } from "./abort";
+import { attemptSignal } from "./abort";
 import { parseErrorEnvelope, parseSuccessEnvelope } from "./envelope";
 import {
+  KeyServiceConfigError,
   KeyServiceHttpError,
   KeyServiceNetworkError,
   KeyServiceResponseError,
@@ -16,22 +17,23 @@ import {
   type TimeoutScope,
 } from "./errors";
 import { resolveCallOptions, type CallConfig, type CallOptions, type ClientConfig } from "./options";
-import { cancelQuietly, readBodyCapped } from "./read-body";
 import { describeCause, safeCause } from "./redact";
 import { parseRetryAfter, retryAfterDelay, retryDelay } from "./retry";
 import type { Runtime } from "./runtime";
+import type { Transport, TransportResponse } from "./transport";
 
 export interface RequestContext {
   readonly config: ClientConfig;
   readonly runtime: Runtime;
+  readonly transport: Transport;
 }
 
 type Outcome = { ok: true; value: object } | { ok: false; error: KeyServiceError; retryAfter?: number };
 
 interface Attempt {
   readonly operation: string;
-  readonly url: string;
-  readonly init: RequestInit;
+  readonly headers: Record<string, string>;
+  readonly body: string;
   readonly call: CallConfig;
   readonly number: number;
   /** Time left before the call's deadline, ms (fractional: the clock is performance.now()). */
@@ -56,21 +58,16 @@ export async function sendRequest(ctx: RequestContext, operation: string, body: 
   if (typeof payload !== "object" || payload === null || Array.isArray(payload)) {
     throw new TypeError(`${operation}: the request body must be an object.`);
   }
-  const { config, runtime } = ctx;
-  const init: RequestInit = {
-    method: "POST",
-    headers: {
-      Authorization: `Bearer ${config.rootKey}`,
-      "Content-Type": "application/json",
-      Accept: "application/json",
-      "User-Agent": config.userAgent,
-    },
-    body: JSON.stringify(payload),
-    redirect: "manual",
+  const { config, runtime, transport } = ctx;
+  const headers = {
+    Authorization: `Bearer ${config.rootKey}`,
+    "Content-Type": "application/json",
+    Accept: "application/json",
+    "User-Agent": config.userAgent,
   };
+  const json = JSON.stringify(payload);
   const callerKey = (payload as { key?: unknown }).key;
   const secrets = typeof callerKey === "string" && callerKey.length >= 4 ? [config.rootKey, callerKey] : [config.rootKey];
-  const url = `${config.baseUrl}/v2/${operation}`;
   const attempts = call.retry?.attempts ?? 1;
   const started = runtime.now();
 
@@ -78,7 +75,7 @@ export async function sendRequest(ctx: RequestContext, operation: string, body: 
     call.signal?.throwIfAborted();
     const left = call.deadline - (runtime.now() - started);
     if (left <= 0) throw deadlineError(operation, call.deadline, number - 1);
-    const outcome = await attemptOnce(config, { operation, url, init, call, number, left, secrets });
+    const outcome = await attemptOnce(config, transport, { operation, headers, body: json, call, number, left, secrets });
     if (outcome.ok) return outcome.value;
 
     const error = outcome.error;
@@ -101,20 +98,19 @@ export async function sendRequest(ctx: RequestContext, operation: string, body: 
 }
 
 /** One attempt under `min(timeout, time left)`, combined with the caller's signal. */
-async function attemptOnce(config: ClientConfig, a: Attempt): Promise<Outcome> {
+async function attemptOnce(config: ClientConfig, transport: Transport, a: Attempt): Promise<Outcome> {
   const scope: TimeoutScope = a.left < a.call.timeout ? "deadline" : "attempt";
-  // AbortSignal.timeout takes whole milliseconds only; the time left is fractional.
+  // Whole milliseconds, as timers take them; the time left is fractional.
   const timeout = Math.max(1, Math.floor(Math.min(a.call.timeout, a.left)));
-  const timer = AbortSignal.timeout(timeout);
-  const combined: CombinedSignal = a.call.signal ? anySignal([a.call.signal, timer]) : { signal: timer, dispose: () => undefined };
+  const attempt = attemptSignal(a.call.signal, timeout);
   try {
-    return await exchange(config, a, combined.signal, scope, timeout);
+    return await exchange(config, transport, a, attempt.signal, scope, timeout);
   } finally {
-    combined.dispose();
+    attempt.dispose();
   }
 }
 
-async function exchange(config: ClientConfig, a: Attempt, signal: AbortSignal, scope: TimeoutScope, timeout: number): Promise<Outcome> {
+async function exchange(config: ClientConfig, transport: Transport, a: Attempt, signal: AbortSignal, scope: TimeoutScope, timeout: number): Promise<Outcome> {
   const base = { operation: a.operation, attempts: a.number };
   const onAbort = (cause: unknown): Outcome => {
     if (a.call.signal?.aborted) throw a.call.signal.reason;
@@ -123,12 +119,12 @@ async function exchange(config: ClientConfig, a: Attempt, signal: AbortSignal, s
     return { ok: false, error: new KeyServiceTimeoutError(message, { ...base, timeout: limit, scope, cause: safeCause(cause, a.secrets) }) };
   };
 
-  let response: Response;
+  let response: TransportResponse;
   try {
-    // A fetch that ignores the signal may still deliver later: that response is released.
-    response = await raceAbort(config.fetch(a.url, { ...a.init, signal }), signal, (late) => cancelQuietly(late.body));
+    response = await transport.post(a.operation, a.headers, a.body, signal);
   } catch (cause) {
     if (signal.aborted) return onAbort(cause);
+    if (cause instanceof KeyServiceConfigError) throw cause;
     const message = `${a.operation}: could not reach the key service (${describeCause(cause, a.secrets)})`;
     return { ok: false, error: new KeyServiceNetworkError(message, { ...base, cause: safeCause(cause, a.secrets) }) };
   }
@@ -137,7 +133,7 @@ async function exchange(config: ClientConfig, a: Attempt, signal: AbortSignal, s
   const isSuccess = status >= 200 && status < 300;
   let text: string | undefined;
   try {
-    const read = await readBodyCapped(response, config.maxResponseBytes, signal);
+    const read = await response.readBody(config.maxResponseBytes, signal);
     if (read.tooLarge && isSuccess) {
       const message = `${a.operation}: invalid response from the key service (HTTP ${status}): the body is larger than ${config.maxResponseBytes} bytes`;
       return { ok: false, error: new KeyServiceResponseError(message, { ...base, status }) };
@@ -161,13 +157,13 @@ async function exchange(config: ClientConfig, a: Attempt, signal: AbortSignal, s
     }
     return { ok: true, value: attachMeta(parsed.data, parsed.requestId, parsed.pagination) };
   }
-  return httpFailure(a, status, text, response.headers);
+  return httpFailure(a, status, text, response.header("retry-after"));
 }
 
 /** The outcome of a non-2xx answer: a KeyServiceHttpError built from redacted fields only. */
-function httpFailure(a: Attempt, status: number, text: string | undefined, headers: Headers): Outcome {
+function httpFailure(a: Attempt, status: number, text: string | undefined, retryAfterHeader: string | undefined): Outcome {
   const parsed = parseErrorEnvelope(status, text, STATUS_CODES[status] ?? "", a.secrets);
-  const retryAfter = parseRetryAfter(headers.get("retry-after"), Date.now());
+  const retryAfter = parseRetryAfter(retryAfterHeader, Date.now());
   const title = parsed.title.slice(0, MAX_DETAIL);
   const detail = parsed.detail.slice(0, MAX_DETAIL);
   const error = new KeyServiceHttpError(`${a.operation}: HTTP ${status} ${title}: ${detail}`, {

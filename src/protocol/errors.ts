@@ -73,30 +73,36 @@ export function errorTypeUrl(kind: ErrorKind): string {
 }
 
 export interface ParsedErrorType {
-  /** `err:<vendor>:<category>:<name>` */
+  /** `err:<system>:<category>:<name>`, e.g. `err:unkey:data:key_not_found` */
   identifier: string;
   /** `<category>.<name>`, vendor-free; compare against {@link ErrorKind}. */
   kind: string;
 }
 
 /**
- * Reads the vendor, category and name from a `type` URL (`…/errors-v2/<vendor>/<category>/<name>`)
- * or an identifier (`err:<vendor>:<category>:<name>`). Returns undefined for anything else.
+ * Reads the system (vendor), category and name from an error's `type`: the production service's
+ * URL (`https://unkey.com/docs/errors/<system>/<category>/<name>`), the specification's
+ * (`…/api-reference/errors-v2/<vendor>/<category>/<name>`), or an identifier
+ * (`err:<system>:<category>:<name>`). The three segments must end the URL's path (a query or
+ * fragment is ignored) and be `[A-Za-z0-9_]+`. Returns undefined for anything else.
  */
 export function parseErrorType(type: unknown): ParsedErrorType | undefined {
   if (typeof type !== "string" || type.length > 2048) return undefined;
-  let parts: string[] | undefined;
+  let parts: string[];
   if (type.startsWith("err:")) {
     parts = type.slice(4).split(":");
   } else {
-    const marker = "/errors-v2/";
-    const at = type.indexOf(marker);
-    if (at >= 0) parts = type.slice(at + marker.length).split(/[?#]/, 1)[0]!.split("/");
+    const segments = type.split(/[?#]/, 1)[0]!.replace(/\/$/, "").split("/");
+    const marker = segments.at(-4);
+    if (marker !== "errors" && marker !== "errors-v2") return undefined;
+    parts = segments.slice(-3);
   }
-  if (!parts || parts.length !== 3 || parts.some((p) => !/^[a-z0-9_]+$/i.test(p))) return undefined;
-  const [vendor, category, name] = parts as [string, string, string];
-  return { identifier: `err:${vendor}:${category}:${name}`, kind: `${category}.${name}` };
+  if (parts.length !== 3 || parts.some((p) => !TYPE_SEGMENT.test(p))) return undefined;
+  const [system, category, name] = parts as [string, string, string];
+  return { identifier: `err:${system}:${category}:${name}`, kind: `${category}.${name}` };
 }
+
+const TYPE_SEGMENT = /^[a-z0-9_]+$/i;
 
 function splitKind(kind: ErrorKind): [string, string] {
   const dot = kind.indexOf(".");

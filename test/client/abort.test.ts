@@ -1,10 +1,10 @@
-// Abort handling of the request chokepoint: a fetch that ignores its signal has its late response
-// and its stalled body released, and calls work on a Node without AbortSignal.any (added in 20.3).
+// Abort handling of the request chokepoint: an attempt's signal, a fetch that ignores its signal has
+// its late response and its stalled body released, and calls work on a Node without AbortSignal.any.
 
 import { getEventListeners } from "node:events";
 import { afterEach, describe, expect, it } from "vitest";
 import { createClient } from "keyguard/client";
-import { anySignal, raceAbort } from "../../src/client/abort";
+import { attemptSignal, raceAbort } from "../../src/client/abort";
 import { silentLogger } from "../../src/logger";
 import { ROOT_KEY, ok, startServer, type TestServer } from "./helpers/fault-server";
 
@@ -32,39 +32,39 @@ function stalledBody(): { body: ReadableStream<Uint8Array>; cancelled: () => boo
   return { body, cancelled: () => cancelled };
 }
 
-describe("anySignal", () => {
-  const original = Object.getOwnPropertyDescriptor(AbortSignal, "any");
-  afterEach(() => {
-    if (original) Object.defineProperty(AbortSignal, "any", original);
+describe("attemptSignal", () => {
+  it("aborts with the caller's reason, and detaches from the caller once disposed", () => {
+    const caller = new AbortController();
+    const attempt = attemptSignal(caller.signal, 60_000);
+    expect(getEventListeners(caller.signal, "abort")).toHaveLength(1);
+    const reason = new Error("caller first");
+    caller.abort(reason);
+    expect(attempt.signal.aborted).toBe(true);
+    expect(attempt.signal.reason).toBe(reason);
+    attempt.dispose();
+
+    const quiet = new AbortController();
+    const disposed = attemptSignal(quiet.signal, 60_000);
+    disposed.dispose();
+    expect(getEventListeners(quiet.signal, "abort")).toHaveLength(0);
+    quiet.abort();
+    expect(disposed.signal.aborted).toBe(false);
   });
 
-  it.each([
-    ["AbortSignal.any", false],
-    ["the fallback", true],
-  ])("with %s: aborts with the first source's reason", (_name, fallback) => {
-    if (fallback) Object.defineProperty(AbortSignal, "any", { value: undefined, configurable: true, writable: true });
-    const a = new AbortController();
-    const b = new AbortController();
-    const combined = anySignal([a.signal, b.signal]);
-    expect(combined.signal.aborted).toBe(false);
-    const reason = new Error("b first");
-    b.abort(reason);
-    a.abort(new Error("a second"));
-    expect(combined.signal.aborted).toBe(true);
-    expect(combined.signal.reason).toBe(reason);
-    combined.dispose();
-    expect(anySignal([new AbortController().signal, AbortSignal.abort(reason)]).signal.reason).toBe(reason);
+  it("is aborted from the start when the caller's signal already is", () => {
+    const reason = new Error("already");
+    expect(attemptSignal(AbortSignal.abort(reason), 60_000).signal.reason).toBe(reason);
   });
 
-  it("the fallback's dispose() removes its listeners from every source", () => {
-    Object.defineProperty(AbortSignal, "any", { value: undefined, configurable: true, writable: true });
-    const sources = [new AbortController(), new AbortController()];
-    const combined = anySignal(sources.map((c) => c.signal));
-    expect(sources.map((c) => getEventListeners(c.signal, "abort").length)).toEqual([1, 1]);
-    combined.dispose();
-    expect(sources.map((c) => getEventListeners(c.signal, "abort").length)).toEqual([0, 0]);
-    sources[0]!.abort();
-    expect(combined.signal.aborted).toBe(false);
+  it("aborts with a TimeoutError after its time, and never once disposed", async () => {
+    const timed = attemptSignal(undefined, 5);
+    await new Promise((resolve) => timed.signal.addEventListener("abort", resolve, { once: true }));
+    expect(timed.signal.reason).toMatchObject({ name: "TimeoutError" });
+
+    const disposed = attemptSignal(undefined, 5);
+    disposed.dispose();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(disposed.signal.aborted).toBe(false);
   });
 });
 

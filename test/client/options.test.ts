@@ -68,7 +68,7 @@ describe("defaults", () => {
       retry: { attempts: 5, initialDelay: 1000, factor: 2, maxDelay: 16_000, jitter: 0.2 },
       userAgent: "keyguard",
       maxResponseBytes: 1024 * 1024,
-      fetch: globalThis.fetch,
+      fetch: undefined, // undici's pool, not a fetch
     });
     expect(parseClientOptions({ rootKey: "r", retry: false }, {}).retry).toBeNull();
   });

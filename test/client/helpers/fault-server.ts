@@ -121,8 +121,15 @@ export function recordingLogger(): RecordingLogger {
 
 export const ROOT_KEY = "unkey_rootSECRETrootSECRET123";
 
+let transport: Pick<ClientOptions, "fetch"> = {};
+
+/** Makes `testClient` use the `fetch` option's transport (a suite run again through it). */
+export function useFetchTransport(fetchImpl: typeof fetch = globalThis.fetch): void {
+  transport = { fetch: fetchImpl };
+}
+
 /** A client over a deterministic runtime (recorded sleeps, fixed random). */
 export function testClient(options: ClientOptions, runtime: Runtime = fakeRuntime()) {
-  const config = parseClientOptions({ rootKey: ROOT_KEY, logger: silentLogger, ...options }, {});
+  const config = parseClientOptions({ rootKey: ROOT_KEY, logger: silentLogger, ...transport, ...options }, {});
   return buildClient({ config, runtime });
 }

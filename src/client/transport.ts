@@ -1,0 +1,33 @@
+// How an attempt reaches the key service: one POST, then the answer's status, headers and size-capped
+// body. Two implementations: undici's keep-alive pool (the default) and a caller's `fetch`.
+
+import { fetchTransport } from "./fetch-transport";
+import type { ClientConfig } from "./options";
+import type { BodyResult } from "./read-body";
+import { undiciTransport } from "./undici-transport";
+
+/** An answer whose headers have arrived; its body is still to be read (or released). */
+export interface TransportResponse {
+  readonly status: number;
+  /** The first value of a response header; `name` in lower case. */
+  header(name: string): string | undefined;
+  /**
+   * Reads the body, at most `maxBytes` bytes (past that it is released unread: `tooLarge`).
+   * Rejects when the connection breaks, and when `signal` aborts (with its reason).
+   */
+  readBody(maxBytes: number, signal: AbortSignal): Promise<BodyResult>;
+}
+
+export interface Transport {
+  /**
+   * POSTs `body` to `{baseUrl}/v2/{operation}` without following redirects; resolves once the
+   * answer's headers arrive. Rejects when the service cannot be reached, and at once when `signal`
+   * aborts.
+   */
+  post(operation: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<TransportResponse>;
+}
+
+/** The caller's `fetch` when configured, else undici's `request()` on a keep-alive pool. */
+export function createTransport(config: ClientConfig): Transport {
+  return config.fetch === undefined ? undiciTransport(config.baseUrl) : fetchTransport(config.baseUrl, config.fetch);
+}
