@@ -113,7 +113,10 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
   if (store !== undefined) {
     const s = store as Partial<Store> | null;
     if (typeof s !== "object" || s === null || typeof s.transaction !== "function" || typeof s.direct !== "object" || typeof s.close !== "function") {
-      fail("store", typeof store === "object" ? "an object that is not a Store" : store, "Pass a Store, e.g. memoryStore() from keyguard/local, or leave it unset.");
+      throw new LocalServiceConfigError(
+        "keyguard/local: invalid option store: it is not a Store (transaction, direct, close). " +
+          "Pass a Store, e.g. memoryStore() from keyguard/local, or leave it unset.",
+      );
     }
     if (dataFile !== undefined) fail("dataFile", dataFile, "Pass either dataFile or store, not both.");
   }

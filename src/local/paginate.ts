@@ -9,15 +9,36 @@ export interface Page<T> {
   pagination: Pagination;
 }
 
-/** A page of items that `fetch` reads by id order, from `from` on, at most `limit` of them. */
+/** How many records a filtered page reads from the store at a time. */
+const CHUNK = 1000;
+
+/**
+ * A page of the items `fetch` reads in id order (from `from` inclusive, at most `limit` of them)
+ * that `keep` accepts. Without `keep`, one read of `limit + 1` items; with it, reads in chunks until
+ * the page (and the next page's first item) is found or the items run out.
+ */
 export async function pageOf<T extends { id: string }>(
   fetch: (from: string | undefined, limit: number) => Promise<T[]>,
   cursor: string | undefined,
   limit = DEFAULT_PAGE_SIZE,
+  keep?: (item: T) => boolean,
 ): Promise<Page<T>> {
-  const found = await fetch(cursor, limit + 1);
-  const next = found[limit];
-  return { items: found.slice(0, limit), pagination: next ? { cursor: next.id, hasMore: true } : { hasMore: false } };
+  const found: T[] = [];
+  const chunk = keep ? Math.max(limit + 1, CHUNK) : limit + 1;
+  let from = cursor;
+  let last: string | undefined;
+  for (;;) {
+    const batch = await fetch(from, chunk);
+    for (const item of batch) {
+      // Reads after the first start at the previous read's last item (inclusive): skip it.
+      if (item.id === last || (keep && !keep(item))) continue;
+      found.push(item);
+      if (found.length > limit) return paginate(found, undefined, limit);
+    }
+    if (batch.length < chunk) return paginate(found, undefined, limit);
+    last = batch[batch.length - 1]!.id;
+    from = last;
+  }
 }
 
 /** A page of items already in id order. */

@@ -4,6 +4,7 @@ import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, write
 import { dirname } from "node:path";
 import { LocalServiceConfigError } from "./options";
 import { TABLE_NAMES, type LocalState, type Store, type StoreTx, type WorkspaceRecord } from "./storage";
+import { LocalServiceArgumentError } from "./argument-error";
 
 /** Meta value holding the bootstrap ids, as JSON `{ workspaceId, apiId }`. */
 export const BOOTSTRAP_META = "bootstrap";
@@ -57,7 +58,7 @@ export function exportState(store: Store): Promise<LocalState> {
 export async function importState(store: Store, state: LocalState): Promise<void> {
   await store.transaction(async (tx) => {
     if ((await workspaceIds(tx)).length > 0 || (await tx.getMeta(BOOTSTRAP_META)) !== undefined) {
-      throw new LocalServiceConfigError("keyguard/local: importState needs an empty store; this one already holds a state.");
+      throw new LocalServiceArgumentError("importState: the store is not empty (it already holds a state). Import into a new store.");
     }
     for (const table of TABLE_NAMES) {
       for (const record of Object.values(state[table])) await tx.put(table, record as never);

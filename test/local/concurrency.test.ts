@@ -47,3 +47,18 @@ it("credits spent concurrently with writes of the same key: exactly the balance 
   expect(tally(results)).toEqual({ VALID: 25, USAGE_EXCEEDED: 35 });
   expect((await s.call("keys.getKey", { keyId })).body.data.credits).toEqual({ remaining: 0 });
 });
+
+it("concurrent creations of one name: exactly one succeeds, and concurrent keys share one identity", async () => {
+  const perms = await Promise.all(Array.from({ length: 10 }, () => s.call("permissions.createPermission", { name: "race.read" })));
+  expect(perms.map((r) => r.status).sort()).toEqual([200, ...Array(9).fill(409)]);
+  const roles = await Promise.all(Array.from({ length: 10 }, () => s.call("permissions.createRole", { name: "racer" })));
+  expect(roles.filter((r) => r.status === 200)).toHaveLength(1);
+  const identities = await Promise.all(Array.from({ length: 10 }, () => s.call("identities.createIdentity", { externalId: "racer" })));
+  expect(identities.filter((r) => r.status === 200)).toHaveLength(1);
+  // createKey upserts the identity of an externalId: keys created together get the same one.
+  const keys = await Promise.all(Array.from({ length: 10 }, () => s.createKey({ externalId: "race-user", permissions: ["race.new"] })));
+  const verified = await Promise.all(keys.map((k) => s.verify(k.key)));
+  expect(new Set(verified.map((v) => (v.identity as { id: string }).id)).size).toBe(1);
+  const listed = await s.call("permissions.listPermissions", { search: "race.new" });
+  expect(listed.body.data).toHaveLength(1);
+});

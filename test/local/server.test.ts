@@ -77,7 +77,7 @@ describe("startLocalKeyService", () => {
     await expect(createLocalKeyService({ rootKey: "a b" })).rejects.not.toThrow(/a b/);
     await expect(createLocalKeyService({ dataFile: " " })).rejects.toThrow(/dataFile/);
     await expect(createLocalKeyService({ logger: {} as never })).rejects.toThrow(/logger/);
-    await expect(createLocalKeyService({ store: {} as never })).rejects.toThrow(/invalid option store.*Pass a Store/);
+    await expect(createLocalKeyService({ store: {} as never })).rejects.toThrow(/invalid option store: it is not a Store.*memoryStore\(\)/);
     await expect(createLocalKeyService({ store: memoryStore(), dataFile: "x.json" })).rejects.toThrow(/either dataFile or store/);
   });
 
@@ -111,5 +111,29 @@ describe("admin surface", () => {
     expect(service.now()).toBe(1234);
     const { apiId } = await service.createApi({ name: "t" });
     expect((await service.exportState()).apis[apiId]!.createdAt).toBe(1234);
+  });
+});
+
+describe("the store option", () => {
+  it("uses a given store, keeps the bootstrap in it and never closes it", async () => {
+    const inner = memoryStore();
+    let closed = 0;
+    const store = {
+      kind: inner.kind,
+      direct: inner.direct,
+      transaction: inner.transaction.bind(inner),
+      close: async () => {
+        closed++;
+      },
+    };
+    const a = await startLocalKeyService({ store, logger: silentLogger, rootKey: "root_givenStore1" });
+    expect(a.service.restored).toBe(false);
+    await a.close();
+    const b = await createLocalKeyService({ store, logger: silentLogger, rootKey: "root_givenStore1" });
+    expect(b.service.restored).toBe(true);
+    expect([b.service.workspaceId, b.service.apiId]).toEqual([a.workspaceId, a.apiId]);
+    await b.close();
+    expect(closed).toBe(0);
+    expect(Object.keys((await b.service.exportState()).rootKeys)).toHaveLength(1);
   });
 });

@@ -5,7 +5,7 @@ import { ServiceError } from "../envelope";
 import { newId } from "../ids";
 import { requireIdentity, toRatelimitRecords } from "../lookup";
 import { defineOperation } from "../operation";
-import { matchesSearch, paginate } from "../paginate";
+import { matchesSearch, pageOf } from "../paginate";
 import * as s from "../schemas";
 import type { IdentityRecord } from "../storage";
 import { obj, record, str } from "../validate";
@@ -48,8 +48,13 @@ export const listIdentitiesOperation = defineOperation("identities.listIdentitie
   schema: obj({ ...s.listFields(), search: str({ max: 255 }) }),
   async run(ctx, body) {
     requirePermission(ctx.root, ["identity.*.read_identity"]);
-    const all = (await ctx.tx.list("identities", ctx.root.workspaceId)).filter((i) => matchesSearch(body.search, i.id, i.externalId));
-    const page = paginate(all, body.cursor, body.limit);
+    const ws = ctx.root.workspaceId;
+    const page = await pageOf(
+      (from, limit) => ctx.tx.list("identities", ws, { from, limit }),
+      body.cursor,
+      body.limit,
+      body.search ? (i) => matchesSearch(body.search, i.id, i.externalId) : undefined,
+    );
     return { data: page.items.map(identityView), pagination: page.pagination };
   },
 });

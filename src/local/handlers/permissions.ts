@@ -5,7 +5,7 @@ import { ServiceError } from "../envelope";
 import { newId } from "../ids";
 import { ensurePermissions, requirePermissionRecord, requireRole } from "../lookup";
 import { defineOperation } from "../operation";
-import { matchesSearch, paginate } from "../paginate";
+import { matchesSearch, pageOf } from "../paginate";
 import * as s from "../schemas";
 import type { PermissionRecord, RoleRecord } from "../storage";
 import { arr, obj, str } from "../validate";
@@ -52,10 +52,13 @@ export const listPermissionsOperation = defineOperation("permissions.listPermiss
   schema: obj({ ...s.listFields(), search: str({ max: 255 }) }),
   async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.read_permission"]);
-    const all = (await ctx.tx.list("permissions", ctx.root.workspaceId)).filter((p) =>
-      matchesSearch(body.search, p.id, p.name, p.slug, p.description),
+    const ws = ctx.root.workspaceId;
+    const page = await pageOf(
+      (from, limit) => ctx.tx.list("permissions", ws, { from, limit }),
+      body.cursor,
+      body.limit,
+      body.search ? (p) => matchesSearch(body.search, p.id, p.name, p.slug, p.description) : undefined,
     );
-    const page = paginate(all, body.cursor, body.limit);
     return { data: page.items.map(permissionView), pagination: page.pagination };
   },
 });
@@ -111,10 +114,13 @@ export const listRolesOperation = defineOperation("permissions.listRoles", {
   schema: obj({ ...s.listFields(), search: str({ max: 255 }) }),
   async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.read_role"]);
-    const all = (await ctx.tx.list("roles", ctx.root.workspaceId)).filter((r) =>
-      matchesSearch(body.search, r.id, r.name, r.description),
+    const ws = ctx.root.workspaceId;
+    const page = await pageOf(
+      (from, limit) => ctx.tx.list("roles", ws, { from, limit }),
+      body.cursor,
+      body.limit,
+      body.search ? (r) => matchesSearch(body.search, r.id, r.name, r.description) : undefined,
     );
-    const page = paginate(all, body.cursor, body.limit);
     return { data: await Promise.all(page.items.map((r) => roleView(ctx.tx, r))), pagination: page.pagination };
   },
 });
