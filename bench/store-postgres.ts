@@ -18,6 +18,8 @@ const REDIS = process.env.KEYGUARD_BENCH_REDIS_URL || "redis://127.0.0.1:6379/0"
 const schema = `kg_bench_${randomBytes(4).toString("hex")}`;
 const open = () => postgresStore({ postgres: POSTGRES, redis: REDIS, schema });
 
+/** 100 keys per identity, whatever N. */
+const IDENTITIES = Math.max(1, Math.floor(N / 100));
 const idOf = (i: number) => `key_${i.toString(36).padStart(8, "0")}`;
 const hashOf = (i: number) => `h${i.toString(36).padStart(8, "0")}${"x".repeat(34)}`;
 const keyOf = (i: number): KeyRecord => ({
@@ -29,7 +31,7 @@ const keyOf = (i: number): KeyRecord => ({
   byteLength: 16,
   createdAt: 1_700_000_000_000 + i,
   enabled: true,
-  identityId: `id_${i % 1000}`,
+  identityId: `id_${i % IDENTITIES}`,
   permissionIds: i % 2 ? ["perm_1"] : [],
   roleIds: [],
   ratelimits: [],
@@ -99,7 +101,7 @@ try {
   await time("spendCredits", (i) => store.direct.spendCredits(idOf(i), 1, Date.now()));
   await time("limit (one 60 s window)", (i) => store.direct.limit([{ counter: `rl_${i}/60000`, limit: 100, duration: 60_000, cost: 1, owner: idOf(i) }], Date.now()));
   await time("list (a page of 100 from a cursor)", (i) => store.direct.list("keys", "ws_bench", { from: idOf(i), limit: 100 }));
-  await time("find (keys of an identity)", (i) => store.direct.find("keys", "ws_bench", "identityId", `id_${i % 1000}`));
+  await time("find (the 100 keys of an identity)", (i) => store.direct.find("keys", "ws_bench", "identityId", `id_${i % IDENTITIES}`));
   const more = [await open(), await open()];
   await throughput("spendCredits, 32 callers, 1 store", [store], 32, 3000, (s, i) => s.direct.spendCredits(idOf(i), 1, Date.now()));
   await throughput("spendCredits, 32 callers, 3 stores", [store, ...more], 32, 3000, (s, i) => s.direct.spendCredits(idOf(i), 1, Date.now()));
