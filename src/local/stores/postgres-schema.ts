@@ -12,7 +12,9 @@ interface Migration {
 }
 
 // Ids compare by code unit (COLLATE "C"), as the seam orders lists. Columns hold what is looked
-// up, joined or updated atomically; `data` (JSONB) holds the rest of a record. Link tables carry
+// up, joined or updated atomically; `data` (JSONB) holds the rest of a record. Every lookup by an
+// indexed field has an index (workspace, field, id) that also gives the order, so no plan
+// depends on the table's statistics being fresh. Link tables carry
 // a key's or role's permissions and roles in order, and make cascading deletes one statement.
 const MIGRATIONS: readonly Migration[] = [
   {
@@ -29,15 +31,15 @@ CREATE INDEX ON $S.apis (workspace_id, id);
 CREATE TABLE $S.permissions (
   id text COLLATE "C" PRIMARY KEY, workspace_id text COLLATE "C" NOT NULL, slug text NOT NULL, data jsonb NOT NULL);
 CREATE INDEX ON $S.permissions (workspace_id, id);
-CREATE INDEX ON $S.permissions (workspace_id, slug);
+CREATE INDEX ON $S.permissions (workspace_id, slug, id);
 CREATE TABLE $S.roles (
   id text COLLATE "C" PRIMARY KEY, workspace_id text COLLATE "C" NOT NULL, name text NOT NULL, data jsonb NOT NULL);
 CREATE INDEX ON $S.roles (workspace_id, id);
-CREATE INDEX ON $S.roles (workspace_id, name);
+CREATE INDEX ON $S.roles (workspace_id, name, id);
 CREATE TABLE $S.identities (
   id text COLLATE "C" PRIMARY KEY, workspace_id text COLLATE "C" NOT NULL, external_id text NOT NULL, data jsonb NOT NULL);
 CREATE INDEX ON $S.identities (workspace_id, id);
-CREATE INDEX ON $S.identities (workspace_id, external_id);
+CREATE INDEX ON $S.identities (workspace_id, external_id, id);
 CREATE TABLE $S.keys (
   id text COLLATE "C" PRIMARY KEY,
   workspace_id text COLLATE "C" NOT NULL,
@@ -51,7 +53,8 @@ CREATE TABLE $S.keys (
 CREATE INDEX ON $S.keys (workspace_id, id);
 CREATE INDEX ON $S.keys (workspace_id, api_id, id);
 CREATE INDEX ON $S.keys (api_id);
-CREATE INDEX ON $S.keys (identity_id, id) WHERE identity_id IS NOT NULL;
+CREATE INDEX ON $S.keys (workspace_id, identity_id, id);
+CREATE INDEX ON $S.keys (identity_id) WHERE identity_id IS NOT NULL;
 CREATE TABLE $S.key_permissions (key_id text COLLATE "C" NOT NULL, permission_id text COLLATE "C" NOT NULL, position int NOT NULL);
 CREATE INDEX ON $S.key_permissions (key_id);
 CREATE INDEX ON $S.key_permissions (permission_id);
