@@ -21,6 +21,11 @@ Options of serve:
                            Default: env UNKEY_ROOT_KEY, else a generated key
   --data <file.db>         keep the state in this SQLite file (created when absent; one process
                            per file); without it the state lives in memory and is lost on exit
+  --postgres <url>         keep the state in PostgreSQL (default: env KEYGUARD_POSTGRES_URL), with
+  --redis <url>            the rate-limit counters in Redis (default: env KEYGUARD_REDIS_URL): for
+                           several instances sharing one state; needs npm install pg ioredis
+  --postgres-schema <name> PostgreSQL schema of the tables (default: env KEYGUARD_POSTGRES_SCHEMA,
+                           else keyguard)
   --encryption-key-file <path>
                            file holding the key-encryption key for recoverable keys (32 bytes,
                            hex or base64; default: env KEYGUARD_ENCRYPTION_KEY)
@@ -88,6 +93,39 @@ function readRootKeyFile(file: string): string {
   return key;
 }
 
+/**
+ * `--postgres`/`--redis` (or their env variables): both or neither, not with `--data`. The banner
+ * names the servers by host and port only: a URL may hold a password.
+ */
+function sharedStorage(
+  values: { postgres?: string; redis?: string; "postgres-schema"?: string },
+  env: NodeJS.ProcessEnv,
+  withData: boolean,
+): { options: { postgres: string; redis: string; postgresSchema?: string }; banner: string } | undefined {
+  const postgres = values.postgres ?? (env.KEYGUARD_POSTGRES_URL || undefined);
+  const redis = values.redis ?? (env.KEYGUARD_REDIS_URL || undefined);
+  const schema = values["postgres-schema"] ?? (env.KEYGUARD_POSTGRES_SCHEMA || undefined);
+  if (postgres === undefined && redis === undefined) {
+    if (schema !== undefined && values["postgres-schema"] !== undefined) usageError("--postgres-schema needs --postgres and --redis.");
+    return undefined;
+  }
+  if (postgres === undefined) usageError("--redis needs --postgres too (or env KEYGUARD_POSTGRES_URL): PostgreSQL holds the state, Redis the rate-limit counters.");
+  if (redis === undefined) usageError("--postgres needs --redis too (or env KEYGUARD_REDIS_URL): PostgreSQL holds the state, Redis the rate-limit counters.");
+  if (withData) usageError("--data cannot be combined with --postgres/--redis (or KEYGUARD_POSTGRES_URL/KEYGUARD_REDIS_URL): choose one storage.");
+  const where = (url: string) => {
+    try {
+      const u = new URL(url);
+      return `${u.hostname}${u.port ? `:${u.port}` : ""}`;
+    } catch {
+      return "(invalid URL)";
+    }
+  };
+  return {
+    options: { postgres, redis, ...(schema === undefined ? {} : { postgresSchema: schema }) },
+    banner: `PostgreSQL at ${where(postgres)} (schema ${schema ?? "keyguard"}), rate-limit counters in Redis at ${where(redis)}`,
+  };
+}
+
 function parse(argv: string[]) {
   try {
     return parseArgs({
@@ -103,6 +141,9 @@ function parse(argv: string[]) {
         "encryption-key-file": { type: "string" },
         "store-keys": { type: "boolean" },
         "trust-proxy": { type: "boolean" },
+        postgres: { type: "string" },
+        redis: { type: "string" },
+        "postgres-schema": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -114,7 +155,7 @@ function parse(argv: string[]) {
 type Values = ReturnType<typeof parse>["values"];
 
 async function migrate(positionals: string[], values: Values): Promise<void> {
-  const extra = (["port", "host", "root-key", "root-key-file"] as const).find((o) => values[o] !== undefined);
+  const extra = (["port", "host", "root-key", "root-key-file", "postgres", "redis", "postgres-schema"] as const).find((o) => values[o] !== undefined);
   if (extra !== undefined) usageError(`keyguard migrate takes no --${extra}.`);
   if (positionals.length !== 2) usageError("keyguard migrate needs one JSON state file: keyguard migrate <state.json> --data <file.db>");
   if (values.data === undefined || values.data.trim() === "") usageError("keyguard migrate needs --data <file.db>: the new SQLite file to import into.");
@@ -147,6 +188,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   }
   const rootKey = values["root-key-file"] !== undefined ? readRootKeyFile(values["root-key-file"]) : values["root-key"];
   const given = values["root-key-file"] !== undefined ? "--root-key-file" : values["root-key"] !== undefined ? "--root-key" : undefined;
+  const shared = sharedStorage(values, process.env, dataFile !== undefined);
 
   let running;
   try {
@@ -160,6 +202,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
       encryptionKeyFile: values["encryption-key-file"],
       storeKeys: values["store-keys"],
       trustProxy: values["trust-proxy"],
+      ...shared?.options,
     });
   } catch (err) {
     const e = err as Error & { code?: string };
@@ -171,7 +214,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   console.log(`  ${rootKeyLine(running.service, given)}`);
   console.log(`  API id:       ${running.apiId}`);
   console.log(`  workspace id: ${running.workspaceId}`);
-  console.log(`  state:        ${dataFile ? `kept in ${dataFile}` : "in memory (lost on exit; use --data FILE to keep it)"}`);
+  console.log(`  state:        ${shared ? shared.banner : dataFile ? `kept in ${dataFile}` : "in memory (lost on exit; use --data FILE to keep it)"}`);
 
   const stop = () => {
     running.close().then(

@@ -26,6 +26,19 @@ export interface LocalKeyServiceOptions {
    * never closes it. Default: the SQLite `dataFile` when given, else a new memory store.
    */
   store?: Store;
+  /**
+   * PostgreSQL connection URL: keep the state in PostgreSQL, shared by every service instance
+   * started on it. Needs `redis` too; not with `dataFile` or `store`. Needs the packages `pg` and
+   * `ioredis`. Default: none.
+   */
+  postgres?: string;
+  /** Redis connection URL holding the rate-limit counters (with `postgres`). Default: none. */
+  redis?: string;
+  /**
+   * PostgreSQL schema of the tables (with `postgres`); the Redis keys start with
+   * `keyguard:<schema>:`. Default: `"keyguard"`.
+   */
+  postgresSchema?: string;
   /** Port to listen on (`startLocalKeyService` only). Default: `0` (any free port). */
   port?: number;
   /** Address to listen on (`startLocalKeyService` only). Default: `"127.0.0.1"`. */
@@ -55,6 +68,8 @@ export interface LocalServiceConfig {
   readonly now: () => number;
   readonly dataFile: string | undefined;
   readonly store: Store | undefined;
+  /** PostgreSQL + Redis, when configured (the URLs are checked when the store opens). */
+  readonly postgres: { readonly postgres: string; readonly redis: string; readonly schema: string | undefined } | undefined;
   readonly port: number;
   readonly host: string;
   readonly logger: Logger;
@@ -73,19 +88,25 @@ export class LocalServiceConfigError extends ConfigError {
   }
 }
 
-const KNOWN: readonly string[] = Object.freeze([
-  "rootKey",
-  "now",
-  "dataFile",
-  "store",
-  "port",
-  "host",
-  "logger",
-  "encryptionKey",
-  "encryptionKeyFile",
-  "storeKeys",
-  "trustProxy",
-]);
+/** Every option's name: the compiler checks the list against LocalKeyServiceOptions. */
+const KNOWN: readonly string[] = Object.freeze(
+  Object.keys({
+    rootKey: true,
+    now: true,
+    dataFile: true,
+    store: true,
+    postgres: true,
+    redis: true,
+    postgresSchema: true,
+    port: true,
+    host: true,
+    logger: true,
+    encryptionKey: true,
+    encryptionKeyFile: true,
+    storeKeys: true,
+    trustProxy: true,
+  } satisfies Record<keyof LocalKeyServiceOptions, true>),
+);
 
 const KEY_FORMS = "Use 32 bytes written as 64 hex digits or as base64, e.g. from `openssl rand -base64 32`.";
 
@@ -126,6 +147,26 @@ function fail(option: string, value: unknown, fix: string): never {
   throw new LocalServiceConfigError(`keyguard/local: invalid option ${option} = ${shown}. ${fix}`);
 }
 
+/** `postgres` and `redis`: both or neither, and then neither `dataFile` nor `store`. URLs are never echoed. */
+function parseShared(options: LocalKeyServiceOptions, dataFile: string | undefined, store: Store | undefined): LocalServiceConfig["postgres"] {
+  const { postgres, redis, postgresSchema } = options;
+  const hidden = (v: unknown) => (typeof v === "string" ? "<a URL, hidden>" : v);
+  if (postgres !== undefined && (typeof postgres !== "string" || postgres.trim() === "")) {
+    fail("postgres", hidden(postgres), "Pass a URL such as postgres://user:password@127.0.0.1:5432/keyguard.");
+  }
+  if (redis !== undefined && (typeof redis !== "string" || redis.trim() === "")) fail("redis", hidden(redis), "Pass a URL such as redis://127.0.0.1:6379.");
+  if (postgres === undefined && redis === undefined) {
+    if (postgresSchema !== undefined) fail("postgresSchema", postgresSchema, "It applies only with postgres and redis; pass those too or drop it.");
+    return undefined;
+  }
+  if (postgres === undefined) fail("redis", "<a URL, hidden>", "Pass postgres too: PostgreSQL holds the state, Redis only the rate-limit counters.");
+  if (redis === undefined) fail("postgres", "<a URL, hidden>", "Pass redis too: PostgreSQL holds the state, Redis the rate-limit counters.");
+  if (dataFile !== undefined) fail("dataFile", dataFile, "Pass either dataFile or postgres and redis, not both.");
+  if (store !== undefined) fail("store", "<a Store>", "Pass either store or postgres and redis, not both.");
+  if (postgresSchema !== undefined && typeof postgresSchema !== "string") fail("postgresSchema", postgresSchema, 'Pass a schema name such as "keyguard".');
+  return Object.freeze({ postgres, redis, schema: postgresSchema });
+}
+
 export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.ProcessEnv = process.env): LocalServiceConfig {
   if (typeof options !== "object" || options === null) fail("options", options, "Pass an object or nothing.");
   const logger = options.logger ?? defaultLogger;
@@ -155,6 +196,7 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
     }
     if (dataFile !== undefined) fail("dataFile", dataFile, "Pass either dataFile or store, not both.");
   }
+  const postgres = parseShared(options, dataFile, store);
   const port = options.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail("port", port, "Use an integer 0..65535 (0 picks a free port).");
   const host = options.host ?? "127.0.0.1";
@@ -167,5 +209,5 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
   }
   const trustProxy = options.trustProxy ?? false;
   if (typeof trustProxy !== "boolean") fail("trustProxy", trustProxy, "Pass true or false.");
-  return Object.freeze({ rootKey, now, dataFile, store, port, host, logger, encryptionKey, storeKeys, trustProxy });
+  return Object.freeze({ rootKey, now, dataFile, store, postgres, port, host, logger, encryptionKey, storeKeys, trustProxy });
 }
