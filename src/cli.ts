@@ -26,6 +26,10 @@ Options of serve:
                            several instances sharing one state; needs npm install pg ioredis
   --postgres-schema <name> PostgreSQL schema of the tables (default: env KEYGUARD_POSTGRES_SCHEMA,
                            else keyguard)
+  --invalidate-redis <url> announce key changes on this Redis, so that apiKeyAuth() apps whose
+                           redisStore() uses it forget changed keys at once (default: env
+                           KEYGUARD_INVALIDATE_REDIS_URL, else the --redis URL; needs ioredis)
+  --invalidate-prefix <p>  the apps' redisStore() prefix (default keyguard:)
   --encryption-key-file <path>
                            file holding the key-encryption key for recoverable keys (32 bytes,
                            hex or base64; default: env KEYGUARD_ENCRYPTION_KEY)
@@ -112,18 +116,21 @@ function sharedStorage(
   if (postgres === undefined) usageError("--redis needs --postgres too (or env KEYGUARD_POSTGRES_URL): PostgreSQL holds the state, Redis the rate-limit counters.");
   if (redis === undefined) usageError("--postgres needs --redis too (or env KEYGUARD_REDIS_URL): PostgreSQL holds the state, Redis the rate-limit counters.");
   if (withData) usageError("--data cannot be combined with --postgres/--redis (or KEYGUARD_POSTGRES_URL/KEYGUARD_REDIS_URL): choose one storage.");
-  const where = (url: string) => {
-    try {
-      const u = new URL(url);
-      return `${u.hostname}${u.port ? `:${u.port}` : ""}`;
-    } catch {
-      return "(invalid URL)";
-    }
-  };
+
   return {
     options: { postgres, redis, ...(schema === undefined ? {} : { postgresSchema: schema }) },
-    banner: `PostgreSQL at ${where(postgres)} (schema ${schema ?? "keyguard"}), rate-limit counters in Redis at ${where(redis)}`,
+    banner: `PostgreSQL at ${hostOf(postgres)} (schema ${schema ?? "keyguard"}), rate-limit counters in Redis at ${hostOf(redis)}`,
   };
+}
+
+/** host:port of a URL, for the banner: a URL may hold a password. */
+function hostOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}${u.port ? `:${u.port}` : ""}`;
+  } catch {
+    return "(invalid URL)";
+  }
 }
 
 function parse(argv: string[]) {
@@ -144,6 +151,8 @@ function parse(argv: string[]) {
         postgres: { type: "string" },
         redis: { type: "string" },
         "postgres-schema": { type: "string" },
+        "invalidate-redis": { type: "string" },
+        "invalidate-prefix": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -189,11 +198,20 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   const rootKey = values["root-key-file"] !== undefined ? readRootKeyFile(values["root-key-file"]) : values["root-key"];
   const given = values["root-key-file"] !== undefined ? "--root-key-file" : values["root-key"] !== undefined ? "--root-key" : undefined;
   const shared = sharedStorage(values, process.env, dataFile !== undefined);
+  const invalidateUrl = values["invalidate-redis"] ?? (process.env.KEYGUARD_INVALIDATE_REDIS_URL || undefined) ?? shared?.options.redis;
+  if (invalidateUrl === undefined && values["invalidate-prefix"] !== undefined) usageError("--invalidate-prefix needs --invalidate-redis (or --redis).");
+  if (invalidateUrl !== undefined && invalidateUrl.trim() === "") usageError("--invalidate-redis needs a Redis URL.");
 
   let running;
+  let publisher: { invalidate: Local.LocalKeyServiceOptions["invalidate"]; close(): Promise<void> } | undefined;
   try {
     // Loaded on demand: `--help` works even where the optional peer dependency express is missing.
     const { startLocalKeyService } = await loadLocal();
+    if (invalidateUrl !== undefined) {
+      const { redisStore } = await import("./redis");
+      const store = await redisStore({ url: invalidateUrl, ...(values["invalidate-prefix"] === undefined ? {} : { prefix: values["invalidate-prefix"] }) });
+      publisher = { invalidate: store, close: () => store.close() };
+    }
     running = await startLocalKeyService({
       port,
       host: values.host,
@@ -203,8 +221,10 @@ async function serve(positionals: string[], values: Values): Promise<void> {
       storeKeys: values["store-keys"],
       trustProxy: values["trust-proxy"],
       ...shared?.options,
+      ...(publisher && { invalidate: publisher.invalidate }),
     });
   } catch (err) {
+    await publisher?.close();
     const e = err as Error & { code?: string };
     console.error(`keyguard: cannot start the local key service: ${e.message}`);
     process.exit(e.code === "LOCAL_SERVICE_CONFIG_ERROR" ? 2 : 1);
@@ -215,12 +235,16 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   console.log(`  API id:       ${running.apiId}`);
   console.log(`  workspace id: ${running.workspaceId}`);
   console.log(`  state:        ${shared ? shared.banner : dataFile ? `kept in ${dataFile}` : "in memory (lost on exit; use --data FILE to keep it)"}`);
+  if (invalidateUrl !== undefined) console.log(`  key changes:  announced on Redis at ${hostOf(invalidateUrl)} (prefix ${values["invalidate-prefix"] ?? "keyguard:"})`);
 
   const stop = () => {
-    running.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    running
+      .close()
+      .then(() => publisher?.close())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);

@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { ConfigError } from "../config-error";
 import { defaultLogger, type Logger } from "../logger";
 import { ENCRYPTION_KEY_ENV, parseEncryptionKey } from "./key-vault";
+import type { InvalidationPublisher } from "../protocol/invalidation";
 import type { Store } from "./storage";
 import { warnUnknownOptions } from "../unknown-options";
 
@@ -61,6 +62,14 @@ export interface LocalKeyServiceOptions {
    * (the socket address).
    */
   trustProxy?: boolean;
+  /**
+   * Where to announce key changes, so that every `apiKeyAuth()` sharing that bus forgets its
+   * remembered answers at once: e.g. `await redisStore({ url })` from `keyguard/redis` on the Redis
+   * your apps' stores use. After each change that succeeded (updateKey, deleteKey, updateCredits,
+   * rerollKey, a key's permissions and roles: by keyId; deleting a permission, role or API, changing
+   * or deleting an identity: everything), before the answer. Default: none.
+   */
+  invalidate?: InvalidationPublisher;
 }
 
 export interface LocalServiceConfig {
@@ -77,6 +86,7 @@ export interface LocalServiceConfig {
   readonly encryptionKey: Buffer | undefined;
   readonly storeKeys: boolean;
   readonly trustProxy: boolean;
+  readonly invalidate: InvalidationPublisher | undefined;
 }
 
 /** A bad option given to the local key service. */
@@ -105,6 +115,7 @@ const KNOWN: readonly string[] = Object.freeze(
     encryptionKeyFile: true,
     storeKeys: true,
     trustProxy: true,
+    invalidate: true,
   } satisfies Record<keyof LocalKeyServiceOptions, true>),
 );
 
@@ -209,5 +220,9 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
   }
   const trustProxy = options.trustProxy ?? false;
   if (typeof trustProxy !== "boolean") fail("trustProxy", trustProxy, "Pass true or false.");
-  return Object.freeze({ rootKey, now, dataFile, store, postgres, port, host, logger, encryptionKey, storeKeys, trustProxy });
+  const invalidate = options.invalidate;
+  if (invalidate !== undefined && (typeof invalidate !== "object" || invalidate === null || typeof invalidate.invalidate !== "function")) {
+    fail("invalidate", invalidate, "Pass an object with an invalidate(message) method, e.g. await redisStore({ url }) from keyguard/redis.");
+  }
+  return Object.freeze({ rootKey, now, dataFile, store, postgres, port, host, logger, encryptionKey, storeKeys, trustProxy, invalidate });
 }
