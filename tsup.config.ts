@@ -5,6 +5,7 @@ export default defineConfig({
     index: "src/index.ts",
     client: "src/client.ts",
     local: "src/local.ts",
+    redis: "src/redis.ts",
     cli: "src/cli.ts",
   },
   format: ["esm", "cjs"],
@@ -15,4 +16,6 @@ export default defineConfig({
   clean: true,
   splitting: true,
   shims: false,
+  // Optional peer dependency, loaded lazily by keyguard/redis.
+  external: ["ioredis"],
 });

@@ -8,6 +8,7 @@ export default defineConfig({
     alias: [
       { find: /^keyguard\/client$/, replacement: src("client.ts") },
       { find: /^keyguard\/local$/, replacement: src("local.ts") },
+      { find: /^keyguard\/redis$/, replacement: src("redis.ts") },
       { find: /^keyguard$/, replacement: src("index.ts") },
     ],
   },

@@ -72,21 +72,6 @@ export const median = (values: number[]): number => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
-export interface Comparison {
-  ratio: number;
-  a: LoadResult[];
-  b: LoadResult[];
-}
-
-/**
- * Runs `a` and `b` alternately for `rounds` rounds (a warm-up run of each first) and returns
- * the median of the per-round throughput ratios a ÷ b.
- */
-export async function compare(a: LoadOptions, b: LoadOptions, rounds = 3, check?: (r: LoadResult) => void): Promise<Comparison> {
-  const runs = await rotate({ a, b }, rounds, check);
-  return { ratio: ratioOf(runs, "a", "b"), a: runs.a, b: runs.b };
-}
-
 /**
  * Runs every side once per round for `rounds` rounds (after a 1 s warm-up run of each), the
  * order rotating from round to round so drift on a noisy machine does not favour one side.

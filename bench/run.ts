@@ -11,6 +11,7 @@ import os from "node:os";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { createClient } from "keyguard/client";
+import { benchFleet } from "./fleet";
 import { load, median, ratioOf, rotate, type LoadOptions, type LoadResult } from "./load";
 import type { AppsConfig, ServiceInfo } from "./servers";
 
@@ -66,8 +67,8 @@ const onlyOk = (label: string) => (r: LoadResult) => {
 
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
 
-/** Groups of measures; BENCH_ONLY=overhead,credits,service,down runs some of them. */
-const GROUPS = ["overhead", "credits", "service", "down"] as const;
+/** Groups of measures; BENCH_ONLY=overhead,credits,service,down,fleet runs some of them. */
+const GROUPS = ["overhead", "credits", "service", "down", "fleet"] as const;
 const ONLY = (process.env.BENCH_ONLY ?? "").split(",").map((g) => g.trim()).filter(Boolean);
 for (const g of ONLY) if (!(GROUPS as readonly string[]).includes(g)) throw new Error(`bench: BENCH_ONLY names ${JSON.stringify(g)}; use some of ${GROUPS.join(", ")}`);
 const runs = (group: (typeof GROUPS)[number]) => ONLY.length === 0 || ONLY.includes(group);
@@ -186,6 +187,12 @@ async function main() {
     };
   }
 
+  let fleet: Awaited<ReturnType<typeof benchFleet>> | undefined;
+  if (runs("fleet")) {
+    process.stderr.write("bench: fleet (4 app processes on one Redis)\n");
+    fleet = await benchFleet(service, children);
+  }
+
   const machine =
     `${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}` +
     (PIN ? "; apps and the measured key service pinned to core 1, load generator and the middleware's key service to core 0" : "; no core pinning");
@@ -193,6 +200,9 @@ async function main() {
   if (down) {
     const p99 = Math.max(down.keyguard.p99, down.keyguardHang.p99);
     goals.push({ goal: `keyguard answers within its ${DEADLINE} ms deadline when the key service is down (p99, ms)`, ratio: p99, met: p99 <= DEADLINE });
+  }
+  if (fleet !== undefined && typeof fleet !== "string") {
+    goals.push({ goal: "fleet invalidation seen by all instances within 100 ms (p99, ms)", ratio: fleet.propagation.p99Ms, met: fleet.propagation.p99Ms <= 100 });
   }
   const results = {
     date: new Date().toISOString(),
@@ -209,6 +219,7 @@ async function main() {
         keyguardHanging: { p50: down.keyguardHang.p50, p99: down.keyguardHang.p99, statuses: down.keyguardHang.statuses },
       },
     }),
+    ...(fleet !== undefined && { fleet }),
   };
   mkdirSync(`${here}results`, { recursive: true });
   writeFileSync(`${here}results/${ONLY.length === 0 ? "latest" : "partial"}.json`, `${JSON.stringify(results, null, 2)}\n`);
@@ -229,6 +240,16 @@ async function main() {
       `| keyguard, connection refused (deadline ${DEADLINE} ms) | ${down.keyguard.p50} ms | ${down.keyguard.p99} ms | ${JSON.stringify(down.keyguard.statuses)} |`,
       `| keyguard, service hanging | ${down.keyguardHang.p50} ms | ${down.keyguardHang.p99} ms | ${JSON.stringify(down.keyguardHang.statuses)} |`,
       `| SDK middleware, connection refused | ${down.sdk.p50} ms | ${down.sdk.p99} ms | ${JSON.stringify(down.sdk.statuses)} |`,
+    );
+  }
+  if (typeof fleet === "string") lines.push("", `fleet: ${fleet}`);
+  else if (fleet !== undefined) {
+    lines.push(
+      "",
+      `| fleet of ${fleet.instances} app processes on one Redis | measured |`,
+      "|---|---|",
+      `| invalidation seen by all ${fleet.instances}, ${fleet.propagation.rounds} rounds | p50 ${fleet.propagation.p50Ms} ms, p99 ${fleet.propagation.p99Ms} ms, max ${fleet.propagation.maxMs} ms |`,
+      `| one hot key, ${fleet.hotKey.seconds} s of load on all ${fleet.instances}, cache ttl ${fleet.hotKey.ttlMs} ms | ${fleet.hotKey.serviceCalls} verifyKey calls for ${fleet.hotKey.requests} requests: ${fleet.hotKey.callsPerTtl} calls per TTL (${JSON.stringify(fleet.hotKey.statuses)}) |`,
     );
   }
   lines.push("", ...goals.map((g) => `goal: ${g.goal} … ${g.met ? "met" : "NOT met"} (${Number.isInteger(g.ratio) ? g.ratio : fmt(g.ratio)})`));

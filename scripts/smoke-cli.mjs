@@ -1,4 +1,4 @@
-// Smoke test of the BUILT `keyguard` bin (dist/cli.js): serve with --data, create and verify a key
+// Smoke test of the BUILT `keyguard` bin (dist/cli.js): serve with --data (a SQLite file), create and verify a key
 // over HTTP, kill the process, serve again from the same file and verify the key still works.
 // Plain Node ESM, loopback only, every wait bounded. Run after the build: node scripts/smoke-cli.mjs
 /* global process, console, setTimeout, clearTimeout, fetch, AbortSignal, URL */
@@ -17,7 +17,7 @@ const EXIT_TIMEOUT_MS = 5_000;
 const OVERALL_TIMEOUT_MS = 60_000;
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-smoke-"));
-const dataFile = join(dir, "state.json");
+const dataFile = join(dir, "keys.db");
 const rootKey = `root_smoke${randomBytes(12).toString("hex")}`;
 const children = new Set();
 

@@ -1,25 +1,43 @@
 #!/usr/bin/env node
-// The `keyguard` command line: `keyguard serve` runs the local key service in the foreground.
+// The `keyguard` command line: `keyguard serve` runs the local key service in the foreground;
+// `keyguard migrate` imports a JSON state file of an earlier version into a SQLite data file.
+import { readFileSync, statSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type * as Local from "./local";
 
 const USAGE = `Usage: keyguard serve [options]
+       keyguard migrate <state.json> --data <file.db>
 
-Runs the local key service: the key service's v2 HTTP API, in-process, for development and demos.
+keyguard serve runs the local key service: the key service's v2 HTTP API, for development, demos
+and self-hosting on one machine.
 
-Options:
-  --port <n>        port to listen on (default 8787; 0 picks a free port)
-  --host <addr>     address to listen on (default 127.0.0.1)
-  --root-key <key>  root key holding every permission (default: env UNKEY_ROOT_KEY, else generated)
-  --data <file>     keep the state in this JSON file (written atomically after each change);
-                    without it the state lives in memory and is lost on exit
-  -h, --help        show this help
+Options of serve:
+  --port <n>               port to listen on (default 8787; 0 picks a free port)
+  --host <addr>            address to listen on (default 127.0.0.1)
+  --root-key-file <path>   read the root key (holding every permission) from the first line of
+                           this file
+  --root-key <key>         the root key itself. Every user of the machine can read it in the
+                           process list (ps): prefer --root-key-file or env UNKEY_ROOT_KEY.
+                           Default: env UNKEY_ROOT_KEY, else a generated key
+  --data <file.db>         keep the state in this SQLite file (created when absent; one process
+                           per file); without it the state lives in memory and is lost on exit
+  --encryption-key-file <path>
+                           file holding the key-encryption key for recoverable keys (32 bytes,
+                           hex or base64; default: env KEYGUARD_ENCRYPTION_KEY)
+  --store-keys             the bootstrap API stores keys: createKey {recoverable: true} keeps an
+                           encrypted copy that getKey/listKeys {decrypt: true} return (needs an
+                           encryption key)
+  --trust-proxy            take the caller's address for IP allow lists from the first
+                           X-Forwarded-For entry (only behind your own proxy)
+  -h, --help               show this help
 
-On start it prints the base URL, the root key and the API id. Point your app at them with
+keyguard migrate imports a JSON state file written by keyguard 0.1's --data into a new SQLite
+file, once; it refuses a file that already holds a state and leaves the JSON file as it is.
+
+On start serve prints the base URL, the root key and the API id. Point your app at them with
 UNKEY_BASE_URL and UNKEY_ROOT_KEY. Only a generated root key is printed; one given with
---root-key or taken from UNKEY_ROOT_KEY is never shown. With --data, a restart reuses the stored
-workspace, API and root keys (stored hashed); pass --root-key (or set UNKEY_ROOT_KEY) to keep
-using the same root key.
+--root-key, --root-key-file or UNKEY_ROOT_KEY is never shown. With --data, a restart reuses the
+stored workspace, API and root keys (stored hashed); give the same root key again to keep using it.
 `;
 
 function usageError(message: string): never {
@@ -41,20 +59,38 @@ async function loadLocal(): Promise<typeof Local> {
 }
 
 /**
- * The root-key line of the banner. Only a generated key is printed: a key given with --root-key
- * or taken from UNKEY_ROOT_KEY may be a real secret and must not end up in terminal or CI logs.
+ * The root-key line of the banner. Only a generated key is printed: a key given with --root-key,
+ * --root-key-file or UNKEY_ROOT_KEY may be a real secret and must not end up in terminal or CI logs.
  */
-function rootKeyLine(service: Local.LocalKeyService, given: boolean): string {
-  if (given) return "UNKEY_ROOT_KEY: (given with --root-key)";
+function rootKeyLine(service: Local.LocalKeyService, given: string | undefined): string {
+  if (given) return `UNKEY_ROOT_KEY: (given with ${given})`;
   if (!service.rootKeyGenerated) return "UNKEY_ROOT_KEY: (from UNKEY_ROOT_KEY)";
   const note = service.restored ? "  (new; earlier root keys in the data file still work)" : "";
   return `UNKEY_ROOT_KEY=${service.rootKey}${note}`;
 }
 
-async function main(argv: string[]): Promise<void> {
-  let parsed;
+/** The root key in `file`: its first line, trimmed. Never echoes the file's content. */
+function readRootKeyFile(file: string): string {
+  if (file.trim() === "") usageError("--root-key-file needs a file path.");
+  let text: string;
   try {
-    parsed = parseArgs({
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === "ENOENT" ? "no such file" : e.code === "EACCES" ? "permission denied" : e.code === "EISDIR" ? "it is a directory" : e.message;
+    usageError(`cannot read --root-key-file ${JSON.stringify(file)}: ${why}.`);
+  }
+  const key = text.split(/\r?\n/, 1)[0]!.trim();
+  if (key === "") usageError(`--root-key-file ${JSON.stringify(file)} is empty: put the root key on its first line.`);
+  if (process.platform !== "win32" && (statSync(file).mode & 0o077) !== 0) {
+    process.stderr.write(`keyguard: warning: ${file} can be read by other users; restrict it with: chmod 600 ${file}\n`);
+  }
+  return key;
+}
+
+function parse(argv: string[]) {
+  try {
+    return parseArgs({
       args: argv,
       allowPositionals: true,
       strict: true,
@@ -62,33 +98,69 @@ async function main(argv: string[]): Promise<void> {
         port: { type: "string" },
         host: { type: "string" },
         "root-key": { type: "string" },
+        "root-key-file": { type: "string" },
         data: { type: "string" },
+        "encryption-key-file": { type: "string" },
+        "store-keys": { type: "boolean" },
+        "trust-proxy": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
   } catch (err) {
     usageError((err as Error).message);
   }
-  const { values, positionals } = parsed;
-  if (values.help || positionals.length === 0) {
-    console.log(USAGE);
-    return;
+}
+
+type Values = ReturnType<typeof parse>["values"];
+
+async function migrate(positionals: string[], values: Values): Promise<void> {
+  const extra = (["port", "host", "root-key", "root-key-file"] as const).find((o) => values[o] !== undefined);
+  if (extra !== undefined) usageError(`keyguard migrate takes no --${extra}.`);
+  if (positionals.length !== 2) usageError("keyguard migrate needs one JSON state file: keyguard migrate <state.json> --data <file.db>");
+  if (values.data === undefined || values.data.trim() === "") usageError("keyguard migrate needs --data <file.db>: the new SQLite file to import into.");
+  // Its own module: migrating needs neither express nor the HTTP service.
+  const { migrateStateFile } = await import("./local/migrate");
+  try {
+    const counts = await migrateStateFile(positionals[1]!, values.data);
+    const summary = Object.entries(counts)
+      .map(([table, n]) => `${n} ${table}`)
+      .join(", ");
+    console.log(`keyguard: imported ${positionals[1]} into ${values.data}: ${summary}.`);
+    console.log(`Serve it with: keyguard serve --data ${values.data}`);
+  } catch (err) {
+    const e = err as Error & { code?: string };
+    console.error(`keyguard: ${e.message}`);
+    process.exit(e.code === "LOCAL_SERVICE_CONFIG_ERROR" ? 2 : 1);
   }
-  if (positionals[0] !== "serve" || positionals.length > 1) {
-    usageError(`unknown command ${JSON.stringify(positionals.join(" "))}; the only command is "serve".`);
-  }
+}
+
+async function serve(positionals: string[], values: Values): Promise<void> {
+  if (positionals.length > 1) usageError(`keyguard serve takes no arguments, got ${JSON.stringify(positionals.slice(1).join(" "))}.`);
   const port = values.port === undefined ? 8787 : Number(values.port);
   if (!/^\d+$/.test(values.port ?? "0") || !Number.isInteger(port) || port > 65535) {
     usageError(`--port must be an integer 0..65535, got ${JSON.stringify(values.port)}.`);
   }
   const dataFile = values.data;
   if (dataFile !== undefined && dataFile.trim() === "") usageError("--data needs a file path.");
+  if (values["root-key"] !== undefined && values["root-key-file"] !== undefined) {
+    usageError("give the root key with --root-key or with --root-key-file, not both.");
+  }
+  const rootKey = values["root-key-file"] !== undefined ? readRootKeyFile(values["root-key-file"]) : values["root-key"];
+  const given = values["root-key-file"] !== undefined ? "--root-key-file" : values["root-key"] !== undefined ? "--root-key" : undefined;
 
   let running;
   try {
     // Loaded on demand: `--help` works even where the optional peer dependency express is missing.
     const { startLocalKeyService } = await loadLocal();
-    running = await startLocalKeyService({ port, host: values.host, rootKey: values["root-key"], dataFile });
+    running = await startLocalKeyService({
+      port,
+      host: values.host,
+      rootKey,
+      dataFile,
+      encryptionKeyFile: values["encryption-key-file"],
+      storeKeys: values["store-keys"],
+      trustProxy: values["trust-proxy"],
+    });
   } catch (err) {
     const e = err as Error & { code?: string };
     console.error(`keyguard: cannot start the local key service: ${e.message}`);
@@ -96,7 +168,7 @@ async function main(argv: string[]): Promise<void> {
   }
   console.log(`keyguard local key service listening on ${running.baseUrl}`);
   console.log(`  UNKEY_BASE_URL=${running.baseUrl}`);
-  console.log(`  ${rootKeyLine(running.service, values["root-key"] !== undefined)}`);
+  console.log(`  ${rootKeyLine(running.service, given)}`);
   console.log(`  API id:       ${running.apiId}`);
   console.log(`  workspace id: ${running.workspaceId}`);
   console.log(`  state:        ${dataFile ? `kept in ${dataFile}` : "in memory (lost on exit; use --data FILE to keep it)"}`);
@@ -109,6 +181,32 @@ async function main(argv: string[]): Promise<void> {
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
+}
+
+/**
+ * Node.js 22 warns on stderr that node:sqlite is experimental each time it is loaded. The CLI uses
+ * it on purpose (the data file's driver), so it drops that one warning in its own process; every
+ * other warning is printed as usual.
+ */
+function quietSqliteWarning(): void {
+  const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    const text = typeof warning === "string" ? warning : warning?.message;
+    if (typeof text === "string" && text.startsWith("SQLite is an experimental feature")) return;
+    emit(warning, ...rest);
+  }) as typeof process.emitWarning;
+}
+
+async function main(argv: string[]): Promise<void> {
+  quietSqliteWarning();
+  const { values, positionals } = parse(argv);
+  if (values.help || positionals.length === 0) {
+    console.log(USAGE);
+    return;
+  }
+  if (positionals[0] === "serve") return serve(positionals, values);
+  if (positionals[0] === "migrate") return migrate(positionals, values);
+  usageError(`unknown command ${JSON.stringify(positionals.join(" "))}; the commands are "serve" and "migrate".`);
 }
 
 void main(process.argv.slice(2));

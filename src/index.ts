@@ -22,6 +22,10 @@ export type {
   PerRequest,
   VerifyRatelimit,
 } from "./middleware/options";
+export { memoryStore } from "./middleware/store";
+export type { Store, MemoryStore, MemoryStoreOptions, AnswerRef, Ticket, Lookup, StoreSettings } from "./middleware/store";
+export { keyHash, INVALIDATION_CHANNEL_SUFFIX } from "./protocol/invalidation";
+export type { InvalidationMessage, InvalidationPublisher } from "./protocol/invalidation";
 export { getApiKey } from "./middleware/augment";
 export type { VerifiedKey } from "./middleware/augment";
 export { requirePermissions, requireAnyPermission, requireRoles, requireKey } from "./middleware/guards";
@@ -40,8 +44,8 @@ export {
   ERROR_CODES,
   isKeyguardError,
 } from "./middleware/errors";
-export { problemBody } from "./middleware/problem";
-export type { ProblemBody } from "./middleware/problem";
+export { problemBody } from "./middleware/respond";
+export type { ProblemBody } from "./middleware/respond";
 export { extractKey, MAX_KEY_LENGTH } from "./middleware/extract-key";
 export type { Extraction, ExtractOptions, KeySource } from "./middleware/extract-key";
 export { rateLimitHeaders } from "./middleware/ratelimit-headers";

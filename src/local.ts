@@ -7,11 +7,13 @@ export type { LocalKeyServiceInstance } from "./local/factory";
 export type { LocalServiceApp } from "./local/app";
 export { startLocalKeyService } from "./local/server";
 export type { RunningLocalKeyService } from "./local/server";
-export type { LocalKeyService, UnavailableOptions } from "./local/service";
+export type { CreateApiInput, LocalKeyService, UnavailableOptions } from "./local/service";
 export { LocalServiceConfigError } from "./local/options";
 export { LocalServiceArgumentError } from "./local/argument-error";
 export type { LocalKeyServiceOptions } from "./local/options";
 export { memoryStore } from "./local/stores/memory";
+export { sqliteStore } from "./local/stores/sqlite";
+export type { SqliteStore, SqliteStoreOptions } from "./local/stores/sqlite";
 export { exportState, importState } from "./local/state-file";
 export { StoreUnavailableError } from "./local/storage";
 export type {

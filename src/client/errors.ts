@@ -1,6 +1,7 @@
 // The errors the key-service client throws. Each has a stable string `code`; tell them apart with
 // `code` (or `isKeyServiceError`), not only `instanceof`, since two copies of keyguard can be loaded.
 
+import { ConfigError } from "../config-error";
 import type { ValidationErrorDetail } from "../protocol/types";
 
 /** Stable codes of the client's errors. */
@@ -143,15 +144,9 @@ export class KeyServiceResponseError extends KeyServiceError {
 }
 
 /** Misconfiguration of the client, thrown at `createClient` (or for bad per-call options). */
-export class KeyServiceConfigError extends Error {
+export class KeyServiceConfigError extends ConfigError {
   override readonly name: string = "KeyServiceConfigError";
-  readonly code: string = KEY_SERVICE_ERROR_CODES.config;
-  /** The option at fault, e.g. `"rootKey"`. */
-  readonly option: string;
-  constructor(option: string, message: string) {
-    super(message);
-    this.option = option;
-  }
+  override readonly code: string = KEY_SERVICE_ERROR_CODES.config;
 }
 
 /**

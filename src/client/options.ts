@@ -1,7 +1,9 @@
 // The client's options: the public option types, and their parsing (once, at `createClient`) into a
 // frozen config with every default filled in. Misconfiguration throws KeyServiceConfigError.
 
+import { describeValue as describe, optionNames } from "../config-error";
 import { defaultLogger, type Logger } from "../logger";
+import type { InvalidationPublisher } from "../protocol/invalidation";
 import { warnUnknownOptions } from "../unknown-options";
 import { KeyServiceConfigError } from "./errors";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry";
@@ -55,6 +57,13 @@ export interface ClientOptions {
   userAgent?: string;
   /** Largest response body read, bytes; a larger 2xx is a KeyServiceResponseError. Default 1 MiB. */
   maxResponseBytes?: number;
+  /**
+   * Where to announce key changes, e.g. a `redisStore()` shared with `apiKeyAuth({ store })`:
+   * after deleteKey, updateKey, updateCredits, rerollKey and the key's permission and role changes
+   * succeed, the key is invalidated (by keyId) on every instance; after deletePermission,
+   * deleteRole and deleteApi, every answer is. Default: none.
+   */
+  invalidate?: InvalidationPublisher;
 }
 
 /** The parsed client options. Frozen; the root key is a non-enumerable property. */
@@ -70,6 +79,7 @@ export interface ClientConfig {
   readonly logger: Logger;
   readonly userAgent: string;
   readonly maxResponseBytes: number;
+  readonly invalidate: InvalidationPublisher | undefined;
 }
 
 /** The effective settings of one call. */
@@ -87,8 +97,13 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 export const DEFAULT_USER_AGENT = "keyguard";
 
 const MAX_TIMER_MS = 2_147_483_647; // the largest delay a Node timer accepts
-const CLIENT_KEYS = new Set(["rootKey", "baseUrl", "timeout", "deadline", "retry", "fetch", "logger", "userAgent", "maxResponseBytes"]);
-const RETRY_KEYS = new Set(["attempts", "initialDelay", "factor", "maxDelay", "jitter"]);
+const CLIENT_KEYS = new Set(
+  optionNames<ClientOptions>()({
+    rootKey: true, baseUrl: true, timeout: true, deadline: true, retry: true, fetch: true, logger: true,
+    userAgent: true, maxResponseBytes: true, invalidate: true,
+  }),
+);
+const RETRY_KEYS = new Set(optionNames<RetryOptions>()({ attempts: true, initialDelay: true, factor: true, maxDelay: true, jitter: true }));
 const KNOWN_OPTION_NAMES = Object.freeze([...CLIENT_KEYS, ...[...RETRY_KEYS].map((k) => `retry.${k}`)]);
 const CALL_KEYS = new Set(["timeout", "deadline", "retry", "signal"]);
 // Visible ASCII only: anything else cannot go in a header, and fetch's error would quote the value.
@@ -129,7 +144,12 @@ export function parseClientOptions(options: ClientOptions = {}, env: NodeJS.Proc
   if (typeof userAgent !== "string" || !/^[\x20-\x7e]+$/.test(userAgent)) {
     throw new KeyServiceConfigError("userAgent", `${where}: option \`userAgent\` must be a non-empty ASCII string, got ${describe(userAgent)}.`);
   }
+  const invalidate = options.invalidate;
+  if (invalidate !== undefined && (typeof invalidate !== "object" || invalidate === null || typeof invalidate.invalidate !== "function")) {
+    throw new KeyServiceConfigError("invalidate", `${where}: option \`invalidate\` must have an invalidate(message) method (e.g. a redisStore()), got ${describe(invalidate)}.`);
+  }
   const config = {
+    invalidate,
     baseUrl,
     timeout: duration(where, "timeout", options.timeout, DEFAULT_TIMEOUT),
     deadline: duration(where, "deadline", options.deadline, DEFAULT_DEADLINE),
@@ -145,6 +165,8 @@ export function parseClientOptions(options: ClientOptions = {}, env: NodeJS.Proc
 
 /** The settings of one call: `options` over the client's config. */
 export function resolveCallOptions(config: ClientConfig, options: CallOptions | undefined, where: string): CallConfig {
+  const preset = options === undefined ? undefined : PRESETS.get(options);
+  if (preset !== undefined) return preset;
   if (options === undefined) return { timeout: config.timeout, deadline: config.deadline, retry: config.retry, signal: undefined };
   if (typeof options !== "object" || options === null) {
     throw new KeyServiceConfigError("options", `${where}: call options must be an object, got ${describe(options)}.`);
@@ -225,9 +247,34 @@ function integer(where: string, name: string, value: unknown, fallback: number, 
   return value;
 }
 
-function describe(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
-  if (typeof value === "function") return "a function";
-  if (value === null || typeof value !== "object") return String(value);
-  return Array.isArray(value) ? "an array" : "an object";
+/** Call settings with every default filled in. */
+export interface CallSettings {
+  readonly timeout: number;
+  readonly deadline: number;
+  /** null = one attempt. */
+  readonly retry: RetryPolicy | null;
+}
+
+// Call options normalised by normaliseCallSettings: used by the client as they are, not checked again.
+const PRESETS = new WeakMap<object, CallConfig>();
+
+/**
+ * Normalises `timeout`, `deadline` and `retry` once (e.g. when `apiKeyAuth()` is created), over the
+ * caller's own `defaults`: a bad value throws KeyServiceConfigError naming `where` and those
+ * defaults. Returns the settings and frozen call options that this client's calls then use
+ * without checking them again.
+ */
+export function normaliseCallSettings(
+  where: string,
+  given: { timeout?: unknown; deadline?: unknown; retry?: unknown },
+  defaults: { readonly timeout: number; readonly deadline: number; readonly retry: RetryPolicy },
+): { settings: CallSettings; options: CallOptions } {
+  const settings: CallSettings = Object.freeze({
+    timeout: duration(where, "timeout", given.timeout, defaults.timeout),
+    deadline: duration(where, "deadline", given.deadline, defaults.deadline),
+    retry: parseRetry(where, given.retry as RetryOptions | false | undefined, defaults.retry),
+  });
+  const options: CallOptions = Object.freeze({ timeout: settings.timeout, deadline: settings.deadline, retry: settings.retry ?? false });
+  PRESETS.set(options, Object.freeze({ ...settings, signal: undefined }));
+  return { settings, options };
 }

@@ -4,6 +4,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { OperationName } from "../protocol/types";
 import { authenticate } from "./auth";
+import { clientIp } from "./client-ip";
 import { ServiceError, errorContentType, errorEnvelope, successEnvelope } from "./envelope";
 import { newId } from "./ids";
 import type { OpResult } from "./operation";
@@ -82,10 +83,10 @@ export function createApp(core: ServiceCore): LocalServiceApp {
       const { store } = core;
       const root = await authenticate(store.direct, req.headers.authorization);
       const now = core.now();
-      const ip = req.socket.remoteAddress ?? "";
+      const ip = clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"], core.config.trustProxy);
       // The answer is prepared (and serialized) inside the transaction and sent once it committed.
       const run = async (tx: StoreTx): Promise<string> => {
-        const result: OpResult<unknown> = await op.run({ tx, root, now, ip }, body as never);
+        const result: OpResult<unknown> = await op.run({ tx, root, now, ip, vault: core.vault }, body as never);
         return JSON.stringify(successEnvelope(result.data, requestId, result.pagination));
       };
       const answer = op.access === "direct" ? await run(store.direct) : await store.transaction(run);

@@ -14,12 +14,15 @@ export const ALL_ROOT_PERMISSIONS: readonly string[] = Object.freeze([
   "api.*.update_key",
   "api.*.delete_key",
   "api.*.verify_key",
+  "api.*.encrypt_key",
+  "api.*.decrypt_key",
   "rbac.*.create_permission",
   "rbac.*.read_permission",
   "rbac.*.delete_permission",
   "rbac.*.create_role",
   "rbac.*.read_role",
   "rbac.*.delete_role",
+  "rbac.*.add_permission_to_role",
   "rbac.*.add_permission_to_key",
   "rbac.*.remove_permission_from_key",
   "rbac.*.add_role_to_key",
@@ -40,24 +43,33 @@ export interface RootContext {
   permissions: ReadonlySet<string>;
 }
 
-/** Reads `Authorization: Bearer <root key>` and finds the root key (by hash). */
+/** Exactly what production requires before the root key: this prefix, case and single space included. */
+const BEARER = "Bearer ";
+
+/**
+ * Reads `Authorization: Bearer <root key>` and finds the root key (by hash). As production: no
+ * header → 400 `invalid_input`; anything not starting with exactly `Bearer ` (after trimming), an
+ * empty token included → 400 `authentication.malformed`; an unknown key → 401.
+ */
 export async function authenticate(tx: StoreTx, header: string | undefined): Promise<RootContext> {
-  if (header === undefined || header.trim() === "") {
-    throw new ServiceError(
-      "authentication.missing",
-      "Authentication is required. Send your root key in the Authorization header as `Bearer <ROOT_KEY>`.",
-    );
+  if (header === undefined) {
+    throw new ServiceError("application.invalid_input", "Authorization header for 'bearer' scheme", {
+      errors: [
+        { location: "security", message: "Authorization header was not found", fix: "Add an 'Authorization' header to this request" },
+      ],
+    });
   }
-  const match = /^bearer\s+(\S+)\s*$/i.exec(header.trim());
-  if (!match) {
+  const value = header.trim();
+  const token = value.startsWith(BEARER) ? value.slice(BEARER.length).trim() : "";
+  if (token === "") {
     throw new ServiceError(
       "authentication.malformed",
-      "The Authorization header is malformed. Use the form `Bearer <ROOT_KEY>`.",
+      "You must provide a valid root key in the Authorization header in the format 'Bearer ROOT_KEY'. Your authorization header is missing the 'Bearer ' prefix.",
     );
   }
-  const record = await tx.rootKeyByHash(hashKey(match[1]!));
+  const record = await tx.rootKeyByHash(hashKey(token));
   if (!record) {
-    throw new ServiceError("authentication.key_not_found", "The provided root key was not found.");
+    throw new ServiceError("authentication.key_not_found", "The provided root key is invalid. We could not find the requested key.");
   }
   return { rootKeyId: record.id, workspaceId: record.workspaceId, permissions: new Set(record.permissions) };
 }
@@ -79,14 +91,7 @@ export function canOnApi(root: RootContext, action: string, apiId: string): bool
   return root.permissions.has(`api.*.${action}`) || root.permissions.has(`api.${apiId}.${action}`);
 }
 
-/**
- * Throws 403 when the root key holds no grant at all for an API action (neither `api.*.action`
- * nor `api.<any id>.action`). A grant for other APIs only passes here; the handler then answers
- * as "not found" for the API it cannot see.
- */
-export function requireSomeApiGrant(root: RootContext, action: string, apiId?: string): void {
-  for (const p of root.permissions) {
-    if (p.startsWith("api.") && p.endsWith(`.${action}`)) return;
-  }
-  throw forbidden([`api.*.${action}`, `api.${apiId ?? "<apiId>"}.${action}`]);
+/** Throws 403 unless the root key may do `action` on this API (`api.*.action` or `api.<apiId>.action`). */
+export function requireOnApi(root: RootContext, action: string, apiId: string): void {
+  requirePermission(root, [`api.*.${action}`, `api.${apiId}.${action}`]);
 }

@@ -5,8 +5,8 @@ import { createApp, type LocalServiceApp } from "./app";
 import { LocalServiceConfigError, parseOptions, type LocalKeyServiceOptions, type LocalServiceConfig } from "./options";
 import { ServiceCore, type LocalKeyService } from "./service";
 import type { Store } from "./storage";
-import { jsonFileStore } from "./stores/json-file";
 import { memoryStore } from "./stores/memory";
+import { sqliteStore } from "./stores/sqlite";
 
 export interface LocalKeyServiceInstance {
   /**
@@ -20,10 +20,10 @@ export interface LocalKeyServiceInstance {
   close(): Promise<void>;
 }
 
-/** The configured store, and whether the service opened it (and so closes it). Reads `dataFile`. */
-export function openStore(config: LocalServiceConfig): { store: Store; owned: boolean } {
+/** The configured store, and whether the service opened it (and so closes it). `dataFile` is SQLite. */
+export async function openStore(config: LocalServiceConfig): Promise<{ store: Store; owned: boolean }> {
   if (config.store) return { store: config.store, owned: false };
-  if (config.dataFile) return { store: jsonFileStore(config.dataFile).store, owned: true };
+  if (config.dataFile) return { store: await sqliteStore(config.dataFile), owned: true };
   return { store: memoryStore(), owned: true };
 }
 
@@ -52,7 +52,7 @@ export function storeCloser(opened: { store: Store; owned: boolean }): () => Pro
 /** The service and its app. Async: the bootstrap is read from (or written to) the store first. */
 export async function createLocalKeyService(options?: LocalKeyServiceOptions): Promise<LocalKeyServiceInstance> {
   const config = parseOptions(options);
-  const opened = openStore(config);
+  const opened = await openStore(config);
   const core = await openCore(config, opened);
   return { app: createApp(core), service: core, close: storeCloser(opened) };
 }

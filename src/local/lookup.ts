@@ -25,7 +25,7 @@ export function findApi(tx: StoreTx, workspaceId: string, apiId: string): Promis
 }
 
 export function apiNotFound(apiId: string): ServiceError {
-  return new ServiceError("data.api_not_found", `The API ${JSON.stringify(apiId)} does not exist or has been deleted.`);
+  return new ServiceError("data.api_not_found", `The requested API ${JSON.stringify(apiId)} does not exist or has been deleted.`);
 }
 
 export async function findKey(tx: StoreTx, workspaceId: string, keyId: string): Promise<KeyRecord> {

@@ -2,6 +2,7 @@
 // whole body, how it uses the store (`access`) and an asynchronous `run` over a `StoreTx`.
 import type { OperationName, Operations, Pagination, ValidationErrorDetail } from "../protocol/types";
 import type { RootContext } from "./auth";
+import type { KeyVault } from "./key-vault";
 import type { StoreTx } from "./storage";
 import type { Schema } from "./validate";
 
@@ -16,8 +17,10 @@ export interface OpContext {
   root: RootContext;
   /** The service clock, read once per request. */
   now: number;
-  /** Source address of the request (for API IP allowlists). */
+  /** Address of the caller (for API IP allowlists): the socket's, or the first `X-Forwarded-For` entry with `trustProxy`. */
   ip: string;
+  /** Seals and opens recoverable keys; undefined when no key-encryption key is configured. */
+  vault: KeyVault | undefined;
 }
 
 export interface OpResult<T> {

@@ -1,6 +1,9 @@
 // Options of the local key service, parsed once into a frozen config. Misconfiguration throws
 // LocalServiceConfigError naming the option, the bad value and the fix.
+import { readFileSync } from "node:fs";
+import { ConfigError } from "../config-error";
 import { defaultLogger, type Logger } from "../logger";
+import { ENCRYPTION_KEY_ENV, parseEncryptionKey } from "./key-vault";
 import type { Store } from "./storage";
 import { warnUnknownOptions } from "../unknown-options";
 
@@ -13,13 +16,14 @@ export interface LocalKeyServiceOptions {
   /** Clock in Unix ms; drives expiry, credit refills and rate-limit windows. Default: `Date.now`. */
   now?: () => number;
   /**
-   * JSON file holding the state, written atomically before each answer that changed something.
-   * Default: none (state lives in memory only). Not together with `store`.
+   * SQLite file holding the state (created when absent; one process per file): the same as
+   * `store: await sqliteStore(dataFile)`, opened and closed by the service. Needs Node.js >= 22.13
+   * or the `better-sqlite3` package. Default: none (state lives in memory only). Not together with `store`.
    */
   dataFile?: string;
   /**
-   * A store opened by the caller (e.g. `memoryStore()`); the service never closes it. Default:
-   * the JSON `dataFile` when given, else a new memory store.
+   * A store opened by the caller (e.g. `memoryStore()`, `await sqliteStore(file)`); the service
+   * never closes it. Default: the SQLite `dataFile` when given, else a new memory store.
    */
   store?: Store;
   /** Port to listen on (`startLocalKeyService` only). Default: `0` (any free port). */
@@ -28,6 +32,22 @@ export interface LocalKeyServiceOptions {
   host?: string;
   /** Where unexpected errors and persistence failures are reported. Default: `defaultLogger` (stderr). */
   logger?: Logger;
+  /**
+   * Key-encryption key for recoverable keys: 32 bytes as 64 hex digits or base64. Never stored in
+   * the state. Default: `encryptionKeyFile`, else env `KEYGUARD_ENCRYPTION_KEY`, else none (no API
+   * can store keys).
+   */
+  encryptionKey?: string;
+  /** File holding the key-encryption key (same forms as `encryptionKey`). Not together with it. */
+  encryptionKeyFile?: string;
+  /** The bootstrap API stores keys (keeps an encrypted copy of each recoverable key). Needs an encryption key. Default: false. */
+  storeKeys?: boolean;
+  /**
+   * Take a caller's address for API IP allow lists from the first `X-Forwarded-For` entry, as
+   * production does. Only behind a proxy you run: a caller can write that header. Default: false
+   * (the socket address).
+   */
+  trustProxy?: boolean;
 }
 
 export interface LocalServiceConfig {
@@ -38,18 +58,68 @@ export interface LocalServiceConfig {
   readonly port: number;
   readonly host: string;
   readonly logger: Logger;
+  /** The 32-byte key-encryption key; undefined when none is configured. */
+  readonly encryptionKey: Buffer | undefined;
+  readonly storeKeys: boolean;
+  readonly trustProxy: boolean;
 }
 
 /** A bad option given to the local key service. */
-export class LocalServiceConfigError extends Error {
-  readonly code = "LOCAL_SERVICE_CONFIG_ERROR";
+export class LocalServiceConfigError extends ConfigError {
+  override readonly name: string = "LocalServiceConfigError";
+  override readonly code: string = "LOCAL_SERVICE_CONFIG_ERROR";
   constructor(message: string) {
-    super(message);
-    this.name = "LocalServiceConfigError";
+    super(/invalid option (\S+)/.exec(message)?.[1] ?? "options", message);
   }
 }
 
-const KNOWN: readonly string[] = Object.freeze(["rootKey", "now", "dataFile", "store", "port", "host", "logger"]);
+const KNOWN: readonly string[] = Object.freeze([
+  "rootKey",
+  "now",
+  "dataFile",
+  "store",
+  "port",
+  "host",
+  "logger",
+  "encryptionKey",
+  "encryptionKeyFile",
+  "storeKeys",
+  "trustProxy",
+]);
+
+const KEY_FORMS = "Use 32 bytes written as 64 hex digits or as base64, e.g. from `openssl rand -base64 32`.";
+
+/** The key-encryption key from `encryptionKey`, `encryptionKeyFile` or the environment. Never echoes it. */
+function encryptionKeyOf(options: LocalKeyServiceOptions, env: NodeJS.ProcessEnv): Buffer | undefined {
+  const { encryptionKey, encryptionKeyFile } = options;
+  if (encryptionKey !== undefined && encryptionKeyFile !== undefined) {
+    fail("encryptionKeyFile", encryptionKeyFile, "Pass either encryptionKey or encryptionKeyFile, not both.");
+  }
+  let text: unknown;
+  let source: string;
+  if (encryptionKeyFile !== undefined) {
+    if (typeof encryptionKeyFile !== "string" || encryptionKeyFile.trim() === "") {
+      fail("encryptionKeyFile", encryptionKeyFile, "Pass the path of a file holding the key.");
+    }
+    try {
+      text = readFileSync(encryptionKeyFile, "utf8");
+    } catch (err) {
+      fail("encryptionKeyFile", encryptionKeyFile, `The file cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"}).`);
+    }
+    source = "encryptionKeyFile";
+  } else if (encryptionKey !== undefined) {
+    text = encryptionKey;
+    source = "encryptionKey";
+  } else {
+    text = env[ENCRYPTION_KEY_ENV] || undefined;
+    source = ENCRYPTION_KEY_ENV;
+    if (text === undefined) return undefined;
+  }
+  const key = typeof text === "string" ? parseEncryptionKey(text) : undefined;
+  // The value is a secret: never echo it.
+  if (!key) fail(source === "encryptionKeyFile" ? `${source} (its content)` : source, "<hidden>", KEY_FORMS);
+  return key;
+}
 
 function fail(option: string, value: unknown, fix: string): never {
   const shown = typeof value === "string" ? JSON.stringify(value) : typeof value === "function" ? "a function" : String(value);
@@ -89,5 +159,13 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail("port", port, "Use an integer 0..65535 (0 picks a free port).");
   const host = options.host ?? "127.0.0.1";
   if (typeof host !== "string" || host === "") fail("host", host, 'Use an address such as "127.0.0.1".');
-  return Object.freeze({ rootKey, now, dataFile, store, port, host, logger });
+  const encryptionKey = encryptionKeyOf(options, env);
+  const storeKeys = options.storeKeys ?? false;
+  if (typeof storeKeys !== "boolean") fail("storeKeys", storeKeys, "Pass true or false.");
+  if (storeKeys && !encryptionKey) {
+    fail("storeKeys", storeKeys, `Storing keys needs a key-encryption key: set ${ENCRYPTION_KEY_ENV}, encryptionKey or encryptionKeyFile.`);
+  }
+  const trustProxy = options.trustProxy ?? false;
+  if (typeof trustProxy !== "boolean") fail("trustProxy", trustProxy, "Pass true or false.");
+  return Object.freeze({ rootKey, now, dataFile, store, port, host, logger, encryptionKey, storeKeys, trustProxy });
 }

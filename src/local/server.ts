@@ -28,7 +28,7 @@ export async function startLocalKeyService(options?: LocalKeyServiceOptions): Pr
   const config = parseOptions(options);
   // The store is opened (a data file read) before listening, but written only once listening:
   // a start that could not listen leaves the data file alone.
-  const opened = openStore(config);
+  const opened = await openStore(config);
   const closeStore = storeCloser(opened);
   // Requests that arrive before the bootstrap is done wait for the app.
   const app: { handle?: (req: IncomingMessage, res: ServerResponse) => void } = {};

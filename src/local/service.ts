@@ -4,6 +4,7 @@ import { LocalServiceArgumentError } from "./argument-error";
 import { ALL_ROOT_PERMISSIONS, PERMISSION_TUPLE } from "./auth";
 import { newId } from "./ids";
 import { generateKey, hashKey } from "./key-material";
+import { ENCRYPTION_KEY_ENV, KeyVault } from "./key-vault";
 import type { LocalServiceConfig } from "./options";
 import { BOOTSTRAP_META, exportState, putWorkspace } from "./state-file";
 import type { ApiRecord, LocalState, Store, StoreTx } from "./storage";
@@ -33,16 +34,26 @@ export interface LocalKeyService {
   /** Whether the store already held a state (a bootstrap) when the service started. */
   readonly restored: boolean;
   createWorkspace(input?: { name?: string }): Promise<{ workspaceId: string }>;
-  /** `ipWhitelist`: source addresses allowed to verify this API's keys; others get FORBIDDEN. */
-  createApi(input: { workspaceId?: string; name: string; ipWhitelist?: string[] }): Promise<{ apiId: string }>;
+  /**
+   * `ipWhitelist`: caller addresses allowed to verify this API's keys; others get FORBIDDEN.
+   * `storeKeys`: keep an encrypted copy of each recoverable key (needs an encryption key).
+   */
+  createApi(input: CreateApiInput): Promise<{ apiId: string }>;
   /** `permissions`: tuples such as `api.*.verify_key` or `api.<apiId>.create_key`. */
   createRootKey(input: { workspaceId?: string; permissions: readonly string[] }): Promise<{ rootKey: string }>;
   /** Answer 503 `service_unavailable` (with `Retry-After`) to every request, or to the next N. */
   setUnavailable(on: boolean | UnavailableOptions): void;
-  /** The whole state, as one consistent copy (hashes only, never a key). */
+  /** The whole state, as one consistent copy (hashes and sealed copies only, never a plaintext key). */
   exportState(): Promise<LocalState>;
   /** The service clock. */
   now(): number;
+}
+
+export interface CreateApiInput {
+  workspaceId?: string;
+  name: string;
+  ipWhitelist?: string[];
+  storeKeys?: boolean;
 }
 
 interface Bootstrap {
@@ -52,7 +63,7 @@ interface Bootstrap {
 }
 
 /** Finds the bootstrap workspace, API and root key in the store, creating what is missing. */
-async function bootstrap(tx: StoreTx, rootKey: string, now: number): Promise<Bootstrap> {
+async function bootstrap(tx: StoreTx, rootKey: string, now: number, storeKeys: boolean): Promise<Bootstrap> {
   const raw = await tx.getMeta(BOOTSTRAP_META);
   const stored = raw === undefined ? undefined : (JSON.parse(raw) as { workspaceId?: string; apiId?: string });
   let workspaceId = stored?.workspaceId;
@@ -64,7 +75,12 @@ async function bootstrap(tx: StoreTx, rootKey: string, now: number): Promise<Boo
   const api = apiId === undefined ? undefined : await tx.get("apis", apiId);
   if (!apiId || api?.workspaceId !== workspaceId) {
     apiId = newId("api");
-    await tx.put("apis", { id: apiId, workspaceId, name: "default", createdAt: now });
+    const created: ApiRecord = { id: apiId, workspaceId, name: "default", createdAt: now };
+    if (storeKeys) created.storeKeys = true;
+    await tx.put("apis", created);
+  } else if (storeKeys && !api.storeKeys) {
+    // Turning storage on is not retroactive: keys created before have no copy.
+    await tx.put("apis", { ...api, storeKeys: true });
   }
   if (stored?.workspaceId !== workspaceId || stored.apiId !== apiId) {
     await tx.setMeta(BOOTSTRAP_META, JSON.stringify({ workspaceId, apiId }));
@@ -78,6 +94,8 @@ async function bootstrap(tx: StoreTx, rootKey: string, now: number): Promise<Boo
 
 export class ServiceCore implements LocalKeyService {
   readonly failures: StoreFailureLog;
+  /** Seals and opens recoverable keys; undefined without a key-encryption key. */
+  readonly vault: KeyVault | undefined;
   private fault: { left: number; retryAfter: number } | undefined;
 
   private constructor(
@@ -87,12 +105,13 @@ export class ServiceCore implements LocalKeyService {
     private readonly boot: Bootstrap,
   ) {
     this.failures = new StoreFailureLog(config.logger, store.kind);
+    this.vault = config.encryptionKey && new KeyVault(config.encryptionKey);
   }
 
   /** Opens the service over `store`: finds or creates the bootstrap, in one transaction. */
   static async open(config: LocalServiceConfig, store: Store): Promise<ServiceCore> {
     const rootKey = config.rootKey ?? generateKey("root", 24).key;
-    const boot = await store.transaction((tx) => bootstrap(tx, rootKey, config.now()));
+    const boot = await store.transaction((tx) => bootstrap(tx, rootKey, config.now(), config.storeKeys));
     return new ServiceCore(config, store, rootKey, boot);
   }
 
@@ -125,7 +144,7 @@ export class ServiceCore implements LocalKeyService {
     return { workspaceId: id };
   }
 
-  async createApi(input: { workspaceId?: string; name: string; ipWhitelist?: string[] }): Promise<{ apiId: string }> {
+  async createApi(input: CreateApiInput): Promise<{ apiId: string }> {
     if (typeof input.name !== "string" || input.name === "") {
       throw new LocalServiceArgumentError("createApi: name must be a non-empty string.");
     }
@@ -133,10 +152,18 @@ export class ServiceCore implements LocalKeyService {
     if (ips !== undefined && (!Array.isArray(ips) || ips.some((ip) => typeof ip !== "string" || ip === ""))) {
       throw new LocalServiceArgumentError('createApi: ipWhitelist must be an array of addresses, e.g. ["127.0.0.1"].');
     }
+    const storeKeys = input.storeKeys ?? false;
+    if (typeof storeKeys !== "boolean") throw new LocalServiceArgumentError("createApi: storeKeys must be true or false.");
+    if (storeKeys && !this.vault) {
+      throw new LocalServiceArgumentError(
+        `createApi: storeKeys needs a key-encryption key. Start the service with ${ENCRYPTION_KEY_ENV}, encryptionKey or encryptionKeyFile.`,
+      );
+    }
     const id = newId("api");
     await this.store.transaction(async (tx) => {
       const api: ApiRecord = { id, workspaceId: await this.workspace(tx, input.workspaceId), name: input.name, createdAt: this.now() };
       if (ips) api.ipWhitelist = [...ips];
+      if (storeKeys) api.storeKeys = true;
       await tx.put("apis", api);
     });
     return { apiId: id };

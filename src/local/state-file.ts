@@ -1,7 +1,6 @@
 // The whole state as JSON (`LocalState`): exporting it from any store, importing it into an empty
-// one, and the JSON data file (read with checks, written atomically: temp file, fsync, rename).
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+// one, and reading a JSON state file (what `--data` kept before SQLite; `keyguard migrate` imports it).
+import { readFileSync } from "node:fs";
 import { LocalServiceConfigError } from "./options";
 import { TABLE_NAMES, type LocalState, type Store, type StoreTx, type WorkspaceRecord } from "./storage";
 import { LocalServiceArgumentError } from "./argument-error";
@@ -74,7 +73,7 @@ function isTable(v: unknown): boolean {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** Reads the state from `file`; undefined when the file does not exist yet. */
+/** Reads a JSON state file (what `--data` wrote before SQLite); undefined when it does not exist. */
 export function loadState(file: string): LocalState | undefined {
   const name = JSON.stringify(file);
   let text: string;
@@ -82,57 +81,28 @@ export function loadState(file: string): LocalState | undefined {
     text = readFileSync(file, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw new LocalServiceConfigError(`keyguard/local: cannot read dataFile ${name}: ${(err as Error).message}`);
+    throw new LocalServiceConfigError(`keyguard/local: cannot read the state file ${name}: ${(err as Error).message}`);
   }
   let state: unknown;
   try {
     state = JSON.parse(text);
   } catch {
     throw new LocalServiceConfigError(
-      `keyguard/local: dataFile ${name} is not valid JSON. Move it away to start with an empty state.`,
+      `keyguard/local: the state file ${name} is not valid JSON.`,
     );
   }
   const s = state as Record<string, unknown> | null;
   if (!isTable(s) || s!.version !== 1) {
     throw new LocalServiceConfigError(
-      `keyguard/local: dataFile ${name} is not a keyguard state file (version 1). Use another path.`,
+      `keyguard/local: ${name} is not a keyguard state file (version 1).`,
     );
   }
   const broken = FILE_TABLES.find((table) => !isTable(s![table]));
   if (broken !== undefined) {
     throw new LocalServiceConfigError(
-      `keyguard/local: dataFile ${name} is damaged: the table ${JSON.stringify(broken)} is missing or not an object. ` +
-        "Restore the file from a backup, or move it away to start with an empty state.",
+      `keyguard/local: the state file ${name} is damaged: the table ${JSON.stringify(broken)} is missing or not an object. ` +
+        "Restore the file from a backup.",
     );
   }
   return s as unknown as LocalState;
-}
-
-/** Writes the serialized state (`text`) to `file` atomically and durably. */
-export function saveState(file: string, text: string): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  const fd = openSync(tmp, "w", 0o600);
-  let open = true;
-  try {
-    // writeFileSync on a descriptor loops until every byte is written.
-    writeFileSync(fd, text, "utf8");
-    fsyncSync(fd);
-    closeSync(fd);
-    open = false;
-    renameSync(tmp, file);
-  } catch (err) {
-    if (open) closeSync(fd);
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-  try {
-    const dir = openSync(dirname(file), "r");
-    try {
-      fsyncSync(dir);
-    } finally {
-      closeSync(dir);
-    }
-  } catch {
-    // Directories cannot be fsynced on every platform; the rename itself is atomic.
-  }
 }

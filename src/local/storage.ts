@@ -25,6 +25,8 @@ export interface ApiRecord {
   createdAt: number;
   /** Source addresses allowed to verify this API's keys; others get FORBIDDEN. Admin surface only. */
   ipWhitelist?: string[];
+  /** Keeps an encrypted copy of each recoverable key (`KeyRecord.encrypted`). Admin surface only. */
+  storeKeys?: boolean;
 }
 
 export interface RatelimitRecord {
@@ -48,6 +50,11 @@ export interface KeyRecord {
   apiId: string;
   /** base64(SHA-256(key)). Never the key. */
   hash: string;
+  /**
+   * A recoverable key of an API that stores keys: the key sealed with AES-256-GCM under the
+   * service's key-encryption key (which the state never holds), bound to this record.
+   */
+  encrypted?: string;
   start: string;
   prefix?: string;
   byteLength: number;

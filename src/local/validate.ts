@@ -12,7 +12,7 @@ export type Schema =
   | (Base & { kind: "enum"; values: readonly string[] })
   | (Base & { kind: "array"; items: Schema; min?: number; max?: number })
   | (Base & { kind: "object"; fields: Record<string, Schema>; required?: readonly string[] })
-  | (Base & { kind: "record" });
+  | (Base & { kind: "record"; maxProperties?: number });
 
 type Opts<K extends Schema["kind"]> = Omit<Extract<Schema, { kind: K }>, "kind">;
 
@@ -28,7 +28,7 @@ export const obj = (fields: Record<string, Schema>, required: readonly string[] 
   ...o,
 });
 /** A free-form JSON object (key or identity metadata). */
-export const record = (o: Base = {}): Schema => ({ kind: "record", ...o });
+export const record = (o: Opts<"record"> = {}): Schema => ({ kind: "record", ...o });
 export const nullable = (s: Schema): Schema => ({ ...s, nullable: true });
 
 /** Most problems reported for one body; the validator stops reading once it has this many. */
@@ -105,6 +105,9 @@ function walk(s: Schema, v: unknown, at: string, out: ValidationErrorDetail[]): 
       return;
     case "record": {
       if (!isPlainObject(v)) return push(`must be an object, got ${typeName(v)}`);
+      if (s.maxProperties !== undefined && Object.keys(v).length > s.maxProperties) {
+        return push(`must have at most ${s.maxProperties} fields`, "Keep fewer top-level fields; nest related values.");
+      }
       const problem = metaProblem(v);
       if (problem) push(...problem);
       return;

@@ -8,7 +8,7 @@ import {
   parsePermissionQuery,
 } from "../protocol/permission-query";
 import type { VerifyKeyRequest, VerifyKeyResult, VerifyRatelimitState } from "../protocol/types";
-import { canOnApi, requireSomeApiGrant } from "./auth";
+import { canOnApi } from "./auth";
 import { encodeBase58 } from "./base58";
 import { creditsAt, dueRefill } from "./credits";
 import { ServiceError } from "./envelope";
@@ -24,11 +24,6 @@ const NOT_FOUND: VerifyKeyResult = Object.freeze({ valid: false, code: "NOT_FOUN
 export function inlineLimitId(keyId: string, name: string): string {
   const digest = createHash("sha256").update(`${keyId}\0${name}`).digest();
   return `rl_${encodeBase58(digest.subarray(0, 12))}`;
-}
-
-/** Normalises `::ffff:127.0.0.1` to `127.0.0.1`. */
-function plainIp(ip: string): string {
-  return ip.startsWith("::ffff:") ? ip.slice(7) : ip;
 }
 
 interface SelectedLimit {
@@ -80,10 +75,9 @@ function parseQuery(permissions: string) {
 /** Runs every check in order and returns the verification outcome (HTTP 200 in every case). */
 export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest): Promise<VerifyKeyResult> {
   const { tx, root, now } = ctx;
-  requireSomeApiGrant(root, "verify_key");
   const key = await tx.keyByHash(hashKey(body.key));
-  // A key of another workspace, or of an API this root key may not verify, is not found:
-  // not even DISABLED or EXPIRED is revealed.
+  // A key of another workspace, or of an API this root key may not verify (no verify grant at
+  // all included), is not found: not even DISABLED or EXPIRED is revealed.
   if (!key || key.workspaceId !== root.workspaceId || !canOnApi(root, "verify_key", key.apiId)) return { ...NOT_FOUND };
   const [rel, api] = await Promise.all([keyRelations(tx, key), tx.get("apis", key.apiId)]);
   // Until charged, the balance shown is the one a refill that fell due gives.
@@ -92,7 +86,7 @@ export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest): Promise
     describe(key, rel, code, credits, ratelimits);
   if (!key.enabled) return outcome("DISABLED");
   if (key.expires !== undefined && key.expires <= now) return outcome("EXPIRED");
-  if (api?.ipWhitelist && !api.ipWhitelist.includes(plainIp(ctx.ip))) return outcome("FORBIDDEN");
+  if (api?.ipWhitelist && !api.ipWhitelist.includes(ctx.ip)) return outcome("FORBIDDEN");
   if (body.permissions !== undefined && !evaluatePermissionQuery(parseQuery(body.permissions), rel.permissions)) {
     return outcome("INSUFFICIENT_PERMISSIONS");
   }

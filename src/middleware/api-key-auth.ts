@@ -1,7 +1,10 @@
-// `apiKeyAuth()`: the Express/Connect adapter. Options are parsed and the client is built once;
-// per request it finds the key, verifies it, and either calls `next()` or answers the denial.
+// `apiKeyAuth()`: the Express/Connect adapter and its one request pipeline. Options are parsed and
+// the client is built once; per request the key is extracted once and hashed once, then either a
+// kept answer decides synchronously (the hot path) or a promise does, and the request is admitted
+// (`next()`) or denied.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { invalidateAll, invalidateKey, invalidateKeyId, keyHash as hashKey } from "../protocol/invalidation";
 import type { VerifyKeyResult } from "../protocol/types";
 import { setApiKey, type VerifiedKey } from "./augment";
 import {
@@ -12,27 +15,30 @@ import {
   verificationFailedDenial,
 } from "./denials";
 import { ConfigError, type KeyguardError } from "./errors";
-import { checkCustomKey, extractKey, type Extraction, type KeySource } from "./extract-key";
-import { removeHeaders } from "./hide-credentials";
-import { failOnce, once, type OnceNext } from "./next-once";
-import { DEFAULTS, type ApiKeyAuthOptions, type NextFunction } from "./options";
-import { parseOptions } from "./parse-options";
-import { isPreflight } from "./preflight";
+import { checkCustomKey, extractKey, isPreflight, removeHeaders, type Extraction, type KeySource } from "./extract-key";
+import { parseOptions, type ApiKeyAuthOptions, type NextFunction } from "./options";
 import { rateLimitHeaders } from "./ratelimit-headers";
-import { resolveShape, ShapeError, staticShape, type ResolvedShape } from "./request-shape";
-import { attachResponder, createResponder } from "./respond";
+import { resolveShape, ShapeError, type ResolvedShape } from "./request-shape";
+import { attachResponder, createResponder, failOnce, isThenable, once, withResponder, type OnceNext } from "./respond";
 import { createVerifier, passes } from "./verify";
 
 /** The middleware returned by {@link apiKeyAuth}. */
 export interface ApiKeyAuthHandler<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> {
   (req: Req, res: Res, next: NextFunction): void;
-  /** Forgets cached answers for a key, e.g. right after revoking or changing it. */
-  invalidate(key: string): void;
-  /** Forgets every cached answer. */
-  clear(): void;
+  /**
+   * Forgets every answer kept for a key (cached and `staleIfError`), e.g. right after revoking or
+   * changing it: here, and with a shared store on every instance. Resolves once sent; never rejects.
+   */
+  invalidate(key: string): Promise<void>;
+  /** The same for a key known by its id (e.g. after `keys.updateKey({ keyId })`). */
+  invalidateKeyId(keyId: string): Promise<void>;
+  /** Forgets every answer, here and with a shared store on every instance. */
+  clear(): Promise<void>;
 }
 
 const NOT_FOUND: Readonly<VerifyKeyResult> = Object.freeze({ valid: false, code: "NOT_FOUND" });
+
+type Action = KeyguardError | "next" | VerifiedKey;
 
 function looksLikeRequest(v: unknown): boolean {
   return typeof v === "object" && v !== null && "headers" in v && ("method" in v || "socket" in v);
@@ -65,7 +71,7 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
   // eslint-disable-next-line prefer-rest-params
   if (looksLikeRequest(options) || typeof arguments[2] === "function") return misuse(arguments) as never;
   const config = parseOptions(options);
-  const verifier = createVerifier({ ...config, staleMax: DEFAULTS.staleMax });
+  const verifier = createVerifier(config);
   const responder = createResponder({
     denial: config.denial,
     onDenied: config.onDenied as never,
@@ -73,41 +79,40 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
     logger: config.logger,
   });
   const ctx = config.denial;
+  const { fixedShape, getKey } = config;
+  const keepsAnswers = config.store !== undefined || config.staleIfError > 0;
+  // The verified key as handed to the app: one frozen object per kept answer, carrying our responder.
+  const views = new WeakMap<object, VerifiedKey>();
+  const viewOf = (result: Readonly<VerifyKeyResult>): VerifiedKey => {
+    let view = views.get(result);
+    if (view === undefined) views.set(result, (view = withResponder(result, responder) as VerifiedKey));
+    return view;
+  };
   const headerNames = (from: readonly KeySource[]) =>
     from.map((source) => (source === "authorization" ? "authorization" : config.extract.header!));
 
-  // With no per-request options, every request has the same shape: computed once here.
-  const fixedShape = config.getKey === undefined ? staticShape(config) : undefined;
-
-  type Action = KeyguardError | "next" | VerifiedKey;
-
-  /**
-   * The hot path: a key whose VALID answer is stored in the cache passes without a promise.
-   * Anything else (a miss, a denial, a custom getter, per-request options, a preflight, which
-   * carries no key) returns undefined and takes the full path in `decide`.
-   */
-  function decideFromCache(req: Req): VerifiedKey | undefined {
-    if (fixedShape === undefined) return undefined;
-    const found = extractKey(req, config.extract);
-    if (found.kind !== "key") return undefined;
-    const hit = verifier.peek(found.key, fixedShape);
-    if (hit === undefined || !passes(hit)) return undefined;
-    if (config.hideCredentials) removeHeaders(req, headerNames(found.from));
-    return hit as VerifiedKey;
-  }
-
-  async function decide(req: Req): Promise<Action> {
+  /** The pipeline: a decision now (a kept answer, or no key), or a promise of one. */
+  function decide(req: Req): Action | Promise<Action> {
     // A preflight carries no credentials; one that does is authenticated like any request.
     const preflight = config.allowPreflight && isPreflight(req, config.extract.header);
-    if (preflight && config.getKey === undefined) return "next";
-    const found: Extraction =
-      config.getKey !== undefined ? checkCustomKey(await config.getKey(req)) : extractKey(req, config.extract);
-    if (preflight && found.kind === "none") return "next";
-    if (found.kind !== "malformed" && found.kind !== "none" && config.hideCredentials) removeHeaders(req, headerNames(found.from));
-    if (found.kind === "none") return config.optional ? "next" : missingKeyDenial(ctx);
-    if (found.kind === "malformed") return invalidRequestDenial(ctx, found.reason);
-    if (found.kind === "oversize") return rejectedKeyDenial(ctx, NOT_FOUND, { now: Date.now() });
+    if (getKey === undefined) return preflight ? "next" : decideFor(req, extractKey(req, config.extract), false);
+    return Promise.resolve(getKey(req)).then((value) => decideFor(req, checkCustomKey(value), preflight));
+  }
 
+  function decideFor(req: Req, found: Extraction, preflight: boolean): Action | Promise<Action> {
+    if (found.kind === "none") return preflight || config.optional ? "next" : missingKeyDenial(ctx);
+    if (found.kind === "malformed") return invalidRequestDenial(ctx, found.reason);
+    if (config.hideCredentials) removeHeaders(req, headerNames(found.from));
+    if (found.kind === "oversize") return rejectedKeyDenial(ctx, NOT_FOUND, { now: Date.now() });
+    const keyHash = keepsAnswers ? hashKey(found.key) : "";
+    if (fixedShape !== undefined) {
+      const kept = verifier.peek(keyHash, fixedShape);
+      if (kept !== undefined && passes(kept)) return viewOf(kept);
+    }
+    return verify(req, found.key, keyHash);
+  }
+
+  async function verify(req: Req, key: string, keyHash: string): Promise<Action> {
     let shape: ResolvedShape;
     try {
       shape = fixedShape ?? (await resolveShape(config, req));
@@ -116,13 +121,13 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
       verifier.reportMisconfiguration(e.message);
       return verificationFailedDenial(e.message, e);
     }
-    const outcome = await verifier.verify(found.key, shape);
+    const outcome = await verifier.verify(key, keyHash, shape);
     if (outcome.kind === "result") {
       // Only `valid: true` with the code VALID passes; `valid: true` with another code is that denial.
-      if (passes(outcome.result)) return outcome.result as VerifiedKey;
+      if (passes(outcome.result)) return viewOf(outcome.result);
       return rejectedKeyDenial(ctx, outcome.result, {
         now: Date.now(),
-        ...(shape.body.permissions === undefined ? {} : { query: shape.body.permissions }),
+        ...(shape.body.permissions === undefined ? {} : { query: shape.body.permissions, scope: shape.scope }),
         ...(outcome.requestId === undefined ? {} : { requestId: outcome.requestId }),
       });
     }
@@ -134,14 +139,13 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
 
   /** Stores the verified key and its rate-limit headers (unless a handler before us already sent headers). */
   function admit(key: VerifiedKey, req: Req, res: Res): void {
-    attachResponder(key, responder);
     setApiKey(req, res, key);
     if (ctx.rateLimitHeaders && key.ratelimits !== undefined && key.ratelimits.length > 0 && !res.headersSent) {
       for (const [name, value] of Object.entries(rateLimitHeaders(key.ratelimits, Date.now()))) res.setHeader(name, value);
     }
   }
 
-  /** Carries out a decision; calls `next` last, so that nothing after it can call `next` again. */
+  /** Carries out a decision made asynchronously; calls `next` last, so nothing after it can call it again. */
   function act(action: Action, req: Req, res: Res, next: OnceNext): void {
     if (action !== "next" && "valid" in action) {
       admit(action, req, res);
@@ -155,10 +159,17 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
   }
 
   const handler = (req: Req, res: Res, next: NextFunction): void => {
-    const cached = decideFromCache(req);
-    if (cached !== undefined) {
+    let decision: Action | Promise<Action>;
+    try {
+      decision = decide(req);
+    } catch (err) {
+      return next(err);
+    }
+    if (!isThenable(decision)) {
+      if (decision === "next" || !("valid" in decision)) return act(decision, req, res, once(next));
+      // The hot path: a kept answer, no promise and no allocation.
       try {
-        admit(cached, req, res);
+        admit(decision, req, res);
       } catch (err) {
         return next(err);
       }
@@ -167,7 +178,7 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
       return next();
     }
     const n = once(next);
-    decide(req)
+    decision
       .then(
         (action) => act(action, req, res, n),
         (err: unknown) => n(err),
@@ -175,7 +186,8 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
       .catch((err: unknown) => failOnce(n, err, responder.reportLateError));
   };
   return Object.assign(handler, {
-    invalidate: (key: string) => verifier.invalidate(key),
-    clear: () => verifier.clear(),
+    invalidate: (key: string) => verifier.invalidate(invalidateKey(key)),
+    invalidateKeyId: (keyId: string) => verifier.invalidate(invalidateKeyId(keyId)),
+    clear: () => verifier.invalidate(invalidateAll()),
   });
 }

@@ -1,9 +1,10 @@
 // Turns each outcome (no key, malformed credentials, a rejected key, a failed guard, a service
-// failure) into the error that describes the answer: status from the policy, challenge, headers. Pure.
+// failure) into the error that describes the answer: status from the policy, the
+// `WWW-Authenticate: Bearer …` challenge (RFC 6750 §3) with its `scope`, headers. Pure.
 
 import { STATUS_CODES } from "node:http";
+import type { PermissionQuery } from "../protocol/permission-query";
 import type { VerifyKeyResult } from "../protocol/types";
-import { bearerChallenge, needsChallenge, scopeForQuery } from "./challenge";
 import {
   ERROR_CODES,
   InsufficientScopeError,
@@ -13,8 +14,57 @@ import {
   ServiceUnavailableError,
   VerificationFailedError,
 } from "./errors";
-import { ruleFor, type StatusPolicy } from "./policy";
+import { ruleFor, type BearerError, type StatusPolicy } from "./policy";
 import { rateLimitHeaders, retryAfterFromRatelimits } from "./ratelimit-headers";
+
+export interface ChallengeParams {
+  realm: string;
+  error?: BearerError;
+  /** RFC 6750 scope: space-separated scope tokens; sent with `insufficient_scope` only. */
+  scope?: string;
+}
+
+// quoted-string content: printable ASCII; `"` and `\` are escaped.
+function quote(value: string): string {
+  return `"${value.replace(/[^\x20-\x7e]/g, "?").replace(/(["\\])/g, "\\$1")}"`;
+}
+
+/** `Bearer realm="api"`, plus `error="…"` and, for `insufficient_scope`, `scope="…"`. */
+export function bearerChallenge(params: ChallengeParams): string {
+  let out = `Bearer realm=${quote(params.realm)}`;
+  if (params.error !== undefined) out += `, error=${quote(params.error)}`;
+  if (params.error === "insufficient_scope" && params.scope !== undefined && params.scope !== "") {
+    out += `, scope=${quote(params.scope)}`;
+  }
+  return out;
+}
+
+/** Whether a denial with this status and error carries a challenge: every 401, and any Bearer error. */
+export function needsChallenge(status: number, error: BearerError | undefined): boolean {
+  return status === 401 || error !== undefined;
+}
+
+/** RFC 6750 scope-token: `1*( %x21 / %x23-5B / %x5D-7E )`. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+
+function andedPermissions(node: PermissionQuery, into: string[]): boolean {
+  if (node.type === "permission") {
+    if (!SCOPE_TOKEN.test(node.value)) return false;
+    if (!into.includes(node.value)) into.push(node.value);
+    return true;
+  }
+  return node.type === "and" && node.operands.every((operand) => andedPermissions(operand, into));
+}
+
+/**
+ * The `scope` for a parsed permission query: its permissions joined by spaces when the query only
+ * ANDs permissions (`a AND (b AND c)` → `a b c`); undefined when it uses OR, since a list of scope
+ * tokens cannot say "one of".
+ */
+export function scopeOf(query: PermissionQuery): string | undefined {
+  const tokens: string[] = [];
+  return andedPermissions(query, tokens) && tokens.length > 0 ? tokens.join(" ") : undefined;
+}
 
 export interface DenialContext {
   readonly policy: StatusPolicy;
@@ -81,11 +131,10 @@ export function invalidRequestDenial(ctx: DenialContext, reason: string): Invali
 }
 
 export interface RejectionExtras {
-  /**
-   * The permission query the request sent: named in the detail of `INSUFFICIENT_PERMISSIONS`, and
-   * the `scope` of an `insufficient_scope` challenge when it only ANDs permissions.
-   */
+  /** The permission query the request sent: named in the detail of `INSUFFICIENT_PERMISSIONS`. */
   query?: string;
+  /** The `scope` of an `insufficient_scope` challenge for that query (see {@link scopeOf}). */
+  scope?: string;
   requestId?: string;
   now: number;
 }
@@ -96,7 +145,7 @@ export function rejectedKeyDenial(
   extras: RejectionExtras,
 ): KeyRejectedError {
   const code = rejectionCode(result);
-  const { status, headers } = challenge(ctx, code, extras.query === undefined ? undefined : scopeForQuery(extras.query));
+  const { status, headers } = challenge(ctx, code, extras.scope);
   if (ctx.rateLimitHeaders) Object.assign(headers, rateLimitHeaders(result.ratelimits, extras.now));
   if (code === "RATE_LIMITED") {
     const retryAfter = retryAfterFromRatelimits(result.ratelimits, extras.now);
@@ -120,14 +169,14 @@ export function rejectedKeyDenial(
 
 /**
  * A guard's refusal: always 403 `insufficient_scope`. For permission guards `query` is the
- * requirement (the error's `scope`); the challenge's `scope` is sent when the query only ANDs.
+ * requirement (the error's `scope`) and `scope` its challenge scope, when it only ANDs.
  */
 export function insufficientScopeDenial(
   realm: string,
   detail: string,
   query?: string,
+  scope?: string,
 ): InsufficientScopeError {
-  const scope = query === undefined ? undefined : scopeForQuery(query);
   return new InsufficientScopeError({
     status: 403,
     headers: { "WWW-Authenticate": bearerChallenge({ realm, error: "insufficient_scope", scope }) },

@@ -101,17 +101,8 @@ export class VerificationFailedError extends KeyguardError {
   override readonly name: string = "VerificationFailedError";
 }
 
-/** Misconfiguration found when `apiKeyAuth()` or a guard is created. Names the option and the fix. */
-export class ConfigError extends Error {
-  override readonly name: string = "ConfigError";
-  readonly code: string = ERROR_CODES.config;
-  /** The option at fault, e.g. `"rootKey"`. */
-  readonly option: string;
-  constructor(option: string, message: string) {
-    super(message);
-    this.option = option;
-  }
-}
+/** Misconfiguration found when `apiKeyAuth()`, a guard, `createClient()` or the local service is created. */
+export { ConfigError } from "../config-error";
 
 /** True for any denial made by keyguard, from any loaded copy of it. */
 export function isKeyguardError(e: unknown): e is KeyguardError {

@@ -1,7 +1,9 @@
-// Finds the caller's API key in request headers: `Authorization: Bearer <key>` and/or a key header
-// (`X-API-Key` by default). Pure: reads `headers` and `rawHeaders`, never the network.
+// The credentials in a request's headers: finds the caller's API key (`Authorization: Bearer <key>`
+// and/or a key header, `X-API-Key` by default), removes the headers that carried it
+// (`hideCredentials`), and recognises a CORS preflight, which carries none. Reads `headers` and
+// `rawHeaders`, never the network.
 
-import type { IncomingHttpHeaders } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 
 /** Longest key the key service accepts; longer ones cannot exist. */
 export const MAX_KEY_LENGTH = 512;
@@ -127,4 +129,32 @@ export function checkCustomKey(value: unknown): Extraction {
   if (typeof value !== "string") return { kind: "malformed", reason: "The API key is malformed." };
   if (value.length > MAX_KEY_LENGTH) return { kind: "oversize", from: [] };
   return { kind: "key", key: value, from: [] };
+}
+
+/** Deletes the named (lower-case) headers from `req.headers` and `req.rawHeaders`. */
+export function removeHeaders(req: Pick<IncomingMessage, "headers" | "rawHeaders">, names: readonly string[]): void {
+  if (names.length === 0) return;
+  for (const name of names) delete req.headers[name];
+  const raw = req.rawHeaders;
+  if (!Array.isArray(raw)) return;
+  const kept: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (!names.includes(raw[i]!.toLowerCase())) kept.push(raw[i]!, raw[i + 1]!);
+  }
+  raw.splice(0, raw.length, ...kept);
+}
+
+/**
+ * `OPTIONS` with `Origin` and `Access-Control-Request-Method`, and neither `Authorization` nor the
+ * key header (`keyHeader`, lower case). A custom `getKey` is checked by the caller.
+ */
+export function isPreflight(req: Pick<IncomingMessage, "method" | "headers">, keyHeader: string | undefined): boolean {
+  const h = req.headers;
+  return (
+    req.method === "OPTIONS" &&
+    h.origin !== undefined &&
+    h["access-control-request-method"] !== undefined &&
+    h.authorization === undefined &&
+    (keyHeader === undefined || h[keyHeader] === undefined)
+  );
 }

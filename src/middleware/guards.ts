@@ -4,11 +4,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { evaluatePermissionQuery, parsePermissionQuery, type PermissionQuery } from "../protocol/permission-query";
 import { getApiKey, type VerifiedKey } from "./augment";
-import { insufficientScopeDenial, missingKeyDenial } from "./denials";
+import { insufficientScopeDenial, missingKeyDenial, scopeOf } from "./denials";
 import { ConfigError, type KeyguardError } from "./errors";
-import { failOnce, isThenable, once } from "./next-once";
 import type { NextFunction } from "./options";
-import { responderOf } from "./respond";
+import { failOnce, isThenable, once, responderOf } from "./respond";
 
 /** A guard: Express/Connect middleware. */
 export type Guard<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> = (
@@ -69,9 +68,10 @@ export function requirePermissions<Req extends IncomingMessage = IncomingMessage
 ): Guard<Req, Res> {
   const parsed = parseQuery("requirePermissions", query);
   const normalized = query.trim().replace(/\s+/g, " ");
+  const scope = scopeOf(parsed);
   return guard<Req, Res>(
     (key) => evaluatePermissionQuery(parsed, key.permissions ?? []),
-    (realm) => insufficientScopeDenial(realm, `This request requires the permissions: ${normalized}.`, normalized),
+    (realm) => insufficientScopeDenial(realm, `This request requires the permissions: ${normalized}.`, normalized, scope),
   );
 }
 
@@ -88,12 +88,14 @@ export function requireAnyPermission<Req extends IncomingMessage = IncomingMessa
     }
   }
   const query = permissions.join(" OR ");
+  // A scope only for a single permission: no scope-token list can say "one of".
+  const scope = scopeOf(parseQuery("requireAnyPermission", query));
   return guard<Req, Res>(
     (key) => {
       const granted = new Set(key.permissions ?? []);
       return permissions.some((p) => granted.has(p));
     },
-    (realm) => insufficientScopeDenial(realm, `This request requires one of the permissions: ${permissions.join(", ")}.`, query),
+    (realm) => insufficientScopeDenial(realm, `This request requires one of the permissions: ${permissions.join(", ")}.`, query, scope),
   );
 }
 

@@ -1,12 +1,28 @@
-// The public options of `apiKeyAuth()`, with their defaults. Parsing them into a frozen config
-// (and building the key-service client) happens once, in parse-options.ts.
+// The options of `apiKeyAuth()` in one place: the public types, the defaults, the compiler-checked
+// list of names, and the parsing, once at factory time, into a frozen config (the key-service
+// client built, retry and timeout normalised by the client's own function). Misconfiguration
+// throws ConfigError naming the option, the bad value and the fix.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { KeyServiceClient, RetryOptions } from "../client";
-import type { Logger } from "../logger";
+import {
+  createClient,
+  type CallOptions,
+  type KeyServiceClient,
+  type RetryOptions,
+} from "../client";
+import { normaliseCallSettings, type CallSettings } from "../client/options";
+import { ConfigError, describeValue as show, optionNames } from "../config-error";
+import { defaultLogger, type Logger } from "../logger";
+import { parsePermissionQuery } from "../protocol/permission-query";
 import type { VerifyKeyRequest } from "../protocol/types";
+import { warnUnknownOptions } from "../unknown-options";
+import type { DenialContext } from "./denials";
 import type { KeyguardError } from "./errors";
-import type { StatusPolicyOverrides } from "./policy";
+import type { ExtractOptions } from "./extract-key";
+import { buildStatusPolicy, type StatusPolicyOverrides } from "./policy";
+import { checkCost, checkRatelimits, checkTags, staticShape, type ResolvedShape } from "./request-shape";
+import { memoryStore, type Store, type StoreSettings } from "./store";
+
 
 /** A fixed value, or one computed from the request (sync or async); undefined = not sent. */
 export type PerRequest<T, Req> = T | ((req: Req) => T | undefined | Promise<T | undefined>);
@@ -33,7 +49,7 @@ export interface CacheOptions {
   ttl?: number;
   /** How long a NOT_FOUND answer is reused, ms. Default 5000. */
   negativeTtl?: number;
-  /** Most answers kept. Default 1000. */
+  /** Most answers kept in memory (with the default store). Default 1000. */
   max?: number;
 }
 
@@ -102,6 +118,12 @@ export interface ApiKeyAuthOptions<Req extends IncomingMessage = IncomingMessage
   retry?: RetryOptions | false;
   /** Verification cache; `false` turns it off. Default `{ ttl: 30000, negativeTtl: 5000, max: 1000 }`. */
   cache?: CacheOptions | boolean;
+  /**
+   * Where answers are kept: `memoryStore()` (the default, one per apiKeyAuth(), `max` from
+   * `cache.max`) or a shared one such as `redisStore()` from "keyguard/redis", whose invalidations
+   * reach every instance. Not with `cache: false` or `cache.max` (give `max` to the store).
+   */
+  store?: Store;
   /** Receives warnings (service down, failing open) and errors (misconfiguration). Default `defaultLogger`. */
   logger?: Logger;
 }
@@ -116,9 +138,250 @@ export const DEFAULTS = Object.freeze({
   staleMax: 1000,
 });
 
-/** Every option name, for the unknown-option warning. */
-export const OPTION_NAMES: readonly string[] = Object.freeze([
-  "rootKey", "baseUrl", "client", "bearer", "header", "getKey", "permissions", "cost", "ratelimits",
-  "tags", "optional", "realm", "policy", "onDenied", "passErrors", "hideCredentials", "allowPreflight",
-  "rateLimitHeaders", "onServiceError", "staleIfError", "timeout", "deadline", "retry", "cache", "logger",
-]);
+/** Every option name; the compiler fails when an option of ApiKeyAuthOptions is missing here. */
+export const OPTION_NAMES = optionNames<ApiKeyAuthOptions>()({
+  rootKey: true, baseUrl: true, client: true, bearer: true, header: true, getKey: true, permissions: true,
+  cost: true, ratelimits: true, tags: true, optional: true, realm: true, policy: true, onDenied: true,
+  passErrors: true, hideCredentials: true, allowPreflight: true, rateLimitHeaders: true, onServiceError: true,
+  staleIfError: true, timeout: true, deadline: true, retry: true, cache: true, store: true, logger: true,
+});
+
+export interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
+  readonly client: KeyServiceClient;
+  readonly extract: ExtractOptions;
+  readonly getKey: ((req: Req) => unknown) | undefined;
+  readonly permissions: PerRequest<string, Req> | undefined;
+  readonly cost: PerRequest<number, Req> | undefined;
+  readonly ratelimits: PerRequest<VerifyRatelimit[], Req> | undefined;
+  readonly tags: PerRequest<string[], Req> | undefined;
+  /** The request shape when no option depends on the request (computed here, once). */
+  readonly fixedShape: ResolvedShape | undefined;
+  readonly optional: boolean;
+  readonly denial: DenialContext;
+  readonly onDenied: DeniedHandler<Req, Res> | undefined;
+  readonly passErrors: boolean;
+  readonly hideCredentials: boolean;
+  readonly allowPreflight: boolean;
+  readonly onServiceError: "closed" | "open";
+  /** ms; 0 = off. */
+  readonly staleIfError: number;
+  readonly staleMax: number;
+  /** Normalised once: `options` go to every verifyKey call as they are. */
+  readonly call: { readonly settings: CallSettings; readonly options: CallOptions };
+  /** undefined = no cache. */
+  readonly cache: StoreSettings | undefined;
+  readonly store: Store | undefined;
+  readonly logger: Logger;
+}
+
+const fail = (option: string, message: string): never => {
+  throw new ConfigError(option, `apiKeyAuth: ${message}`);
+};
+
+function bool(options: Record<string, unknown>, name: string, fallback: boolean): boolean {
+  const v = options[name];
+  if (v === undefined) return fallback;
+  return typeof v === "boolean" ? v : fail(name, `${name} is ${show(v)}; use true or false.`);
+}
+
+function millis(name: string, v: unknown, fallback: number, min: number): number {
+  if (v === undefined) return fallback;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > 2_147_483_647) {
+    return fail(name, `${name} is ${show(v)}; use a whole number of milliseconds ≥ ${min}.`);
+  }
+  return v;
+}
+
+function optionalFunction<T>(name: string, v: unknown): T | undefined {
+  if (v === undefined || typeof v === "function") return v as T | undefined;
+  return fail(name, `${name} is ${show(v)}; pass a function.`);
+}
+
+/** A frozen copy of an array option and of the objects in it; functions and undefined as they are. */
+function frozenCopy<T>(v: T): T {
+  if (!Array.isArray(v)) return v;
+  return Object.freeze(v.map((item: unknown) => (typeof item === "object" && item !== null ? Object.freeze({ ...item }) : item))) as T;
+}
+
+function parseCache(v: unknown): (StoreSettings & { max: number | undefined }) | undefined {
+  if (v === false) return undefined;
+  if (v === undefined || v === true) return { ...DEFAULTS.cache, max: undefined };
+  if (typeof v !== "object" || v === null) return fail("cache", `cache is ${show(v)}; use false or { ttl, negativeTtl, max }.`);
+  const c = v as Record<string, unknown>;
+  return {
+    ttl: millis("cache.ttl", c.ttl, DEFAULTS.cache.ttl, 0),
+    negativeTtl: millis("cache.negativeTtl", c.negativeTtl, DEFAULTS.cache.negativeTtl, 0),
+    max: c.max === undefined ? undefined : millis("cache.max", c.max, DEFAULTS.cache.max, 1),
+  };
+}
+
+function parseStore(v: unknown, cache: ReturnType<typeof parseCache>): Store | undefined {
+  if (v === undefined) return cache === undefined ? undefined : memoryStore({ max: cache.max ?? DEFAULTS.cache.max });
+  const s = v as Partial<Store> | null;
+  if (typeof s !== "object" || s === null || typeof s.peek !== "function" || typeof s.lookup !== "function" ||
+    typeof s.settle !== "function" || typeof s.invalidate !== "function" || typeof s.subscribe !== "function") {
+    return fail("store", `store is ${show(v)}; pass memoryStore() or redisStore() (or an object implementing Store).`);
+  }
+  if (cache === undefined) return fail("store", "store has no effect with cache: false; remove one of them.");
+  if (cache.max !== undefined) return fail("cache", "cache.max is set by the store when you pass one: memoryStore({ max }) or redisStore({ max }).");
+  return s as Store;
+}
+
+function parseHeader(v: unknown): { name: string | undefined; label: string } {
+  if (v === false) return { name: undefined, label: "" };
+  const label = v === undefined ? DEFAULTS.header : v;
+  if (typeof label !== "string" || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(label)) {
+    return fail("header", `header is ${show(v)}; use a header name like "X-API-Key", or false.`);
+  }
+  if (label.toLowerCase() === "authorization") {
+    return fail("header", 'header is "Authorization", which `bearer` already reads; pick another name or use false.');
+  }
+  return { name: label.toLowerCase(), label };
+}
+
+function keyHint(extract: ExtractOptions, custom: boolean): string {
+  if (custom) return "send your API key";
+  const ways = [];
+  if (extract.bearer) ways.push("`Authorization: Bearer <key>`");
+  if (extract.header !== undefined) ways.push(`the ${extract.headerLabel} header`);
+  return ways.length === 0 ? "send your API key" : `send it as ${ways.join(" or in ")}`;
+}
+
+/** Rethrows the client's ConfigError as apiKeyAuth's, keeping the option name and message. */
+function asOurs<T>(build: () => T, fallbackOption: string): T {
+  try {
+    return build();
+  } catch (e) {
+    const option = typeof (e as { option?: unknown }).option === "string" ? (e as { option: string }).option : fallbackOption;
+    return fail(option, (e as Error).message.replace(/^apiKeyAuth: /, ""));
+  }
+}
+
+function buildClient(options: { rootKey?: string; baseUrl?: string; client?: KeyServiceClient }, logger: Logger, call: CallSettings): KeyServiceClient {
+  if (options.client !== undefined) {
+    if (typeof options.client !== "object" || options.client === null || typeof options.client.keys?.verifyKey !== "function") {
+      return fail("client", `client is ${show(options.client)}; pass createClient() from "keyguard/client".`);
+    }
+    if (options.rootKey !== undefined || options.baseUrl !== undefined) {
+      return fail("client", "pass either client or rootKey/baseUrl, not both; the client already holds them.");
+    }
+    return options.client;
+  }
+  const rootKey = options.rootKey ?? process.env.UNKEY_ROOT_KEY;
+  if (typeof rootKey !== "string" || rootKey.trim() === "") {
+    return fail("rootKey", "no root key. Set UNKEY_ROOT_KEY or pass { rootKey } (or a prebuilt { client }).");
+  }
+  // Failures are logged by the middleware, throttled; the client's per-call warnings go to debug.
+  const clientLogger: Logger = {
+    debug: (fields, message) => logger.debug?.(fields, message),
+    warn: (fields, message) => logger.debug?.(fields, message),
+    error: (fields, message) => logger.error(fields, message),
+  };
+  return asOurs(
+    () => createClient({ rootKey, baseUrl: options.baseUrl, logger: clientLogger, timeout: call.timeout, deadline: call.deadline, retry: call.retry ?? false }),
+    "baseUrl",
+  );
+}
+
+/** Parses the options of `apiKeyAuth()` once. */
+export function parseOptions<Req extends IncomingMessage, Res extends ServerResponse>(
+  input: ApiKeyAuthOptions<Req, Res> | undefined,
+): ApiKeyAuthConfig<Req, Res> {
+  if (input !== undefined && (typeof input !== "object" || input === null || Array.isArray(input))) {
+    fail("options", `options must be an object, got ${show(input)}.`);
+  }
+  const options = (input ?? {}) as ApiKeyAuthOptions<Req, Res> & Record<string, unknown>;
+  const logger = options.logger ?? defaultLogger;
+  if (typeof logger.warn !== "function" || typeof logger.error !== "function") {
+    fail("logger", "logger needs warn(fields, msg) and error(fields, msg) methods (pino works).");
+  }
+  warnUnknownOptions("apiKeyAuth", Object.keys(options), OPTION_NAMES, logger);
+
+  const header = parseHeader(options.header);
+  const extract: ExtractOptions = Object.freeze({ bearer: bool(options, "bearer", true), header: header.name, headerLabel: header.label });
+  const getKey = optionalFunction<(req: Req) => unknown>("getKey", options.getKey);
+  if (getKey === undefined && !extract.bearer && extract.header === undefined) {
+    fail("header", "bearer is false and header is false, so no key could ever be read; enable one or pass getKey.");
+  }
+
+  const realm = options.realm ?? DEFAULTS.realm;
+  if (typeof realm !== "string" || !/^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/.test(realm)) {
+    fail("realm", `realm is ${show(realm)}; use printable ASCII without quotes or backslashes.`);
+  }
+
+  if (typeof options.permissions === "string") {
+    try {
+      parsePermissionQuery(options.permissions);
+    } catch (e) {
+      fail("permissions", `permissions ${JSON.stringify(options.permissions)} is not a valid query: ${(e as Error).message}.`);
+    }
+  } else optionalFunction("permissions", options.permissions);
+  const shapeProblem = (name: string, problem: string | undefined) =>
+    problem !== undefined && fail(name, `${name}${problem.startsWith("[") ? "" : " "}${problem}`);
+  if (typeof options.cost !== "function") shapeProblem("cost", checkCost(options.cost));
+  if (typeof options.ratelimits !== "function") shapeProblem("ratelimits", checkRatelimits(options.ratelimits));
+  if (typeof options.tags !== "function") shapeProblem("tags", checkTags(options.tags));
+
+  const onServiceError = options.onServiceError ?? "closed";
+  if (onServiceError !== "closed" && onServiceError !== "open") {
+    fail("onServiceError", `onServiceError is ${show(onServiceError)}; use "closed" (503) or "open" (continue without a key).`);
+  }
+  const onDenied = optionalFunction<DeniedHandler<Req, Res>>("onDenied", options.onDenied);
+  const passErrors = bool(options, "passErrors", false);
+  if (onDenied !== undefined && passErrors) fail("passErrors", "pass either onDenied or passErrors: true, not both.");
+
+  const hideCredentials = bool(options, "hideCredentials", false);
+  if (hideCredentials && getKey !== undefined) {
+    fail(
+      "hideCredentials",
+      "hideCredentials: true has no effect with getKey (apiKeyAuth does not know where your getter read the key); remove hideCredentials and delete that value yourself, e.g. inside getKey.",
+    );
+  }
+
+  // Normalised by the client's own function, over the middleware's defaults (named in its errors).
+  const call = asOurs(
+    () => normaliseCallSettings("apiKeyAuth", { timeout: options.timeout, deadline: options.deadline, retry: options.retry }, DEFAULTS),
+    "retry",
+  );
+  const { timeout, deadline } = call.settings;
+  if (timeout > deadline) {
+    logger.warn(
+      { timeout, deadline },
+      `apiKeyAuth: timeout (${timeout} ms) is longer than deadline (${deadline} ms); each attempt is cut to the time left of the deadline`,
+    );
+  }
+  const staleIfError = options.staleIfError === false ? 0 : millis("staleIfError", options.staleIfError, 0, 0);
+  const cache = parseCache(options.cache);
+  const store = parseStore(options.store, cache);
+  const permissions = options.permissions;
+  // Copies, so that later changes to the caller's arrays cannot change what is sent.
+  const ratelimits = frozenCopy(options.ratelimits);
+  const tags = frozenCopy(options.tags);
+  const shapeOptions = { permissions, cost: options.cost, ratelimits, tags };
+
+  return Object.freeze({
+    client: buildClient(options, logger, call.settings),
+    extract,
+    getKey,
+    ...shapeOptions,
+    fixedShape: staticShape(shapeOptions),
+    optional: bool(options, "optional", false),
+    denial: Object.freeze({
+      policy: buildStatusPolicy(options.policy),
+      realm,
+      keyHint: keyHint(extract, getKey !== undefined),
+      rateLimitHeaders: bool(options, "rateLimitHeaders", true),
+    }),
+    onDenied,
+    passErrors,
+    hideCredentials,
+    allowPreflight: bool(options, "allowPreflight", true),
+    onServiceError,
+    staleIfError,
+    staleMax: DEFAULTS.staleMax,
+    call: Object.freeze(call),
+    cache: cache === undefined ? undefined : Object.freeze({ ttl: cache.ttl, negativeTtl: cache.negativeTtl }),
+    store,
+    logger,
+  });
+}

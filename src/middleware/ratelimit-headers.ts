@@ -10,7 +10,14 @@ function sfString(value: string): string {
   return `"${value.replace(/[^\x20-\x7e]/g, "_").replace(/(["\\])/g, "\\$1")}"`;
 }
 
-const secondsUntil = (reset: number, now: number): number => Math.max(0, Math.ceil((reset - now) / 1000));
+const windowSeconds = (s: RatelimitState): number => Math.max(1, Math.ceil(s.duration / 1000));
+
+/**
+ * Seconds until a window resets, by this server's clock. A window never resets later than one
+ * duration from now, so a service clock ahead of ours (clock skew) cannot promise a longer wait.
+ */
+const secondsUntilReset = (s: RatelimitState, now: number): number =>
+  Math.min(windowSeconds(s), Math.max(0, Math.ceil((s.reset - now) / 1000)));
 
 function usable(states: readonly RatelimitState[] | undefined): RatelimitState[] {
   if (!Array.isArray(states)) return [];
@@ -34,8 +41,8 @@ export function rateLimitHeaders(
 ): Record<string, string> {
   const list = usable(states);
   if (list.length === 0) return {};
-  const policy = list.map((s) => `${sfString(s.name)};q=${Math.max(0, Math.trunc(s.limit))};w=${Math.max(1, Math.ceil(s.duration / 1000))}`);
-  const current = list.map((s) => `${sfString(s.name)};r=${Math.max(0, Math.trunc(s.remaining))};t=${secondsUntil(s.reset, now)}`);
+  const policy = list.map((s) => `${sfString(s.name)};q=${Math.max(0, Math.trunc(s.limit))};w=${windowSeconds(s)}`);
+  const current = list.map((s) => `${sfString(s.name)};r=${Math.max(0, Math.trunc(s.remaining))};t=${secondsUntilReset(s, now)}`);
   return { "RateLimit-Policy": policy.join(", "), RateLimit: current.join(", ") };
 }
 
@@ -46,5 +53,5 @@ export function rateLimitHeaders(
 export function retryAfterFromRatelimits(states: readonly RatelimitState[] | undefined, now: number): number | undefined {
   const exceeded = usable(states).filter((s) => s.exceeded === true);
   if (exceeded.length === 0) return undefined;
-  return Math.max(1, ...exceeded.map((s) => secondsUntil(s.reset, now)));
+  return Math.max(1, ...exceeded.map((s) => secondsUntilReset(s, now)));
 }

@@ -1,8 +1,10 @@
 // What a verification asks besides the key: permission query, credit cost, rate limits, tags,
-// fixed or computed per request. Also decides whether the answer may come from the cache.
+// fixed or computed per request. Also decides whether the answer may come from the cache. The
+// permission query is parsed here, once per shape (so once at factory time when it is fixed).
 
 import { parsePermissionQuery } from "../protocol/permission-query";
 import type { VerifyKeyRequest } from "../protocol/types";
+import { scopeOf } from "./denials";
 import type { PerRequest, VerifyRatelimit } from "./options";
 
 export type VerifyShape = Omit<VerifyKeyRequest, "key">;
@@ -11,8 +13,10 @@ export interface ResolvedShape {
   readonly body: VerifyShape;
   /** No cost and no rate limits were sent: the answer may be cached and shared. */
   readonly cacheable: boolean;
-  /** The part of the cache key that can change the answer (the permission query). */
-  readonly shapeKey: string;
+  /** The part of the cache key that can change the answer: the permission query, or "". */
+  readonly query: string;
+  /** The RFC 6750 `scope` of an `insufficient_scope` denial for this query, when it can say it. */
+  readonly scope: string | undefined;
 }
 
 /** A computed option returned a value the service would reject (this server's misconfiguration). */
@@ -105,10 +109,11 @@ function buildShape(
   tags: string[] | undefined,
 ): ResolvedShape {
   const body: VerifyShape = {};
+  let scope: string | undefined;
   if (permissions !== undefined && permissions !== "") {
     if (typeof permissions !== "string") throw new ShapeError(`permissions returned ${typeof permissions}, not a query string`);
     try {
-      parsePermissionQuery(permissions);
+      scope = scopeOf(parsePermissionQuery(permissions));
     } catch (e) {
       throw new ShapeError(`permissions returned an invalid query: ${(e as Error).message}`);
     }
@@ -122,6 +127,7 @@ function buildShape(
   return Object.freeze({
     body,
     cacheable: body.credits === undefined && body.ratelimits === undefined,
-    shapeKey: body.permissions ?? "",
+    query: body.permissions ?? "",
+    scope,
   });
 }

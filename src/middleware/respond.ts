@@ -1,16 +1,90 @@
-// How a denial reaches the caller: the app's `onDenied` (sync or async), `next(err)` with
-// `passErrors`, or a problem+json response. Guards reuse the responder of the `apiKeyAuth()` that
-// ran on the request.
+// How control leaves the middleware: `next` exactly once, from sync or async code (an error thrown
+// by later handlers out of next() is never passed back into next()); and how a denial reaches the
+// caller: the app's `onDenied` (sync or async), `next(err)` with `passErrors`, or a problem+json
+// response (RFC 9457; built from the error only, never from the key service's body). Guards reuse
+// the responder of the `apiKeyAuth()` that ran on the request.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { defaultLogger, type Logger } from "../logger";
+import { createLogThrottle, defaultLogger, type Logger } from "../logger";
 import type { DenialContext } from "./denials";
 import type { KeyguardError } from "./errors";
-import { createLogThrottle } from "./log-throttle";
-import { failOnce, isThenable, once } from "./next-once";
 import type { DeniedHandler, NextFunction } from "./options";
 import { DEFAULT_STATUS_POLICY } from "./policy";
-import { sendProblem } from "./problem";
+
+/** A `next` that ignores every call after the first, and says whether it was called. */
+export interface OnceNext extends NextFunction {
+  readonly called: boolean;
+}
+
+export function once(next: NextFunction): OnceNext {
+  const wrapped = ((err?: unknown): void => {
+    if (wrapped.called) return;
+    wrapped.called = true;
+    next(err);
+  }) as NextFunction & { called: boolean };
+  wrapped.called = false;
+  return wrapped;
+}
+
+/**
+ * For an error caught in async code: passes it to `next(err)` when `next` was not called yet;
+ * otherwise (it came from the handlers after ours, or from a hook that already called next)
+ * hands it to `report`. Never throws.
+ */
+export function failOnce(next: OnceNext, err: unknown, report: (err: unknown) => void): void {
+  if (next.called) {
+    report(err);
+    return;
+  }
+  try {
+    next(err);
+  } catch (e) {
+    report(e);
+  }
+}
+
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
+}
+
+export interface ProblemBody {
+  /** `urn:keyguard:problem:<code in lower case>`. */
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  /** The key service's request id, when a verification call produced the denial. */
+  requestId?: string;
+}
+
+const HIDDEN_DETAIL = "The request could not be authenticated because of a server error.";
+
+export const PROBLEM_CONTENT_TYPE = "application/problem+json; charset=utf-8";
+
+/** The body for a denial; `detail` is generic unless the error is marked `expose`. */
+export function problemBody(err: KeyguardError): ProblemBody {
+  const body: ProblemBody = {
+    type: `urn:keyguard:problem:${err.code.toLowerCase().replace(/_/g, "-")}`,
+    title: err.title,
+    status: err.status,
+    detail: err.expose ? err.detail : HIDDEN_DETAIL,
+    code: err.code,
+  };
+  if (err.requestId !== undefined) body.requestId = err.requestId;
+  return body;
+}
+
+/** Writes the denial: status, the error's headers, `Cache-Control: no-store` and the problem body. */
+export function sendProblem(res: ServerResponse, err: KeyguardError): void {
+  const body = JSON.stringify(problemBody(err));
+  res.statusCode = err.status;
+  for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
+  res.setHeader("Content-Type", PROBLEM_CONTENT_TYPE);
+  res.setHeader("Cache-Control", "no-store");
+  res.setHeader("Content-Length", Buffer.byteLength(body));
+  res.end(body);
+}
 
 export interface Responder {
   /** Policy, realm and key hint of the `apiKeyAuth()` this responder belongs to. */
@@ -24,14 +98,15 @@ export interface Responder {
   reportLateError(err: unknown): void;
 }
 
-// Which responder answers a request's denials, for the guards after `apiKeyAuth()`. Kept in a
-// WeakMap, not as a property of `req`: adding a property changes the request object's shape, which
-// measurably slows every later handler. A verified request is registered through its result (for
-// a cached key, one long-lived object, so the hot path adds no entry per request); a request let
-// through without a key, or denied, is registered itself. Registered globally so that two loaded
-// copies of the package share it.
-const REGISTRY = Symbol.for("keyguard.responders");
-const responders = ((globalThis as Record<symbol, unknown>)[REGISTRY] ??= new WeakMap()) as WeakMap<object, Partial<Responder>>;
+/**
+ * Which responder answers a request's denials, for the guards after `apiKeyAuth()`: a
+ * non-enumerable property under `Symbol.for("keyguard.responder")` on the verified key
+ * (`req.apiKey`, a per-middleware object, so the hot path adds nothing per request), or, for a
+ * request let through without a key or denied, on the request itself. `Symbol.for` is shared by
+ * every loaded copy of keyguard, so a guard from one copy finds the responder of another; no
+ * global registry is kept.
+ */
+export const RESPONDER = Symbol.for("keyguard.responder");
 
 function lateErrorReporter(logger: Logger): (err: unknown) => void {
   const throttle = createLogThrottle();
@@ -92,15 +167,26 @@ export const DEFAULT_RESPONDER: Responder = createResponder({
   logger: defaultLogger,
 });
 
-/** Remembers which responder answers denials for a request, or for requests verified with a result. */
-export function attachResponder(target: object, responder: Responder): void {
-  if (responders.get(target) !== responder) responders.set(target, responder);
+/** Remembers which responder answers denials for a request (one without a verified key). */
+export function attachResponder(req: object, responder: Responder): void {
+  if ((req as { [RESPONDER]?: unknown })[RESPONDER] !== responder) {
+    Object.defineProperty(req, RESPONDER, { value: responder, enumerable: false, configurable: true, writable: true });
+  }
+}
+
+/** The key as this middleware hands it to the app: the result, carrying its responder. Frozen. */
+export function withResponder<T extends object>(result: T, responder: Responder): T {
+  // Every own property, the non-enumerable `requestId` included.
+  const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(result)) as T;
+  Object.defineProperty(copy, RESPONDER, { value: responder, enumerable: false });
+  return Object.freeze(copy);
 }
 
 export function responderOf(req: object): Responder {
   const verified = (req as { apiKey?: unknown }).apiKey;
-  const r = (typeof verified === "object" && verified !== null ? responders.get(verified) : undefined) ?? responders.get(req);
-  if (typeof r !== "object" || r === null || typeof r.deny !== "function") return DEFAULT_RESPONDER;
-  // A responder attached by another (older) loaded copy of keyguard may lack reportLateError.
-  return typeof r.reportLateError === "function" ? (r as Responder) : { ...(r as Responder), reportLateError: DEFAULT_RESPONDER.reportLateError };
+  const r =
+    (typeof verified === "object" && verified !== null ? (verified as { [RESPONDER]?: unknown })[RESPONDER] : undefined) ??
+    (req as { [RESPONDER]?: unknown })[RESPONDER];
+  const ok = typeof r === "object" && r !== null && typeof (r as Responder).deny === "function" && typeof (r as Responder).reportLateError === "function";
+  return ok ? (r as Responder) : DEFAULT_RESPONDER;
 }

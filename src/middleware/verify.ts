@@ -1,14 +1,20 @@
-// The verification step: the cache, the call to the key service with its time limits, the
-// `staleIfError` fallback, and the (throttled) logs of failures. Knows nothing of HTTP requests.
+// The verification step: the answers kept in the store, one shared in-flight call per answer, the
+// call to the key service with its time limits, the `staleIfError` fallback, and the sorting and
+// (throttled) logging of failed calls. Knows nothing of HTTP requests.
+//
+// The invariant: never let more requests through than the service would have. A result that
+// reports credits or rate limits was charged by the service, so it is neither stored nor handed
+// to the requests that waited on it: each of those verifies on its own. Such a key is then
+// remembered as charged, and its later requests call the service in parallel instead of joining.
 
-import { KeyServiceTimeoutError, type KeyServiceClient, type RetryOptions } from "../client";
-import type { Logger } from "../logger";
+import { LRUCache } from "lru-cache";
+import { KeyServiceTimeoutError, type CallOptions, type KeyServiceClient } from "../client";
+import type { CallSettings } from "../client/options";
+import { createLogThrottle, type LogFields, type Logger } from "../logger";
+import type { InvalidationMessage } from "../protocol/invalidation";
 import type { VerifyKeyResult } from "../protocol/types";
-import { cacheKeyFor, createVerificationCache, hashKey, isReusable, type CacheSettings } from "./cache";
-import { createLogThrottle } from "./log-throttle";
 import type { ResolvedShape } from "./request-shape";
-import { classifyServiceFailure, type ServiceFailure } from "./service-failure";
-import { createStaleStore } from "./stale";
+import { deepFreeze, isReusable, memoryStore, refKey, storableFor, type AnswerRef, type Store, type StoreSettings, type Ticket } from "./store";
 
 export type VerifyOutcome =
   | {
@@ -16,26 +22,24 @@ export type VerifyOutcome =
       readonly result: Readonly<VerifyKeyResult>;
       /** `meta.requestId` of the call that produced the result. */
       readonly requestId: string | undefined;
-      /** Served by `staleIfError` while the service failed. */
-      readonly stale: boolean;
     }
   | { readonly kind: "failure"; readonly failure: ServiceFailure };
 
 export interface Verifier {
-  verify(key: string, shape: ResolvedShape): Promise<VerifyOutcome>;
-  /** A cached answer for this key and shape, without waiting; undefined on a miss. */
-  peek(key: string, shape: ResolvedShape): Readonly<VerifyKeyResult> | undefined;
+  /** A kept answer for this key hash and shape, without waiting; undefined on a miss. */
+  peek(keyHash: string, shape: ResolvedShape): Readonly<VerifyKeyResult> | undefined;
+  verify(key: string, keyHash: string, shape: ResolvedShape): Promise<VerifyOutcome>;
   /** Logs (throttled) a misconfiguration found before any call, e.g. a bad computed option. */
   reportMisconfiguration(reason: string): void;
-  /** Forgets every cached and stale answer for a key. */
-  invalidate(key: string): void;
-  clear(): void;
+  /** Forgets answers (kept, stale, in flight) here and, through the store, on every instance. */
+  invalidate(message: InvalidationMessage): Promise<void>;
 }
 
 export interface VerifierSettings {
   readonly client: KeyServiceClient;
-  readonly call: { readonly timeout: number; readonly deadline: number; readonly retry: RetryOptions | false };
-  readonly cache: CacheSettings | undefined;
+  readonly call: { readonly settings: CallSettings; readonly options: CallOptions };
+  readonly cache: StoreSettings | undefined;
+  readonly store: Store | undefined;
   /** ms; 0 = off. */
   readonly staleIfError: number;
   readonly staleMax: number;
@@ -46,13 +50,8 @@ export interface VerifierSettings {
 /** Codes that say the key itself is unusable, whatever the request: every kept answer for it goes. */
 const KEY_GONE: ReadonlySet<string> = new Set(["NOT_FOUND", "DISABLED", "EXPIRED"]);
 
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
-}
+/** How long a key stays marked as charged when `ttl` is 0 (no answers stored), ms. */
+const CHARGED_MARK_TTL_WITHOUT_CACHE = 30_000;
 
 const requestIdOf = (result: object): string | undefined => {
   const id = (result as { requestId?: unknown }).requestId;
@@ -62,11 +61,39 @@ const requestIdOf = (result: object): string | undefined => {
 /** Whether a result lets the request through: `valid: true` with the code `VALID`, nothing else. */
 export const passes = (result: Readonly<VerifyKeyResult>): boolean => result.valid === true && result.code === "VALID";
 
+interface Shared {
+  readonly result: Readonly<VerifyKeyResult>;
+  readonly reusable: boolean;
+}
+
 export function createVerifier(settings: VerifierSettings): Verifier {
-  const cache = settings.cache === undefined ? undefined : createVerificationCache(settings.cache);
-  const stale = settings.staleIfError > 0 ? createStaleStore(settings.staleIfError, settings.staleMax) : undefined;
+  const { logger, call, store, cache } = settings;
+  const stale = settings.staleIfError > 0 ? memoryStore({ max: settings.staleMax }) : undefined;
   const throttle = createLogThrottle();
-  const { logger, call } = settings;
+  // One call per answer at a time; the requests asking meanwhile wait for it (its answer is
+  // handed to them only when reusable).
+  const inflight = new Map<string, Promise<Shared>>();
+  // Key hashes whose last answer was charged (bounded; a mark lives as long as a VALID answer would).
+  const charged = new LRUCache<string, true>({
+    max: settings.staleMax,
+    ttl: cache !== undefined && cache.ttl > 0 ? cache.ttl : CHARGED_MARK_TTL_WITHOUT_CACHE,
+    perf: { now: () => Date.now() },
+  });
+
+  // Every invalidation the store applies (ours or another instance's) reaches what we keep here.
+  function forget(message: InvalidationMessage): void {
+    stale?.apply(message);
+    if (message.kind === "key") {
+      charged.delete(message.keyHash);
+      const prefix = `${message.keyHash}\u0000`;
+      for (const k of [...inflight.keys()]) if (k.startsWith(prefix)) inflight.delete(k);
+    } else {
+      // A keyId names no key hash we could match: no request joins a call started before.
+      if (message.kind === "all") charged.clear();
+      inflight.clear();
+    }
+  }
+  store?.subscribe(forget);
 
   function report(failure: ServiceFailure, servedStale: boolean): void {
     const failsOpen = failure.kind === "unavailable" && failure.mayFailOpen && settings.onServiceError === "open";
@@ -86,17 +113,18 @@ export function createVerifier(settings: VerifierSettings): Verifier {
 
   /** One call, within what is left of the deadline of the request that started at `started`. */
   async function callService(key: string, shape: ResolvedShape, started: number): Promise<Readonly<VerifyKeyResult>> {
-    const left = call.deadline - (Date.now() - started);
+    const left = call.settings.deadline - (Date.now() - started);
     if (left <= 0) {
       // Only after waiting on another request's call whose answer could not be shared.
       throw new KeyServiceTimeoutError("verifyKey: the deadline ran out while waiting for another request's call", {
         attempts: 0,
-        timeout: call.deadline,
+        timeout: call.settings.deadline,
         scope: "deadline",
         operation: "keys.verifyKey",
       });
     }
-    const options = { timeout: call.timeout, deadline: left, retry: call.retry };
+    // The normalised options as they are (the client does not check them again), unless time was spent waiting.
+    const options = left >= call.settings.deadline ? call.options : { ...call.options, deadline: left };
     const result: unknown = await settings.client.keys.verifyKey({ key, ...shape.body }, options);
     if (typeof result !== "object" || result === null || typeof (result as VerifyKeyResult).valid !== "boolean") {
       throw Object.assign(new Error("verifyKey returned no verification result"), { code: "KEY_SERVICE_INVALID_RESPONSE" });
@@ -105,62 +133,191 @@ export function createVerifier(settings: VerifierSettings): Verifier {
   }
 
   /**
-   * What an answer teaches the cache and the stale store. Only a reusable VALID answer is kept
-   * for `staleIfError`; any other answer drops the one kept for this shape, and an answer saying
-   * the key is gone (or now charged) drops every one kept for the key.
+   * What an answer teaches the charged marks and the stale store. Only a reusable VALID answer is
+   * kept for `staleIfError` (unless invalidated since `staleMark`); any other answer drops the one
+   * kept for this shape, and an answer saying the key is gone (or now charged) drops all for the key.
    */
-  function learn(keyHash: string, cacheKey: string | undefined, result: Readonly<VerifyKeyResult>): void {
-    cache?.observe(keyHash, result);
-    if (stale === undefined) return;
+  function learn(ref: AnswerRef, cacheable: boolean, result: Readonly<VerifyKeyResult>, staleMark: number): void {
     const reusable = isReusable(result);
+    // While a key is marked, answers kept from before it was charged are not used (they expire
+    // before the mark does).
+    if (reusable) charged.delete(ref.keyHash);
+    else charged.set(ref.keyHash, true);
+    if (stale === undefined) return;
     if (passes(result) && reusable) {
-      if (cacheKey !== undefined) stale.remember(cacheKey, result);
+      if (cacheable) stale.fill(ref, result, settings.staleIfError, staleMark);
     } else if (!reusable || KEY_GONE.has(result.code)) {
-      stale.deleteKeyHash(keyHash);
-    } else if (cacheKey !== undefined) {
-      stale.forget(cacheKey);
+      stale.apply({ v: 1, kind: "key", keyHash: ref.keyHash });
+    } else if (cacheable) {
+      stale.forget(ref);
+    }
+  }
+
+  /** The store's answer, or the service's (stored when it may be), for a cacheable shape. */
+  async function lookupOrCall(ref: AnswerRef, run: () => Promise<Readonly<VerifyKeyResult>>): Promise<Shared> {
+    const found = await store!.lookup(ref, call.settings.deadline);
+    if (found.hit !== undefined) return { result: found.hit, reusable: true };
+    const ticket: Ticket = found.ticket;
+    let result: Readonly<VerifyKeyResult> | undefined;
+    try {
+      result = await run();
+    } finally {
+      store!.settle(ticket, result, result === undefined ? 0 : storableFor(result, cache!, Date.now()));
+    }
+    return { result, reusable: isReusable(result) };
+  }
+
+  /** One call per answer at a time; see the invariant at the top of this file. */
+  async function shared(ref: AnswerRef, run: () => Promise<Readonly<VerifyKeyResult>>): Promise<Readonly<VerifyKeyResult>> {
+    // A charged key's answers are never shared: joining would only make each request wait for
+    // another's call before making its own.
+    if (charged.has(ref.keyHash)) return run();
+    const k = refKey(ref);
+    const joined = inflight.get(k);
+    if (joined !== undefined) {
+      const answer = await joined;
+      return answer.reusable ? answer.result : run();
+    }
+    const mine = lookupOrCall(ref, run);
+    inflight.set(k, mine);
+    try {
+      return (await mine).result;
+    } finally {
+      if (inflight.get(k) === mine) inflight.delete(k);
     }
   }
 
   return {
-    async verify(key, shape) {
+    peek(keyHash, shape) {
+      if (store === undefined || !shape.cacheable || (charged.size > 0 && charged.has(keyHash))) return undefined;
+      return store.peek({ keyHash, query: shape.query });
+    },
+    async verify(key, keyHash, shape) {
       const started = Date.now();
-      const keyHash = cache !== undefined || stale !== undefined ? hashKey(key) : undefined;
-      const cacheKey = keyHash !== undefined && shape.cacheable ? cacheKeyFor(keyHash, shape.shapeKey) : undefined;
+      const ref: AnswerRef = { keyHash, query: shape.query };
+      const staleMark = stale?.mark() ?? 0;
       const run = async () => {
         const result = await callService(key, shape, started);
-        if (keyHash !== undefined) learn(keyHash, cacheKey, result);
+        learn(ref, shape.cacheable, result, staleMark);
         return result;
       };
       try {
-        const result =
-          cache !== undefined && keyHash !== undefined && cacheKey !== undefined
-            ? await cache.verify(keyHash, shape.shapeKey, run)
-            : await run();
-        return { kind: "result", result, requestId: requestIdOf(result), stale: false };
+        const result = store !== undefined && shape.cacheable ? await shared(ref, run) : await run();
+        return { kind: "result", result, requestId: requestIdOf(result) };
       } catch (e) {
         const failure = classifyServiceFailure(e);
-        const kept = failure.kind === "unavailable" && stale !== undefined && cacheKey !== undefined ? stale.recall(cacheKey) : undefined;
+        const kept = failure.kind === "unavailable" && stale !== undefined && shape.cacheable ? recall(ref) : undefined;
         report(failure, kept !== undefined);
-        if (kept !== undefined) return { kind: "result", result: kept.result, requestId: requestIdOf(kept.result), stale: true };
+        if (kept !== undefined) return { kind: "result", result: kept, requestId: requestIdOf(kept) };
         return { kind: "failure", failure };
       }
-    },
-    peek(key, shape) {
-      if (cache === undefined || !shape.cacheable) return undefined;
-      return cache.peek(hashKey(key), shape.shapeKey);
     },
     reportMisconfiguration(reason) {
       report({ kind: "misconfigured", reason, log: {}, cause: undefined }, false);
     },
-    invalidate(key) {
-      const hash = hashKey(key);
-      cache?.deleteKeyHash(hash);
-      stale?.deleteKeyHash(hash);
-    },
-    clear() {
-      cache?.clear();
-      stale?.clear();
+    async invalidate(message) {
+      if (store !== undefined) await store.invalidate(message);
+      else forget(message);
     },
   };
+
+  /** The kept `staleIfError` answer, unless the key has expired since. */
+  function recall(ref: AnswerRef): Readonly<VerifyKeyResult> | undefined {
+    const kept = stale!.peek(ref);
+    if (kept === undefined) return undefined;
+    return typeof kept.expires === "number" && kept.expires <= Date.now() ? undefined : kept;
+  }
+}
+
+/** `Retry-After` (seconds) of a 503 when the service did not send one. */
+export const DEFAULT_RETRY_AFTER_SECONDS = 5;
+
+interface FailureBase {
+  /** `meta.requestId` of the service's answer, when there was one. */
+  readonly requestId?: string;
+  /** Safe fields for the log: codes, statuses, request ids; never a key. */
+  readonly log: LogFields;
+  /** What the call threw. */
+  readonly cause: unknown;
+}
+
+export type ServiceFailure =
+  | (FailureBase & {
+      readonly kind: "unavailable";
+      readonly retryAfter: number;
+      /**
+       * Whether `onServiceError: "open"` may let the request through. False for the service's 429
+       * (workspace rate limit): callers sending random keys could cause it, so it must not open the gate.
+       */
+      readonly mayFailOpen: boolean;
+    })
+  | (FailureBase & { readonly kind: "misconfigured"; readonly reason: string });
+
+interface ClientErrorShape {
+  code?: unknown;
+  status?: unknown;
+  kind?: unknown;
+  detail?: unknown;
+  message?: unknown;
+  requestId?: unknown;
+  attempts?: unknown;
+  retryAfter?: unknown;
+  scope?: unknown;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+
+function fieldsOf(e: ClientErrorShape): LogFields {
+  const fields: LogFields = { code: str(e.code) };
+  for (const name of ["status", "kind", "requestId", "attempts", "scope", "detail"] as const) {
+    if (e[name] !== undefined) fields[name] = e[name];
+  }
+  return fields;
+}
+
+function misconfigured(reason: string, e: ClientErrorShape): ServiceFailure {
+  const requestId = str(e.requestId);
+  return { kind: "misconfigured", reason, log: fieldsOf(e), cause: e, ...(requestId === undefined ? {} : { requestId }) };
+}
+
+function unavailable(e: ClientErrorShape, mayFailOpen = true): ServiceFailure {
+  const ms = num(e.retryAfter);
+  const retryAfter = ms === undefined ? DEFAULT_RETRY_AFTER_SECONDS : Math.max(1, Math.ceil(ms / 1000));
+  const requestId = str(e.requestId);
+  return { kind: "unavailable", retryAfter, mayFailOpen, log: fieldsOf(e), cause: e, ...(requestId === undefined ? {} : { requestId }) };
+}
+
+function fromHttpStatus(status: number, e: ClientErrorShape): ServiceFailure {
+  if (status === 429) return unavailable(e, false);
+  if (status >= 500) return unavailable(e);
+  if (status === 401 || status === 403) {
+    return misconfigured("the key service rejected the root key (check UNKEY_ROOT_KEY and its verify_key permission)", e);
+  }
+  if (status === 400) return misconfigured("the key service rejected the verification request (check the permissions, cost, ratelimits and tags options)", e);
+  if (status === 412) return misconfigured("the key service does not know a rate limit named in the ratelimits option", e);
+  if (status === 404) return misconfigured("the key service answered 404 (check baseUrl)", e);
+  return misconfigured(`the key service answered ${status}`, e);
+}
+
+/** Classifies whatever a verification call threw. Unknown errors count as misconfiguration. */
+export function classifyServiceFailure(err: unknown): ServiceFailure {
+  const e: ClientErrorShape = typeof err === "object" && err !== null ? (err as ClientErrorShape) : {};
+  switch (e.code) {
+    case "KEY_SERVICE_NETWORK_ERROR":
+    case "KEY_SERVICE_TIMEOUT":
+    case "KEY_SERVICE_INVALID_RESPONSE":
+      return unavailable(e);
+    case "KEY_SERVICE_HTTP_ERROR":
+      return fromHttpStatus(num(e.status) ?? 500, e);
+    default: {
+      const name = err instanceof Error ? err.name : typeof err;
+      return {
+        kind: "misconfigured",
+        reason: "the verification call failed unexpectedly",
+        log: { error: name, code: str(e.code) },
+        cause: err,
+      };
+    }
+  }
 }

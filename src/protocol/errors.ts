@@ -60,12 +60,6 @@ export const ERROR_CATALOG: Readonly<Record<ErrorKind, CatalogEntry>> = Object.f
 /** Base of the `type` URLs the local service writes. */
 export const ERROR_DOCS_BASE = "https://unkey.com/docs/api-reference/errors-v2";
 
-/** `err:<vendor>:<category>:<name>` for a kind in the catalog. */
-export function errorIdentifier(kind: ErrorKind): string {
-  const [category, name] = splitKind(kind);
-  return `err:${ERROR_CATALOG[kind].vendor}:${category}:${name}`;
-}
-
 /** The `type` URL for a kind in the catalog. */
 export function errorTypeUrl(kind: ErrorKind): string {
   const [category, name] = splitKind(kind);

@@ -67,17 +67,6 @@ export type KnownVerifyCode =
   | "DISABLED"
   | "EXPIRED";
 
-export const VERIFY_CODES: readonly KnownVerifyCode[] = Object.freeze([
-  "VALID",
-  "NOT_FOUND",
-  "FORBIDDEN",
-  "INSUFFICIENT_PERMISSIONS",
-  "USAGE_EXCEEDED",
-  "RATE_LIMITED",
-  "DISABLED",
-  "EXPIRED",
-]);
-
 // `string & {}` keeps editor completion for the known codes while accepting new ones.
 export type VerifyCode = KnownVerifyCode | (string & {});
 
@@ -159,6 +148,8 @@ export interface KeyInfo {
   credits?: KeyCredits;
   identity?: Identity;
   ratelimits?: RatelimitConfig[];
+  /** The key itself: only with `decrypt: true`, for a recoverable key of an API that stores keys. */
+  plaintext?: string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -171,6 +162,8 @@ export interface VerifyKeyRequest {
   credits?: { cost: number };
   ratelimits?: Array<{ name: string; cost?: number; limit?: number; duration?: number }>;
   tags?: string[];
+  /** Id of a key migration: lets keys imported with `keys.migrateKeys` in another hash form verify. */
+  migrationId?: string;
 }
 
 export interface VerifyKeyResult {
@@ -266,7 +259,7 @@ export interface KeyRolesRequest {
 
 export interface RerollKeyRequest {
   keyId: string;
-  /** Milliseconds until the old key expires; 0 revokes it at once. */
+  /** Milliseconds until the old key expires; 0 expires it at once (it then verifies as EXPIRED). */
   expiration: number;
 }
 
@@ -301,7 +294,7 @@ export interface DeleteApiRequest {
 
 export interface CreatePermissionRequest {
   name: string;
-  /** Required by the production service; the local service derives it from `name` if absent. */
+  /** Required by the service (production and the local one); optional here only for compatibility. */
   slug?: string;
   description?: string;
 }

@@ -61,15 +61,15 @@ describe("keys through the SDK", () => {
     const limited = await unkey.keys.createKey({
       apiId: local.apiId,
       externalId: "sdk-user",
-      ratelimits: [{ name: "rl", limit: 1, duration: 60_000, autoApply: true }],
+      ratelimits: [{ name: "per-minute", limit: 1, duration: 60_000, autoApply: true }],
     });
     expect((await unkey.keys.verifyKey({ key: limited.data.key })).data).toMatchObject({
       code: "VALID",
       identity: { externalId: "sdk-user" },
-      ratelimits: [{ name: "rl", remaining: 0, exceeded: false }],
+      ratelimits: [{ name: "per-minute", remaining: 0, exceeded: false }],
     });
     const rl = await unkey.keys.verifyKey({ key: limited.data.key, ratelimits: [{ name: "inline", limit: 5, duration: 1000 }] });
-    expect(rl.data).toMatchObject({ code: "RATE_LIMITED", ratelimits: [{ name: "rl", exceeded: true }, { name: "inline", exceeded: false }] });
+    expect(rl.data).toMatchObject({ code: "RATE_LIMITED", ratelimits: [{ name: "per-minute", exceeded: true }, { name: "inline", exceeded: false }] });
   });
 
   it("every other keys.* operation returns shapes the SDK accepts", async () => {
@@ -123,8 +123,8 @@ describe("permissions, roles, identities, apis and ratelimit through the SDK", (
     expect((await unkey.permissions.deleteRole({ role: "sdk-admin" })).data).toEqual({});
     expect((await unkey.permissions.deletePermission({ permission: "sdk.admin" })).data).toEqual({});
 
-    const identity = await unkey.identities.createIdentity({ externalId: "sdk-ident", meta: { m: 1 }, ratelimits: [{ name: "r", limit: 1, duration: 1000 }] });
-    expect((await unkey.identities.getIdentity({ identity: "sdk-ident" })).data).toMatchObject({ id: identity.data.identityId, ratelimits: [{ name: "r", autoApply: false }] });
+    const identity = await unkey.identities.createIdentity({ externalId: "sdk-ident", meta: { m: 1 }, ratelimits: [{ name: "rps", limit: 1, duration: 1000 }] });
+    expect((await unkey.identities.getIdentity({ identity: "sdk-ident" })).data).toMatchObject({ id: identity.data.identityId, ratelimits: [{ name: "rps", autoApply: false }] });
     expect((await unkey.identities.updateIdentity({ identity: "sdk-ident", meta: { m: 2 } })).data.meta).toEqual({ m: 2 });
     for await (const page of await unkey.identities.listIdentities({})) expect(page.result.data.length).toBeGreaterThan(0);
     // The SDK's schema for this response has no `data` (it strips ours); the call must succeed.

@@ -10,19 +10,32 @@ beforeAll(async () => {
 afterAll(() => s.close());
 
 describe("the Authorization header", () => {
-  it("missing → 400 authentication.missing (with errors[])", async () => {
+  it("missing → 400 invalid_input at location security, as production", async () => {
     const res = await s.call("apis.getApi", { apiId: s.apiId }, null);
     expect(res.status).toBe(400);
-    expect(res.body.error.type).toMatch(/\/svc\/authentication\/missing$/);
-    expect(res.body.error.errors).toEqual([]);
+    expect(res.body.error).toMatchObject({ title: "Bad Request", detail: "Authorization header for 'bearer' scheme" });
+    expect(res.body.error.type).toMatch(/\/svc\/application\/invalid_input$/);
+    expect(res.body.error.errors).toEqual([
+      { location: "security", message: "Authorization header was not found", fix: "Add an 'Authorization' header to this request" },
+    ]);
   });
 
-  it("without the Bearer scheme → 400 authentication.malformed", async () => {
-    const res = await s.call("apis.getApi", { apiId: s.apiId }, undefined, {
-      headers: { "content-type": "application/json", authorization: s.rootKey },
+  it("anything not starting with exactly `Bearer ` → 400 authentication.malformed (lower-case bearer too)", async () => {
+    for (const authorization of [s.rootKey, `bearer ${s.rootKey}`, `BEARER ${s.rootKey}`, `Basic ${s.rootKey}`, "Bearer ", "Bearer    ", "", `Bearer\t${s.rootKey}`]) {
+      const res = await s.call("apis.getApi", { apiId: s.apiId }, undefined, {
+        headers: { "content-type": "application/json", authorization },
+      });
+      expect(res.status, JSON.stringify(authorization)).toBe(400);
+      expect(res.body.error.type).toMatch(/\/svc\/authentication\/malformed$/);
+      expect(res.body.error.detail).toContain("missing the 'Bearer ' prefix");
+      expect(res.body.error.errors).toEqual([]);
+      expect(JSON.stringify(res.body)).not.toContain(s.rootKey);
+    }
+    // Surrounding spaces are trimmed, as production does.
+    const padded = await s.call("apis.getApi", { apiId: s.apiId }, undefined, {
+      headers: { "content-type": "application/json", authorization: `  Bearer ${s.rootKey}  ` },
     });
-    expect(res.status).toBe(400);
-    expect(res.body.error.type).toMatch(/\/svc\/authentication\/malformed$/);
+    expect(padded.status).toBe(200);
   });
 
   it("unknown root key → 401 authentication.key_not_found, and the key is not echoed", async () => {
@@ -36,14 +49,68 @@ describe("the Authorization header", () => {
 
 describe("permission tuples", () => {
   it("a missing permission → 403 naming the tuples", async () => {
-    const { rootKey } = await s.service.createRootKey({ permissions: ["api.*.read_api"] });
-    const res = await s.call("keys.createKey", { apiId: s.apiId }, rootKey);
+    const { rootKey } = await s.service.createRootKey({ permissions: ["api.*.create_key"] });
+    const res = await s.call("apis.getApi", { apiId: s.apiId }, rootKey);
     expect(res.status).toBe(403);
     expect(res.body.error).toMatchObject({
       title: "Insufficient Permissions",
-      detail: `Missing one of these permissions: api.*.create_key or api.${s.apiId}.create_key`,
+      detail: `Missing one of these permissions: api.*.read_api or api.${s.apiId}.read_api`,
     });
-    expect((await s.call("apis.getApi", { apiId: s.apiId }, rootKey)).status).toBe(200);
+    expect((await s.call("keys.createKey", { apiId: s.apiId }, rootKey)).status).toBe(200);
+  });
+
+  it("createKey without create_key → 404 api_not_found, as production masks it", async () => {
+    const { rootKey } = await s.service.createRootKey({ permissions: ["api.*.read_api"] });
+    const res = await s.call("keys.createKey", { apiId: s.apiId }, rootKey);
+    expect(res.status).toBe(404);
+    expect(res.body.error).toMatchObject({ title: "Not Found", detail: "The specified API was not found." });
+    expect(res.body.error.type).toMatch(/\/data\/api_not_found$/);
+    // The same answer as for an API that does not exist.
+    const missing = await s.call("keys.createKey", { apiId: "api_doesNotExist" });
+    expect(missing.body.error).toMatchObject({ status: 404, detail: "The specified API was not found." });
+  });
+
+  it("apis.listKeys needs read_key and read_api, else 404 api_not_found", async () => {
+    for (const permissions of [["api.*.read_api"], ["api.*.read_key"], ["api.api_other.read_key", "api.*.read_api"]]) {
+      const { rootKey } = await s.service.createRootKey({ permissions });
+      const res = await s.call("apis.listKeys", { apiId: s.apiId }, rootKey);
+      expect(res.status, permissions.join()).toBe(404);
+      expect(res.body.error.type).toMatch(/\/data\/api_not_found$/);
+    }
+    const { rootKey } = await s.service.createRootKey({ permissions: [`api.${s.apiId}.read_key`, `api.${s.apiId}.read_api`] });
+    expect((await s.call("apis.listKeys", { apiId: s.apiId }, rootKey)).status).toBe(200);
+  });
+
+  it("keys.whoami without read_key → 404 key_not_found, like an unknown key", async () => {
+    const { key } = await s.createKey();
+    const { rootKey } = await s.service.createRootKey({ permissions: ["api.*.read_api"] });
+    const res = await s.call("keys.whoami", { key }, rootKey);
+    expect(res.status).toBe(404);
+    expect(res.body.error).toMatchObject({ detail: "The specified key was not found." });
+    expect(res.body.error.type).toMatch(/\/data\/key_not_found$/);
+    expect((await s.call("keys.whoami", { key: "not_a_key_at_all" })).body.error.detail).toBe("The specified key was not found.");
+  });
+
+  it("keys.getKey without read_key → 403 (production does not mask it)", async () => {
+    const { keyId } = await s.createKey();
+    const { rootKey } = await s.service.createRootKey({ permissions: ["api.*.read_api", "api.api_other.read_key"] });
+    const res = await s.call("keys.getKey", { keyId }, rootKey);
+    expect(res.status).toBe(403);
+    expect(res.body.error.detail).toBe(`Missing one of these permissions: api.*.read_key or api.${s.apiId}.read_key`);
+  });
+
+  it("createRole with permissions needs add_permission_to_role (and create_permission for new slugs)", async () => {
+    const { rootKey: roleOnly } = await s.service.createRootKey({ permissions: ["rbac.*.create_role"] });
+    expect((await s.call("permissions.createRole", { name: "bare-role" }, roleOnly)).status).toBe(200);
+    const denied = await s.call("permissions.createRole", { name: "rich-role", permissions: ["cr.p"] }, roleOnly);
+    expect(denied.status).toBe(403);
+    expect(denied.body.error.detail).toBe("Missing one of these permissions: rbac.*.add_permission_to_role");
+    const { rootKey: noCreate } = await s.service.createRootKey({ permissions: ["rbac.*.create_role", "rbac.*.add_permission_to_role"] });
+    const newSlug = await s.call("permissions.createRole", { name: "rich-role", permissions: ["cr.p"] }, noCreate);
+    expect(newSlug.status).toBe(403);
+    expect(newSlug.body.error.detail).toContain("rbac.*.create_permission");
+    expect((await s.call("permissions.createPermission", { name: "cr.p", slug: "cr.p" })).status).toBe(200);
+    expect((await s.call("permissions.createRole", { name: "rich-role", permissions: ["cr.p"] }, noCreate)).status).toBe(200);
   });
 
   it("an API-scoped grant works for that API only; another API answers not found", async () => {
@@ -62,11 +129,12 @@ describe("permission tuples", () => {
     expect(verifyMine.body.data).toMatchObject({ valid: true, code: "VALID" });
   });
 
-  it("verifyKey with no verify grant at all → 403", async () => {
-    const { key } = await s.createKey();
-    const { rootKey } = await s.service.createRootKey({ permissions: ["api.*.create_key"] });
+  it("verifyKey with no verify grant at all → 200 NOT_FOUND, as production", async () => {
+    const { key } = await s.createKey({ name: "hidden" });
+    const { rootKey } = await s.service.createRootKey({ permissions: ["api.*.read_key"] });
     const res = await s.call("keys.verifyKey", { key }, rootKey);
-    expect(res.status).toBe(403);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toStrictEqual({ valid: false, code: "NOT_FOUND" });
   });
 
   it("tuples are matched literally: one action implies no other", async () => {
@@ -104,7 +172,7 @@ describe("workspace isolation", () => {
     expect((await s.call("identities.getIdentity", { identity: "ext_a" }, rootB)).status).toBe(404);
     expect((await s.call("permissions.listPermissions", {}, rootB)).body.data).toEqual([]);
     // The same slug can exist in both workspaces.
-    expect((await s.call("permissions.createPermission", { name: "a.only" }, rootB)).status).toBe(200);
+    expect((await s.call("permissions.createPermission", { name: "a.only", slug: "a.only" }, rootB)).status).toBe(200);
 
     // A cannot see B's key either.
     expect((await s.verify(keyB.body.data.key))).toStrictEqual({ valid: false, code: "NOT_FOUND" });

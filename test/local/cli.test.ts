@@ -1,74 +1,20 @@
-// The real `keyguard` CLI in a child process: serve, persist to --data, crash (SIGKILL), restart.
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+// The real `keyguard` CLI in a child process: serve, persist to --data (SQLite), crash (SIGKILL), restart;
+// the root key from a file.
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { exited, killChildren, run, serve } from "./cli-process";
 import { makeCall } from "./helpers";
 
-const CLI = ["--import", "tsx", "src/cli.ts"];
 const dir = mkdtempSync(join(tmpdir(), "keyguard-cli-"));
-const children: ChildProcess[] = [];
-const env = { ...process.env, UNKEY_ROOT_KEY: "" };
 
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
-});
+afterEach(killChildren);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-interface Served {
-  child: ChildProcess;
-  baseUrl: string;
-  /** The printed root key; only a generated key is printed. */
-  rootKey: string | undefined;
-  apiId: string;
-  output: string;
-}
-
-/** Starts `keyguard serve` and waits for the printed base URL, root-key line and API id. */
-function serve(args: string[], extraEnv: Record<string, string> = {}): Promise<Served> {
-  const child = spawn(process.execPath, [...CLI, "serve", ...args], { env: { ...env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let output = "";
-    const timer = setTimeout(() => reject(new Error(`CLI did not start:\n${output}`)), 15_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const baseUrl = /listening on (http:\/\/\S+)/.exec(output)?.[1];
-      const rootKey = /UNKEY_ROOT_KEY=(\S+)/.exec(output)?.[1];
-      const apiId = /API id:\s+(api_\S+)/.exec(output)?.[1];
-      if (baseUrl && /UNKEY_ROOT_KEY/.test(output) && apiId && /state:/.test(output)) {
-        clearTimeout(timer);
-        resolve({ child, baseUrl, rootKey, apiId, output });
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`CLI exited with ${code}:\n${output}`));
-    });
-  });
-}
-
-/** Runs the CLI to completion. */
-function run(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [...CLI, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
-  children.push(child);
-  let stdout = "";
-  let stderr = "";
-  child.stdout!.on("data", (c: Buffer) => (stdout += c.toString()));
-  child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.once("close", (status) => resolve({ status, stdout, stderr })));
-}
-
-function exited(child: ChildProcess): Promise<number | null> {
-  return child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise((r) => child.once("exit", (code) => r(code)));
-}
 
 describe("keyguard serve", () => {
   it("keeps keys in --data across a crash and a restart", async () => {
-    const dataFile = join(dir, "state.json");
+    const dataFile = join(dir, "keys.db");
     const first = await serve(["--port", "0", "--data", dataFile]);
     expect(first.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(first.rootKey).toMatch(/^root_/);
@@ -99,6 +45,46 @@ describe("keyguard serve", () => {
     expect(res.status).toBe(200);
   });
 
+  it("reads the root key from the first line of --root-key-file, never printing it", async () => {
+    const file = join(dir, "root-key");
+    writeFileSync(file, "  root_fromAFileSecret77  \nroot_secondLineNotTheKey\n", { mode: 0o600 });
+    const served = await serve(["--port", "0", "--root-key-file", file]);
+    expect(served.output).not.toContain("fromAFileSecret77");
+    expect(served.output).toContain("(given with --root-key-file)");
+    expect(served.output).not.toContain("can be read by other users");
+    const call = makeCall(served.baseUrl, "root_fromAFileSecret77");
+    expect((await call("apis.getApi", { apiId: served.apiId })).status).toBe(200);
+    expect((await call("apis.getApi", { apiId: served.apiId }, "root_secondLineNotTheKey")).status).toBe(401);
+  });
+
+  it("warns when the root-key file can be read by other users", async () => {
+    const file = join(dir, "root-key-open");
+    writeFileSync(file, "root_inAnOpenFile1234\n");
+    chmodSync(file, 0o644);
+    const served = await serve(["--port", "0", "--root-key-file", file]);
+    expect(served.output).toContain(`warning: ${file} can be read by other users; restrict it with: chmod 600 ${file}`);
+    expect(served.output).not.toContain("inAnOpenFile1234");
+  });
+
+  it("refuses a missing or empty root-key file, and --root-key together with --root-key-file", async () => {
+    const empty = join(dir, "empty-key");
+    writeFileSync(empty, "\n  \nroot_onTheSecondLine99\n", { mode: 0o600 });
+    const cases: Array<[string[], RegExp]> = [
+      [["serve", "--root-key-file", join(dir, "missing")], /cannot read --root-key-file ".*missing": no such file\./],
+      [["serve", "--root-key-file", dir], /cannot read --root-key-file ".*": it is a directory\./],
+      [["serve", "--root-key-file", empty], /--root-key-file ".*empty-key" is empty: put the root key on its first line\./],
+      [["serve", "--root-key-file", empty, "--root-key", "root_both12345"], /with --root-key or with --root-key-file, not both/],
+    ];
+    const results = await Promise.all(cases.map(([args]) => run(args)));
+    results.forEach((res, i) => {
+      const [args, message] = cases[i]!;
+      expect(res.status, args.join(" ")).toBe(2);
+      expect(res.stderr).toMatch(message);
+      expect(res.stderr).not.toContain("onTheSecondLine99");
+      expect(res.stderr).not.toContain("root_both12345");
+    });
+  });
+
   it("never prints a root key taken from UNKEY_ROOT_KEY", async () => {
     const served = await serve(["--port", "0"], { UNKEY_ROOT_KEY: "root_productionSecret42" });
     expect(served.output).not.toContain("root_productionSecret42");
@@ -108,16 +94,31 @@ describe("keyguard serve", () => {
     expect(res.status).toBe(200);
   });
 
+  it("--store-keys with KEYGUARD_ENCRYPTION_KEY: the API keeps recoverable keys", async () => {
+    const served = await serve(["--port", "0", "--store-keys", "--trust-proxy"], { KEYGUARD_ENCRYPTION_KEY: "ab".repeat(32) });
+    const call = makeCall(served.baseUrl, served.rootKey!);
+    const created = await call("keys.createKey", { apiId: served.apiId, recoverable: true });
+    expect(created.status).toBe(200);
+    const got = await call("keys.getKey", { keyId: created.body.data.keyId, decrypt: true });
+    expect(got.body.data.plaintext).toBe(created.body.data.key);
+    expect(served.output).not.toContain("ab".repeat(32));
+  });
+
   it("--help documents serve; bad flags exit with code 2 and a clear message", async () => {
     const cases: Array<[string[], RegExp]> = [
       [["serve", "--port", "http"], /--port must be an integer/],
       [["serve", "--nope"], /Unknown option '--nope'/],
       [["launch"], /unknown command "launch"/],
       [["serve", "--root-key", "short"], /invalid option rootKey/],
+      [["serve", "--store-keys"], /storeKeys.*KEYGUARD_ENCRYPTION_KEY/],
+      [["serve", "--encryption-key-file", join(dir, "no-such-file")], /encryptionKeyFile.*cannot be read/],
     ];
     const [help, ...results] = await Promise.all([run(["--help"]), ...cases.map(([args]) => run(args))]);
     expect(help!.status).toBe(0);
-    for (const flag of ["serve", "--port", "--host", "--root-key", "--data"]) expect(help!.stdout).toContain(flag);
+    for (const flag of ["serve", "migrate", "--port", "--host", "--root-key", "--root-key-file", "--data", "--encryption-key-file", "--store-keys", "--trust-proxy"]) {
+      expect(help!.stdout).toContain(flag);
+    }
+    expect(help!.stdout).toMatch(/--root-key <key>.*Every user of the machine can read it in the\s+process list/s);
     results.forEach((res, i) => {
       const [args, message] = cases[i]!;
       expect(res.status, args.join(" ")).toBe(2);

@@ -108,6 +108,7 @@ describe("clock-driven behaviour over HTTP", () => {
   afterAll(() => s.close());
 
   it("daily refill at 00:00 UTC sets remaining to amount", async () => {
+    clock.t = Date.UTC(2025, 0, 15, 12); // each test sets the clock: they may run in any order
     const { key } = await s.createKey({ credits: { remaining: 2, refill: { interval: "daily", amount: 5 } } });
     expect(await s.verify(key, { credits: { cost: 2 } })).toMatchObject({ code: "VALID", credits: 0 });
     expect(await s.verify(key)).toMatchObject({ code: "USAGE_EXCEEDED" });
@@ -134,7 +135,7 @@ describe("clock-driven behaviour over HTTP", () => {
 
   it("rate-limit windows follow the clock", async () => {
     clock.t = Date.UTC(2025, 1, 1, 0, 0, 0);
-    const { key } = await s.createKey({ ratelimits: [{ name: "m", limit: 2, duration: 60_000, autoApply: true }] });
+    const { key } = await s.createKey({ ratelimits: [{ name: "per-minute", limit: 2, duration: 60_000, autoApply: true }] });
     await s.verify(key);
     await s.verify(key);
     expect(await s.verify(key)).toMatchObject({ code: "RATE_LIMITED", ratelimits: [{ reset: clock.t + 60_000 }] });

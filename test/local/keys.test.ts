@@ -67,8 +67,8 @@ describe("keys.createKey", () => {
       { prefix: "x".repeat(17) },
       { byteLength: 15 },
       { byteLength: 256 },
-      { ratelimits: [{ name: "a", limit: 1, duration: 999 }] },
-      { ratelimits: [{ name: "a", limit: 1, duration: 1000 }, { name: "a", limit: 2, duration: 1000 }] },
+      { ratelimits: [{ name: "aaa", limit: 1, duration: 999, autoApply: false }] },
+      { ratelimits: [{ name: "aaa", limit: 1, duration: 1000, autoApply: false }, { name: "aaa", limit: 2, duration: 1000, autoApply: false }] },
       { permissions: ["has space"] },
       { meta: [] },
     ]) {
@@ -132,9 +132,9 @@ describe("keys.updateKey", () => {
 
   it("replaces rate limits, permissions and roles", async () => {
     await s.call("permissions.createRole", { name: "upd-role", permissions: ["upd.r"] });
-    const { keyId, key } = await s.createKey({ permissions: ["p1"], ratelimits: [{ name: "x", limit: 1, duration: 60_000, autoApply: true }] });
-    await s.call("keys.updateKey", { keyId, permissions: ["p2"], roles: ["upd-role"], ratelimits: [{ name: "y", limit: 5, duration: 60_000, autoApply: true }] });
-    expect(await s.verify(key)).toMatchObject({ code: "VALID", permissions: ["p2", "upd.r"], roles: ["upd-role"], ratelimits: [{ name: "y", remaining: 4 }] });
+    const { keyId, key } = await s.createKey({ permissions: ["p1"], ratelimits: [{ name: "xxx", limit: 1, duration: 60_000, autoApply: true }] });
+    await s.call("keys.updateKey", { keyId, permissions: ["p2"], roles: ["upd-role"], ratelimits: [{ name: "yyy", limit: 5, duration: 60_000, autoApply: true }] });
+    expect(await s.verify(key)).toMatchObject({ code: "VALID", permissions: ["p2", "upd.r"], roles: ["upd-role"], ratelimits: [{ name: "yyy", remaining: 4 }] });
     expect((await s.call("keys.updateKey", { keyId, roles: ["missing"] })).status).toBe(404);
   });
 
@@ -242,14 +242,27 @@ describe("permissions and roles of a key", () => {
 });
 
 describe("keys.rerollKey", () => {
-  it("expiration 0 revokes the old key at once; the new key keeps the settings", async () => {
+  it("expiration 0 expires the old key now (EXPIRED, getKey still finds it); the new key keeps the settings", async () => {
     const { keyId, key } = await s.createKey({ prefix: "rr", name: "rolled", credits: { remaining: 9 }, permissions: ["rr.p"] });
     const res = await s.call("keys.rerollKey", { keyId, expiration: 0 });
     expect(res.status).toBe(200);
     const { keyId: newId, key: newKey } = res.body.data;
     expect(newId).not.toBe(keyId);
     expect(newKey).toMatch(/^rr_/);
-    expect(await s.verify(key)).toStrictEqual({ valid: false, code: "NOT_FOUND" });
+    expect(await s.verify(key)).toMatchObject({ valid: false, code: "EXPIRED", keyId, expires: clock.t });
+    const old = await s.call("keys.getKey", { keyId });
+    expect(old.status).toBe(200);
+    expect(old.body.data).toMatchObject({ keyId, expires: clock.t, name: "rolled" });
     expect(await s.verify(newKey, { permissions: "rr.p" })).toMatchObject({ code: "VALID", name: "rolled", credits: 8 });
+    expect((await s.call("keys.getKey", { keyId: newId })).body.data).not.toHaveProperty("expires");
+  });
+
+  it("a grace period ends at the next full minute, as production; the old key works until then", async () => {
+    const { keyId, key } = await s.createKey();
+    const res = await s.call("keys.rerollKey", { keyId, expiration: 90_000 });
+    expect(res.status).toBe(200);
+    const expires = Math.ceil((clock.t + 90_000) / 60_000) * 60_000;
+    expect((await s.call("keys.getKey", { keyId })).body.data.expires).toBe(expires);
+    expect(await s.verify(key)).toMatchObject({ code: "VALID" });
   });
 });

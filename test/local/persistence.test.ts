@@ -1,10 +1,12 @@
-// The data file: state survives a restart, the file is written atomically, and neither the
-// file nor exportState() ever holds a plaintext key or root key.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+// The SQLite data file under the service: state survives a restart, each answer is committed
+// first, a failing file answers 503 and recovers, and neither the file nor exportState() ever
+// holds a plaintext key or root key.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { LocalServiceConfigError } from "keyguard/local";
+import { exportState, LocalServiceConfigError, sqliteStore } from "keyguard/local";
+import { openConnection } from "../../src/local/stores/sqlite-driver";
 import { start } from "./helpers";
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-local-"));
@@ -19,7 +21,7 @@ afterEach(() => {
 
 describe("persistence across a restart", () => {
   it("a key created before close() verifies after starting again with the same dataFile", async () => {
-    const dataFile = join(dir, "restart.json");
+    const dataFile = join(dir, "restart.db");
     const first = await start({ dataFile });
     const { key, keyId } = await first.createKey({ credits: { remaining: 5 }, externalId: "user_p", permissions: ["p.read"] });
     expect(await first.verify(key)).toMatchObject({ code: "VALID", credits: 4 });
@@ -37,7 +39,7 @@ describe("persistence across a restart", () => {
   });
 
   it("a given rootKey is reused when stored, added when new", async () => {
-    const dataFile = join(dir, "given.json");
+    const dataFile = join(dir, "given.db");
     const a = await start({ dataFile, rootKey: "root_givenKeyOne" });
     expect(a.rootKey).toBe("root_givenKeyOne");
     expect(a.service.rootKeyGenerated).toBe(false);
@@ -53,7 +55,7 @@ describe("persistence across a restart", () => {
   });
 
   it("admin changes are persisted too", async () => {
-    const dataFile = join(dir, "admin.json");
+    const dataFile = join(dir, "admin.db");
     const a = await start({ dataFile, rootKey: "root_adminKey123" });
     const { rootKey } = await a.service.createRootKey({ permissions: ["api.*.read_api"] });
     const { apiId } = await a.service.createApi({ name: "second" });
@@ -63,119 +65,138 @@ describe("persistence across a restart", () => {
     await b.close();
   });
 
-  it("writes atomically: no temp file is left behind, and the file is valid JSON after each answer", async () => {
-    const dataFile = join(dir, "atomic.json");
+  it("commits before answering: another reader of the file sees each key as soon as it is answered", async () => {
+    const dataFile = join(dir, "committed.db");
     const s = await start({ dataFile });
-    for (let i = 0; i < 5; i++) {
-      await s.createKey();
-      const parsed = JSON.parse(readFileSync(dataFile, "utf8"));
-      expect(Object.keys(parsed.keys)).toHaveLength(i + 1);
+    const reader = await openConnection(dataFile);
+    try {
+      for (let i = 0; i < 5; i++) {
+        const { keyId } = await s.createKey();
+        expect(reader.prepare("SELECT id FROM keys WHERE id = ?").get(keyId)).toEqual({ id: keyId });
+      }
+    } finally {
+      reader.close();
     }
-    expect(readdirSync(dir).filter((f) => f.includes(".tmp"))).toEqual([]);
+    expect(readdirSync(dir).filter((f) => f.startsWith("committed.db")).sort()).toEqual(["committed.db", "committed.db-lock", "committed.db-shm", "committed.db-wal"]);
     await s.close();
   });
 
-  it("a corrupt data file fails fast naming the file", async () => {
-    const dataFile = join(dir, "corrupt.json");
-    writeFileSync(dataFile, "{ not json");
+  it("a data file that is not a SQLite database fails fast naming the file; a JSON state file names keyguard migrate", async () => {
+    const dataFile = join(dir, "corrupt.db");
+    writeFileSync(dataFile, "not a database");
     await expect(start({ dataFile })).rejects.toThrow(LocalServiceConfigError);
-    await expect(start({ dataFile })).rejects.toThrow(/corrupt\.json.*not valid JSON/);
-    writeFileSync(dataFile, JSON.stringify({ hello: "world" }));
-    await expect(start({ dataFile })).rejects.toThrow(/not a keyguard state file/);
+    await expect(start({ dataFile })).rejects.toThrow(/corrupt\.db" is not a SQLite database/);
+    const json = join(dir, "state.json");
+    writeFileSync(json, JSON.stringify({ version: 1, workspaces: {} }));
+    await expect(start({ dataFile: json })).rejects.toThrow(/state\.json" is a JSON state file of an earlier keyguard.*keyguard migrate/);
   });
 
-  it("a data file that cannot be written fails the start with a config error naming it", async () => {
-    const dataFile = join(dir, "no-such-dir", "state.json");
+  it("a data file that cannot be created fails the start with a config error naming it", async () => {
+    const dataFile = join(dir, "no-such-dir", "keys.db");
     await expect(start({ dataFile })).rejects.toThrow(LocalServiceConfigError);
-    await expect(start({ dataFile })).rejects.toThrow(/cannot write dataFile ".*no-such-dir.*state\.json".*directory exists/);
+    await expect(start({ dataFile })).rejects.toThrow(/cannot open the SQLite data file ".*no-such-dir.*keys\.db".*directory exists/);
   });
 
-  it("a state file missing a table fails fast naming the file and the table", async () => {
-    const dataFile = join(dir, "partial.json");
-    const s = await start({ dataFile, rootKey: "root_partialState1" });
-    await s.close();
-    const state = JSON.parse(readFileSync(dataFile, "utf8"));
-    delete state.apis;
-    writeFileSync(dataFile, JSON.stringify(state));
-    await expect(start({ dataFile })).rejects.toThrow(LocalServiceConfigError);
-    await expect(start({ dataFile })).rejects.toThrow(/partial\.json.*"apis"/);
-    state.apis = [];
-    writeFileSync(dataFile, JSON.stringify(state));
-    await expect(start({ dataFile })).rejects.toThrow(/partial\.json.*"apis"/);
-  });
-
-  it("a start that fails to listen (port in use) leaves the data file untouched", async () => {
+  it("a start that fails to listen (port in use) writes no state into the data file", async () => {
     const holder = await start();
     const port = Number(new URL(holder.baseUrl).port);
-    const fresh = join(dir, "never-written.json");
+    const fresh = join(dir, "never-written.db");
     await expect(start({ dataFile: fresh, port })).rejects.toThrow(/EADDRINUSE/);
-    expect(existsSync(fresh)).toBe(false);
+    const empty = await sqliteStore(fresh);
+    expect(await empty.isEmpty()).toBe(true);
+    await empty.close();
 
-    const existing = join(dir, "unchanged.json");
+    const existing = join(dir, "unchanged.db");
     const first = await start({ dataFile: existing, rootKey: "root_unchangedKey1" });
+    const before = await first.service.exportState();
     await first.close();
-    const before = readFileSync(existing, "utf8");
     // A new root key would be added to the file by a successful start.
     await expect(start({ dataFile: existing, port, rootKey: "root_unchangedKey2" })).rejects.toThrow(/EADDRINUSE/);
-    expect(readFileSync(existing, "utf8")).toBe(before);
+    const again = await sqliteStore(existing);
+    expect(await exportState(again)).toEqual(before);
+    await again.close();
     await holder.close();
   });
 });
 
-describe("a failing write", () => {
-  it("answers 500 unexpected_error (never a success that was not saved) and logs it", async () => {
-    const sub = join(dir, "vanishing");
-    mkdirSync(sub);
+describe("a failing data file", () => {
+  it("a read-only database answers 503 service_unavailable (never a 500), logs one line, keeps nothing, and recovers", async () => {
+    const store = await sqliteStore(join(dir, "readonly.db"));
     const logger = { warn: vi.fn(), error: vi.fn() };
-    const s = await start({ dataFile: join(sub, "state.json"), logger });
-    rmSync(sub, { recursive: true, force: true });
-    const res = await s.call("keys.createKey", { apiId: s.apiId });
-    expect(res.status).toBe(500);
-    expect(res.body.error.type).toMatch(/\/application\/unexpected_error$/);
-    expect(JSON.stringify(res.body)).not.toContain(sub);
-    expect(logger.error).toHaveBeenCalledOnce();
-    await s.close();
-  });
-
-  it("keeps nothing of a change it could not save: credits, rate limits and new keys are rolled back", async () => {
-    const sub = join(dir, "flaky");
-    mkdirSync(sub);
-    const dataFile = join(sub, "state.json");
-    const s = await start({ dataFile, rootKey: "root_flakyDiskKey1" });
+    const s = await start({ store, logger, rootKey: "root_readOnlyDisk1" });
     const { key, keyId } = await s.createKey({
       credits: { remaining: 3 },
       ratelimits: [{ name: "rpm", limit: 3, duration: 60_000, autoApply: true }],
     });
+    expect(await s.verify(key)).toMatchObject({ code: "VALID", credits: 2 });
     const keysBefore = Object.keys((await s.service.exportState()).keys);
 
-    rmSync(sub, { recursive: true, force: true });
-    for (let i = 0; i < 3; i++) expect((await s.call("keys.verifyKey", { key })).status).toBe(500);
-    expect((await s.call("keys.createKey", { apiId: s.apiId })).status).toBe(500);
-    expect((await s.call("keys.updateKey", { keyId, name: "renamed" })).status).toBe(500);
-    await expect(s.service.createApi({ name: "unsaved" })).rejects.toThrow(/ENOENT/);
+    await store.pragma("query_only", 1);
+    for (let i = 0; i < 3; i++) {
+      const res = await s.call("keys.verifyKey", { key });
+      expect(res.status).toBe(503);
+      expect(res.headers.get("retry-after")).toBe("1");
+      expect(res.body.error.type).toMatch(/\/application\/service_unavailable$/);
+      expect(JSON.stringify(res.body)).not.toContain("readonly.db");
+    }
+    expect((await s.call("keys.createKey", { apiId: s.apiId })).status).toBe(503);
+    expect((await s.call("keys.updateKey", { keyId, name: "renamed" })).status).toBe(503);
+    expect(logger.error).toHaveBeenCalledOnce();
+    expect(JSON.stringify(logger.error.mock.calls)).not.toContain(key);
 
-    mkdirSync(sub);
+    await store.pragma("query_only", 0);
     expect(Object.keys((await s.service.exportState()).keys)).toEqual(keysBefore);
-    expect(Object.values((await s.service.exportState()).apis).map((a) => a.name)).not.toContain("unsaved");
-    expect(await s.verify(key)).toMatchObject({ code: "VALID", credits: 2, ratelimits: [{ name: "rpm", remaining: 2 }] });
+    expect(await s.verify(key)).toMatchObject({ code: "VALID", credits: 1, ratelimits: [{ name: "rpm", remaining: 1 }] });
     expect((await s.call("keys.getKey", { keyId })).body.data).not.toHaveProperty("name");
-    const saved = JSON.parse(readFileSync(dataFile, "utf8"));
-    expect(saved.keys[keyId].credits.remaining).toBe(2);
-    expect(Object.keys(saved.keys)).toEqual(keysBefore);
+    await s.close();
+    await store.close();
+  });
+
+  it("a full disk answers 503 to what needs room, serves the rest, and recovers once there is room", async () => {
+    const store = await sqliteStore(join(dir, "full.db"));
+    const s = await start({ store, rootKey: "root_fullDiskKey12" });
+    const { key } = await s.createKey({ credits: { remaining: 100 } });
+    const { page_count } = (await store.pragma("page_count")) as { page_count: number };
+    await store.pragma("max_page_count", page_count);
+    let status = 200;
+    for (let i = 0; i < 300 && status === 200; i++) {
+      status = (await s.call("keys.createKey", { apiId: s.apiId, meta: { pad: "x".repeat(3000) } })).status;
+    }
+    expect(status).toBe(503);
+    expect(await s.verify(key)).toMatchObject({ code: "VALID" });
+    await store.pragma("max_page_count", 1_000_000);
+    expect((await s.call("keys.createKey", { apiId: s.apiId, meta: { pad: "x".repeat(3000) } })).status).toBe(200);
+    await s.close();
+    await store.close();
+  });
+
+  it("a data file deleted while serving answers 503 (nothing written into the deleted file), never a 500", async () => {
+    const sub = join(dir, "vanishing");
+    mkdirSync(sub);
+    const logger = { warn: vi.fn(), error: vi.fn() };
+    const s = await start({ dataFile: join(sub, "keys.db"), logger });
+    const { key } = await s.createKey({ credits: { remaining: 3 } });
+    rmSync(sub, { recursive: true, force: true });
+    expect((await s.call("keys.verifyKey", { key })).status).toBe(503);
+    const res = await s.call("keys.createKey", { apiId: s.apiId });
+    expect(res.status).toBe(503);
+    expect(JSON.stringify(res.body)).not.toContain(sub);
+    expect(logger.error).toHaveBeenCalledOnce();
     await s.close();
   });
 });
 
 describe("no plaintext secrets at rest", () => {
   it("exportState() and the data file hold hashes only", async () => {
-    const dataFile = join(dir, "secrets.json");
+    const dataFile = join(dir, "secrets.db");
     const s = await start({ dataFile, rootKey: "root_plaintextRootKeyXYZ" });
     const created = [await s.createKey({ prefix: "sk" }), await s.createKey({ byteLength: 32 })];
     const reroll = await s.call("keys.rerollKey", { keyId: created[0]!.keyId, expiration: 60_000 });
     const { rootKey: extraRoot } = await s.service.createRootKey({ permissions: ["api.*.verify_key"] });
     const secrets = [...created.map((c) => c.key), reroll.body.data.key, "root_plaintextRootKeyXYZ", extraRoot];
     const snapshot = JSON.stringify(await s.service.exportState());
-    const file = readFileSync(dataFile, "utf8");
+    // The database and its write-ahead log, as bytes.
+    const file = [dataFile, `${dataFile}-wal`].map((f) => readFileSync(f).toString("latin1")).join("");
     for (const secret of secrets) {
       expect(snapshot).not.toContain(secret);
       expect(file).not.toContain(secret);

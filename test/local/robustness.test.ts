@@ -1,14 +1,15 @@
 // Hostile or oversized input: metadata depth and size limits, and the validator's cap on the
 // number of problems it collects. The service must keep answering (and saving) afterwards.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_META_BYTES, MAX_META_DEPTH, obj, record, str, validate } from "../../src/local/validate";
+import { openConnection } from "../../src/local/stores/sqlite-driver";
 import { start, type Started } from "./helpers";
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-robust-"));
-const dataFile = join(dir, "state.json");
+const dataFile = join(dir, "keys.db");
 let s: Started;
 beforeAll(async () => {
   s = await start({ dataFile, rootKey: "root_robustnessTests1" });
@@ -65,7 +66,10 @@ describe("metadata limits", () => {
     const { key, keyId } = await s.createKey({ meta: { ok: true } });
     expect(await s.verify(key)).toMatchObject({ code: "VALID", meta: { ok: true } });
     await expect(s.service.exportState()).resolves.toMatchObject({ version: 1 });
-    expect(JSON.parse(readFileSync(dataFile, "utf8")).keys[keyId]).toMatchObject({ meta: { ok: true } });
+    const reader = await openConnection(dataFile);
+    const saved = reader.prepare("SELECT data FROM keys WHERE id = ?").get(keyId) as { data: string };
+    reader.close();
+    expect(JSON.parse(saved.data)).toMatchObject({ meta: { ok: true } });
   });
 });
 

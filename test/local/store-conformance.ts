@@ -45,7 +45,7 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
     describe("records", () => {
       it("keeps every table's records and returns them by id", async () => {
         const w = ws();
-        const api: ApiRecord = { id: `api_${uid()}`, workspaceId: w, name: "payments", createdAt: 1, ipWhitelist: ["127.0.0.1"] };
+        const api: ApiRecord = { id: `api_${uid()}`, workspaceId: w, name: "payments", createdAt: 1, ipWhitelist: ["127.0.0.1"], storeKeys: true };
         const perm: PermissionRecord = { id: `perm_${uid()}`, workspaceId: w, name: "Read", slug: "docs.read", description: "d", createdAt: 2 };
         const role: RoleRecord = { id: `role_${uid()}`, workspaceId: w, name: "admin", permissionIds: [perm.id], createdAt: 3 };
         const ident: IdentityRecord = {
@@ -60,6 +60,7 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
         const k = key(w, {
           apiId: api.id,
           prefix: "sk",
+          encrypted: "v1.aXZpdml2aXZpdml2.dGFndGFndGFndGFndGFn.Ym9keQ",
           name: "n",
           meta: { tier: 1, flags: [true, null] },
           updatedAt: 7,

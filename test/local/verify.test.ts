@@ -126,7 +126,7 @@ describe("order of checks", () => {
   it("INSUFFICIENT_PERMISSIONS before RATE_LIMITED before USAGE_EXCEEDED; a failed check charges no credits, passed rate limits are charged", async () => {
     const { key, keyId } = await s.createKey({
       credits: { remaining: 1 },
-      ratelimits: [{ name: "r", limit: 1, duration: 60_000, autoApply: true }],
+      ratelimits: [{ name: "rrr", limit: 1, duration: 60_000, autoApply: true }],
     });
     expect(await s.verify(key, { permissions: "nope" })).toMatchObject({ code: "INSUFFICIENT_PERMISSIONS", credits: 1 });
     expect(await s.verify(key, { credits: { cost: 2 } })).toMatchObject({ code: "USAGE_EXCEEDED", credits: 1 });
@@ -147,7 +147,7 @@ describe("order of checks", () => {
 
 describe("rate limits in verifyKey", () => {
   it("request-named limits apply only when named, with their cost", async () => {
-    const { key } = await s.createKey({ ratelimits: [{ name: "heavy", limit: 10, duration: 60_000 }] });
+    const { key } = await s.createKey({ ratelimits: [{ name: "heavy", limit: 10, duration: 60_000, autoApply: false }] });
     expect(await s.verify(key)).not.toHaveProperty("ratelimits");
     expect(await s.verify(key, { ratelimits: [{ name: "heavy", cost: 6 }] })).toMatchObject({
       code: "VALID",
@@ -168,21 +168,21 @@ describe("rate limits in verifyKey", () => {
   it("several limits are all-or-nothing", async () => {
     const { key } = await s.createKey({
       ratelimits: [
-        { name: "a", limit: 5, duration: 60_000, autoApply: true },
-        { name: "b", limit: 1, duration: 60_000 },
+        { name: "aaa", limit: 5, duration: 60_000, autoApply: true },
+        { name: "bbb", limit: 1, duration: 60_000, autoApply: false },
       ],
     });
-    expect(await s.verify(key, { ratelimits: [{ name: "b" }] })).toMatchObject({ code: "VALID" });
-    const denied = await s.verify(key, { ratelimits: [{ name: "b" }] });
+    expect(await s.verify(key, { ratelimits: [{ name: "bbb" }] })).toMatchObject({ code: "VALID" });
+    const denied = await s.verify(key, { ratelimits: [{ name: "bbb" }] });
     expect(denied).toMatchObject({
       code: "RATE_LIMITED",
       ratelimits: [
-        { name: "a", exceeded: false, remaining: 4 },
-        { name: "b", exceeded: true },
+        { name: "aaa", exceeded: false, remaining: 4 },
+        { name: "bbb", exceeded: true },
       ],
     });
     // "a" was not charged by the denied request: 1 used, 4 left before this one.
-    expect(await s.verify(key)).toMatchObject({ code: "VALID", ratelimits: [{ name: "a", remaining: 3 }] });
+    expect(await s.verify(key)).toMatchObject({ code: "VALID", ratelimits: [{ name: "aaa", remaining: 3 }] });
   });
 
   it("identity limits are shared by every key of the identity", async () => {
@@ -208,15 +208,15 @@ describe("rate limits in verifyKey", () => {
   it("a key's limit replaces its identity's limit of the same name", async () => {
     await s.call("identities.createIdentity", {
       externalId: "org_same_name",
-      ratelimits: [{ name: "x", limit: 1, duration: 60_000, autoApply: true }],
+      ratelimits: [{ name: "xxx", limit: 1, duration: 60_000, autoApply: true }],
     });
     const { key } = await s.createKey({
       externalId: "org_same_name",
-      ratelimits: [{ name: "x", limit: 100, duration: 60_000, autoApply: true }],
+      ratelimits: [{ name: "xxx", limit: 100, duration: 60_000, autoApply: true }],
     });
-    expect(await s.verify(key)).toMatchObject({ code: "VALID", ratelimits: [{ name: "x", limit: 100, remaining: 99 }] });
-    const second = await s.verify(key, { ratelimits: [{ name: "x", cost: 2 }] });
-    expect(second).toMatchObject({ code: "VALID", ratelimits: [{ name: "x", limit: 100, remaining: 97 }] });
+    expect(await s.verify(key)).toMatchObject({ code: "VALID", ratelimits: [{ name: "xxx", limit: 100, remaining: 99 }] });
+    const second = await s.verify(key, { ratelimits: [{ name: "xxx", cost: 2 }] });
+    expect(second).toMatchObject({ code: "VALID", ratelimits: [{ name: "xxx", limit: 100, remaining: 97 }] });
     expect(second.ratelimits).toHaveLength(1);
   });
 
@@ -233,12 +233,12 @@ describe("rate limits in verifyKey", () => {
   });
 
   it("duplicate names in the request's ratelimits → 400", async () => {
-    const { key } = await s.createKey({ ratelimits: [{ name: "d", limit: 1, duration: 60_000 }] });
-    const res = await s.call("keys.verifyKey", { key, ratelimits: [{ name: "d" }, { name: "d" }] });
+    const { key } = await s.createKey({ ratelimits: [{ name: "ddd", limit: 1, duration: 60_000, autoApply: false }] });
+    const res = await s.call("keys.verifyKey", { key, ratelimits: [{ name: "ddd" }, { name: "ddd" }] });
     expect(res.status).toBe(400);
     expect(res.body.error.errors[0]).toMatchObject({ location: "body.ratelimits[1].name" });
     // Nothing was charged.
-    expect(await s.verify(key, { ratelimits: [{ name: "d" }] })).toMatchObject({ code: "VALID" });
+    expect(await s.verify(key, { ratelimits: [{ name: "ddd" }] })).toMatchObject({ code: "VALID" });
   });
 
   it("deleting a key also drops the counters of its inline limits", async () => {

@@ -7,8 +7,11 @@ import { createClient } from "keyguard/client";
 import { apiKeyAuth, silentLogger, STATUS_PRESETS, type ApiKeyAuthOptions, type StatusPolicyOverrides } from "keyguard";
 import { EXPRESS_VERSIONS, startService, startStub, type ServiceFixture } from "./helpers";
 
-// The service clock starts at real time; EXPIRED moves it forward.
-let clock = Date.now();
+// The service clock runs with real time; EXPIRED moves it forward by an offset. The middleware
+// reads the real clock, so a rate-limit reset can then look further away than one window: the
+// middleware caps it at the window (see ratelimit-headers.ts), which the RATE_LIMITED case checks.
+let offset = 0;
+const serviceNow = () => Date.now() + offset;
 let fx: ServiceFixture;
 let stub: Awaited<ReturnType<typeof startStub>>;
 /** What the stub answers verifyKey with (its `data`). */
@@ -16,7 +19,7 @@ let stubAnswer: unknown = { valid: false, code: "BRAND_NEW_CODE", keyId: "key_x"
 let stubCalls = 0;
 
 beforeAll(async () => {
-  fx = await startService({ now: () => clock });
+  fx = await startService({ now: serviceNow });
   stub = await startStub((_req, res) => {
     stubCalls++;
     res.setHeader("Content-Type", "application/json");
@@ -40,8 +43,8 @@ interface Produced {
 const PRODUCERS: Record<string, () => Promise<Produced>> = {
   NOT_FOUND: async () => ({ key: "sk_unknown_key_123" }),
   EXPIRED: async () => {
-    const key = await fx.createKey({ expires: clock + 1000 });
-    clock += 2000;
+    const key = await fx.createKey({ expires: serviceNow() + 1000 });
+    offset += 2000;
     return { key };
   },
   DISABLED: async () => ({ key: await fx.createKey({ enabled: false }) }),

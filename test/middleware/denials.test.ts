@@ -12,8 +12,8 @@ import {
   type DenialContext,
 } from "../../src/middleware/denials";
 import { isKeyguardError, KeyRejectedError, MissingKeyError } from "../../src/middleware/errors";
-import { problemBody } from "../../src/middleware/problem";
-import { classifyServiceFailure } from "../../src/middleware/service-failure";
+import { problemBody } from "../../src/middleware/respond";
+import { classifyServiceFailure } from "../../src/middleware/verify";
 
 const ctx: DenialContext = { policy: DEFAULT_STATUS_POLICY, realm: "api", keyHint: "send it in X-API-Key", rateLimitHeaders: true };
 const now = 1_700_000_000_000;
@@ -88,15 +88,15 @@ describe("denials", () => {
 
   it("INSUFFICIENT_PERMISSIONS names the query in the detail; scope only for a plain AND", () => {
     const result = { valid: false, code: "INSUFFICIENT_PERMISSIONS", keyId: "k" } as const;
-    const and = rejectedKeyDenial(ctx, result, { now, query: "a.read AND b" });
+    const and = rejectedKeyDenial(ctx, result, { now, query: "a.read AND b", scope: "a.read b" });
     expect(and.detail).toBe("The API key lacks the permissions this request requires: a.read AND b.");
     expect(and.headers["WWW-Authenticate"]).toBe('Bearer realm="api", error="insufficient_scope", scope="a.read b"');
-    const or = rejectedKeyDenial(ctx, result, { now, query: "a.read OR b" });
+    const or = rejectedKeyDenial(ctx, result, { now, query: "a.read OR b", scope: undefined });
     expect(or.headers["WWW-Authenticate"]).toBe('Bearer realm="api", error="insufficient_scope"');
   });
 
   it("insufficient scope (guards): 403 with scope", () => {
-    expect(insufficientScopeDenial("api", "needs docs.read", "docs.read")).toMatchObject({
+    expect(insufficientScopeDenial("api", "needs docs.read", "docs.read", "docs.read")).toMatchObject({
       status: 403,
       scope: "docs.read",
       headers: { "WWW-Authenticate": 'Bearer realm="api", error="insufficient_scope", scope="docs.read"' },

@@ -1,5 +1,5 @@
 // Guards over plain verification results (no key service): what passes, what is denied and how.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import express, { type RequestHandler } from "express";
 import request from "supertest";
 import { ConfigError, requireAnyPermission, requireKey, requirePermissions, requireRoles, type VerifiedKey } from "keyguard";
@@ -83,5 +83,54 @@ describe("guards", () => {
     expect(() => requireAnyPermission("a OR b")).toThrow(/not a single permission/);
     expect(() => requireRoles()).toThrow(ConfigError);
     expect(() => requireKey("x" as never)).toThrow(/pass a function/);
+  });
+});
+
+describe("guards reach the conventions of the apiKeyAuth() that ran (Symbol.for(\"keyguard.responder\"))", () => {
+  // A stub key service answering every verification with VALID and the given roles.
+  async function withStub<T>(run: (baseUrl: string) => Promise<T>): Promise<T> {
+    const { startStub } = await import("./helpers");
+    const stub = await startStub((_req, res) => {
+      res.setHeader("Content-Type", "application/json");
+      res.end(JSON.stringify({ meta: { requestId: "req_1" }, data: { valid: true, code: "VALID", keyId: "key_1", roles: ["viewer"] } }));
+    });
+    try {
+      return await run(stub.baseUrl);
+    } finally {
+      await stub.close();
+    }
+  }
+
+  it("a verified request, a request let through without a key, and a guard from another loaded copy of keyguard", async () => {
+    const { apiKeyAuth, silentLogger } = await import("keyguard");
+    vi.resetModules();
+    // A second copy of the guards module (and of everything it imports): its own DEFAULT_RESPONDER.
+    const other = await import("../../src/middleware/guards");
+    expect(other.requireRoles).not.toBe(requireRoles);
+    await withStub(async (baseUrl) => {
+      const auth = apiKeyAuth({ rootKey: "root", baseUrl, logger: silentLogger, realm: "custom", optional: true, retry: false });
+      for (const guard of [requireRoles("admin"), other.requireRoles("admin")]) {
+        const app = express().get("/", auth as RequestHandler, guard as RequestHandler, (_q, r) => r.send("ok"));
+        const verified = await request(app).get("/").set("X-API-Key", "sk_any");
+        expect(verified.status).toBe(403);
+        expect(verified.headers["www-authenticate"]).toBe('Bearer realm="custom", error="insufficient_scope"');
+        const anonymous = await request(app).get("/");
+        expect(anonymous.status).toBe(401);
+        expect(anonymous.headers["www-authenticate"]).toBe('Bearer realm="custom"');
+      }
+    });
+    // The responder is not an enumerable property: JSON and spreads of req.apiKey do not carry it.
+    await withStub(async (baseUrl) => {
+      const auth = apiKeyAuth({ rootKey: "root", baseUrl, logger: silentLogger, retry: false });
+      const app = express().get("/", auth as RequestHandler, (req, res) => res.json({ keys: Object.getOwnPropertySymbols(req.apiKey!).length, spread: Object.getOwnPropertySymbols({ ...req.apiKey }).length, frozen: Object.isFrozen(req.apiKey), requestId: (req.apiKey as { requestId?: string }).requestId }));
+      // The service's request id stays on the key, non-enumerable, as the client returns it.
+      expect((await request(app).get("/").set("X-API-Key", "sk_any")).body).toEqual({ keys: 1, spread: 0, frozen: true, requestId: "req_1" });
+    });
+  });
+
+  it("without apiKeyAuth() before it, a guard answers with the defaults (realm \"api\")", async () => {
+    const res = await status(requireRoles("admin"), null);
+    expect(res.status).toBe(401);
+    expect(res.headers["www-authenticate"]).toBe('Bearer realm="api"');
   });
 });

@@ -1,8 +1,10 @@
-// Factory-time option parsing: defaults, fail-fast messages naming the option, unknown-option warning.
+// Factory-time option parsing: defaults, fail-fast messages naming the option, unknown-option warning,
+// the compiler-checked option list, retry and timeout normalised once by the client's own function.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createClient } from "keyguard/client";
-import { apiKeyAuth, ConfigError, silentLogger, type ApiKeyAuthOptions } from "keyguard";
-import { parseOptions } from "../../src/middleware/parse-options";
+import { apiKeyAuth, ConfigError, memoryStore, silentLogger, type ApiKeyAuthOptions } from "keyguard";
+import { parseClientOptions, resolveCallOptions } from "../../src/client/options";
+import { OPTION_NAMES, parseOptions } from "../../src/middleware/options";
 import { recordingLogger } from "./helpers";
 
 const ok: ApiKeyAuthOptions = { rootKey: "root_key_for_tests", baseUrl: "http://127.0.0.1:9", logger: silentLogger };
@@ -22,8 +24,8 @@ describe("parseOptions", () => {
       allowPreflight: true,
       onServiceError: "closed",
       staleIfError: 0,
-      call: { timeout: 1000, deadline: 2500, retry: { attempts: 2, initialDelay: 100 } },
-      cache: { ttl: 30_000, negativeTtl: 5_000, max: 1000 },
+      call: { settings: { timeout: 1000, deadline: 2500, retry: { attempts: 2, initialDelay: 100 } } },
+      cache: { ttl: 30_000, negativeTtl: 5_000 },
       denial: { realm: "api", rateLimitHeaders: true },
     });
     expect(Object.isFrozen(config)).toBe(true);
@@ -57,13 +59,13 @@ describe("parseOptions", () => {
     const client = createClient({ rootKey: "root_key_for_tests", baseUrl: "http://127.0.0.1:9", logger: silentLogger });
     expect(parseOptions({ client, logger: silentLogger }).client).toBe(client);
     expect(() => parseOptions({ client, rootKey: "x", logger: silentLogger })).toThrow(/either client or rootKey/);
-    expect(() => parseOptions({ client: {} as never, logger: silentLogger })).toThrow(/client is \{\}/);
+    expect(() => parseOptions({ client: {} as never, logger: silentLogger })).toThrow(/client is an object; pass createClient/);
   });
 
   it.each([
     [{ baseUrl: "ftp://example" }, "baseUrl"],
-    [{ timeout: 0 }, /timeout is 0/],
-    [{ deadline: 1.5 }, /deadline is 1.5/],
+    [{ timeout: 0 }, "apiKeyAuth: option `timeout` must be an integer from 1 to 2147483647, got 0. Leave it undefined for the default (1000)."],
+    [{ deadline: 1.5 }, /option `deadline` must be an integer .* got 1\.5\. Leave it undefined for the default \(2500\)/],
     [{ cache: { ttl: -1 } }, /cache\.ttl is -1/],
     [{ cache: "yes" }, /cache is "yes"/],
     [{ staleIfError: "1m" }, /staleIfError is "1m"/],
@@ -79,7 +81,12 @@ describe("parseOptions", () => {
     [{ onDenied: () => {}, passErrors: true }, /either onDenied or passErrors/],
     [{ optional: "yes" }, /optional is "yes"/],
     [{ policy: { EXPIRED: 99 } }, /policy\.EXPIRED\.status is 99/],
-    [{ retry: 3 }, /retry is 3/],
+    [{ retry: 3 }, "apiKeyAuth: option `retry` must be an object or false, got 3."],
+    [{ retry: { attempts: 0 } }, "apiKeyAuth: option `retry.attempts` must be an integer from 1 to 20, got 0. Leave it undefined for the default (2)."],
+    [{ retry: { jitter: 2 } }, /option `retry\.jitter` must be a number from 0 to 1, got 2/],
+    [{ store: {} }, /store is an object; pass memoryStore\(\) or redisStore\(\)/],
+    [{ store: memoryStore(), cache: false }, /store has no effect with cache: false/],
+    [{ store: memoryStore(), cache: { max: 5 } }, /cache\.max is set by the store/],
     [{ getKey: "header" }, /getKey is "header"; pass a function/],
     [{ getKey: () => "k", hideCredentials: true }, /hideCredentials: true has no effect with getKey/],
   ] as Array<[Record<string, unknown>, string | RegExp]>)("rejects %j", (bad, message) => {
@@ -109,8 +116,33 @@ describe("parseOptions", () => {
   });
 
   it("merges a partial retry over the middleware's defaults", () => {
-    expect(parseOptions({ ...ok, retry: { attempts: 3 } }).call.retry).toEqual({ attempts: 3, initialDelay: 100, factor: 2, maxDelay: 500, jitter: 0.2 });
-    expect(parseOptions({ ...ok, retry: false }).call.retry).toBe(false);
+    expect(parseOptions({ ...ok, retry: { attempts: 3 } }).call.settings.retry).toEqual({ attempts: 3, initialDelay: 100, factor: 2, maxDelay: 500, jitter: 0.2 });
+    expect(parseOptions({ ...ok, retry: false }).call.settings.retry).toBeNull();
+    expect(parseOptions({ ...ok, retry: false }).call.options.retry).toBe(false);
+  });
+
+  it("refuses retry: { attempts: 0 } with a prebuilt client when it is built, naming the middleware's default (2)", () => {
+    const client = createClient({ rootKey: "root_key_for_tests", baseUrl: "http://127.0.0.1:9", logger: silentLogger });
+    expect(() => apiKeyAuth({ client, logger: silentLogger, retry: { attempts: 0 } })).toThrow(
+      "apiKeyAuth: option `retry.attempts` must be an integer from 1 to 20, got 0. Leave it undefined for the default (2).",
+    );
+  });
+
+  it("hands the client call options it uses as they are: nothing is checked again per request", () => {
+    const { call } = parseOptions({ ...ok, timeout: 700, retry: { attempts: 3 } });
+    const clientConfig = parseClientOptions({ rootKey: "root_key_for_tests", logger: silentLogger });
+    const first = resolveCallOptions(clientConfig, call.options, "keys.verifyKey");
+    expect(resolveCallOptions(clientConfig, call.options, "keys.verifyKey")).toBe(first);
+    expect(first).toEqual({ timeout: 700, deadline: 2500, retry: { attempts: 3, initialDelay: 100, factor: 2, maxDelay: 500, jitter: 0.2 }, signal: undefined });
+    expect(Object.isFrozen(call.options)).toBe(true);
+    // Any other object is checked as before.
+    expect(() => resolveCallOptions(clientConfig, { ...call.options, timeout: 0 }, "keys.verifyKey")).toThrow(/timeout/);
+  });
+
+  it("lists every option name (the list is checked by the compiler against ApiKeyAuthOptions)", () => {
+    expect(OPTION_NAMES).toContain("store");
+    expect(OPTION_NAMES).toHaveLength(26);
+    expect(Object.isFrozen(OPTION_NAMES)).toBe(true);
   });
 
   it("hideCredentials with getKey names both options and the fix", () => {
@@ -156,7 +188,7 @@ describe("parseOptions", () => {
   });
 
   it("accepts cache: false and staleIfError", () => {
-    expect(parseOptions({ ...ok, cache: false, staleIfError: 60_000 })).toMatchObject({ cache: undefined, staleIfError: 60_000 });
+    expect(parseOptions({ ...ok, cache: false, staleIfError: 60_000 })).toMatchObject({ cache: undefined, store: undefined, staleIfError: 60_000 });
   });
 });
 

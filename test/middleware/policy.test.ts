@@ -1,6 +1,7 @@
 // Unit tests of the status table, its overrides and presets, and the Bearer challenge.
 import { describe, expect, it } from "vitest";
-import { bearerChallenge, scopeForQuery } from "../../src/middleware/challenge";
+import { bearerChallenge, scopeOf } from "../../src/middleware/denials";
+import { parsePermissionQuery } from "../../src/protocol/permission-query";
 import { ConfigError } from "../../src/middleware/errors";
 import { buildStatusPolicy, DEFAULT_STATUS_POLICY, ruleFor, STATUS_PRESETS } from "../../src/middleware/policy";
 
@@ -68,7 +69,16 @@ describe("bearerChallenge", () => {
   });
 });
 
-describe("scopeForQuery", () => {
+/** The scope of a query as the middleware computes it: once, from the parsed query. */
+function scopeForQuery(query: string): string | undefined {
+  try {
+    return scopeOf(parsePermissionQuery(query));
+  } catch {
+    return undefined;
+  }
+}
+
+describe("scopeOf", () => {
   it.each([
     ["docs.read", "docs.read"],
     ["docs.read AND docs.write", "docs.read docs.write"],

@@ -31,6 +31,11 @@ describe("rateLimitHeaders", () => {
     expect(h.RateLimit).toBe('"a\\"b\\\\_";r=0;t=0');
   });
 
+  it("never promises a reset later than one window from now (service clock ahead of ours)", () => {
+    const h = rateLimitHeaders([state("requests", { remaining: 0, reset: now + 68_000 })], now);
+    expect(h.RateLimit).toBe('"requests";r=0;t=60');
+  });
+
   it("skips malformed entries", () => {
     expect(rateLimitHeaders([{ name: "x" } as never], now)).toEqual({});
   });
@@ -40,6 +45,10 @@ describe("retryAfterFromRatelimits", () => {
   it("waits for the slowest exceeded limit, at least 1 s", () => {
     expect(retryAfterFromRatelimits([state("a", { exceeded: true, reset: now + 2_100 }), state("b", { exceeded: true, reset: now + 9_000 }), state("c", { reset: now + 99_000 })], now)).toBe(9);
     expect(retryAfterFromRatelimits([state("a", { exceeded: true, reset: now - 1 })], now)).toBe(1);
+  });
+
+  it("is at most one window, whatever the service's clock says", () => {
+    expect(retryAfterFromRatelimits([state("a", { exceeded: true, duration: 60_000, reset: now + 62_000 })], now)).toBe(60);
   });
 
   it("is undefined when no limit is exceeded", () => {

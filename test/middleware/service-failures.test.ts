@@ -137,7 +137,6 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
   describe("misconfiguration → 500 with an error log", () => {
     it.each([
       { name: "unknown root key (service 401)", rootKey: async () => "root_not_known_123", extra: {} },
-      { name: "root key without verify_key (service 403)", rootKey: async () => (await fx.svc.service.createRootKey({ permissions: ["api.*.read_key"] })).rootKey, extra: {} },
       { name: "unknown rate limit name (service 412)", rootKey: async () => fx.svc.rootKey, extra: { ratelimits: [{ name: "no_such_limit" }] } },
     ])("$name", async ({ rootKey, extra }) => {
       const root = await rootKey();
@@ -157,6 +156,17 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
       const logged = JSON.stringify(logger.entries);
       expect(logged).not.toContain(root);
       expect(logged).not.toContain(key);
+    });
+
+    it("a root key without verify_key: every key is NOT_FOUND (401), as the production service answers", async () => {
+      // The service does not reveal keys to a root key that may not verify them (HTTP 200
+      // NOT_FOUND, not 403), so this misconfiguration looks like unknown keys.
+      const { rootKey: root } = await fx.svc.service.createRootKey({ permissions: ["api.*.read_key"] });
+      const key = await fx.createKey();
+      const app = express().get("/", apiKeyAuth({ rootKey: root, baseUrl: fx.svc.baseUrl, logger: silentLogger }), (_q, r) => r.send("ok"));
+      const res = await request(app).get("/").set("X-API-Key", key);
+      expect(res.status).toBe(401);
+      expect(res.body).toMatchObject({ code: "NOT_FOUND" });
     });
 
     it("a computed permission query that does not parse: 500 without a service call", async () => {

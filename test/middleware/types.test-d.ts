@@ -27,7 +27,7 @@ describe("types", () => {
     const app = express();
     const auth = apiKeyAuth({ rootKey: "x" });
     expectTypeOf(auth).toExtend<ApiKeyAuthHandler>();
-    expectTypeOf(auth.invalidate).toEqualTypeOf<(key: string) => void>();
+    expectTypeOf(auth.invalidate).toEqualTypeOf<(key: string) => Promise<void>>();
     app.use(auth);
     app.get("/", auth, requirePermissions("docs.read"), (req, res) => {
       expectTypeOf(req.apiKey?.meta).toEqualTypeOf<Record<string, unknown> | undefined>();

@@ -4,10 +4,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { KeyServiceClient } from "keyguard/client";
 import { silentLogger } from "keyguard";
 import { staticShape } from "../../src/middleware/request-shape";
+import { memoryStore } from "../../src/middleware/store";
 import { createVerifier } from "../../src/middleware/verify";
+import { keyHash } from "../../src/protocol/invalidation";
 import type { VerifyKeyResult } from "../../src/protocol/types";
 
 const SHAPE = staticShape({ permissions: undefined, cost: undefined, ratelimits: undefined, tags: undefined })!;
+const H = keyHash("sk_1");
 const CHARGED: VerifyKeyResult = { valid: true, code: "VALID", keyId: "key_1", credits: 9 };
 
 /** A client whose verifyKey answers are released by the test, one pending call at a time. */
@@ -25,8 +28,9 @@ function scriptedClient() {
 function verifierFor(client: KeyServiceClient) {
   return createVerifier({
     client,
-    call: { timeout: 1000, deadline: 2500, retry: false },
-    cache: { ttl: 30_000, negativeTtl: 5_000, max: 100 },
+    call: { settings: { timeout: 1000, deadline: 2500, retry: null }, options: { timeout: 1000, deadline: 2500, retry: false } },
+    cache: { ttl: 30_000, negativeTtl: 5_000 },
+    store: memoryStore({ max: 100 }),
     staleIfError: 0,
     staleMax: 10,
     onServiceError: "closed",
@@ -48,8 +52,8 @@ describe("charged keys", () => {
   it("a request that joined a call whose answer was charged re-verifies with only its own time left", async () => {
     const { client, calls } = scriptedClient();
     const verifier = verifierFor(client);
-    const a = verifier.verify("sk_1", SHAPE);
-    const b = verifier.verify("sk_1", SHAPE);
+    const a = verifier.verify("sk_1", H, SHAPE);
+    const b = verifier.verify("sk_1", H, SHAPE);
     await flush();
     expect(calls).toHaveLength(1); // b joined a's call: nothing said yet that the key is charged
     expect(calls[0]!.options.deadline).toBe(2500);
@@ -67,8 +71,8 @@ describe("charged keys", () => {
   it("no time left after the joined call: 503-kind failure (deadline) without another call", async () => {
     const { client, calls } = scriptedClient();
     const verifier = verifierFor(client);
-    const a = verifier.verify("sk_1", SHAPE);
-    const b = verifier.verify("sk_1", SHAPE);
+    const a = verifier.verify("sk_1", H, SHAPE);
+    const b = verifier.verify("sk_1", H, SHAPE);
     await flush();
     vi.setSystemTime(Date.now() + 2500);
     calls[0]!.resolve(CHARGED);
@@ -81,12 +85,12 @@ describe("charged keys", () => {
   it("once a key's answer was charged, concurrent requests for it are not joined: each calls at once", async () => {
     const { client, calls } = scriptedClient();
     const verifier = verifierFor(client);
-    const first = verifier.verify("sk_1", SHAPE);
+    const first = verifier.verify("sk_1", H, SHAPE);
     await flush();
     calls[0]!.resolve(CHARGED);
     await first;
 
-    const burst = [verifier.verify("sk_1", SHAPE), verifier.verify("sk_1", SHAPE), verifier.verify("sk_1", SHAPE)];
+    const burst = [verifier.verify("sk_1", H, SHAPE), verifier.verify("sk_1", H, SHAPE), verifier.verify("sk_1", H, SHAPE)];
     await flush();
     expect(calls).toHaveLength(4);
     for (const c of calls.slice(1)) {
@@ -100,20 +104,20 @@ describe("charged keys", () => {
     const { client, calls } = scriptedClient();
     const verifier = verifierFor(client);
     const PLAIN: VerifyKeyResult = { valid: true, code: "VALID", keyId: "key_1" };
-    const first = verifier.verify("sk_1", SHAPE);
+    const first = verifier.verify("sk_1", H, SHAPE);
     await flush();
     calls[0]!.resolve(CHARGED);
     await first;
-    const plain = verifier.verify("sk_1", SHAPE);
+    const plain = verifier.verify("sk_1", H, SHAPE);
     await flush();
     calls[1]!.resolve(PLAIN);
     await plain;
 
-    const burst = [verifier.verify("sk_1", SHAPE), verifier.verify("sk_1", SHAPE)];
+    const burst = [verifier.verify("sk_1", H, SHAPE), verifier.verify("sk_1", H, SHAPE)];
     await flush();
     expect(calls).toHaveLength(3); // one call for both
     calls[2]!.resolve(PLAIN);
     expect(await Promise.all(burst)).toMatchObject([{ kind: "result" }, { kind: "result" }]);
-    expect(verifier.peek("sk_1", SHAPE)).toEqual(PLAIN);
+    expect(verifier.peek(H, SHAPE)).toEqual(PLAIN);
   });
 });

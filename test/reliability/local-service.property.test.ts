@@ -20,7 +20,7 @@ async function freshFixtures(): Promise<void> {
   real.permission = `fuzz.read.${round}`;
   real.role = `fuzz-role-${round}`;
   real.externalId = `fuzz-identity-${round}`;
-  await client.permissions.createPermission({ name: real.permission });
+  await client.permissions.createPermission({ name: real.permission, slug: real.permission });
   await client.permissions.createRole({ name: real.role, permissions: [real.permission] });
   await client.identities.createIdentity({ externalId: real.externalId });
   const created = await client.keys.createKey({ apiId: real.apiId, permissions: [real.permission], roles: [real.role], externalId: real.externalId });
@@ -49,7 +49,7 @@ const SEEDS: Record<OperationName, () => Record<string, unknown>> = {
   "apis.getApi": () => ({ apiId: real.apiId }),
   "apis.listKeys": () => ({ apiId: real.apiId }),
   "apis.deleteApi": () => ({ apiId: real.apiId }),
-  "permissions.createPermission": () => ({ name: `fuzz.new.${++created}` }),
+  "permissions.createPermission": () => { const slug = `fuzz.new.${++created}`; return { name: slug, slug }; },
   "permissions.getPermission": () => ({ permission: real.permission }),
   "permissions.listPermissions": () => ({}),
   "permissions.deletePermission": () => ({ permission: real.permission }),

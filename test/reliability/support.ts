@@ -8,12 +8,12 @@ import { startLocalUnderTest } from "../support/store-under-test";
 import type { Logger, LogFields } from "keyguard";
 
 export interface LogEntry {
-  level: "debug" | "info" | "warn" | "error";
+  level: "debug" | "warn" | "error";
   fields: LogFields;
   message: string;
 }
 
-/** A logger that keeps every call (all four levels), for assertions on what was logged. */
+/** A logger that keeps every call (every level), for assertions on what was logged. */
 export function capturingLogger(): Logger & { entries: LogEntry[]; text(): string } {
   const entries: LogEntry[] = [];
   const push = (level: LogEntry["level"]) => (fields: LogFields, message: string) => {
@@ -22,7 +22,6 @@ export function capturingLogger(): Logger & { entries: LogEntry[]; text(): strin
   return {
     entries,
     debug: push("debug"),
-    info: push("info"),
     warn: push("warn"),
     error: push("error"),
     text: () => entries.map((e) => `${e.level} ${e.message} ${safeStringify(e.fields)}`).join("\n"),

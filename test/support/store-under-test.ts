@@ -1,7 +1,11 @@
 // The one place service-level tests get their store: env KEYGUARD_TEST_STORE chooses the backend
-// every local service of the suites runs on (default: memory). Tests of the JSON data file itself
-// pass `dataFile` and stay on memory.
+// every local service of the suites runs on (default: memory). Tests of the data file itself pass
+// `dataFile` and stay on it.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
+  sqliteStore,
   createLocalKeyService,
   startLocalKeyService,
   type LocalKeyServiceInstance,
@@ -14,6 +18,20 @@ import {
 const BACKENDS: Record<string, () => Promise<Store | undefined>> = {
   // undefined: the service's own default, a new memory store.
   memory: async () => undefined,
+  // A new SQLite file in a directory of its own, removed when the store closes.
+  sqlite: async () => {
+    const dir = mkdtempSync(join(tmpdir(), "keyguard-test-sqlite-"));
+    const store = await sqliteStore(join(dir, "keys.db"));
+    return {
+      kind: store.kind,
+      direct: store.direct,
+      transaction: (fn) => store.transaction(fn),
+      close: async () => {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
 };
 
 /** A fresh store of the backend under test, or undefined for the default (memory). The caller closes it. */

@@ -1,24 +1,24 @@
 // Operations keys.createKey and keys.rerollKey. The key is shown once, in the response; only its
 // hash is stored. Credits come nested (`credits`) or flat (`remaining`/`refill`), not both.
 import type { CreateKeyRequest, CreateKeyFlatCredits, ValidationErrorDetail } from "../../protocol/types";
-import { canOnApi, requireSomeApiGrant } from "../auth";
+import { requireOnApi } from "../auth";
 import { creditsAt } from "../credits";
 import { newId } from "../ids";
 import { DEFAULT_BYTE_LENGTH, generateKey } from "../key-material";
 import {
-  apiNotFound,
   ensurePermissions,
   findApi,
   findKey,
-  keyNotFound,
   resolveRoles,
   toRatelimitRecords,
   upsertIdentity,
 } from "../lookup";
+import type { KeyVault } from "../key-vault";
 import { defineOperation } from "../operation";
+import { NOT_FOUND_API, canCreateOn, requireStorage, requireVault } from "../recoverable";
 import * as s from "../schemas";
 import type { CreditsRecord, KeyRecord } from "../storage";
-import { arr, bool, int, obj, record, str } from "../validate";
+import { arr, bool, int, obj, str } from "../validate";
 
 type CreateKeyBody = CreateKeyRequest & CreateKeyFlatCredits;
 
@@ -30,11 +30,11 @@ export const createKeyOperation = defineOperation("keys.createKey", {
       prefix: str({ max: 16, pattern: /^[A-Za-z0-9_]+$/, patternHint: "Use letters, digits and underscores." }),
       name: str({ max: 255 }),
       byteLength: int({ min: 16, max: 255 }),
-      externalId: str({ max: 255 }),
-      meta: record(),
-      roles: arr(str({ max: 255 }), { max: 100 }),
+      externalId: s.externalId(),
+      meta: s.meta(),
+      roles: arr(s.roleName(), { max: 100 }),
       permissions: arr(s.slug(), { max: 1000 }),
-      expires: int({ min: 0 }),
+      expires: s.expires(),
       credits: s.credits(),
       remaining: int({ min: 0 }),
       refill: s.refill(),
@@ -64,9 +64,11 @@ export const createKeyOperation = defineOperation("keys.createKey", {
   async run(ctx, body) {
     const b = body as CreateKeyBody;
     const { tx, root, now } = ctx;
-    requireSomeApiGrant(root, "create_key", b.apiId);
-    const api = await findApi(tx, root.workspaceId, b.apiId);
-    if (!api || !canOnApi(root, "create_key", api.id)) throw apiNotFound(b.apiId);
+    // As production: the vault first, then permissions masked as "not found", then the API's setting.
+    const vault = b.recoverable ? requireVault(ctx) : undefined;
+    const api = canCreateOn(root, b.apiId, b.recoverable === true) ? await findApi(tx, root.workspaceId, b.apiId) : undefined;
+    if (!api) throw NOT_FOUND_API();
+    if (vault) requireStorage(api, "This API does not support key encryption.");
     const roleIds = await resolveRoles(tx, root.workspaceId, b.roles ?? []);
     const permissionIds = await ensurePermissions(tx, root.workspaceId, b.permissions ?? [], now);
     const remaining = b.credits ? b.credits.remaining : b.remaining;
@@ -97,10 +99,16 @@ export const createKeyOperation = defineOperation("keys.createKey", {
     if (b.expires !== undefined) key.expires = b.expires;
     if (credits) key.credits = credits;
     if (b.externalId !== undefined) key.identityId = (await upsertIdentity(tx, root.workspaceId, b.externalId, now)).id;
+    if (vault) key.encrypted = vault.seal(material.key, key);
     await tx.put("keys", key);
     return { data: { keyId: key.id, key: material.key } };
   },
 });
+
+/** Rounds up to the next full minute (a time already on a minute stays). */
+function ceilToMinute(ms: number): number {
+  return Math.ceil(ms / 60_000) * 60_000;
+}
 
 /** Keeps `refillDay` only for monthly refills. */
 export function cleanRefill<T extends { interval: "daily" | "monthly"; amount: number; refillDay?: number }>(r: T) {
@@ -111,12 +119,18 @@ export function cleanRefill<T extends { interval: "daily" | "monthly"; amount: n
 
 export const rerollKeyOperation = defineOperation("keys.rerollKey", {
   access: "write",
-  schema: obj({ keyId: s.id(), expiration: int({ min: 0 }) }, ["keyId", "expiration"]),
+  schema: obj({ keyId: s.id(), expiration: s.expires() }, ["keyId", "expiration"]),
   async run(ctx, body) {
     const { tx, root, now } = ctx;
-    requireSomeApiGrant(root, "create_key");
     const old = await findKey(tx, root.workspaceId, body.keyId);
-    if (!canOnApi(root, "create_key", old.apiId)) throw keyNotFound(body.keyId);
+    requireOnApi(root, "create_key", old.apiId);
+    // A recoverable key stays recoverable: its successor is sealed too.
+    let vault: KeyVault | undefined;
+    if (old.encrypted !== undefined) {
+      requireOnApi(root, "encrypt_key", old.apiId);
+      vault = requireVault(ctx);
+      requireStorage(await tx.get("apis", old.apiId), "This API does not support key encryption.");
+    }
     const material = generateKey(old.prefix, old.byteLength);
     // The new key starts from the old one's balance as it stands now (a due refill applied).
     if (old.credits) old.credits = creditsAt(old.credits, now);
@@ -129,14 +143,15 @@ export const rerollKeyOperation = defineOperation("keys.rerollKey", {
       ratelimits: toRatelimitRecords(old.ratelimits),
     });
     delete key.updatedAt;
+    if (vault) key.encrypted = vault.seal(material.key, key);
+    else delete key.encrypted;
     await tx.put("keys", key);
-    if (body.expiration === 0) await tx.delete("keys", old.id);
-    else {
-      const until = now + body.expiration;
-      old.expires = old.expires === undefined ? until : Math.min(old.expires, until);
-      old.updatedAt = now;
-      await tx.put("keys", old);
-    }
+    // The old key stays (getKey finds it) and expires: now, or at the next full minute after the
+    // grace period, as production; never later than it already would.
+    const until = body.expiration === 0 ? now : ceilToMinute(now + body.expiration);
+    old.expires = old.expires === undefined ? until : Math.min(old.expires, until);
+    old.updatedAt = now;
+    await tx.put("keys", old);
     return { data: { keyId: key.id, key: material.key } };
   },
 });

@@ -8,12 +8,12 @@ import { defineOperation } from "../operation";
 import { matchesSearch, pageOf } from "../paginate";
 import * as s from "../schemas";
 import type { IdentityRecord } from "../storage";
-import { obj, record, str } from "../validate";
+import { obj, str } from "../validate";
 import { identityView } from "../views";
 
 export const createIdentityOperation = defineOperation("identities.createIdentity", {
   access: "write",
-  schema: obj({ externalId: str({ max: 255 }), meta: record(), ratelimits: s.ratelimitList() }, ["externalId"]),
+  schema: obj({ externalId: s.externalId(), meta: s.meta(), ratelimits: s.ratelimitList() }, ["externalId"]),
   refine: (body) => s.checkUniqueNames("body.ratelimits", body.ratelimits),
   async run(ctx, body) {
     requirePermission(ctx.root, ["identity.*.create_identity"]);
@@ -36,7 +36,7 @@ export const createIdentityOperation = defineOperation("identities.createIdentit
 
 export const getIdentityOperation = defineOperation("identities.getIdentity", {
   access: "read",
-  schema: obj({ identity: str({ max: 255 }) }, ["identity"]),
+  schema: obj({ identity: str() }, ["identity"]),
   async run(ctx, body) {
     requirePermission(ctx.root, ["identity.*.read_identity"]);
     return { data: identityView(await requireIdentity(ctx.tx, ctx.root.workspaceId, body.identity)) };
@@ -61,7 +61,7 @@ export const listIdentitiesOperation = defineOperation("identities.listIdentitie
 
 export const updateIdentityOperation = defineOperation("identities.updateIdentity", {
   access: "write",
-  schema: obj({ identity: str({ max: 255 }), meta: record(), ratelimits: s.ratelimitList() }, ["identity"]),
+  schema: obj({ identity: str(), meta: s.meta(), ratelimits: s.ratelimitList() }, ["identity"]),
   refine: (body) => s.checkUniqueNames("body.ratelimits", body.ratelimits),
   async run(ctx, body) {
     requirePermission(ctx.root, ["identity.*.update_identity"]);
@@ -80,7 +80,7 @@ export const updateIdentityOperation = defineOperation("identities.updateIdentit
 
 export const deleteIdentityOperation = defineOperation("identities.deleteIdentity", {
   access: "write",
-  schema: obj({ identity: str({ max: 255 }) }, ["identity"]),
+  schema: obj({ identity: str() }, ["identity"]),
   async run(ctx, body) {
     requirePermission(ctx.root, ["identity.*.delete_identity"]);
     const identity = await requireIdentity(ctx.tx, ctx.root.workspaceId, body.identity);

@@ -6,12 +6,15 @@ import { ensurePermissions, requirePermissionRecord, resolveRoles } from "../loo
 import { defineOperation, type OpContext } from "../operation";
 import * as s from "../schemas";
 import type { KeyRecord } from "../storage";
-import { arr, obj, str } from "../validate";
+import { arr, obj } from "../validate";
 import { permissionView, recordsOf, roleView } from "../views";
 import { keyForAction } from "./keys";
 
-const permissionsBody = () => obj({ keyId: s.id(), permissions: arr(s.slug(), { min: 1, max: 1000 }) }, ["keyId", "permissions"]);
-const rolesBody = () => obj({ keyId: s.id(), roles: arr(str({ max: 255 }), { min: 1, max: 100 }) }, ["keyId", "roles"]);
+/** add/remove: at least one item; set: any number (`[]` clears), with no upper bound for permissions. */
+const permissionsBody = (set = false) =>
+  obj({ keyId: s.id(), permissions: arr(s.slug(), set ? {} : { min: 1, max: 1000 }) }, ["keyId", "permissions"]);
+const rolesBody = (set = false) =>
+  obj({ keyId: s.id(), roles: arr(s.roleName(), set ? { max: 100 } : { min: 1, max: 100 }) }, ["keyId", "roles"]);
 
 async function keyFor(ctx: OpContext, keyId: string, rbacAction: string): Promise<KeyRecord> {
   requirePermission(ctx.root, [`rbac.*.${rbacAction}`]);
@@ -58,7 +61,7 @@ export const removePermissionsOperation = defineOperation("keys.removePermission
 
 export const setPermissionsOperation = defineOperation("keys.setPermissions", {
   access: "write",
-  schema: obj({ keyId: s.id(), permissions: arr(s.slug(), { max: 1000 }) }, ["keyId", "permissions"]),
+  schema: permissionsBody(true),
   async run(ctx, body) {
     const key = await keyFor(ctx, body.keyId, "add_permission_to_key");
     key.permissionIds = await ensurePermissions(ctx.tx, ctx.root.workspaceId, body.permissions, ctx.now);
@@ -90,7 +93,7 @@ export const removeRolesOperation = defineOperation("keys.removeRoles", {
 
 export const setRolesOperation = defineOperation("keys.setRoles", {
   access: "write",
-  schema: obj({ keyId: s.id(), roles: arr(str({ max: 255 }), { max: 100 }) }, ["keyId", "roles"]),
+  schema: rolesBody(true),
   async run(ctx, body) {
     const key = await keyFor(ctx, body.keyId, "add_role_to_key");
     key.roleIds = await resolveRoles(ctx.tx, ctx.root.workspaceId, body.roles);

@@ -1,42 +1,41 @@
 // Operations keys.getKey, keys.whoami, keys.updateKey, keys.deleteKey and keys.updateCredits.
 import type { KeyCredits } from "../../protocol/types";
-import { canOnApi, requireSomeApiGrant, type RootContext } from "../auth";
+import { canOnApi, requireOnApi } from "../auth";
 import { creditsAt } from "../credits";
 import { ServiceError } from "../envelope";
 import { hashKey } from "../key-material";
 import {
   ensurePermissions,
   findKey,
-  keyNotFound,
   resolveRoles,
   toRatelimitRecords,
   upsertIdentity,
 } from "../lookup";
 import { defineOperation, type OpContext } from "../operation";
+import { plaintextOf, requireDecrypt } from "../recoverable";
 import * as s from "../schemas";
 import type { KeyRecord } from "../storage";
-import { arr, bool, int, nullable, obj, oneOf, record, str } from "../validate";
+import { arr, bool, int, nullable, obj, oneOf, str } from "../validate";
 import { keyInfoView } from "../views";
 import { cleanRefill } from "./create-key";
 
 /**
- * The key by id, if the root key may do `action` on its API; else 403 (no grant at all) or 404.
- * Its credits are as they stand now: a refill that fell due is applied (written when the caller
- * writes the key).
+ * The key by id (404 when missing), if the root key may do `action` on its API (else 403, as
+ * production). Its credits are as they stand now: a refill that fell due is applied (written
+ * when the caller writes the key).
  */
 export async function keyForAction(ctx: OpContext, keyId: string, action: string): Promise<KeyRecord> {
-  requireSomeApiGrant(ctx.root, action);
   const key = await findKey(ctx.tx, ctx.root.workspaceId, keyId);
-  if (!canOnApi(ctx.root, action, key.apiId)) throw keyNotFound(keyId);
+  requireOnApi(ctx.root, action, key.apiId);
   if (key.credits) key.credits = creditsAt(key.credits, ctx.now);
   return key;
 }
 
-async function keyByPlaintext(ctx: OpContext, root: RootContext, plaintext: string): Promise<KeyRecord> {
-  requireSomeApiGrant(root, "read_key");
+/** The key by its plaintext; 404 also when the root key may not read it (production masks that). */
+async function keyByPlaintext(ctx: OpContext, plaintext: string): Promise<KeyRecord> {
   const key = await ctx.tx.keyByHash(hashKey(plaintext));
-  if (!key || key.workspaceId !== root.workspaceId || !canOnApi(root, "read_key", key.apiId)) {
-    throw new ServiceError("data.key_not_found", "The provided key does not exist or has been deleted.");
+  if (!key || key.workspaceId !== ctx.root.workspaceId || !canOnApi(ctx.root, "read_key", key.apiId)) {
+    throw new ServiceError("data.key_not_found", "The specified key was not found.");
   }
   return key;
 }
@@ -44,14 +43,22 @@ async function keyByPlaintext(ctx: OpContext, root: RootContext, plaintext: stri
 export const getKeyOperation = defineOperation("keys.getKey", {
   access: "read",
   schema: obj({ keyId: s.id(), decrypt: bool() }, ["keyId"]),
-  // The local service stores hashes only, so `decrypt` never returns a plaintext.
-  run: async (ctx, body) => ({ data: await keyInfoView(ctx.tx, await keyForAction(ctx, body.keyId, "read_key"), ctx.now) }),
+  async run(ctx, body) {
+    const key = await keyForAction(ctx, body.keyId, "read_key");
+    const data = await keyInfoView(ctx.tx, key, ctx.now);
+    if (body.decrypt) {
+      requireDecrypt(ctx.root, await ctx.tx.get("apis", key.apiId), key.apiId, "The API for this key does not support key encryption.");
+      const plaintext = plaintextOf(ctx.vault, key);
+      if (plaintext !== undefined) data.plaintext = plaintext;
+    }
+    return { data };
+  },
 });
 
 export const whoamiOperation = defineOperation("keys.whoami", {
   access: "read",
   schema: obj({ key: str({ max: 512 }) }, ["key"]),
-  run: async (ctx, body) => ({ data: await keyInfoView(ctx.tx, await keyByPlaintext(ctx, ctx.root, body.key), ctx.now) }),
+  run: async (ctx, body) => ({ data: await keyInfoView(ctx.tx, await keyByPlaintext(ctx, body.key), ctx.now) }),
 });
 
 export const updateKeyOperation = defineOperation("keys.updateKey", {
@@ -60,13 +67,13 @@ export const updateKeyOperation = defineOperation("keys.updateKey", {
     {
       keyId: s.id(),
       name: nullable(str({ max: 255 })),
-      externalId: nullable(str({ max: 255 })),
-      meta: nullable(record()),
-      expires: nullable(int({ min: 0 })),
+      externalId: nullable(s.externalId()),
+      meta: nullable(s.meta()),
+      expires: nullable(s.expires()),
       credits: nullable(obj({ remaining: nullable(int({ min: 0 })), refill: nullable(s.refill()) })),
       ratelimits: s.ratelimitList(),
       enabled: bool(),
-      roles: arr(str({ max: 255 }), { max: 100 }),
+      roles: arr(s.roleName(), { max: 100 }),
       permissions: arr(s.slug(), { max: 1000 }),
     },
     ["keyId"],
@@ -142,7 +149,7 @@ export const deleteKeyOperation = defineOperation("keys.deleteKey", {
 export const updateCreditsOperation = defineOperation("keys.updateCredits", {
   access: "write",
   schema: obj(
-    { keyId: s.id(), operation: oneOf(["set", "increment", "decrement"]), value: nullable(int({ min: 0 })) },
+    { keyId: str({ min: 3 }), operation: oneOf(["set", "increment", "decrement"]), value: nullable(int({ min: 0 })) },
     ["keyId", "operation"],
   ),
   refine: (body) =>

@@ -3,7 +3,7 @@
 import { requirePermission } from "../auth";
 import { ServiceError } from "../envelope";
 import { newId } from "../ids";
-import { ensurePermissions, requirePermissionRecord, requireRole } from "../lookup";
+import { ensurePermissions, findPermission, requirePermissionRecord, requireRole } from "../lookup";
 import { defineOperation } from "../operation";
 import { matchesSearch, pageOf } from "../paginate";
 import * as s from "../schemas";
@@ -13,20 +13,10 @@ import { permissionView, roleView } from "../views";
 
 export const createPermissionOperation = defineOperation("permissions.createPermission", {
   access: "write",
-  schema: obj({ name: str({ max: 512 }), slug: s.slug(), description: str({ min: 0, max: 512 }) }, ["name"]),
-  refine(body) {
-    if (body.slug !== undefined || (body.name.length <= 128 && s.SLUG_PATTERN.test(body.name))) return [];
-    return [
-      {
-        location: "body.slug",
-        message: "is required when name is not a valid slug",
-        fix: "Add a slug of 1..128 characters from A-Z a-z 0-9 _ : - . * (the name is used when it is one).",
-      },
-    ];
-  },
+  schema: obj({ name: str({ max: 512 }), slug: s.slug(), description: str({ min: 0, max: 512 }) }, ["name", "slug"]),
   async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.create_permission"]);
-    const slug = body.slug ?? body.name;
+    const slug = body.slug!;
     const ws = ctx.root.workspaceId;
     if ((await ctx.tx.find("permissions", ws, "slug", slug)).length > 0) {
       throw new ServiceError("data.permission_already_exists", `A permission with slug ${JSON.stringify(slug)} already exists in this workspace.`);
@@ -40,7 +30,7 @@ export const createPermissionOperation = defineOperation("permissions.createPerm
 
 export const getPermissionOperation = defineOperation("permissions.getPermission", {
   access: "read",
-  schema: obj({ permission: str({ max: 255 }) }, ["permission"]),
+  schema: obj({ permission: s.slug() }, ["permission"]),
   async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.read_permission"]);
     return { data: permissionView(await requirePermissionRecord(ctx.tx, ctx.root.workspaceId, body.permission)) };
@@ -65,7 +55,7 @@ export const listPermissionsOperation = defineOperation("permissions.listPermiss
 
 export const deletePermissionOperation = defineOperation("permissions.deletePermission", {
   access: "write",
-  schema: obj({ permission: str({ max: 255 }) }, ["permission"]),
+  schema: obj({ permission: s.slug() }, ["permission"]),
   async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.delete_permission"]);
     const perm = await requirePermissionRecord(ctx.tx, ctx.root.workspaceId, body.permission);
@@ -78,12 +68,19 @@ export const deletePermissionOperation = defineOperation("permissions.deletePerm
 export const createRoleOperation = defineOperation("permissions.createRole", {
   access: "write",
   schema: obj(
-    { name: str({ max: 128 }), description: str({ min: 0, max: 512 }), permissions: arr(s.slug(), { max: 1000 }) },
+    { name: s.roleName(), description: str({ min: 0, max: 512 }), permissions: arr(s.slug()) },
     ["name"],
   ),
   async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.create_role"]);
     const ws = ctx.root.workspaceId;
+    const slugs = body.permissions ?? [];
+    if (slugs.length > 0) {
+      requirePermission(ctx.root, ["rbac.*.add_permission_to_role"]);
+      // Slugs that do not exist yet are created, which needs its own permission.
+      const found = await Promise.all(slugs.map((slug) => findPermission(ctx.tx, ws, slug)));
+      if (found.some((p) => p === undefined)) requirePermission(ctx.root, ["rbac.*.create_permission"]);
+    }
     if ((await ctx.tx.find("roles", ws, "name", body.name)).length > 0) {
       throw new ServiceError("data.role_already_exists", `A role named ${JSON.stringify(body.name)} already exists in this workspace.`);
     }
@@ -102,7 +99,7 @@ export const createRoleOperation = defineOperation("permissions.createRole", {
 
 export const getRoleOperation = defineOperation("permissions.getRole", {
   access: "read",
-  schema: obj({ role: str({ max: 255 }) }, ["role"]),
+  schema: obj({ role: s.roleName() }, ["role"]),
   async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.read_role"]);
     return { data: await roleView(ctx.tx, await requireRole(ctx.tx, ctx.root.workspaceId, body.role)) };
@@ -127,7 +124,7 @@ export const listRolesOperation = defineOperation("permissions.listRoles", {
 
 export const deleteRoleOperation = defineOperation("permissions.deleteRole", {
   access: "write",
-  schema: obj({ role: str({ max: 255 }) }, ["role"]),
+  schema: obj({ role: s.roleName() }, ["role"]),
   async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.delete_role"]);
     const role = await requireRole(ctx.tx, ctx.root.workspaceId, body.role);

@@ -3,16 +3,17 @@
 import { requirePermission } from "../auth";
 import { defineOperation } from "../operation";
 import { namespaceCounter } from "../ratelimit";
+import { MAX_LIMIT_DURATION } from "../schemas";
 import { int, obj, str } from "../validate";
 
 export const ratelimitLimitOperation = defineOperation("ratelimit.limit", {
   access: "direct",
   schema: obj(
     {
-      namespace: str({ max: 255 }),
-      identifier: str({ max: 255 }),
+      namespace: str({ max: 512 }),
+      identifier: str({ max: 512 }),
       limit: int({ min: 1 }),
-      duration: int({ min: 1000 }),
+      duration: int({ min: 1000, max: MAX_LIMIT_DURATION }),
       cost: int({ min: 0 }),
     },
     ["namespace", "identifier", "limit", "duration"],

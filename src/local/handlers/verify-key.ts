@@ -14,12 +14,13 @@ export const verifyKeyOperation = defineOperation("keys.verifyKey", {
       credits: obj({ cost: int({ min: 0, max: 1e12 }) }, ["cost"]),
       ratelimits: arr(
         obj(
-          { name: str({ max: 128 }), cost: int({ min: 0 }), limit: int({ min: 1 }), duration: int({ min: 1000 }) },
+          { name: str({ min: 3, max: 255 }), cost: int({ min: 0 }), limit: int({ min: 1 }), duration: int({ min: 1000 }) },
           ["name"],
         ),
         { max: 50 },
       ),
-      tags: arr(str({ max: 128 }), { max: 20 }),
+      tags: arr(str({ max: 512 }), { max: 20 }),
+      migrationId: str({ min: 0, max: 256 }),
     },
     ["key"],
   ),

@@ -116,7 +116,7 @@ export interface RecordingLogger extends Logger {
 export function recordingLogger(): RecordingLogger {
   const calls: RecordingLogger["calls"] = [];
   const at = (level: string) => (fields: Record<string, unknown>, message: string) => void calls.push({ level, fields, message });
-  return { calls, debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
+  return { calls, debug: at("debug"), warn: at("warn"), error: at("error") };
 }
 
 export const ROOT_KEY = "unkey_rootSECRETrootSECRET123";

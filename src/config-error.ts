@@ -1,0 +1,32 @@
+// The one base class of configuration errors for every entry point (`apiKeyAuth()` and guards,
+// `createClient()`, the local key service), and the one way a bad value is shown in a message.
+
+/** Misconfiguration found when something is created. Names the option at fault and the fix. */
+export class ConfigError extends Error {
+  override readonly name: string = "ConfigError";
+  readonly code: string = "KEYGUARD_CONFIG_ERROR";
+  /** The option at fault, e.g. `"rootKey"`. */
+  readonly option: string;
+  constructor(option: string, message: string) {
+    super(message);
+    this.option = option;
+  }
+}
+
+/** A value as shown in an error message: short, never a function's source or an object's fields. */
+export function describeValue(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
+  if (typeof value === "function") return "a function";
+  if (value === null || typeof value !== "object") return String(value);
+  // An object is never printed: it may hold a secret (a root key, a client).
+  return Array.isArray(value) ? "an array" : "an object";
+}
+
+/**
+ * The names of an options type, checked by the compiler: `optionNames<Opts>()({ a: true, b: true })`
+ * fails to compile when a name of `Opts` is missing or unknown, so a new option cannot be forgotten.
+ */
+export const optionNames =
+  <T>() =>
+  (names: { readonly [K in keyof Required<T>]: true }): readonly string[] =>
+    Object.freeze(Object.keys(names));

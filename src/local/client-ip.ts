@@ -1,0 +1,20 @@
+// The caller's address for API IP allow lists: the socket's, or (with `trustProxy`, as production
+// always does) the first non-empty `X-Forwarded-For` entry, without a port.
+
+/** `1.2.3.4:80` → `1.2.3.4`, `[::1]:80` → `::1`, `::ffff:1.2.3.4` → `1.2.3.4`; others unchanged. */
+export function plainAddress(address: string): string {
+  let a = address.trim();
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(a);
+  if (bracketed) a = bracketed[1]!;
+  else if (/^[^:]+:\d+$/.test(a)) a = a.slice(0, a.indexOf(":"));
+  return a.toLowerCase().startsWith("::ffff:") && a.includes(".") ? a.slice(7) : a;
+}
+
+export function clientIp(socketAddress: string | undefined, forwardedFor: string | string[] | undefined, trustProxy: boolean): string {
+  if (trustProxy && forwardedFor !== undefined) {
+    const list = Array.isArray(forwardedFor) ? forwardedFor.join(",") : forwardedFor;
+    const first = list.split(",").map((part) => part.trim()).find((part) => part !== "");
+    if (first !== undefined) return plainAddress(first);
+  }
+  return plainAddress(socketAddress ?? "");
+}

@@ -1,0 +1,96 @@
+// Opening a SQLite data file: what kind of file it is, the connection's settings (WAL, the
+// synchronous level, a busy timeout), a write probe and the migrations; and which SQLite errors
+// mean the store cannot serve now.
+import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
+import { LocalServiceConfigError } from "../options";
+import { openConnection, sqliteCode, type SqlConnection, type SqliteDriverName } from "./sqlite-driver";
+import { migrate } from "./sqlite-schema";
+
+export interface ConnectionSettings {
+  driver: SqliteDriverName | undefined;
+  synchronous: "normal" | "full";
+  busyTimeoutMs: number;
+}
+
+const SQLITE_HEADER = "SQLite format 3\0";
+
+const REASONS: Record<string, string> = {
+  SQLITE_FULL: "the disk or the database is full",
+  SQLITE_READONLY: "the database is read-only",
+  SQLITE_IOERR: "an I/O error occurred",
+  SQLITE_CANTOPEN: "the database file cannot be opened",
+  SQLITE_BUSY: "another connection holds the database locked",
+  SQLITE_LOCKED: "another connection holds the database locked",
+  SQLITE_CORRUPT: "the database file is damaged",
+  SQLITE_NOTADB: "the database file is damaged",
+  SQLITE_NOMEM: "out of memory",
+  SQLITE_PERM: "permission denied",
+  SQLITE_PROTOCOL: "the file's locks are in a bad state",
+};
+
+/** The reason a SQLite error makes the store unavailable, or undefined for other errors (bugs). */
+export function unavailableReason(err: unknown): string | undefined {
+  const code = sqliteCode(err);
+  if (code === undefined) return undefined;
+  return REASONS[code] ?? REASONS[/^SQLITE_[A-Z]+/.exec(code)?.[0] ?? ""];
+}
+
+/** Refuses a file that exists and is not a SQLite database, naming `keyguard migrate` for a JSON state file. */
+export function checkFileKind(file: string): void {
+  if (!existsSync(file)) return;
+  const head = Buffer.alloc(16);
+  const fd = openSync(file, "r");
+  let n: number;
+  try {
+    n = readSync(fd, head, 0, 16, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (n === 0 || head.toString("latin1", 0, n) === SQLITE_HEADER) return;
+  const name = JSON.stringify(file);
+  if (/^\s*\{/.test(head.toString("utf8", 0, n))) {
+    throw new LocalServiceConfigError(
+      `keyguard/local: ${name} is a JSON state file of an earlier keyguard, not a SQLite database. ` +
+        `Import it once into a new SQLite file: keyguard migrate ${file} --data <new-file.db>`,
+    );
+  }
+  throw new LocalServiceConfigError(`keyguard/local: ${name} is not a SQLite database. Use another path.`);
+}
+
+/** The file's identity (device and inode), or undefined when it does not exist. */
+export function fileIdentity(file: string): string | undefined {
+  const st = statSync(file, { bigint: true, throwIfNoEntry: false });
+  return st ? `${st.dev}:${st.ino}` : undefined;
+}
+
+/**
+ * Opens `file` with the store's settings, checks it can be written and brings its schema up to
+ * date. SQLite errors become a `LocalServiceConfigError` saying why the file cannot be used.
+ */
+export async function openDataFile(file: string, settings: ConnectionSettings): Promise<SqlConnection> {
+  const db = await openConnection(file, settings.driver);
+  try {
+    db.exec(`PRAGMA busy_timeout = ${settings.busyTimeoutMs}`);
+    const mode = db.prepare("PRAGMA journal_mode = WAL").get();
+    if (String(mode?.journal_mode).toLowerCase() !== "wal") {
+      throw new LocalServiceConfigError(`keyguard/local: cannot switch the SQLite data file ${JSON.stringify(file)} to WAL mode.`);
+    }
+    // In WAL mode NORMAL syncs at checkpoints only: a commit is in the OS before it is acknowledged.
+    db.exec(`PRAGMA synchronous = ${settings.synchronous.toUpperCase()}`);
+    // Cascades are explicit statements (sqlite-tables.ts); records may name ids of other tables freely.
+    db.exec("PRAGMA foreign_keys = OFF");
+    db.exec("PRAGMA journal_size_limit = 67108864");
+    migrate(db, file);
+    // A file SQLite could open only for reading opens without error: find out now, not at the first write.
+    db.exec("BEGIN IMMEDIATE");
+    db.exec("COMMIT");
+    return db;
+  } catch (err) {
+    db.close();
+    const reason = unavailableReason(err);
+    if (reason !== undefined) {
+      throw new LocalServiceConfigError(`keyguard/local: cannot use the SQLite data file ${JSON.stringify(file)}: ${reason}.`);
+    }
+    throw err;
+  }
+}

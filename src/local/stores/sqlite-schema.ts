@@ -1,0 +1,115 @@
+// The SQLite store's schema: an ordered list of migrations shipped in the package, applied at open
+// and recorded in `PRAGMA user_version`. Append a step to change the schema; never edit a shipped one.
+import { LocalServiceConfigError } from "../options";
+import type { SqlConnection } from "./sqlite-driver";
+
+/** Marks a keyguard database (`PRAGMA application_id`): "kgrd". */
+export const APPLICATION_ID = 0x6b677264;
+
+/**
+ * Step N (1-based) brings a database from version N-1 to N. Queried fields are columns with
+ * indexes; the rest of a record is JSON text in `data`. Key↔permission, key↔role and
+ * role↔permission are link tables (ordered by `position`), so a deletion cascades by index.
+ */
+export const MIGRATIONS: readonly string[] = Object.freeze([
+  `
+  CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+
+  CREATE TABLE workspaces (id TEXT PRIMARY KEY, data TEXT NOT NULL) WITHOUT ROWID;
+
+  CREATE TABLE root_keys (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, data TEXT NOT NULL) WITHOUT ROWID;
+  CREATE INDEX root_keys_by_workspace ON root_keys (workspace_id, id);
+
+  CREATE TABLE apis (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, data TEXT NOT NULL) WITHOUT ROWID;
+  CREATE INDEX apis_by_workspace ON apis (workspace_id, id);
+
+  CREATE TABLE permissions (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, slug TEXT NOT NULL, data TEXT NOT NULL) WITHOUT ROWID;
+  CREATE INDEX permissions_by_workspace ON permissions (workspace_id, id);
+  CREATE INDEX permissions_by_slug ON permissions (workspace_id, slug, id);
+
+  CREATE TABLE roles (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL) WITHOUT ROWID;
+  CREATE INDEX roles_by_workspace ON roles (workspace_id, id);
+  CREATE INDEX roles_by_name ON roles (workspace_id, name, id);
+
+  CREATE TABLE identities (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, external_id TEXT NOT NULL, data TEXT NOT NULL) WITHOUT ROWID;
+  CREATE INDEX identities_by_workspace ON identities (workspace_id, id);
+  CREATE INDEX identities_by_external_id ON identities (workspace_id, external_id, id);
+
+  CREATE TABLE keys (
+    id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL,
+    api_id TEXT NOT NULL,
+    identity_id TEXT,
+    hash TEXT NOT NULL UNIQUE,
+    -- NULL: the key has no credits (unlimited).
+    credits_remaining INTEGER,
+    credits_last_refill_at INTEGER,
+    credits_refill TEXT,
+    data TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX keys_by_workspace ON keys (workspace_id, id);
+  CREATE INDEX keys_by_api ON keys (workspace_id, api_id, id);
+  CREATE INDEX keys_by_identity ON keys (identity_id, id) WHERE identity_id IS NOT NULL;
+
+  CREATE TABLE key_permissions (key_id TEXT NOT NULL, position INTEGER NOT NULL, permission_id TEXT NOT NULL, PRIMARY KEY (key_id, position)) WITHOUT ROWID;
+  CREATE INDEX key_permissions_by_permission ON key_permissions (permission_id);
+  CREATE TABLE key_roles (key_id TEXT NOT NULL, position INTEGER NOT NULL, role_id TEXT NOT NULL, PRIMARY KEY (key_id, position)) WITHOUT ROWID;
+  CREATE INDEX key_roles_by_role ON key_roles (role_id);
+  CREATE TABLE role_permissions (role_id TEXT NOT NULL, position INTEGER NOT NULL, permission_id TEXT NOT NULL, PRIMARY KEY (role_id, position)) WITHOUT ROWID;
+  CREATE INDEX role_permissions_by_permission ON role_permissions (permission_id);
+
+  -- Sliding-window rate-limit counters; a row is useless from expires_at = (win + 2) × duration on.
+  CREATE TABLE counters (
+    counter TEXT PRIMARY KEY,
+    owner TEXT,
+    duration INTEGER NOT NULL,
+    win INTEGER NOT NULL,
+    cur REAL NOT NULL,
+    prev REAL NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX counters_by_owner ON counters (owner) WHERE owner IS NOT NULL;
+  CREATE INDEX counters_by_expiry ON counters (expires_at);
+  `,
+]);
+
+function pragmaNumber(db: SqlConnection, name: string): number {
+  const row = db.prepare(`PRAGMA ${name}`).get();
+  return Number(row ? Object.values(row)[0] : 0);
+}
+
+/**
+ * Brings the database to the latest schema, one transaction per step. Refuses a database of
+ * another program, and one written by a newer keyguard (whose schema this version cannot know).
+ */
+export function migrate(db: SqlConnection, file: string): void {
+  const name = JSON.stringify(file);
+  const version = pragmaNumber(db, "user_version");
+  const appId = pragmaNumber(db, "application_id");
+  if (version === 0) {
+    const tables = Number(db.prepare("SELECT count(*) AS n FROM sqlite_schema").get()?.n ?? 0);
+    if (tables > 0 && appId !== APPLICATION_ID) {
+      throw new LocalServiceConfigError(`keyguard/local: ${name} is a SQLite database of another program. Use another path.`);
+    }
+  } else if (appId !== APPLICATION_ID) {
+    throw new LocalServiceConfigError(`keyguard/local: ${name} is a SQLite database of another program. Use another path.`);
+  }
+  if (version > MIGRATIONS.length) {
+    throw new LocalServiceConfigError(
+      `keyguard/local: ${name} has schema version ${version}, written by a newer keyguard; this one knows up to ` +
+        `${MIGRATIONS.length}. Upgrade keyguard, or restore a backup made by this version.`,
+    );
+  }
+  for (let step = version; step < MIGRATIONS.length; step++) {
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      db.exec(MIGRATIONS[step]!);
+      db.exec(`PRAGMA application_id = ${APPLICATION_ID}`);
+      db.exec(`PRAGMA user_version = ${step + 1}`);
+      db.exec("COMMIT");
+    } catch (err) {
+      db.exec("ROLLBACK");
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,65 @@
+// The invalidation bus: the channel and message format by which anything that changes a key
+// (apiKeyAuth().invalidate, keyguard's client, the local key service) tells every apiKeyAuth()
+// sharing a store to forget what it remembers about that key. Messages never hold a key: a key
+// is named by its SHA-256 (base64url) or by its keyId.
+
+import * as crypto from "node:crypto";
+
+/** Version of the message format. */
+export const INVALIDATION_VERSION = 1;
+
+/** The channel is `<prefix>` followed by this, e.g. `keyguard:invalidate`. */
+export const INVALIDATION_CHANNEL_SUFFIX = "invalidate";
+
+/**
+ * One invalidation. JSON on the wire: `{"v":1,"kind":"key","keyHash":"…"}`,
+ * `{"v":1,"kind":"keyId","keyId":"key_…"}` or `{"v":1,"kind":"all"}`.
+ */
+export type InvalidationMessage =
+  /** Forget every answer for one key, named by {@link keyHash}. */
+  | { readonly v: 1; readonly kind: "key"; readonly keyHash: string }
+  /** Forget every answer for the key with this id (its answers carry `keyId`). */
+  | { readonly v: 1; readonly kind: "keyId"; readonly keyId: string }
+  /** Forget everything (e.g. a permission or role was deleted: any key may have changed). */
+  | { readonly v: 1; readonly kind: "all" };
+
+/** Something that delivers invalidation messages to a fleet (e.g. `redisStore()`, `memoryStore()`). */
+export interface InvalidationPublisher {
+  /** Applies the message here and sends it on; resolves once sent; never rejects (it logs failures). */
+  invalidate(message: InvalidationMessage): Promise<void>;
+}
+
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: "base64url") => string }).hash;
+
+/** SHA-256 of a key, base64url (43 characters): the only form in which a key is kept or sent. */
+export function keyHash(key: string): string {
+  // crypto.hash (Node >= 20.12) is the one-shot form, a few times cheaper than createHash.
+  return oneShotHash !== undefined ? oneShotHash("sha256", key, "base64url") : crypto.createHash("sha256").update(key).digest("base64url");
+}
+
+const KEY_HASH = /^[A-Za-z0-9_-]{43}$/;
+const KEY_ID = /^[\x21-\x7e]{1,256}$/;
+
+export const invalidateKey = (key: string): InvalidationMessage => ({ v: 1, kind: "key", keyHash: keyHash(key) });
+export const invalidateKeyId = (keyId: string): InvalidationMessage => ({ v: 1, kind: "keyId", keyId });
+export const invalidateAll = (): InvalidationMessage => ({ v: 1, kind: "all" });
+
+export function encodeInvalidation(message: InvalidationMessage): string {
+  return JSON.stringify(message);
+}
+
+/** Reads a message from the wire; undefined for anything that is not a valid message. */
+export function parseInvalidation(text: string): InvalidationMessage | undefined {
+  let m: unknown;
+  try {
+    m = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof m !== "object" || m === null || (m as { v?: unknown }).v !== INVALIDATION_VERSION) return undefined;
+  const { kind, keyHash: hash, keyId } = m as { kind?: unknown; keyHash?: unknown; keyId?: unknown };
+  if (kind === "all") return invalidateAll();
+  if (kind === "key" && typeof hash === "string" && KEY_HASH.test(hash)) return { v: 1, kind: "key", keyHash: hash };
+  if (kind === "keyId" && typeof keyId === "string" && KEY_ID.test(keyId)) return invalidateKeyId(keyId);
+  return undefined;
+}
