@@ -1,7 +1,59 @@
+import { connect } from "node:net";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 const src = (p: string) => fileURLToPath(new URL(`./src/${p}`, import.meta.url));
+
+/**
+ * The service-level suites: they start the local key service through test/support/store-under-test.ts,
+ * so each runs again on every storage backend (the store conformance suite covers the seam itself).
+ */
+const SERVICE_SUITES = [
+  "test/local/{auth,clock,concurrency,ip-allowlist,keys,recoverable,resources,server,state-file,store-failures,transport,units,validation,verify}.test.ts",
+  "test/interop/*.test.ts",
+  "test/client/local-service.test.ts",
+];
+
+/** The service-level suites on one backend, chosen by KEYGUARD_TEST_STORE. */
+const onBackend = (name: string) => ({
+  extends: true as const,
+  test: {
+    name: `service on ${name}`,
+    include: SERVICE_SUITES,
+    env: { KEYGUARD_TEST_STORE: name },
+    typecheck: { enabled: false },
+  },
+});
+
+/** Whether something listens on 127.0.0.1:`port` (answers within a second). */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: "127.0.0.1", port, timeout: 1000 });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+    socket.once("timeout", () => done(false));
+  });
+}
+
+/**
+ * The service-level suites run on PostgreSQL + Redis when both listen here. Without them they do not
+ * run, and the output says so; with env CI set they always run (and fail without the servers).
+ */
+async function postgresProjects() {
+  const up = (await listening(5432)) && (await listening(6379));
+  if (up || process.env.CI) return [onBackend("postgres")];
+  console.log(
+    "[skipped] the service-level suites on PostgreSQL + Redis did not run: nothing listens on 127.0.0.1:5432 and 127.0.0.1:6379. " +
+      "Start PostgreSQL (database test) and Redis there to run them.",
+  );
+  return [];
+}
+
+const postgres = await postgresProjects();
 
 export default defineConfig({
   resolve: {
@@ -13,11 +65,21 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 20_000,
     hookTimeout: 20_000,
-    typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "./tsconfig.json" },
     unstubGlobals: true,
     restoreMocks: true,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "all",
+          include: ["test/**/*.test.ts"],
+          typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "./tsconfig.json" },
+        },
+      },
+      onBackend("sqlite"),
+      ...postgres,
+    ],
   },
 });

@@ -24,7 +24,7 @@ import type {
   Permission,
   Role,
 } from "../protocol/types";
-import { invalidateAll, invalidateKeyId, type InvalidationMessage } from "../protocol/invalidation";
+import { invalidationAfter } from "../protocol/invalidation";
 import { toCreateKeyBody, type CreateKeyInput } from "./create-key";
 import { ensurePermission, type EnsurePermissionInput } from "./ensure-permission";
 import { parseClientOptions, type CallOptions, type ClientOptions } from "./options";
@@ -107,22 +107,6 @@ export interface KeyServiceClient {
   request<Op extends OperationName>(operation: Op, body: Req<Op>, options?: CallOptions): Promise<ResultOf<Op>>;
 }
 
-// Operations after which cached verification answers may be wrong: per key, or all of them.
-const CHANGES_KEY: ReadonlySet<OperationName> = new Set<OperationName>([
-  "keys.deleteKey", "keys.updateKey", "keys.updateCredits", "keys.rerollKey",
-  "keys.addPermissions", "keys.removePermissions", "keys.setPermissions",
-  "keys.addRoles", "keys.removeRoles", "keys.setRoles",
-]);
-const CHANGES_ALL: ReadonlySet<OperationName> = new Set<OperationName>(["permissions.deletePermission", "permissions.deleteRole", "apis.deleteApi"]);
-
-/** The invalidation to announce once `operation` succeeded, if any. */
-function invalidationFor(operation: OperationName, body: unknown): InvalidationMessage | undefined {
-  if (CHANGES_ALL.has(operation)) return invalidateAll();
-  if (!CHANGES_KEY.has(operation)) return undefined;
-  const keyId = (body as { keyId?: unknown } | null)?.keyId;
-  return typeof keyId === "string" && keyId !== "" ? invalidateKeyId(keyId) : invalidateAll();
-}
-
 /**
  * Creates a client for the key service. Reads `UNKEY_ROOT_KEY` / `UNKEY_BASE_URL` when the options
  * do not give them; throws KeyServiceConfigError on misconfiguration.
@@ -140,7 +124,7 @@ export function buildClient(context: Omit<RequestContext, "transport"> & { trans
   const publisher = ctx.config.invalidate;
   const request = <Op extends OperationName>(operation: Op, body: Req<Op>, options?: CallOptions) => {
     const sent = sendRequest(ctx, operation, body, options) as Promise<ResultOf<Op>>;
-    const invalidation = publisher === undefined ? undefined : invalidationFor(operation, body);
+    const invalidation = publisher === undefined ? undefined : invalidationAfter(operation, body);
     if (invalidation === undefined) return sent;
     return sent.then(async (result) => {
       await publisher!.invalidate(invalidation);

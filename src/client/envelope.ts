@@ -13,8 +13,6 @@ export type ParsedSuccess =
 
 /** What an error answer says, or what we say for it when it is not an envelope. */
 export interface ParsedError {
-  /** True when the body was a valid error envelope. */
-  enveloped: boolean;
   requestId?: string;
   title: string;
   detail: string;
@@ -89,7 +87,6 @@ export function parseErrorEnvelope(status: number, text: string | undefined, rea
       ...(e.fix !== undefined && { fix: clean(e.fix) }),
     }));
     return {
-      enveloped: true,
       ...(requestId !== undefined && { requestId }),
       title: clean(error.title as string),
       detail: clean(error.detail as string),
@@ -100,7 +97,6 @@ export function parseErrorEnvelope(status: number, text: string | undefined, rea
   }
   const title = reasonPhrase || `HTTP ${status}`;
   return {
-    enveloped: false,
     ...(requestId !== undefined && { requestId }),
     title,
     detail: `The key service answered HTTP ${status} without an error envelope.`,

@@ -2,6 +2,7 @@
 // `POST /v2/<group>.<op>` and `GET /v2/liveness`. It also mounts in Express or Connect
 // (`outer.use("/prefix", app)`). Bad input never gives a 500; every answer is an envelope.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { invalidationAfter } from "../protocol/invalidation";
 import type { OperationName } from "../protocol/types";
 import { authenticate } from "./auth";
 import { clientIp } from "./client-ip";
@@ -90,6 +91,9 @@ export function createApp(core: ServiceCore): LocalServiceApp {
         return JSON.stringify(successEnvelope(result.data, requestId, result.pagination));
       };
       const answer = op.access === "direct" ? await run(store.direct) : await store.transaction(run);
+      // Committed: apiKeyAuth() fleets on the bus forget what they remember of the changed keys first.
+      const invalidation = core.config.invalidate && invalidationAfter(name, body);
+      if (invalidation) await core.config.invalidate!.invalidate(invalidation);
       send(res, 200, JSON_TYPE, answer);
     } catch (err) {
       if (err instanceof ServiceError) return sendError(req, res, requestId, err);

@@ -4,6 +4,7 @@
 // is named by its SHA-256 (base64url) or by its keyId.
 
 import * as crypto from "node:crypto";
+import type { OperationName } from "./types";
 
 /** Version of the message format. */
 export const INVALIDATION_VERSION = 1;
@@ -62,4 +63,27 @@ export function parseInvalidation(text: string): InvalidationMessage | undefined
   if (kind === "key" && typeof hash === "string" && KEY_HASH.test(hash)) return { v: 1, kind: "key", keyHash: hash };
   if (kind === "keyId" && typeof keyId === "string" && KEY_ID.test(keyId)) return invalidateKeyId(keyId);
   return undefined;
+}
+
+// Operations after which remembered verification answers may be wrong: those of one key (named by
+// the request's keyId), or any (a permission, role, API or identity changed under many keys).
+const CHANGES_KEY: ReadonlySet<string> = new Set<OperationName>([
+  "keys.deleteKey", "keys.updateKey", "keys.updateCredits", "keys.rerollKey",
+  "keys.addPermissions", "keys.removePermissions", "keys.setPermissions",
+  "keys.addRoles", "keys.removeRoles", "keys.setRoles",
+]);
+const CHANGES_ALL: ReadonlySet<string> = new Set<OperationName>([
+  "permissions.deletePermission", "permissions.deleteRole", "apis.deleteApi",
+  "identities.updateIdentity", "identities.deleteIdentity",
+]);
+
+/**
+ * The invalidation to announce once `operation` succeeded with this request body, if any: what
+ * keyguard's client and the local key service publish after a change.
+ */
+export function invalidationAfter(operation: string, body: unknown): InvalidationMessage | undefined {
+  if (CHANGES_ALL.has(operation)) return invalidateAll();
+  if (!CHANGES_KEY.has(operation)) return undefined;
+  const keyId = (body as { keyId?: unknown } | null)?.keyId;
+  return typeof keyId === "string" && keyId !== "" ? invalidateKeyId(keyId) : invalidateAll();
 }
