@@ -4,6 +4,7 @@
 export type * from "./protocol/types";
 export { createLocalKeyService } from "./local/factory";
 export type { LocalKeyServiceInstance } from "./local/factory";
+export type { LocalServiceApp } from "./local/app";
 export { startLocalKeyService } from "./local/server";
 export type { RunningLocalKeyService } from "./local/server";
 export type { CreateApiInput, CreateKeyMigrationInput, LocalKeyService, UnavailableOptions } from "./local/service";
