@@ -1,0 +1,25 @@
+// What bench/storage.ts and its child bench/storage-service.ts share: the store to open, the IPC
+// messages, and the seeded keys (key i is known to both, so the parent can verify seeded keys).
+
+export type StoreConfig =
+  | { backend: "memory" }
+  | { backend: "sqlite"; file: string }
+  | { backend: "postgres"; postgres: string; redis: string; schema: string };
+
+export type ChildRequest = { cmd: "seed"; from: number; to: number } | { cmd: "stall" } | { cmd: "size" };
+
+export type ChildReply =
+  | { cmd: "ready"; url: string; rootKey: string; apiId: string; workspaceId: string }
+  | { cmd: "seed"; ms: number }
+  /**
+   * Since the last `stall`: the longest event-loop delay (ms); storage calls made, those whose
+   * synchronous part took over 10 ms of wall time, and the longest one (ms, min of wall and CPU time).
+   */
+  | { cmd: "stall"; maxMs: number; count: number; overTen: number; longestMs: number; longest: string }
+  | { cmd: "size"; bytes: number | undefined }
+  | { cmd: "error"; message: string };
+
+/** Seeded key i: even ones have credits (a billion), odd ones none. */
+export function benchKey(i: number): { key: string; credits: boolean } {
+  return { key: `bench_${i.toString(36)}_seeded`, credits: i % 2 === 0 };
+}
