@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
@@ -24,6 +25,36 @@ const onBackend = (name: string) => ({
   },
 });
 
+/** Whether something listens on 127.0.0.1:`port` (answers within a second). */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: "127.0.0.1", port, timeout: 1000 });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+    socket.once("timeout", () => done(false));
+  });
+}
+
+/**
+ * The service-level suites run on PostgreSQL + Redis when both listen here. Without them they do not
+ * run, and the output says so; with env CI set they always run (and fail without the servers).
+ */
+async function postgresProjects() {
+  const up = (await listening(5432)) && (await listening(6379));
+  if (up || process.env.CI) return [onBackend("postgres")];
+  console.log(
+    "[skipped] the service-level suites on PostgreSQL + Redis did not run: nothing listens on 127.0.0.1:5432 and 127.0.0.1:6379. " +
+      "Start PostgreSQL (database test) and Redis there to run them.",
+  );
+  return [];
+}
+
+const postgres = await postgresProjects();
+
 export default defineConfig({
   resolve: {
     alias: [
@@ -48,6 +79,7 @@ export default defineConfig({
         },
       },
       onBackend("sqlite"),
+      ...postgres,
     ],
   },
 });

@@ -21,6 +21,15 @@ Options of serve:
                            Default: env UNKEY_ROOT_KEY, else a generated key
   --data <file.db>         keep the state in this SQLite file (created when absent; one process
                            per file); without it the state lives in memory and is lost on exit
+  --postgres <url>         keep the state in PostgreSQL (default: env KEYGUARD_POSTGRES_URL), with
+  --redis <url>            the rate-limit counters in Redis (default: env KEYGUARD_REDIS_URL): for
+                           several instances sharing one state; needs npm install pg ioredis
+  --postgres-schema <name> PostgreSQL schema of the tables (default: env KEYGUARD_POSTGRES_SCHEMA,
+                           else keyguard)
+  --invalidate-redis <url> announce key changes on this Redis, so that apiKeyAuth() apps whose
+                           redisStore() uses it forget changed keys at once (default: env
+                           KEYGUARD_INVALIDATE_REDIS_URL, else the --redis URL; needs ioredis)
+  --invalidate-prefix <p>  the apps' redisStore() prefix (default keyguard:)
   --encryption-key-file <path>
                            file holding the key-encryption key for recoverable keys (32 bytes,
                            hex or base64; default: env KEYGUARD_ENCRYPTION_KEY)
@@ -88,6 +97,42 @@ function readRootKeyFile(file: string): string {
   return key;
 }
 
+/**
+ * `--postgres`/`--redis` (or their env variables): both or neither, not with `--data`. The banner
+ * names the servers by host and port only: a URL may hold a password.
+ */
+function sharedStorage(
+  values: { postgres?: string; redis?: string; "postgres-schema"?: string },
+  env: NodeJS.ProcessEnv,
+  withData: boolean,
+): { options: { postgres: string; redis: string; postgresSchema?: string }; banner: string } | undefined {
+  const postgres = values.postgres ?? (env.KEYGUARD_POSTGRES_URL || undefined);
+  const redis = values.redis ?? (env.KEYGUARD_REDIS_URL || undefined);
+  const schema = values["postgres-schema"] ?? (env.KEYGUARD_POSTGRES_SCHEMA || undefined);
+  if (postgres === undefined && redis === undefined) {
+    if (schema !== undefined && values["postgres-schema"] !== undefined) usageError("--postgres-schema needs --postgres and --redis.");
+    return undefined;
+  }
+  if (postgres === undefined) usageError("--redis needs --postgres too (or env KEYGUARD_POSTGRES_URL): PostgreSQL holds the state, Redis the rate-limit counters.");
+  if (redis === undefined) usageError("--postgres needs --redis too (or env KEYGUARD_REDIS_URL): PostgreSQL holds the state, Redis the rate-limit counters.");
+  if (withData) usageError("--data cannot be combined with --postgres/--redis (or KEYGUARD_POSTGRES_URL/KEYGUARD_REDIS_URL): choose one storage.");
+
+  return {
+    options: { postgres, redis, ...(schema === undefined ? {} : { postgresSchema: schema }) },
+    banner: `PostgreSQL at ${hostOf(postgres)} (schema ${schema ?? "keyguard"}), rate-limit counters in Redis at ${hostOf(redis)}`,
+  };
+}
+
+/** host:port of a URL, for the banner: a URL may hold a password. */
+function hostOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}${u.port ? `:${u.port}` : ""}`;
+  } catch {
+    return "(invalid URL)";
+  }
+}
+
 function parse(argv: string[]) {
   try {
     return parseArgs({
@@ -103,6 +148,11 @@ function parse(argv: string[]) {
         "encryption-key-file": { type: "string" },
         "store-keys": { type: "boolean" },
         "trust-proxy": { type: "boolean" },
+        postgres: { type: "string" },
+        redis: { type: "string" },
+        "postgres-schema": { type: "string" },
+        "invalidate-redis": { type: "string" },
+        "invalidate-prefix": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -114,7 +164,7 @@ function parse(argv: string[]) {
 type Values = ReturnType<typeof parse>["values"];
 
 async function migrate(positionals: string[], values: Values): Promise<void> {
-  const extra = (["port", "host", "root-key", "root-key-file"] as const).find((o) => values[o] !== undefined);
+  const extra = (["port", "host", "root-key", "root-key-file", "postgres", "redis", "postgres-schema"] as const).find((o) => values[o] !== undefined);
   if (extra !== undefined) usageError(`keyguard migrate takes no --${extra}.`);
   if (positionals.length !== 2) usageError("keyguard migrate needs one JSON state file: keyguard migrate <state.json> --data <file.db>");
   if (values.data === undefined || values.data.trim() === "") usageError("keyguard migrate needs --data <file.db>: the new SQLite file to import into.");
@@ -147,11 +197,21 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   }
   const rootKey = values["root-key-file"] !== undefined ? readRootKeyFile(values["root-key-file"]) : values["root-key"];
   const given = values["root-key-file"] !== undefined ? "--root-key-file" : values["root-key"] !== undefined ? "--root-key" : undefined;
+  const shared = sharedStorage(values, process.env, dataFile !== undefined);
+  const invalidateUrl = values["invalidate-redis"] ?? (process.env.KEYGUARD_INVALIDATE_REDIS_URL || undefined) ?? shared?.options.redis;
+  if (invalidateUrl === undefined && values["invalidate-prefix"] !== undefined) usageError("--invalidate-prefix needs --invalidate-redis (or --redis).");
+  if (invalidateUrl !== undefined && invalidateUrl.trim() === "") usageError("--invalidate-redis needs a Redis URL.");
 
   let running;
+  let publisher: { invalidate: Local.LocalKeyServiceOptions["invalidate"]; close(): Promise<void> } | undefined;
   try {
     // Loaded on demand: `--help` works even where the optional peer dependency express is missing.
     const { startLocalKeyService } = await loadLocal();
+    if (invalidateUrl !== undefined) {
+      const { redisStore } = await import("./redis");
+      const store = await redisStore({ url: invalidateUrl, ...(values["invalidate-prefix"] === undefined ? {} : { prefix: values["invalidate-prefix"] }) });
+      publisher = { invalidate: store, close: () => store.close() };
+    }
     running = await startLocalKeyService({
       port,
       host: values.host,
@@ -160,8 +220,11 @@ async function serve(positionals: string[], values: Values): Promise<void> {
       encryptionKeyFile: values["encryption-key-file"],
       storeKeys: values["store-keys"],
       trustProxy: values["trust-proxy"],
+      ...shared?.options,
+      ...(publisher && { invalidate: publisher.invalidate }),
     });
   } catch (err) {
+    await publisher?.close();
     const e = err as Error & { code?: string };
     console.error(`keyguard: cannot start the local key service: ${e.message}`);
     process.exit(e.code === "LOCAL_SERVICE_CONFIG_ERROR" ? 2 : 1);
@@ -171,13 +234,17 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   console.log(`  ${rootKeyLine(running.service, given)}`);
   console.log(`  API id:       ${running.apiId}`);
   console.log(`  workspace id: ${running.workspaceId}`);
-  console.log(`  state:        ${dataFile ? `kept in ${dataFile}` : "in memory (lost on exit; use --data FILE to keep it)"}`);
+  console.log(`  state:        ${shared ? shared.banner : dataFile ? `kept in ${dataFile}` : "in memory (lost on exit; use --data FILE to keep it)"}`);
+  if (invalidateUrl !== undefined) console.log(`  key changes:  announced on Redis at ${hostOf(invalidateUrl)} (prefix ${values["invalidate-prefix"] ?? "keyguard:"})`);
 
   const stop = () => {
-    running.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    running
+      .close()
+      .then(() => publisher?.close())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);

@@ -13,6 +13,8 @@ export type { LocalKeyServiceOptions } from "./local/options";
 export { memoryStore } from "./local/stores/memory";
 export { sqliteStore } from "./local/stores/sqlite";
 export type { SqliteStore, SqliteStoreOptions } from "./local/stores/sqlite";
+export { postgresStore } from "./local/stores/postgres";
+export type { PostgresStoreOptions } from "./local/stores/postgres";
 export { exportState, importState } from "./local/state-file";
 export { StoreUnavailableError } from "./local/storage";
 export type {

@@ -1,6 +1,7 @@
 // The HTTP face of the local key service: an Express app serving `POST /v2/<group>.<op>` and
 // `GET /v2/liveness`. Bad input never gives a 500; every answer is an envelope.
 import express, { type Express, type Request, type Response } from "express";
+import { invalidationAfter } from "../protocol/invalidation";
 import type { OperationName } from "../protocol/types";
 import { authenticate } from "./auth";
 import { clientIp } from "./client-ip";
@@ -65,6 +66,9 @@ export function createApp(core: ServiceCore): Express {
         return JSON.stringify(successEnvelope(result.data, requestId, result.pagination));
       };
       const answer = op.access === "direct" ? await run(store.direct) : await store.transaction(run);
+      // Committed: apiKeyAuth() fleets on the bus forget what they remember of the changed keys first.
+      const invalidation = core.config.invalidate && invalidationAfter(name, body);
+      if (invalidation) await core.config.invalidate!.invalidate(invalidation);
       send(res, 200, "application/json", answer);
     } catch (err) {
       if (err instanceof ServiceError) return sendError(req, res, requestId, err);

@@ -8,6 +8,7 @@ import { ServiceCore, type LocalKeyService } from "./service";
 import type { Store } from "./storage";
 import { memoryStore } from "./stores/memory";
 import { sqliteStore } from "./stores/sqlite";
+import { postgresStore } from "./stores/postgres";
 
 export interface LocalKeyServiceInstance {
   /** Express app serving `POST /v2/<group>.<operation>` and `GET /v2/liveness`. */
@@ -21,6 +22,10 @@ export interface LocalKeyServiceInstance {
 /** The configured store, and whether the service opened it (and so closes it). `dataFile` is SQLite. */
 export async function openStore(config: LocalServiceConfig): Promise<{ store: Store; owned: boolean }> {
   if (config.store) return { store: config.store, owned: false };
+  if (config.postgres) {
+    const { postgres, redis, schema } = config.postgres;
+    return { store: await postgresStore({ postgres, redis, ...(schema === undefined ? {} : { schema }) }), owned: true };
+  }
   if (config.dataFile) return { store: await sqliteStore(config.dataFile), owned: true };
   return { store: memoryStore(), owned: true };
 }

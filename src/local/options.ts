@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { ConfigError } from "../config-error";
 import { defaultLogger, type Logger } from "../logger";
 import { ENCRYPTION_KEY_ENV, parseEncryptionKey } from "./key-vault";
+import type { InvalidationPublisher } from "../protocol/invalidation";
 import type { Store } from "./storage";
 import { warnUnknownOptions } from "../unknown-options";
 
@@ -26,6 +27,19 @@ export interface LocalKeyServiceOptions {
    * never closes it. Default: the SQLite `dataFile` when given, else a new memory store.
    */
   store?: Store;
+  /**
+   * PostgreSQL connection URL: keep the state in PostgreSQL, shared by every service instance
+   * started on it. Needs `redis` too; not with `dataFile` or `store`. Needs the packages `pg` and
+   * `ioredis`. Default: none.
+   */
+  postgres?: string;
+  /** Redis connection URL holding the rate-limit counters (with `postgres`). Default: none. */
+  redis?: string;
+  /**
+   * PostgreSQL schema of the tables (with `postgres`); the Redis keys start with
+   * `keyguard:<schema>:`. Default: `"keyguard"`.
+   */
+  postgresSchema?: string;
   /** Port to listen on (`startLocalKeyService` only). Default: `0` (any free port). */
   port?: number;
   /** Address to listen on (`startLocalKeyService` only). Default: `"127.0.0.1"`. */
@@ -48,6 +62,14 @@ export interface LocalKeyServiceOptions {
    * (the socket address).
    */
   trustProxy?: boolean;
+  /**
+   * Where to announce key changes, so that every `apiKeyAuth()` sharing that bus forgets its
+   * remembered answers at once: e.g. `await redisStore({ url })` from `keyguard/redis` on the Redis
+   * your apps' stores use. After each change that succeeded (updateKey, deleteKey, updateCredits,
+   * rerollKey, a key's permissions and roles: by keyId; deleting a permission, role or API, changing
+   * or deleting an identity: everything), before the answer. Default: none.
+   */
+  invalidate?: InvalidationPublisher;
 }
 
 export interface LocalServiceConfig {
@@ -55,6 +77,8 @@ export interface LocalServiceConfig {
   readonly now: () => number;
   readonly dataFile: string | undefined;
   readonly store: Store | undefined;
+  /** PostgreSQL + Redis, when configured (the URLs are checked when the store opens). */
+  readonly postgres: { readonly postgres: string; readonly redis: string; readonly schema: string | undefined } | undefined;
   readonly port: number;
   readonly host: string;
   readonly logger: Logger;
@@ -62,6 +86,7 @@ export interface LocalServiceConfig {
   readonly encryptionKey: Buffer | undefined;
   readonly storeKeys: boolean;
   readonly trustProxy: boolean;
+  readonly invalidate: InvalidationPublisher | undefined;
 }
 
 /** A bad option given to the local key service. */
@@ -73,19 +98,26 @@ export class LocalServiceConfigError extends ConfigError {
   }
 }
 
-const KNOWN: readonly string[] = Object.freeze([
-  "rootKey",
-  "now",
-  "dataFile",
-  "store",
-  "port",
-  "host",
-  "logger",
-  "encryptionKey",
-  "encryptionKeyFile",
-  "storeKeys",
-  "trustProxy",
-]);
+/** Every option's name: the compiler checks the list against LocalKeyServiceOptions. */
+const KNOWN: readonly string[] = Object.freeze(
+  Object.keys({
+    rootKey: true,
+    now: true,
+    dataFile: true,
+    store: true,
+    postgres: true,
+    redis: true,
+    postgresSchema: true,
+    port: true,
+    host: true,
+    logger: true,
+    encryptionKey: true,
+    encryptionKeyFile: true,
+    storeKeys: true,
+    trustProxy: true,
+    invalidate: true,
+  } satisfies Record<keyof LocalKeyServiceOptions, true>),
+);
 
 const KEY_FORMS = "Use 32 bytes written as 64 hex digits or as base64, e.g. from `openssl rand -base64 32`.";
 
@@ -126,6 +158,26 @@ function fail(option: string, value: unknown, fix: string): never {
   throw new LocalServiceConfigError(`keyguard/local: invalid option ${option} = ${shown}. ${fix}`);
 }
 
+/** `postgres` and `redis`: both or neither, and then neither `dataFile` nor `store`. URLs are never echoed. */
+function parseShared(options: LocalKeyServiceOptions, dataFile: string | undefined, store: Store | undefined): LocalServiceConfig["postgres"] {
+  const { postgres, redis, postgresSchema } = options;
+  const hidden = (v: unknown) => (typeof v === "string" ? "<a URL, hidden>" : v);
+  if (postgres !== undefined && (typeof postgres !== "string" || postgres.trim() === "")) {
+    fail("postgres", hidden(postgres), "Pass a URL such as postgres://user:password@127.0.0.1:5432/keyguard.");
+  }
+  if (redis !== undefined && (typeof redis !== "string" || redis.trim() === "")) fail("redis", hidden(redis), "Pass a URL such as redis://127.0.0.1:6379.");
+  if (postgres === undefined && redis === undefined) {
+    if (postgresSchema !== undefined) fail("postgresSchema", postgresSchema, "It applies only with postgres and redis; pass those too or drop it.");
+    return undefined;
+  }
+  if (postgres === undefined) fail("redis", "<a URL, hidden>", "Pass postgres too: PostgreSQL holds the state, Redis only the rate-limit counters.");
+  if (redis === undefined) fail("postgres", "<a URL, hidden>", "Pass redis too: PostgreSQL holds the state, Redis the rate-limit counters.");
+  if (dataFile !== undefined) fail("dataFile", dataFile, "Pass either dataFile or postgres and redis, not both.");
+  if (store !== undefined) fail("store", "<a Store>", "Pass either store or postgres and redis, not both.");
+  if (postgresSchema !== undefined && typeof postgresSchema !== "string") fail("postgresSchema", postgresSchema, 'Pass a schema name such as "keyguard".');
+  return Object.freeze({ postgres, redis, schema: postgresSchema });
+}
+
 export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.ProcessEnv = process.env): LocalServiceConfig {
   if (typeof options !== "object" || options === null) fail("options", options, "Pass an object or nothing.");
   const logger = options.logger ?? defaultLogger;
@@ -155,6 +207,7 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
     }
     if (dataFile !== undefined) fail("dataFile", dataFile, "Pass either dataFile or store, not both.");
   }
+  const postgres = parseShared(options, dataFile, store);
   const port = options.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail("port", port, "Use an integer 0..65535 (0 picks a free port).");
   const host = options.host ?? "127.0.0.1";
@@ -167,5 +220,9 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
   }
   const trustProxy = options.trustProxy ?? false;
   if (typeof trustProxy !== "boolean") fail("trustProxy", trustProxy, "Pass true or false.");
-  return Object.freeze({ rootKey, now, dataFile, store, port, host, logger, encryptionKey, storeKeys, trustProxy });
+  const invalidate = options.invalidate;
+  if (invalidate !== undefined && (typeof invalidate !== "object" || invalidate === null || typeof invalidate.invalidate !== "function")) {
+    fail("invalidate", invalidate, "Pass an object with an invalidate(message) method, e.g. await redisStore({ url }) from keyguard/redis.");
+  }
+  return Object.freeze({ rootKey, now, dataFile, store, postgres, port, host, logger, encryptionKey, storeKeys, trustProxy, invalidate });
 }

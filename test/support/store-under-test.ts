@@ -11,6 +11,7 @@ import {
   type LocalKeyServiceInstance,
   type LocalKeyServiceOptions,
   type RunningLocalKeyService,
+  postgresStore,
   type Store,
 } from "keyguard/local";
 
@@ -31,6 +32,19 @@ const BACKENDS: Record<string, () => Promise<Store | undefined>> = {
         rmSync(dir, { recursive: true, force: true });
       },
     };
+  },
+  // A schema and Redis prefix of its own per store, dropped when the store closes.
+  postgres: async () => {
+    const { POSTGRES_URL, REDIS_URL, isolatedNamespace } = await import("./postgres-redis");
+    const ns = isolatedNamespace();
+    const store = await postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
+    let closing: Promise<void> | undefined;
+    return {
+      kind: store.kind,
+      direct: store.direct,
+      transaction: (fn) => store.transaction(fn),
+      close: () => (closing ??= store.close().then(() => ns.drop())),
+    } satisfies Store;
   },
 };
 

@@ -1,0 +1,114 @@
+// The PostgreSQL schema of the key service, as versioned migrations shipped in the code, and the
+// start-up step that applies the missing ones under an advisory lock (instances starting
+// together wait for each other instead of racing).
+import type { PoolClient } from "pg";
+
+/** One migration: applied once, in order, in its own transaction. Never edit a shipped one; add the next. */
+interface Migration {
+  version: number;
+  name: string;
+  /** SQL, with `$S` standing for the quoted schema name. */
+  sql: string;
+}
+
+// Ids compare by code unit (COLLATE "C"), as the seam orders lists. Columns hold what is looked
+// up, joined or updated atomically; `data` (JSONB) holds the rest of a record. Every lookup by an
+// indexed field has an index (workspace, field, id) that also gives the order, so no plan
+// depends on the table's statistics being fresh. Link tables carry
+// a key's or role's permissions and roles in order, and make cascading deletes one statement.
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "tables and indexes",
+    sql: `
+CREATE TABLE $S.meta (name text COLLATE "C" PRIMARY KEY, value text NOT NULL);
+CREATE TABLE $S.workspaces (id text COLLATE "C" PRIMARY KEY, data jsonb NOT NULL);
+CREATE TABLE $S.root_keys (
+  id text COLLATE "C" PRIMARY KEY, workspace_id text COLLATE "C" NOT NULL, hash text NOT NULL UNIQUE, data jsonb NOT NULL);
+CREATE INDEX ON $S.root_keys (workspace_id, id);
+CREATE TABLE $S.apis (id text COLLATE "C" PRIMARY KEY, workspace_id text COLLATE "C" NOT NULL, data jsonb NOT NULL);
+CREATE INDEX ON $S.apis (workspace_id, id);
+CREATE TABLE $S.permissions (
+  id text COLLATE "C" PRIMARY KEY, workspace_id text COLLATE "C" NOT NULL, slug text NOT NULL, data jsonb NOT NULL);
+CREATE INDEX ON $S.permissions (workspace_id, id);
+CREATE INDEX ON $S.permissions (workspace_id, slug, id);
+CREATE TABLE $S.roles (
+  id text COLLATE "C" PRIMARY KEY, workspace_id text COLLATE "C" NOT NULL, name text NOT NULL, data jsonb NOT NULL);
+CREATE INDEX ON $S.roles (workspace_id, id);
+CREATE INDEX ON $S.roles (workspace_id, name, id);
+CREATE TABLE $S.identities (
+  id text COLLATE "C" PRIMARY KEY, workspace_id text COLLATE "C" NOT NULL, external_id text NOT NULL, data jsonb NOT NULL);
+CREATE INDEX ON $S.identities (workspace_id, id);
+CREATE INDEX ON $S.identities (workspace_id, external_id, id);
+CREATE TABLE $S.keys (
+  id text COLLATE "C" PRIMARY KEY,
+  workspace_id text COLLATE "C" NOT NULL,
+  api_id text COLLATE "C" NOT NULL,
+  hash text NOT NULL UNIQUE,
+  identity_id text COLLATE "C",
+  credits_remaining bigint,
+  credits_last_refill_at bigint,
+  credits_refill jsonb,
+  data jsonb NOT NULL);
+CREATE INDEX ON $S.keys (workspace_id, id);
+CREATE INDEX ON $S.keys (workspace_id, api_id, id);
+CREATE INDEX ON $S.keys (api_id);
+CREATE INDEX ON $S.keys (workspace_id, identity_id, id);
+CREATE INDEX ON $S.keys (identity_id) WHERE identity_id IS NOT NULL;
+CREATE TABLE $S.key_permissions (key_id text COLLATE "C" NOT NULL, permission_id text COLLATE "C" NOT NULL, position int NOT NULL);
+CREATE INDEX ON $S.key_permissions (key_id);
+CREATE INDEX ON $S.key_permissions (permission_id);
+CREATE TABLE $S.key_roles (key_id text COLLATE "C" NOT NULL, role_id text COLLATE "C" NOT NULL, position int NOT NULL);
+CREATE INDEX ON $S.key_roles (key_id);
+CREATE INDEX ON $S.key_roles (role_id);
+CREATE TABLE $S.role_permissions (role_id text COLLATE "C" NOT NULL, permission_id text COLLATE "C" NOT NULL, position int NOT NULL);
+CREATE INDEX ON $S.role_permissions (role_id);
+CREATE INDEX ON $S.role_permissions (permission_id);
+`,
+  },
+];
+
+/** The schema version this code writes. */
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/** `"name"`: a schema name quoted for SQL (names are checked by the options: letters, digits, `_`). */
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/**
+ * Creates the schema if needed and applies the migrations it lacks, holding a session advisory
+ * lock named after the schema the whole time. Refuses a database written by a newer version.
+ */
+export async function migrate(client: PoolClient, schema: string): Promise<void> {
+  const s = quoteIdent(schema);
+  const lock = `keyguard.migrate.${schema}`;
+  await client.query("SELECT pg_advisory_lock(hashtext($1))", [lock]);
+  try {
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const { rows } = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${s}.schema_migrations`);
+    const current = rows[0]?.v ?? 0;
+    if (current > SCHEMA_VERSION) {
+      throw new Error(
+        `keyguard/local: the PostgreSQL schema ${schema} is at version ${current}, newer than this keyguard (${SCHEMA_VERSION}). Upgrade keyguard.`,
+      );
+    }
+    for (const m of MIGRATIONS) {
+      if (m.version <= current) continue;
+      await client.query("BEGIN");
+      try {
+        await client.query(m.sql.replaceAll("$S", s));
+        await client.query(`INSERT INTO ${s}.schema_migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
+        await client.query("COMMIT");
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw err;
+      }
+    }
+  } finally {
+    await client.query("SELECT pg_advisory_unlock(hashtext($1))", [lock]).catch(() => undefined);
+  }
+}

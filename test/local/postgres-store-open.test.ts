@@ -1,0 +1,90 @@
+// Opening the PostgreSQL + Redis store: options checked with clear messages (never echoing a
+// URL), migrations applied once even when several instances start together, and a schema written
+// by a newer version refused.
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { LocalServiceConfigError } from "../../src/local/options";
+import { StoreUnavailableError } from "../../src/local/storage";
+import { postgresStore, type PostgresStoreOptions } from "../../src/local/stores/postgres";
+import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../support/postgres-redis";
+
+describe("postgresStore options", () => {
+  it.each<[string, Partial<PostgresStoreOptions>, string]>([
+    ["no postgres URL", { postgres: undefined }, "invalid option postgres = undefined. Pass a URL such as postgres://"],
+    ["not a URL", { postgres: "pw-secret-but-no-url" }, "invalid option postgres = <not a URL>."],
+    ["another database", { postgres: "mysql://u:pw-secret@db/x" }, "invalid option postgres = <a mysql: URL>. Use a postgres:// or postgresql:// URL"],
+    ["a Redis URL that is not Redis", { redis: "http://u:pw-secret@cache" }, "invalid option redis = <a http: URL>. Use a redis:// or rediss:// URL"],
+    ["a bad schema name", { schema: "drop table;" }, 'invalid option schema = "drop table;". Use 1..63 letters, digits or _'],
+    ["an empty Redis prefix", { redisPrefix: "" }, 'invalid option redisPrefix = "".'],
+    ["a zero pool", { poolSize: 0 }, "invalid option poolSize = 0. Use an integer 1..1000."],
+    ["a tiny timeout", { timeoutMs: 5 }, "invalid option timeoutMs = 5."],
+  ])("%s: LocalServiceConfigError, before any connection", async (_, over, message) => {
+    const err = await postgresStore({ postgres: "postgres://u:pw-secret@127.0.0.1:1/x", redis: "redis://127.0.0.1:1", ...over }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(LocalServiceConfigError);
+    expect((err as Error).message).toContain(message);
+    expect((err as Error).message).not.toContain("pw-secret");
+  });
+});
+
+const skip = await postgresRedisSkipReason("postgres store: opening and migrations");
+
+describe.skipIf(skip !== undefined)("postgres store: opening and migrations", () => {
+  const namespaces: Array<ReturnType<typeof isolatedNamespace>> = [];
+  const fresh = () => {
+    const ns = isolatedNamespace();
+    namespaces.push(ns);
+    return ns;
+  };
+  afterAll(() => Promise.all(namespaces.map((ns) => ns.drop())));
+
+  async function sql<R extends pg.QueryResultRow>(text: string): Promise<R[]> {
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      return (await client.query<R>(text)).rows;
+    } finally {
+      await client.end();
+    }
+  }
+
+  it("instances opening a new schema together apply each migration once", async () => {
+    const ns = fresh();
+    const stores = await Promise.all(
+      Array.from({ length: 4 }, () => postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix })),
+    );
+    await Promise.all(stores.map((s) => s.close()));
+    const rows = await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`);
+    expect(rows.map((r) => r.version)).toEqual([1]);
+    // Reopening an up-to-date schema changes nothing.
+    const again = await postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
+    await again.close();
+    await again.close(); // twice is fine
+    expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(1);
+  });
+
+  it("a database that does not exist: StoreUnavailableError naming it, not the URL", async () => {
+    const url = new URL(POSTGRES_URL);
+    url.pathname = "/kg_no_such_database";
+    url.password = "pw-secret";
+    const err = await postgresStore({ postgres: url.toString(), redis: REDIS_URL }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(StoreUnavailableError);
+    expect((err as Error).message).toMatch(/^PostgreSQL at .+ is unavailable: database "kg_no_such_database" does not exist$/);
+    expect((err as Error).message).not.toContain("pw-secret");
+  });
+
+  it("refuses a schema written by a newer keyguard", async () => {
+    const ns = fresh();
+    const store = await postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
+    await store.close();
+    await sql(`INSERT INTO "${ns.schema}".schema_migrations (version, name) VALUES (999, 'from the future')`);
+    await expect(postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix })).rejects.toThrow(
+      `keyguard/local: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (1). Upgrade keyguard.`,
+    );
+  });
+});
