@@ -10,15 +10,13 @@ import { startLocalKeyService } from "keyguard/local";
 import type { KeyRecord, Store, StoreTx } from "../src/local/storage";
 import { hashKey } from "../src/local/key-material";
 import { memoryStore } from "../src/local/stores/memory";
+import { postgresStore } from "../src/local/stores/postgres";
 import { sqliteStore } from "../src/local/stores/sqlite";
 import { benchKey, type ChildReply, type ChildRequest, type StoreConfig } from "./storage-keys";
 
 async function openStore(config: StoreConfig): Promise<Store> {
   if (config.backend === "memory") return memoryStore();
   if (config.backend === "sqlite") return sqliteStore(config.file);
-  // A variable specifier until the PostgreSQL store is on this branch.
-  const module = "../src/local/stores/postgres";
-  const { postgresStore } = (await import(module)) as { postgresStore(options: { postgres: string; redis: string; schema: string }): Promise<Store> };
   return postgresStore({ postgres: config.postgres, redis: config.redis, schema: config.schema });
 }
 

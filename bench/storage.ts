@@ -13,14 +13,14 @@
 // the services run with --cpu-prof there), KEYGUARD_BENCH_POSTGRES_URL, KEYGUARD_BENCH_REDIS_URL.
 // Run: npm run bench:storage
 
-import { fork, execFile, type ChildProcess } from "node:child_process";
+import { fork, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { Redis } from "ioredis";
+import pg from "pg";
 import { Pool } from "undici";
 import { benchKey, type ChildReply, type ChildRequest, type StoreConfig } from "./storage-keys";
 
@@ -212,8 +212,17 @@ async function measure(backend: string, services: Service[], keys: number): Prom
 // ---------------------------------------------------------------------------------------------
 // Backends
 
-const psql = async (sql: string): Promise<string> =>
-  (await promisify(execFile)("psql", [POSTGRES, "-v", "ON_ERROR_STOP=1", "-tAc", sql])).stdout.trim();
+/** One statement on a connection of its own; the first column of the first row. */
+async function sql(text: string): Promise<unknown> {
+  const client = new pg.Client({ connectionString: POSTGRES, connectionTimeoutMillis: 3000 });
+  await client.connect();
+  try {
+    const result = await client.query<Record<string, unknown>>(text);
+    return Object.values(result.rows[0] ?? {})[0];
+  } finally {
+    await client.end();
+  }
+}
 
 async function seed(service: Service, from: number, to: number): Promise<number> {
   if (to <= from) return 0;
@@ -259,9 +268,8 @@ async function postgresBackend(rows: Row[], skipped: string[]): Promise<void> {
     for (const keys of SIZES) {
       await seed(services[0]!, seeded, keys);
       seeded = keys;
-      await psql(`ANALYZE`);
       const bytes = Number(
-        await psql(`SELECT coalesce(sum(pg_total_relation_size(format('%I.%I', schemaname, tablename))), 0)::bigint FROM pg_tables WHERE schemaname = '${schema}'`),
+        await sql(`SELECT coalesce(sum(pg_total_relation_size(format('%I.%I', schemaname, tablename))), 0)::bigint FROM pg_tables WHERE schemaname = '${schema}'`),
       );
       for (const n of [1, 3]) {
         rows.push({ ...(await measure(n === 1 ? "postgres" : "postgres ×3", services.slice(0, n), keys)), sizeBytes: bytes });
@@ -270,17 +278,16 @@ async function postgresBackend(rows: Row[], skipped: string[]): Promise<void> {
     }
   } finally {
     await Promise.all(services.map((s) => s.stop()));
-    await psql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch((err: unknown) => console.log(`  could not drop schema ${schema}: ${String(err)}`));
+    await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch((err: unknown) => console.log(`  could not drop schema ${schema}: ${String(err)}`));
     await dropRedisKeys(`keyguard:${schema}:*`);
   }
 }
 
 async function postgresUnavailable(): Promise<string | undefined> {
-  if (!existsSync(`${here}../src/local/stores/postgres.ts`)) return "this checkout has no PostgreSQL store (src/local/stores/postgres.ts)";
   try {
-    await psql("SELECT 1");
+    await sql("SELECT 1");
   } catch {
-    return `PostgreSQL is not reachable at ${POSTGRES.replace(/\/\/[^@]*@/, "//")} (or psql is not installed)`;
+    return `PostgreSQL is not reachable at ${POSTGRES.replace(/\/\/[^@]*@/, "//")}`;
   }
   const redis = new Redis(REDIS, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 2000 });
   try {
