@@ -13,9 +13,10 @@ export type ChildReply =
   | { cmd: "seed"; ms: number }
   /**
    * Since the last `stall`: the longest event-loop delay (ms); storage calls made, those whose
-   * synchronous part took over 10 ms of wall time, and the longest one (ms, min of wall and CPU time).
+   * synchronous part took over 10 ms of wall time, and the longest one (ms, min of wall and CPU time);
+   * the process's CPU time since it started (µs, user + system, every thread).
    */
-  | { cmd: "stall"; maxMs: number; count: number; overTen: number; longestMs: number; longest: string }
+  | { cmd: "stall"; maxMs: number; count: number; overTen: number; longestMs: number; longest: string; cpuMicros: number }
   | { cmd: "size"; bytes: number | undefined }
   | { cmd: "error"; message: string };
 

@@ -134,7 +134,8 @@ async function handle(request: ChildRequest): Promise<ChildReply> {
       return { cmd: "seed", ms: performance.now() - t };
     }
     case "stall": {
-      const reply: ChildReply = { cmd: "stall", maxMs: delay.max / 1e6, ...calls };
+      const cpu = process.cpuUsage();
+      const reply: ChildReply = { cmd: "stall", maxMs: delay.max / 1e6, ...calls, cpuMicros: cpu.user + cpu.system };
       delay.reset();
       Object.assign(calls, { count: 0, overTen: 0, longestMs: 0, longest: "" });
       return reply;
