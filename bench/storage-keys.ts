@@ -12,11 +12,11 @@ export type ChildReply =
   | { cmd: "ready"; url: string; rootKey: string; apiId: string; workspaceId: string }
   | { cmd: "seed"; ms: number }
   /**
-   * Since the last `stall`: the longest event-loop delay (ms); storage calls made, those whose
-   * synchronous part took over 10 ms of wall time, and the longest one (ms, min of wall and CPU time);
-   * the process's CPU time since it started (µs, user + system, every thread).
+   * Since the last `stall`: the longest event-loop delay (ms); storage calls made, how many took
+   * over 10 ms, the 99.9th percentile and the longest (ms of wall time of the synchronous part, and
+   * which call); the process's CPU time since it started (µs, user + system, every thread).
    */
-  | { cmd: "stall"; maxMs: number; count: number; overTen: number; longestMs: number; longest: string; cpuMicros: number }
+  | { cmd: "stall"; maxMs: number; count: number; overTen: number; p999Ms: number; longestMs: number; longest: string; cpuMicros: number }
   | { cmd: "size"; bytes: number | undefined }
   | { cmd: "error"; message: string };
 

@@ -21,25 +21,18 @@ async function openStore(config: StoreConfig): Promise<Store> {
 }
 
 /**
- * Storage calls since the last `stall` request, by the synchronous part of each (from its start
- * to the promise it returns: all of a SQLite call, whose driver is synchronous). A call's wall
- * time also counts waits for a core on a busy machine; this process's CPU time comes in steps of
- * the kernel's tick (and counts other threads). The smaller of the two is the estimate of how long
- * the call held the event loop; `longest` is the largest estimate, `overTen` the calls whose wall
- * time alone was above 10 ms.
+ * Storage calls since the last `stall` request: the wall time of the synchronous part of each
+ * (from its start to the promise it returns: all of a SQLite call, whose driver is synchronous),
+ * and the name of the longest. On a busy machine a call's wall time also counts waits for a core.
  */
-const calls = { count: 0, overTen: 0, longestMs: 0, longest: "" };
+const calls = { times: [] as number[], longestMs: 0, longest: "" };
 
 /** Runs `call`, notes its synchronous part in `calls`, returns what it returned. */
 function measureCall<T>(name: string, call: () => T): T {
-  const cpu = process.cpuUsage();
   const t = performance.now();
   const out = call();
-  const wallMs = performance.now() - t;
-  const used = process.cpuUsage(cpu);
-  const ms = Math.min(wallMs, (used.user + used.system) / 1000);
-  calls.count++;
-  if (wallMs > 10) calls.overTen++;
+  const ms = performance.now() - t;
+  calls.times.push(ms);
   if (ms > calls.longestMs) Object.assign(calls, { longestMs: ms, longest: name });
   return out;
 }
@@ -135,9 +128,19 @@ async function handle(request: ChildRequest): Promise<ChildReply> {
     }
     case "stall": {
       const cpu = process.cpuUsage();
-      const reply: ChildReply = { cmd: "stall", maxMs: delay.max / 1e6, ...calls, cpuMicros: cpu.user + cpu.system };
+      const times = calls.times.sort((a, b) => a - b);
+      const reply: ChildReply = {
+        cmd: "stall",
+        maxMs: delay.max / 1e6,
+        count: times.length,
+        overTen: times.filter((t) => t > 10).length,
+        p999Ms: times[Math.floor(0.999 * times.length)] ?? 0,
+        longestMs: calls.longestMs,
+        longest: calls.longest,
+        cpuMicros: cpu.user + cpu.system,
+      };
       delay.reset();
-      Object.assign(calls, { count: 0, overTen: 0, longestMs: 0, longest: "" });
+      Object.assign(calls, { times: [], longestMs: 0, longest: "" });
       return reply;
     }
     case "size":
