@@ -17,7 +17,8 @@ export type ChildReply =
    * which call); the process's CPU time since it started (µs, user + system, every thread).
    */
   | { cmd: "stall"; maxMs: number; count: number; overTen: number; p999Ms: number; longestMs: number; longest: string; cpuMicros: number }
-  | { cmd: "size"; bytes: number | undefined }
+  /** SQLite: the data file and its WAL, and the WAL alone (bytes). */
+  | { cmd: "size"; bytes: number | undefined; walBytes?: number }
   | { cmd: "error"; message: string };
 
 /** Seeded key i: even ones have credits (a billion), odd ones none. */

@@ -106,17 +106,17 @@ async function seed(from: number, to: number): Promise<void> {
   );
 }
 
-function size(): number | undefined {
-  if (config.backend !== "sqlite") return undefined;
-  let bytes = 0;
-  for (const suffix of ["", "-wal"]) {
-    try {
-      bytes += statSync(`${config.file}${suffix}`).size;
-    } catch {
-      // No WAL file right now.
-    }
+/** The SQLite data file's size and its WAL's (bytes). */
+function size(): { bytes: number | undefined; walBytes?: number } {
+  if (config.backend !== "sqlite") return { bytes: undefined };
+  const bytes = statSync(config.file).size;
+  let walBytes = 0;
+  try {
+    walBytes = statSync(`${config.file}-wal`).size;
+  } catch {
+    // No WAL file right now.
   }
-  return bytes;
+  return { bytes: bytes + walBytes, walBytes };
 }
 
 async function handle(request: ChildRequest): Promise<ChildReply> {
@@ -144,7 +144,7 @@ async function handle(request: ChildRequest): Promise<ChildReply> {
       return reply;
     }
     case "size":
-      return { cmd: "size", bytes: size() };
+      return { cmd: "size", ...size() };
   }
 }
 

@@ -166,7 +166,10 @@ interface Row {
   createKey: Phase;
   plain: { load: Phase; oneAtATime: Phase };
   credits: { load: Phase; oneAtATime: Phase };
+  /** SQLite: the data file and its WAL; PostgreSQL: the schema's tables with their indexes and TOAST. */
   sizeBytes?: number;
+  /** SQLite: the WAL's part of `sizeBytes` (it keeps its largest size until the service stops). */
+  walBytes?: number;
   /** Longest event-loop stall over every phase above, ms. */
   stallMs: number;
   /** Longest synchronous part of one storage call over every phase above, ms. */
@@ -191,7 +194,7 @@ async function phase(services: Service[], run: () => Promise<Run>): Promise<Phas
   };
 }
 
-async function measure(backend: string, services: Service[], keys: number): Promise<Omit<Row, "sizeBytes">> {
+async function measure(backend: string, services: Service[], keys: number): Promise<Omit<Row, "sizeBytes" | "walBytes">> {
   const verify = (credits: boolean) => () => ({ path: "/v2/keys.verifyKey", body: { key: seededKey(keys, credits) } });
   // Warm-up, not measured: JIT, connections, the store's caches.
   await drive(services, IN_FLIGHT, 2000, verify(true));
@@ -248,8 +251,8 @@ async function localBackend(backend: "memory" | "sqlite", rows: Row[]): Promise<
       await seed(service, seeded, keys);
       seeded = keys;
       const row = await measure(backend, [service], keys);
-      const { bytes } = await service.ask({ cmd: "size" });
-      rows.push({ ...row, ...(bytes === undefined ? {} : { sizeBytes: bytes }) });
+      const { bytes, walBytes } = await service.ask({ cmd: "size" });
+      rows.push({ ...row, ...(bytes === undefined ? {} : { sizeBytes: bytes, walBytes }) });
       print(rows.at(-1)!);
     }
   } finally {
@@ -336,7 +339,7 @@ function line(r: Row): string {
   const rate = (p: Phase) => `${int(p.run.perSecond)} (${int(p.cpuPerCallMicros)})`;
   return (
     `| ${r.backend} | ${int(r.keys)} | ${rate(r.createKey)} | ${rate(r.plain.load)} | ${lat(r.plain.oneAtATime)} | ` +
-    `${rate(r.credits.load)} | ${lat(r.credits.oneAtATime)} | ${mb(r.sizeBytes)} | ${r.callMs.toFixed(1)} / ${r.stallMs.toFixed(1)} |`
+    `${rate(r.credits.load)} | ${lat(r.credits.oneAtATime)} | ${mb(r.sizeBytes)}${r.walBytes === undefined ? "" : ` (WAL ${mb(r.walBytes)})`} | ${r.callMs.toFixed(1)} / ${r.stallMs.toFixed(1)} |`
   );
 }
 
