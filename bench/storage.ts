@@ -8,7 +8,7 @@
 // - the longest event-loop stall of each service process during each phase (monitorEventLoopDelay).
 // The bulk of the keys is seeded through the store (batched transactions), not through HTTP; the
 // store of each backend grows from 10k to 100k to 1M keys. Prints a table and one line per goal,
-// saves bench/results/storage.json. Env: STORAGE_SIZES (e.g. "10000,100000"), STORAGE_BACKENDS
+// saves bench/results/storage.json (a full run only). Env: STORAGE_SIZES (e.g. "10000,100000"), STORAGE_BACKENDS
 // (memory,sqlite,postgres), STORAGE_SECONDS (per phase, default 4), STORAGE_CPU_PROF (a directory:
 // the services run with --cpu-prof there), KEYGUARD_BENCH_POSTGRES_URL, KEYGUARD_BENCH_REDIS_URL.
 // Run: npm run bench:storage
@@ -48,11 +48,9 @@ class Service {
     readonly apiId: string,
     readonly pool: Pool,
   ) {
-    child.on("message", (reply: ChildReply) => {
-      const waiting = this.waiting;
-      this.waiting = undefined;
-      waiting?.(reply);
-    });
+    child.on("message", (reply: ChildReply) => this.answer(reply));
+    // A service that dies fails the request it was given, instead of leaving it waiting.
+    child.on("exit", (code) => this.answer({ cmd: "error", message: `the service exited (${String(code)})` }));
   }
 
   static async start(config: StoreConfig, rootKey?: string): Promise<Service> {
@@ -69,6 +67,12 @@ class Service {
     if (ready.cmd !== "ready") throw new Error(`bench storage: the ${config.backend} service failed: ${JSON.stringify(ready)}`);
     if (!LOOPBACK.test(ready.url)) throw new Error(`bench storage: refusing a non-loopback service ${ready.url}`);
     return new Service(child, ready.url, ready.rootKey, ready.apiId, new Pool(ready.url, { connections: IN_FLIGHT }));
+  }
+
+  private answer(reply: ChildReply): void {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.(reply);
   }
 
   async ask<C extends ChildRequest["cmd"]>(request: ChildRequest & { cmd: C }): Promise<ChildReply & { cmd: C }> {
@@ -402,6 +406,10 @@ async function main(): Promise<void> {
   for (const l of [...lines, ...skipped.map((s) => `skipped: ${s}`)]) console.log(l);
   const minutes = (Date.now() - started) / 60_000;
   console.log(`took ${minutes.toFixed(1)} min; load average at end: ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+  if (process.env.STORAGE_SIZES || process.env.STORAGE_BACKENDS || process.env.STORAGE_SECONDS || CPU_PROF) {
+    console.log("a narrowed or profiled run: bench/results/storage.json left as it was");
+    return;
+  }
   writeFileSync(
     join(here, "results", "storage.json"),
     `${JSON.stringify(
