@@ -5,12 +5,15 @@
 // - verifyKey of a plain key and of a credits key (random among the seeded ones): throughput with
 //   8 calls in flight, and p50/p99 latency of calls made one at a time (one caller per instance);
 // - size on disk (SQLite file + WAL; PostgreSQL pg_total_relation_size of the schema's tables);
-// - the longest event-loop stall of each service process during each phase (monitorEventLoopDelay).
+// - the service processes' CPU time per call;
+// - the longest synchronous part of one storage call (each store call timed in the service), and
+//   the longest event-loop stall (monitorEventLoopDelay), of each phase.
 // The bulk of the keys is seeded through the store (batched transactions), not through HTTP; the
 // store of each backend grows from 10k to 100k to 1M keys. Prints a table and one line per goal,
-// saves bench/results/storage.json (a full run only). Env: STORAGE_SIZES (e.g. "10000,100000"), STORAGE_BACKENDS
-// (memory,sqlite,postgres), STORAGE_SECONDS (per phase, default 4), STORAGE_CPU_PROF (a directory:
-// the services run with --cpu-prof there), KEYGUARD_BENCH_POSTGRES_URL, KEYGUARD_BENCH_REDIS_URL.
+// saves bench/results/storage.json (a full run only). Env: STORAGE_SIZES (e.g. "10000,100000"),
+// STORAGE_BACKENDS (memory,sqlite,postgres), STORAGE_SECONDS (per phase, default 4),
+// STORAGE_CPU_PROF (a directory: the services run with --cpu-prof there),
+// KEYGUARD_BENCH_POSTGRES_URL, KEYGUARD_BENCH_REDIS_URL (else the local test servers).
 // Run: npm run bench:storage
 
 import { fork, type ChildProcess } from "node:child_process";
