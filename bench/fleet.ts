@@ -9,7 +9,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { silentLogger } from "keyguard";
 import { redisStore } from "keyguard/redis";
-import { countingProxy, REDIS_URL, redisReachable, uniquePrefix } from "../test/fleet/support";
+import { countingProxy, REDIS_URL, redisReachable, removePrefixes, uniquePrefix } from "../test/fleet/support";
 import { load } from "./load";
 import type { FleetAppConfig } from "./fleet-app";
 
@@ -98,5 +98,7 @@ export async function benchFleet(service: { baseUrl: string; rootKey: string; ap
   } finally {
     await publisher.close();
     await proxy.close();
+    for (const child of children) child.kill();
+    await removePrefixes();
   }
 }

@@ -72,29 +72,30 @@ export const median = (values: number[]): number => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
-export interface Comparison {
-  ratio: number;
-  a: LoadResult[];
-  b: LoadResult[];
+/**
+ * Runs every side once per round for `rounds` rounds (after a 1 s warm-up run of each), the
+ * order rotating from round to round so drift on a noisy machine does not favour one side.
+ * Returns each side's runs, round by round.
+ */
+export async function rotate<K extends string>(
+  sides: Record<K, LoadOptions>,
+  rounds = 3,
+  check?: (r: LoadResult) => void,
+): Promise<Record<K, LoadResult[]>> {
+  const names = Object.keys(sides) as K[];
+  for (const name of names) await load({ ...sides[name], duration: 1 });
+  const runs = Object.fromEntries(names.map((n) => [n, [] as LoadResult[]])) as Record<K, LoadResult[]>;
+  for (let i = 0; i < rounds; i++) {
+    for (let j = 0; j < names.length; j++) {
+      const name = names[(i + j) % names.length]!;
+      runs[name].push(await load(sides[name]));
+    }
+  }
+  for (const name of names) for (const r of runs[name]) check?.(r);
+  return runs;
 }
 
-/**
- * Runs `a` and `b` alternately for `rounds` rounds (a warm-up run of each first) and returns
- * the median of the per-round throughput ratios a ÷ b.
- */
-export async function compare(a: LoadOptions, b: LoadOptions, rounds = 3, check?: (r: LoadResult) => void): Promise<Comparison> {
-  await load({ ...a, duration: 1 });
-  await load({ ...b, duration: 1 });
-  const ra: LoadResult[] = [];
-  const rb: LoadResult[] = [];
-  for (let i = 0; i < rounds; i++) {
-    // Alternate which side goes first so drift on a noisy machine does not favour one side.
-    const first = i % 2 === 0;
-    const x = await load(first ? a : b);
-    const y = await load(first ? b : a);
-    ra.push(first ? x : y);
-    rb.push(first ? y : x);
-  }
-  for (const r of [...ra, ...rb]) check?.(r);
-  return { ratio: median(ra.map((r, i) => r.rps / rb[i]!.rps)), a: ra, b: rb };
+/** Median over rounds of the throughput ratio a ÷ b (both sides measured in the same rounds). */
+export function ratioOf<K extends string>(runs: Record<K, LoadResult[]>, a: K, b: K): number {
+  return median(runs[a].map((r, i) => r.rps / runs[b][i]!.rps));
 }

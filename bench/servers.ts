@@ -11,6 +11,8 @@ import { sdkMiddleware } from "./sdk-middleware";
 
 export interface ServiceInfo {
   baseUrl: string;
+  /** Answers this process's `process.cpuUsage()`. */
+  cpu: string;
   rootKey: string;
   apiId: string;
   bareUrl: string;
@@ -40,7 +42,23 @@ async function startService(): Promise<ServiceInfo> {
   const hang = net.createServer(() => {
     // Accept the connection and never answer.
   });
-  return { baseUrl: svc.baseUrl, rootKey: svc.rootKey, apiId: svc.apiId, bareUrl: await serve(bare), hangUrl: await listen(hang) };
+  return {
+    baseUrl: svc.baseUrl,
+    cpu: `${await serve(cpuApp())}/cpu`,
+    rootKey: svc.rootKey,
+    apiId: svc.apiId,
+    bareUrl: await serve(bare),
+    hangUrl: await listen(hang),
+  };
+}
+
+/** This process's CPU time, read by the runner before and after each load run. */
+function cpuApp(): express.Express {
+  const control = express();
+  control.get("/cpu", (_req, res) => {
+    res.json(process.cpuUsage());
+  });
+  return control;
 }
 
 async function startApps(config: AppsConfig): Promise<Record<string, string>> {
@@ -53,13 +71,8 @@ async function startApps(config: AppsConfig): Promise<Record<string, string>> {
     return serve(a);
   };
   const common = { rootKey: config.rootKey, logger: silentLogger, deadline: config.deadline };
-  // This process's CPU time, read by the runner before and after each load run.
-  const control = express();
-  control.get("/cpu", (_req, res) => {
-    res.json(process.cpuUsage());
-  });
   return {
-    cpu: `${await serve(control)}/cpu`,
+    cpu: `${await serve(cpuApp())}/cpu`,
     plain: await app(),
     noop: await app((_req, _res, next) => next()),
     keyguard: await app(apiKeyAuth({ ...common, baseUrl: config.baseUrl })),
@@ -69,6 +82,9 @@ async function startApps(config: AppsConfig): Promise<Record<string, string>> {
     keyguardHang: await app(apiKeyAuth({ ...common, baseUrl: config.hangUrl })),
   };
 }
+
+// Exit (rather than die) on the runner's SIGTERM, so a `--cpu-prof` profile gets written.
+process.on("SIGTERM", () => process.exit(0));
 
 const mode = process.argv[2];
 const ready = mode === "service" ? startService() : startApps(JSON.parse(process.env.BENCH_CONFIG ?? "{}") as AppsConfig);

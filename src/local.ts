@@ -4,9 +4,10 @@
 export type * from "./protocol/types";
 export { createLocalKeyService } from "./local/factory";
 export type { LocalKeyServiceInstance } from "./local/factory";
+export type { LocalServiceApp } from "./local/app";
 export { startLocalKeyService } from "./local/server";
 export type { RunningLocalKeyService } from "./local/server";
-export type { CreateApiInput, LocalKeyService, UnavailableOptions } from "./local/service";
+export type { CreateApiInput, CreateKeyMigrationInput, LocalKeyService, UnavailableOptions } from "./local/service";
 export { LocalServiceConfigError } from "./local/options";
 export { LocalServiceArgumentError } from "./local/argument-error";
 export type { LocalKeyServiceOptions } from "./local/options";
@@ -23,11 +24,15 @@ export type {
   DueRefill,
   IdentityRecord,
   IndexedFields,
+  KeyMigrationAlgorithm,
+  KeyMigrationRecord,
   KeyRecord,
   LimitCheck,
   LimitState,
   LocalState,
   PermissionRecord,
+  RatelimitNamespaceRecord,
+  RatelimitOverrideRecord,
   RatelimitRecord,
   RoleRecord,
   RootKeyRecord,

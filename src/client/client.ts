@@ -22,6 +22,8 @@ import type {
   OperationName,
   Operations,
   Permission,
+  RatelimitListOverridesRequest,
+  RatelimitOverride,
   Role,
 } from "../protocol/types";
 import { invalidationAfter } from "../protocol/invalidation";
@@ -69,6 +71,7 @@ export interface KeyServiceClient {
     readonly removeRoles: Method<"keys.removeRoles">;
     readonly setRoles: Method<"keys.setRoles">;
     readonly rerollKey: Method<"keys.rerollKey">;
+    readonly migrateKeys: Method<"keys.migrateKeys">;
   };
   readonly apis: {
     readonly createApi: (body: CreateApiRequest, options?: CallOptions) => Promise<WithMeta<CreateApiResult>>;
@@ -87,6 +90,7 @@ export interface KeyServiceClient {
     readonly getRole: Method<"permissions.getRole">;
     readonly listRoles: ListMethod<"permissions.listRoles">;
     readonly deleteRole: Method<"permissions.deleteRole">;
+    readonly setRolePermissions: Method<"permissions.setRolePermissions">;
     readonly listAllPermissions: ListAll<ListPermissionsRequest, Permission>;
     readonly listAllRoles: ListAll<ListRolesRequest, Role>;
     /** Finds the permission named `name` or creates it (slug defaults to `name`); resolves to its id. */
@@ -102,6 +106,13 @@ export interface KeyServiceClient {
   };
   readonly ratelimit: {
     readonly limit: Method<"ratelimit.limit">;
+    readonly multiLimit: Method<"ratelimit.multiLimit">;
+    readonly setOverride: Method<"ratelimit.setOverride">;
+    readonly getOverride: Method<"ratelimit.getOverride">;
+    readonly listOverrides: Method<"ratelimit.listOverrides">;
+    readonly deleteOverride: Method<"ratelimit.deleteOverride">;
+    /** Every override of a namespace (`namespace` required). */
+    readonly listAllOverrides: ListAll<RatelimitListOverridesRequest, RatelimitOverride>;
   };
   /** The single chokepoint every method goes through, typed by the `Operations` table. */
   request<Op extends OperationName>(operation: Op, body: Req<Op>, options?: CallOptions): Promise<ResultOf<Op>>;
@@ -153,6 +164,7 @@ export function buildClient(context: Omit<RequestContext, "transport"> & { trans
     getRole: method("permissions.getRole"),
     listRoles: (body?: ListRolesRequest, options?: CallOptions) => request("permissions.listRoles", body ?? {}, options),
     deleteRole: method("permissions.deleteRole"),
+    setRolePermissions: method("permissions.setRolePermissions"),
     listAllPermissions: listAll("permissions.listPermissions"),
     listAllRoles: listAll("permissions.listRoles"),
     ensure: (input: EnsurePermissionInput, options?: CallOptions) => ensurePermission(permissions, input, options),
@@ -174,6 +186,7 @@ export function buildClient(context: Omit<RequestContext, "transport"> & { trans
       removeRoles: method("keys.removeRoles"),
       setRoles: method("keys.setRoles"),
       rerollKey: method("keys.rerollKey"),
+      migrateKeys: method("keys.migrateKeys"),
     }),
     apis: Object.freeze({
       createApi: method("apis.createApi"),
@@ -191,7 +204,15 @@ export function buildClient(context: Omit<RequestContext, "transport"> & { trans
       deleteIdentity: method("identities.deleteIdentity"),
       listAllIdentities: listAll("identities.listIdentities"),
     }),
-    ratelimit: Object.freeze({ limit: method("ratelimit.limit") }),
+    ratelimit: Object.freeze({
+      limit: method("ratelimit.limit"),
+      multiLimit: method("ratelimit.multiLimit"),
+      setOverride: method("ratelimit.setOverride"),
+      getOverride: method("ratelimit.getOverride"),
+      listOverrides: method("ratelimit.listOverrides"),
+      deleteOverride: method("ratelimit.deleteOverride"),
+      listAllOverrides: listAll("ratelimit.listOverrides"),
+    }),
     request,
   });
 }

@@ -13,8 +13,6 @@ export type ParsedSuccess =
 
 /** What an error answer says, or what we say for it when it is not an envelope. */
 export interface ParsedError {
-  /** True when the body was a valid error envelope. */
-  enveloped: boolean;
   requestId?: string;
   title: string;
   detail: string;
@@ -42,6 +40,9 @@ const DATA_CHECKS: Readonly<Record<string, Check>> = Object.freeze({
   "permissions.createRole": (d) => str(d.roleId),
   "identities.createIdentity": (d) => str(d.identityId),
   "ratelimit.limit": (d) => typeof d.success === "boolean",
+  "ratelimit.multiLimit": (d) => typeof d.passed === "boolean" && Array.isArray(d.limits),
+  "ratelimit.setOverride": (d) => str(d.overrideId),
+  "keys.migrateKeys": (d) => Array.isArray(d.migrated) && Array.isArray(d.failed),
 });
 
 /**
@@ -89,7 +90,6 @@ export function parseErrorEnvelope(status: number, text: string | undefined, rea
       ...(e.fix !== undefined && { fix: clean(e.fix) }),
     }));
     return {
-      enveloped: true,
       ...(requestId !== undefined && { requestId }),
       title: clean(error.title as string),
       detail: clean(error.detail as string),
@@ -100,7 +100,6 @@ export function parseErrorEnvelope(status: number, text: string | undefined, rea
   }
   const title = reasonPhrase || `HTTP ${status}`;
   return {
-    enveloped: false,
     ...(requestId !== undefined && { requestId }),
     title,
     detail: `The key service answered HTTP ${status} without an error envelope.`,

@@ -3,7 +3,7 @@
 // envelope parsing into `data` (with non-enumerable `requestId`/`pagination`) or a typed error.
 
 import { STATUS_CODES } from "node:http";
-import type { Pagination } from "../protocol/types";
+import { ARRAY_BODY_OPERATIONS, type Pagination } from "../protocol/types";
 import { attemptSignal } from "./abort";
 import { parseErrorEnvelope, parseSuccessEnvelope } from "./envelope";
 import {
@@ -55,8 +55,9 @@ export async function sendRequest(ctx: RequestContext, operation: string, body: 
   }
   const call = resolveCallOptions(ctx.config, options, operation);
   const payload = body === undefined ? {} : body;
-  if (typeof payload !== "object" || payload === null || Array.isArray(payload)) {
-    throw new TypeError(`${operation}: the request body must be an object.`);
+  const wantsArray = (ARRAY_BODY_OPERATIONS as readonly string[]).includes(operation);
+  if (typeof payload !== "object" || payload === null || Array.isArray(payload) !== wantsArray) {
+    throw new TypeError(`${operation}: the request body must be ${wantsArray ? "an array" : "an object"}.`);
   }
   const { config, runtime, transport } = ctx;
   const headers = {

@@ -1,6 +1,7 @@
-// The HTTP face of the local key service: an Express app serving `POST /v2/<group>.<op>` and
-// `GET /v2/liveness`. Bad input never gives a 500; every answer is an envelope.
-import express, { type Express, type Request, type Response } from "express";
+// The HTTP face of the local key service: a node:http request handler serving
+// `POST /v2/<group>.<op>` and `GET /v2/liveness`. It also mounts in Express or Connect
+// (`outer.use("/prefix", app)`). Bad input never gives a 500; every answer is an envelope.
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { invalidationAfter } from "../protocol/invalidation";
 import type { OperationName } from "../protocol/types";
 import { authenticate } from "./auth";
@@ -9,47 +10,71 @@ import { ServiceError, errorContentType, errorEnvelope, successEnvelope } from "
 import { newId } from "./ids";
 import type { OpResult } from "./operation";
 import { findOperation } from "./operations";
+import { hasBody, isJsonContentType, readJsonBody } from "./request-body";
 import type { ServiceCore } from "./service";
 import type { StoreTx } from "./storage";
 import { isStoreUnavailable, storeUnavailableAnswer } from "./store-failures";
 import { validate } from "./validate";
 
-/** Largest request body accepted. */
-export const BODY_LIMIT = "1mb";
+/**
+ * The service as a request handler: give it to `http.createServer`, to supertest, or mount it
+ * in Express (`outer.use("/prefix", app)`). It answers every request it gets (404 envelopes
+ * included) and never calls `next`.
+ */
+export type LocalServiceApp = (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => void;
+
+const JSON_TYPE = "application/json; charset=utf-8";
+const PROBLEM_TYPE = "application/problem+json; charset=utf-8";
 
 /** Sends a body that is already JSON text. */
-function send(res: Response, status: number, contentType: string, json: string, headers: Record<string, string> = {}): void {
-  res.status(status).set(headers).set("Content-Type", contentType).send(json);
+function send(res: ServerResponse, status: number, contentType: string, json: string, headers?: Readonly<Record<string, string>>): void {
+  if (res.headersSent) return;
+  res.statusCode = status;
+  if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
+  res.setHeader("Content-Type", contentType);
+  res.setHeader("Content-Length", Buffer.byteLength(json));
+  res.end(json);
 }
 
-function sendError(req: Request, res: Response, requestId: string, err: ServiceError): void {
-  send(res, err.status, errorContentType(req.get("accept")), JSON.stringify(errorEnvelope(err, requestId)), { ...err.headers });
+function sendError(req: IncomingMessage, res: ServerResponse, requestId: string, err: ServiceError): void {
+  req.resume(); // an unread body is drained, so the answer goes out on a usable connection
+  const type = errorContentType(req.headers.accept) === "application/json" ? JSON_TYPE : PROBLEM_TYPE;
+  send(res, err.status, type, JSON.stringify(errorEnvelope(err, requestId)), err.headers);
 }
 
-function hasBody(req: Request): boolean {
-  return req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
-}
-
-function parserError(err: unknown): ServiceError {
-  const type = (err as { type?: unknown }).type;
-  if (type === "entity.too.large") {
-    return new ServiceError("bad_request.request_body_too_large", `The request body exceeds the limit of ${BODY_LIMIT}.`);
+/** The path of a request URL without its query (origin-form or absolute-form). */
+function pathOf(url: string): string {
+  if (!url.startsWith("/")) {
+    try {
+      return new URL(url).pathname;
+    } catch {
+      return url;
+    }
   }
-  const message = type === "entity.parse.failed" ? "The request body is not valid JSON." : "The request body could not be read.";
-  return new ServiceError("application.invalid_input", message, {
-    errors: [{ location: "body", message, fix: "Send a JSON object encoded as UTF-8." }],
-  });
+  const q = url.indexOf("?");
+  return q === -1 ? url : url.slice(0, q);
 }
 
-export function createApp(core: ServiceCore): Express {
-  const app = express();
-  app.disable("x-powered-by");
-  app.disable("etag");
-  const parseJson = express.json({ limit: BODY_LIMIT, type: () => true, strict: true });
+/** `<group>.<op>` or `liveness` from `/v2/<name>`; undefined for any other path. */
+function nameOf(path: string): string | undefined {
+  if (!path.startsWith("/v2/")) return undefined;
+  const name = path.slice(4);
+  return name === "" || name.includes("/") ? undefined : name;
+}
 
-  const execute = async (req: Request, res: Response, requestId: string, name: OperationName, body: unknown): Promise<void> => {
+export function createApp(core: ServiceCore): LocalServiceApp {
+  const unexpected = (req: IncomingMessage, res: ServerResponse, requestId: string, err: unknown): void => {
+    core.config.logger.error(
+      { requestId, path: pathOf(req.url ?? "/"), error: err instanceof Error ? err.message : String(err) },
+      "keyguard/local: unexpected error while handling a request",
+    );
+    sendError(req, res, requestId, new ServiceError("application.unexpected_error", "An unexpected error occurred. Please try again."));
+  };
+
+  const execute = async (req: IncomingMessage, res: ServerResponse, requestId: string, name: OperationName): Promise<void> => {
     const op = findOperation(name)!;
     try {
+      const body = hasBody(req) ? await readJsonBody(req) : {};
       const errors = validate(op.schema, body);
       if (errors.length === 0 && op.refine) errors.push(...op.refine(body as never));
       if (errors.length > 0) {
@@ -57,7 +82,7 @@ export function createApp(core: ServiceCore): Express {
         throw new ServiceError("application.invalid_input", `Invalid request body: ${first.location} ${first.message}.`, { errors });
       }
       const { store } = core;
-      const root = await authenticate(store.direct, req.get("authorization"));
+      const root = await authenticate(store.direct, req.headers.authorization);
       const now = core.now();
       const ip = clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"], core.config.trustProxy);
       // The answer is prepared (and serialized) inside the transaction and sent once it committed.
@@ -69,7 +94,7 @@ export function createApp(core: ServiceCore): Express {
       // Committed: apiKeyAuth() fleets on the bus forget what they remember of the changed keys first.
       const invalidation = core.config.invalidate && invalidationAfter(name, body);
       if (invalidation) await core.config.invalidate!.invalidate(invalidation);
-      send(res, 200, "application/json", answer);
+      send(res, 200, JSON_TYPE, answer);
     } catch (err) {
       if (err instanceof ServiceError) return sendError(req, res, requestId, err);
       if (isStoreUnavailable(err)) {
@@ -80,15 +105,7 @@ export function createApp(core: ServiceCore): Express {
     }
   };
 
-  const unexpected = (req: Request, res: Response, requestId: string, err: unknown): void => {
-    core.config.logger.error(
-      { requestId, path: req.path, error: err instanceof Error ? err.message : String(err) },
-      "keyguard/local: unexpected error while handling a request",
-    );
-    sendError(req, res, requestId, new ServiceError("application.unexpected_error", "An unexpected error occurred. Please try again."));
-  };
-
-  app.use((req, res) => {
+  return (req, res) => {
     const requestId = newId("req");
     try {
       const retryAfter = core.takeFault();
@@ -98,35 +115,31 @@ export function createApp(core: ServiceCore): Express {
         });
         return sendError(req, res, requestId, err);
       }
-      const match = /^\/v2\/([^/]+)$/.exec(req.path);
-      const name = match?.[1];
+      const path = pathOf(req.url ?? "/");
+      const name = nameOf(path);
       if (name === "liveness") {
         if (req.method !== "GET" && req.method !== "HEAD") return methodNotAllowed(req, res, requestId, "GET, HEAD");
-        return send(res, 200, "application/json", JSON.stringify(successEnvelope({ message: "OK" }, requestId)));
+        return send(res, 200, JSON_TYPE, JSON.stringify(successEnvelope({ message: "OK" }, requestId)));
       }
       if (name === undefined || !findOperation(name)) {
-        return sendError(req, res, requestId, new ServiceError("routing.not_found", `No operation at ${req.method} ${req.path}. Operations are POST /v2/<group>.<operation>.`));
+        const message = `No operation at ${req.method} ${path}. Operations are POST /v2/<group>.<operation>.`;
+        return sendError(req, res, requestId, new ServiceError("routing.not_found", message));
       }
       if (req.method !== "POST") return methodNotAllowed(req, res, requestId, "POST");
-      if (!hasBody(req)) return void execute(req, res, requestId, name as OperationName, {});
-      if (!req.is(["application/json", "+json"])) {
+      if (hasBody(req) && !isJsonContentType(req.headers["content-type"])) {
         const message = "The request body must be JSON (Content-Type: application/json).";
         return sendError(req, res, requestId, new ServiceError("application.invalid_input", message, {
           errors: [{ location: "header.content-type", message, fix: "Set Content-Type: application/json." }],
         }));
       }
-      parseJson(req, res, (err?: unknown) => {
-        if (err) return sendError(req, res, requestId, parserError(err));
-        void execute(req, res, requestId, name as OperationName, req.body === undefined ? {} : req.body);
-      });
+      void execute(req, res, requestId, name as OperationName);
     } catch (err) {
       unexpected(req, res, requestId, err);
     }
-  });
-  return app;
+  };
 }
 
-function methodNotAllowed(req: Request, res: Response, requestId: string, allow: string): void {
+function methodNotAllowed(req: IncomingMessage, res: ServerResponse, requestId: string, allow: string): void {
   sendError(req, res, requestId, new ServiceError("routing.method_not_allowed", `${req.method} is not allowed here; use ${allow}.`, {
     headers: { Allow: allow },
   }));

@@ -31,7 +31,12 @@ export const ALL_ROOT_PERMISSIONS: readonly string[] = Object.freeze([
   "identity.*.read_identity",
   "identity.*.update_identity",
   "identity.*.delete_identity",
+  "rbac.*.remove_permission_from_role",
   "ratelimit.*.limit",
+  "ratelimit.*.create_namespace",
+  "ratelimit.*.set_override",
+  "ratelimit.*.read_override",
+  "ratelimit.*.delete_override",
 ]);
 
 /** Shape of a permission tuple: `resource.<id|*>.action`. */
@@ -79,6 +84,19 @@ function forbidden(anyOf: readonly string[]): ServiceError {
     "authorization.insufficient_permissions",
     `Missing one of these permissions: ${anyOf.join(" or ")}`,
   );
+}
+
+/** Throws 403 unless the root key holds this one tuple (production's single-permission detail). */
+export function requireTuple(root: RootContext, tuple: string): void {
+  if (!root.permissions.has(tuple)) {
+    throw new ServiceError("authorization.insufficient_permissions", `Missing permission: '${tuple}'`);
+  }
+}
+
+/** Throws 403 unless the root key holds `anyOf` one tuple, or else `allOf` of these. */
+export function requireAnyOrAll(root: RootContext, any: string, allOf: readonly string[]): void {
+  if (root.permissions.has(any) || allOf.every((p) => root.permissions.has(p))) return;
+  throw new ServiceError("authorization.insufficient_permissions", `Missing one of these permissions: ${any} or ${allOf.join(" and ")}`);
 }
 
 /** Throws 403 unless the root key holds one of the tuples. */

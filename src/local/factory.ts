@@ -1,8 +1,7 @@
-// createLocalKeyService: the service core and its Express app, without listening. Mount the
-// app anywhere (`outer.use("/prefix", app)`) or hand it to supertest. Also how both entry points
+// createLocalKeyService: the service core and its request handler, without listening. Mount the
+// app anywhere (`outer.use("/prefix", app)`), serve it with node:http, or hand it to supertest. Also how both entry points
 // open the store and the core.
-import type { Express } from "express";
-import { createApp } from "./app";
+import { createApp, type LocalServiceApp } from "./app";
 import { LocalServiceConfigError, parseOptions, type LocalKeyServiceOptions, type LocalServiceConfig } from "./options";
 import { ServiceCore, type LocalKeyService } from "./service";
 import type { Store } from "./storage";
@@ -11,8 +10,11 @@ import { sqliteStore } from "./stores/sqlite";
 import { postgresStore } from "./stores/postgres";
 
 export interface LocalKeyServiceInstance {
-  /** Express app serving `POST /v2/<group>.<operation>` and `GET /v2/liveness`. */
-  app: Express;
+  /**
+   * Request handler serving `POST /v2/<group>.<operation>` and `GET /v2/liveness`: pass it to
+   * `http.createServer(app)` or mount it in Express (`outer.use("/prefix", app)`).
+   */
+  app: LocalServiceApp;
   /** The admin surface: bootstrap ids and root key, createWorkspace/createApi/createRootKey, faults, exportState. */
   service: LocalKeyService;
   /** Closes the store when the service opened it (not a `store` passed in). Safe to call twice. */

@@ -8,7 +8,9 @@ import type { Schema } from "./validate";
 
 /**
  * How an operation uses the store: `read` and `write` run in one transaction each; `direct`
- * runs on `Store.direct` (its only writes must be the atomic `spendCredits` and `limit`).
+ * runs on `Store.direct`: its writes must be the atomic `spendCredits` and `limit`, or a `put` that
+ * racing requests may repeat without harm (a namespace created on first use under an id derived from
+ * its name; a migrated key rehashed to the same hash).
  */
 export type Access = "read" | "write" | "direct";
 

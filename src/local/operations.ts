@@ -6,7 +6,9 @@ import * as identities from "./handlers/identities";
 import * as access from "./handlers/key-access";
 import * as keys from "./handlers/keys";
 import * as permissions from "./handlers/permissions";
-import { ratelimitLimitOperation } from "./handlers/ratelimit";
+import * as overrides from "./handlers/overrides";
+import { migrateKeysOperation } from "./handlers/migrate-keys";
+import { ratelimitLimitOperation, ratelimitMultiLimitOperation } from "./handlers/ratelimit";
 import { verifyKeyOperation } from "./handlers/verify-key";
 import type { OperationTable } from "./operation";
 
@@ -25,6 +27,7 @@ export const OPERATIONS: Readonly<OperationTable> = Object.freeze({
   "keys.removeRoles": access.removeRolesOperation,
   "keys.setRoles": access.setRolesOperation,
   "keys.rerollKey": createKey.rerollKeyOperation,
+  "keys.migrateKeys": migrateKeysOperation,
   "apis.createApi": apis.createApiOperation,
   "apis.getApi": apis.getApiOperation,
   "apis.listKeys": apis.listKeysOperation,
@@ -37,12 +40,18 @@ export const OPERATIONS: Readonly<OperationTable> = Object.freeze({
   "permissions.getRole": permissions.getRoleOperation,
   "permissions.listRoles": permissions.listRolesOperation,
   "permissions.deleteRole": permissions.deleteRoleOperation,
+  "permissions.setRolePermissions": permissions.setRolePermissionsOperation,
   "identities.createIdentity": identities.createIdentityOperation,
   "identities.getIdentity": identities.getIdentityOperation,
   "identities.listIdentities": identities.listIdentitiesOperation,
   "identities.updateIdentity": identities.updateIdentityOperation,
   "identities.deleteIdentity": identities.deleteIdentityOperation,
   "ratelimit.limit": ratelimitLimitOperation,
+  "ratelimit.multiLimit": ratelimitMultiLimitOperation,
+  "ratelimit.setOverride": overrides.setOverrideOperation,
+  "ratelimit.getOverride": overrides.getOverrideOperation,
+  "ratelimit.listOverrides": overrides.listOverridesOperation,
+  "ratelimit.deleteOverride": overrides.deleteOverrideOperation,
 });
 
 export function findOperation(name: string): OperationTable[keyof OperationTable] | undefined {

@@ -7,7 +7,8 @@ import { generateKey, hashKey } from "./key-material";
 import { ENCRYPTION_KEY_ENV, KeyVault } from "./key-vault";
 import type { LocalServiceConfig } from "./options";
 import { BOOTSTRAP_META, exportState, putWorkspace } from "./state-file";
-import type { ApiRecord, LocalState, Store, StoreTx } from "./storage";
+import { KEY_MIGRATION_ALGORITHMS, addMigration, readMigrations } from "./key-migrations";
+import type { ApiRecord, KeyMigrationAlgorithm, LocalState, Store, StoreTx } from "./storage";
 import { StoreFailureLog } from "./store-failures";
 
 export interface UnavailableOptions {
@@ -41,6 +42,13 @@ export interface LocalKeyService {
   createApi(input: CreateApiInput): Promise<{ apiId: string }>;
   /** `permissions`: tuples such as `api.*.verify_key` or `api.<apiId>.create_key`. */
   createRootKey(input: { workspaceId?: string; permissions: readonly string[] }): Promise<{ rootKey: string }>;
+  /**
+   * Registers a key migration for `keys.migrateKeys` (production's support staff create these).
+   * `algorithm`: how the imported hashes were made, `"sha256"` (base64 SHA-256 of the key, the
+   * default) or `"github.com/seamapi/prefixed-api-key"` (hex SHA-256 of the key's long token).
+   * `migrationId`: the id to use (3..255 characters), default a new `mig_…` id.
+   */
+  createKeyMigration(input?: CreateKeyMigrationInput): Promise<{ migrationId: string }>;
   /** Answer 503 `service_unavailable` (with `Retry-After`) to every request, or to the next N. */
   setUnavailable(on: boolean | UnavailableOptions): void;
   /** The whole state, as one consistent copy (hashes and sealed copies only, never a plaintext key). */
@@ -54,6 +62,12 @@ export interface CreateApiInput {
   name: string;
   ipWhitelist?: string[];
   storeKeys?: boolean;
+}
+
+export interface CreateKeyMigrationInput {
+  workspaceId?: string;
+  algorithm?: KeyMigrationAlgorithm;
+  migrationId?: string;
 }
 
 interface Bootstrap {
@@ -86,8 +100,13 @@ async function bootstrap(tx: StoreTx, rootKey: string, now: number, storeKeys: b
     await tx.setMeta(BOOTSTRAP_META, JSON.stringify({ workspaceId, apiId }));
   }
   const hash = hashKey(rootKey);
-  if (!(await tx.rootKeyByHash(hash))) {
+  const root = await tx.rootKeyByHash(hash);
+  if (!root) {
     await tx.put("rootKeys", { id: newId("rk"), workspaceId, hash, permissions: [...ALL_ROOT_PERMISSIONS], createdAt: now });
+  } else if (root.workspaceId === workspaceId) {
+    // The bootstrap root key holds every permission, also those of operations added since it was stored.
+    const missing = ALL_ROOT_PERMISSIONS.filter((p) => !root.permissions.includes(p));
+    if (missing.length > 0) await tx.put("rootKeys", { ...root, permissions: [...root.permissions, ...missing] });
   }
   return { workspaceId, apiId, restored: stored !== undefined };
 }
@@ -182,6 +201,27 @@ export class ServiceCore implements LocalKeyService {
       await tx.put("rootKeys", { id: newId("rk"), workspaceId, hash, permissions: [...input.permissions], createdAt: this.now() });
     });
     return { rootKey: key };
+  }
+
+  async createKeyMigration(input: CreateKeyMigrationInput = {}): Promise<{ migrationId: string }> {
+    const algorithm = input.algorithm ?? "sha256";
+    if (!KEY_MIGRATION_ALGORITHMS.includes(algorithm)) {
+      throw new LocalServiceArgumentError(
+        `createKeyMigration: algorithm ${JSON.stringify(algorithm)} is not supported. Use ${KEY_MIGRATION_ALGORITHMS.map((a) => JSON.stringify(a)).join(" or ")}.`,
+      );
+    }
+    const id = input.migrationId ?? newId("mig");
+    if (typeof id !== "string" || id.length < 3 || id.length > 255) {
+      throw new LocalServiceArgumentError("createKeyMigration: migrationId must be a string of 3 to 255 characters.");
+    }
+    await this.store.transaction(async (tx) => {
+      const workspaceId = await this.workspace(tx, input.workspaceId);
+      if (Object.hasOwn(await readMigrations(tx), id)) {
+        throw new LocalServiceArgumentError(`createKeyMigration: a migration with id ${JSON.stringify(id)} already exists.`);
+      }
+      await addMigration(tx, { id, workspaceId, algorithm, createdAt: this.now() });
+    });
+    return { migrationId: id };
   }
 
   setUnavailable(on: boolean | UnavailableOptions): void {

@@ -9,9 +9,23 @@ import { LocalServiceArgumentError } from "./argument-error";
 export const BOOTSTRAP_META = "bootstrap";
 /** Meta value listing every workspace id, as a JSON array: how an export finds the workspaces. */
 export const WORKSPACES_META = "workspaces";
+/** Meta value holding the registered key migrations, as a JSON object of `KeyMigrationRecord` by id. */
+export const KEY_MIGRATIONS_META = "keyMigrations";
 
 export function emptyState(): LocalState {
-  return { version: 1, workspaces: {}, rootKeys: {}, apis: {}, keys: {}, permissions: {}, roles: {}, identities: {}, windows: {} };
+  return {
+    version: 1,
+    workspaces: {},
+    rootKeys: {},
+    apis: {},
+    keys: {},
+    permissions: {},
+    roles: {},
+    identities: {},
+    ratelimitNamespaces: {},
+    ratelimitOverrides: {},
+    windows: {},
+  };
 }
 
 async function workspaceIds(tx: StoreTx): Promise<string[]> {
@@ -30,6 +44,9 @@ export async function putWorkspace(tx: StoreTx, workspace: WorkspaceRecord): Pro
 export function stateMeta(state: LocalState): Array<[name: string, value: string]> {
   const meta: Array<[string, string]> = [[WORKSPACES_META, JSON.stringify(Object.keys(state.workspaces))]];
   if (state.bootstrap) meta.push([BOOTSTRAP_META, JSON.stringify(state.bootstrap)]);
+  if (state.keyMigrations && Object.keys(state.keyMigrations).length > 0) {
+    meta.push([KEY_MIGRATIONS_META, JSON.stringify(state.keyMigrations)]);
+  }
   return meta;
 }
 
@@ -38,6 +55,8 @@ export async function exportFrom(tx: StoreTx): Promise<LocalState> {
   const state = emptyState();
   const bootstrap = await tx.getMeta(BOOTSTRAP_META);
   if (bootstrap !== undefined) state.bootstrap = JSON.parse(bootstrap) as LocalState["bootstrap"];
+  const migrations = await tx.getMeta(KEY_MIGRATIONS_META);
+  if (migrations !== undefined) state.keyMigrations = JSON.parse(migrations) as LocalState["keyMigrations"];
   for (const id of await workspaceIds(tx)) {
     for (const table of TABLE_NAMES) {
       const records = table === "workspaces" ? [await tx.get("workspaces", id)] : await tx.list(table, id);
@@ -66,8 +85,11 @@ export async function importState(store: Store, state: LocalState): Promise<void
   });
 }
 
+/** Tables added after the first state files: read as empty when absent. */
+const LATER_TABLES = ["ratelimitNamespaces", "ratelimitOverrides"] as const;
+
 /** The tables every state file holds, each an object of records by id. */
-const FILE_TABLES = [...TABLE_NAMES, "windows"] as const;
+const FILE_TABLES = [...TABLE_NAMES.filter((t) => !(LATER_TABLES as readonly string[]).includes(t)), "windows"] as const;
 
 function isTable(v: unknown): boolean {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -97,7 +119,8 @@ export function loadState(file: string): LocalState | undefined {
       `keyguard/local: ${name} is not a keyguard state file (version 1).`,
     );
   }
-  const broken = FILE_TABLES.find((table) => !isTable(s![table]));
+  for (const table of LATER_TABLES) s![table] ??= {};
+  const broken = [...FILE_TABLES, ...LATER_TABLES].find((table) => !isTable(s![table]));
   if (broken !== undefined) {
     throw new LocalServiceConfigError(
       `keyguard/local: the state file ${name} is damaged: the table ${JSON.stringify(broken)} is missing or not an object. ` +

@@ -70,6 +70,12 @@ export interface KeyRecord {
   /** Absent: unlimited. */
   credits?: CreditsRecord;
   ratelimits: RatelimitRecord[];
+  /**
+   * Imported by `keys.migrateKeys` under this migration and not yet verified: for a migration of
+   * the `github.com/seamapi/prefixed-api-key` algorithm `hash` is still the source system's hash
+   * (hex SHA-256 of the key's long token) until the first verification with this `migrationId`.
+   */
+  pendingMigrationId?: string;
 }
 
 export interface PermissionRecord {
@@ -99,6 +105,38 @@ export interface IdentityRecord {
   createdAt: number;
 }
 
+/** A `ratelimit.limit` namespace: created on first use (with `ratelimit.*.create_namespace`). */
+export interface RatelimitNamespaceRecord {
+  id: string;
+  workspaceId: string;
+  name: string;
+  createdAt: number;
+}
+
+/** A namespace's limit for one identifier, or for every identifier a `*` pattern matches. */
+export interface RatelimitOverrideRecord {
+  id: string;
+  workspaceId: string;
+  namespaceId: string;
+  /** An identifier, or a pattern where `*` stands for any sequence of characters. */
+  identifier: string;
+  limit: number;
+  /** Window length, ms. */
+  duration: number;
+  createdAt: number;
+}
+
+/** A key migration registered on the admin surface: what `keys.migrateKeys` imports under. */
+export interface KeyMigrationRecord {
+  id: string;
+  workspaceId: string;
+  algorithm: KeyMigrationAlgorithm;
+  createdAt: number;
+}
+
+/** How a migration's hashes were made (production's two algorithms). */
+export type KeyMigrationAlgorithm = "sha256" | "github.com/seamapi/prefixed-api-key";
+
 /** The tables of the state, by name. Every record has a unique `id`. */
 export interface Tables {
   workspaces: WorkspaceRecord;
@@ -108,6 +146,8 @@ export interface Tables {
   permissions: PermissionRecord;
   roles: RoleRecord;
   identities: IdentityRecord;
+  ratelimitNamespaces: RatelimitNamespaceRecord;
+  ratelimitOverrides: RatelimitOverrideRecord;
 }
 
 export type TableName = keyof Tables;
@@ -121,6 +161,8 @@ export const TABLE_NAMES: readonly TableName[] = Object.freeze([
   "roles",
   "identities",
   "keys",
+  "ratelimitNamespaces",
+  "ratelimitOverrides",
 ]);
 
 /** Fields a backend indexes within a workspace, per table: what `find` and `list`'s `where` accept. */
@@ -132,6 +174,8 @@ export interface IndexedFields {
   permissions: "slug";
   roles: "name";
   identities: "externalId";
+  ratelimitNamespaces: "name";
+  ratelimitOverrides: "namespaceId";
 }
 
 /** One sliding-window rate limit to check and charge (see `Store.limit`). */
@@ -184,6 +228,11 @@ export interface LocalState {
   permissions: Record<string, PermissionRecord>;
   roles: Record<string, RoleRecord>;
   identities: Record<string, IdentityRecord>;
+  /** Absent in state files of earlier versions (read as empty). */
+  ratelimitNamespaces: Record<string, RatelimitNamespaceRecord>;
+  ratelimitOverrides: Record<string, RatelimitOverrideRecord>;
+  /** Key migrations registered on the admin surface (kept as a meta value by every backend). */
+  keyMigrations?: Record<string, KeyMigrationRecord>;
   /** Rate-limit counters. Exported as `{}`; kept only for reading state files of earlier versions. */
   windows: Record<string, unknown>;
 }
@@ -221,7 +270,8 @@ export interface StoreTx {
   /**
    * Deletes a record and what depends on it: a key's rate-limit counters; an API's keys (and
    * their counters); a permission's place in every key and role; a role's place in every key; an
-   * identity's link from its keys (`identityId` cleared) and its counters. Unknown ids: no-op.
+   * identity's link from its keys (`identityId` cleared) and its counters; a rate-limit
+   * namespace's overrides. Unknown ids: no-op.
    */
   delete(table: TableName, id: string): Promise<void>;
   /**

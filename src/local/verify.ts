@@ -13,6 +13,7 @@ import { encodeBase58 } from "./base58";
 import { creditsAt, dueRefill } from "./credits";
 import { ServiceError } from "./envelope";
 import { hashKey } from "./key-material";
+import { verifyMigratedKey } from "./key-migrations";
 import type { OpContext } from "./operation";
 import { limitCounter } from "./ratelimit";
 import type { IdentityRecord, KeyRecord, LimitCheck, RatelimitRecord } from "./storage";
@@ -75,10 +76,13 @@ function parseQuery(permissions: string) {
 /** Runs every check in order and returns the verification outcome (HTTP 200 in every case). */
 export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest): Promise<VerifyKeyResult> {
   const { tx, root, now } = ctx;
-  const key = await tx.keyByHash(hashKey(body.key));
+  const mayVerify = (k: KeyRecord) => canOnApi(root, "verify_key", k.apiId);
+  let key = await tx.keyByHash(hashKey(body.key));
+  // A key imported in another system's hash form verifies (and is rehashed) under its migration.
+  if (!key && body.migrationId) key = await verifyMigratedKey(tx, root.workspaceId, body.migrationId, body.key, mayVerify);
   // A key of another workspace, or of an API this root key may not verify (no verify grant at
   // all included), is not found: not even DISABLED or EXPIRED is revealed.
-  if (!key || key.workspaceId !== root.workspaceId || !canOnApi(root, "verify_key", key.apiId)) return { ...NOT_FOUND };
+  if (!key || key.workspaceId !== root.workspaceId || !mayVerify(key)) return { ...NOT_FOUND };
   const [rel, api] = await Promise.all([keyRelations(tx, key), tx.get("apis", key.apiId)]);
   // Until charged, the balance shown is the one a refill that fell due gives.
   let credits = key.credits && creditsAt(key.credits, now).remaining;

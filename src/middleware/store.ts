@@ -180,6 +180,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const lru = new LRUCache<string, Kept>({
     max,
     perf: { now: () => Date.now() },
+    // Date.now() is cheap: read it per lookup rather than cache it behind a timer armed every ms.
+    ttlResolution: 0,
     dispose: (kept, k) => {
       if (kept.keyId === undefined) return;
       const set = byKeyId.get(kept.keyId);

@@ -78,6 +78,7 @@ export function createVerifier(settings: VerifierSettings): Verifier {
     max: settings.staleMax,
     ttl: cache !== undefined && cache.ttl > 0 ? cache.ttl : CHARGED_MARK_TTL_WITHOUT_CACHE,
     perf: { now: () => Date.now() },
+    ttlResolution: 0, // no timer per millisecond on the hot path (see store.ts)
   });
 
   // Every invalidation the store applies (ours or another instance's) reaches what we keep here.

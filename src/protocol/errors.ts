@@ -16,6 +16,9 @@ export type ErrorKind =
   | "data.permission_not_found"
   | "data.role_not_found"
   | "data.identity_not_found"
+  | "data.ratelimit_namespace_not_found"
+  | "data.ratelimit_override_not_found"
+  | "data.migration_not_found"
   | "data.permission_already_exists"
   | "data.role_already_exists"
   | "data.identity_already_exists"
@@ -46,6 +49,9 @@ export const ERROR_CATALOG: Readonly<Record<ErrorKind, CatalogEntry>> = Object.f
   "data.permission_not_found": { vendor: "svc", status: 404, title: "Not Found" },
   "data.role_not_found": { vendor: "svc", status: 404, title: "Not Found" },
   "data.identity_not_found": { vendor: "svc", status: 404, title: "Not Found" },
+  "data.ratelimit_namespace_not_found": { vendor: "svc", status: 404, title: "Not Found" },
+  "data.ratelimit_override_not_found": { vendor: "svc", status: 404, title: "Not Found" },
+  "data.migration_not_found": { vendor: "svc", status: 404, title: "Not Found" },
   "data.permission_already_exists": { vendor: "svc", status: 409, title: "Conflicting Resource" },
   "data.role_already_exists": { vendor: "svc", status: 409, title: "Conflicting Resource" },
   "data.identity_already_exists": { vendor: "svc", status: 409, title: "Conflicting Resource" },

@@ -73,7 +73,7 @@ const CHANGES_KEY: ReadonlySet<string> = new Set<OperationName>([
   "keys.addRoles", "keys.removeRoles", "keys.setRoles",
 ]);
 const CHANGES_ALL: ReadonlySet<string> = new Set<OperationName>([
-  "permissions.deletePermission", "permissions.deleteRole", "apis.deleteApi",
+  "permissions.deletePermission", "permissions.deleteRole", "permissions.setRolePermissions", "apis.deleteApi",
   "identities.updateIdentity", "identities.deleteIdentity",
 ]);
 

@@ -257,6 +257,34 @@ export interface KeyRolesRequest {
   roles: string[];
 }
 
+/** One key of `keys.migrateKeys`: its hash as the source system stored it, and its settings. */
+export interface MigrateKeyData {
+  /** For a `sha256` migration: base64 (padded) of SHA-256 of the key; for `github.com/seamapi/prefixed-api-key`: hex SHA-256 of its long token. */
+  hash: string;
+  name?: string;
+  externalId?: string;
+  meta?: Meta;
+  roles?: string[];
+  permissions?: string[];
+  expires?: number;
+  enabled?: boolean;
+  credits?: KeyCredits;
+  ratelimits?: RatelimitRequest[];
+}
+
+export interface MigrateKeysRequest {
+  /** A migration registered for the workspace (production: by Unkey's support; locally: `createKeyMigration`). */
+  migrationId: string;
+  apiId: string;
+  keys: MigrateKeyData[];
+}
+
+export interface MigrateKeysResult {
+  migrated: Array<{ hash: string; keyId: string }>;
+  /** Hashes not imported because a key with that hash already exists. */
+  failed: string[];
+}
+
 export interface RerollKeyRequest {
   keyId: string;
   /** Milliseconds until the old key expires; 0 expires it at once (it then verifies as EXPIRED). */
@@ -321,6 +349,12 @@ export interface GetRoleRequest {
   /** Id or name. */
   role: string;
 }
+export interface SetRolePermissionsRequest {
+  /** The role's id. */
+  roleId: string;
+  /** Slugs: the role's complete new set of direct permissions; missing ones are created. `[]` clears. */
+  permissions: string[];
+}
 export interface ListRolesRequest extends ListRequest {
   search?: string;
 }
@@ -365,7 +399,56 @@ export interface RatelimitLimitResult {
   remaining: number;
   reset: number;
   success: boolean;
+  /** The override that set `limit` (and the window), when one matched the identifier. */
   overrideId?: string;
+}
+
+/** `ratelimit.multiLimit`'s body: a JSON array (1..100) of `ratelimit.limit` bodies. */
+export type RatelimitMultiLimitRequest = RatelimitLimitRequest[];
+export interface RatelimitMultiLimitCheck {
+  /** As sent (a name or an id). */
+  namespace: string;
+  identifier: string;
+  limit: number;
+  remaining: number;
+  reset: number;
+  /** Whether this limit alone passed. */
+  passed: boolean;
+  overrideId?: string;
+}
+export interface RatelimitMultiLimitResult {
+  /** Whether every limit passed; when not, no limit was charged. */
+  passed: boolean;
+  /** In request order. */
+  limits: RatelimitMultiLimitCheck[];
+}
+
+export interface RatelimitSetOverrideRequest {
+  /** Name or id. */
+  namespace: string;
+  /** An identifier, or a pattern where `*` matches any sequence of characters. */
+  identifier: string;
+  /** 0 rejects every request. */
+  limit: number;
+  /** Window length in milliseconds, at least 1000. */
+  duration: number;
+}
+export interface RatelimitSetOverrideResult {
+  overrideId: string;
+}
+/** getOverride (an identifier, or a pattern's matches) and deleteOverride (exactly as set). */
+export interface RatelimitOverrideRequest {
+  namespace: string;
+  identifier: string;
+}
+export interface RatelimitOverride {
+  overrideId: string;
+  duration: number;
+  identifier: string;
+  limit: number;
+}
+export interface RatelimitListOverridesRequest extends ListRequest {
+  namespace: string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -405,6 +488,13 @@ export interface Operations {
   "identities.updateIdentity": { req: UpdateIdentityRequest; res: Identity };
   "identities.deleteIdentity": { req: GetIdentityRequest; res: EmptyData };
   "ratelimit.limit": { req: RatelimitLimitRequest; res: RatelimitLimitResult };
+  "ratelimit.multiLimit": { req: RatelimitMultiLimitRequest; res: RatelimitMultiLimitResult };
+  "ratelimit.setOverride": { req: RatelimitSetOverrideRequest; res: RatelimitSetOverrideResult };
+  "ratelimit.getOverride": { req: RatelimitOverrideRequest; res: RatelimitOverride };
+  "ratelimit.listOverrides": { req: RatelimitListOverridesRequest; res: RatelimitOverride[] };
+  "ratelimit.deleteOverride": { req: RatelimitOverrideRequest; res: EmptyData };
+  "permissions.setRolePermissions": { req: SetRolePermissionsRequest; res: Permission[] };
+  "keys.migrateKeys": { req: MigrateKeysRequest; res: MigrateKeysResult };
 }
 
 export type OperationName = keyof Operations;
@@ -415,6 +505,10 @@ export const LIST_OPERATIONS = Object.freeze([
   "permissions.listPermissions",
   "permissions.listRoles",
   "identities.listIdentities",
+  "ratelimit.listOverrides",
 ] as const satisfies readonly OperationName[]);
+
+/** Operations whose request body is a JSON array, not an object. */
+export const ARRAY_BODY_OPERATIONS = Object.freeze(["ratelimit.multiLimit"] as const satisfies readonly OperationName[]);
 
 export type ListOperationName = (typeof LIST_OPERATIONS)[number];

@@ -55,7 +55,6 @@ describe("parseErrorEnvelope", () => {
       },
     });
     expect(parseErrorEnvelope(404, text, "Not Found")).toEqual({
-      enveloped: true,
       requestId: "req_e",
       title: "Not Found",
       detail: "no such permission",
@@ -68,7 +67,7 @@ describe("parseErrorEnvelope", () => {
 
   it("keeps an envelope with an unknown type URL, without kind", () => {
     const parsed = parseErrorEnvelope(418, ok({ meta: { requestId: "r" }, error: { title: "T", detail: "D", status: 418, type: "https://example.com/x" } }), "I'm a Teapot");
-    expect(parsed).toMatchObject({ enveloped: true, title: "T", type: "https://example.com/x" });
+    expect(parsed).toMatchObject({ title: "T", type: "https://example.com/x" });
     expect(parsed.kind).toBeUndefined();
   });
 
@@ -79,7 +78,6 @@ describe("parseErrorEnvelope", () => {
     ["no body", undefined],
   ])("synthesizes an error for %s", (_name, text) => {
     expect(parseErrorEnvelope(502, text, "Bad Gateway")).toEqual({
-      enveloped: false,
       title: "Bad Gateway",
       detail: "The key service answered HTTP 502 without an error envelope.",
       type: "about:blank",
@@ -87,7 +85,7 @@ describe("parseErrorEnvelope", () => {
   });
 
   it("uses HTTP <status> when the status has no reason phrase, and keeps a requestId it can read", () => {
-    expect(parseErrorEnvelope(599, ok({ meta: { requestId: "req_x" } }), "")).toMatchObject({ title: "HTTP 599", requestId: "req_x", enveloped: false });
+    expect(parseErrorEnvelope(599, ok({ meta: { requestId: "req_x" } }), "")).toMatchObject({ title: "HTTP 599", requestId: "req_x", type: "about:blank" });
   });
 
   it("redacts the given secrets from every text field and derives kind from the redacted type", () => {
@@ -102,7 +100,6 @@ describe("parseErrorEnvelope", () => {
       [secret],
     );
     expect(parsed).toEqual({
-      enveloped: true,
       requestId: "unknown",
       title: "T [redacted]",
       detail: "D [redacted]",

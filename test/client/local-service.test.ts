@@ -90,6 +90,28 @@ describe("against the local key service", () => {
     await expect(client.ratelimit.limit(body)).resolves.toMatchObject({ success: false });
   });
 
+  it("the rate-limit override methods, multiLimit (an array body) and listAllOverrides", async () => {
+    await client.ratelimit.limit({ namespace: "client-ovr", identifier: "seed", limit: 1, duration: 60_000 });
+    const { overrideId } = await client.ratelimit.setOverride({ namespace: "client-ovr", identifier: "team_*", limit: 9, duration: 60_000 });
+    await client.ratelimit.setOverride({ namespace: "client-ovr", identifier: "solo", limit: 1, duration: 60_000 });
+    await expect(client.ratelimit.getOverride({ namespace: "client-ovr", identifier: "team_a" })).resolves.toMatchObject({ overrideId, limit: 9 });
+    const multi = await client.ratelimit.multiLimit([
+      { namespace: "client-ovr", identifier: "team_a", limit: 1, duration: 1000 },
+      { namespace: "client-ovr", identifier: "other", limit: 1, duration: 1000 },
+    ]);
+    expect(multi).toMatchObject({ passed: true, limits: [{ limit: 9, overrideId }, { limit: 1 }] });
+    const page = await client.ratelimit.listOverrides({ namespace: "client-ovr", limit: 1 });
+    expect(page.map((o) => o.identifier)).toEqual(["team_*"]);
+    expect(page.pagination.hasMore).toBe(true);
+    const all: string[] = [];
+    for await (const o of client.ratelimit.listAllOverrides({ namespace: "client-ovr", limit: 1 })) all.push(o.identifier);
+    expect(all).toEqual(["team_*", "solo"]);
+    await expect(client.ratelimit.deleteOverride({ namespace: "client-ovr", identifier: "solo" })).resolves.toMatchObject({});
+    // The array body is for multiLimit only.
+    await expect(client.ratelimit.limit([] as never)).rejects.toThrow(/must be an object/);
+    await expect(client.ratelimit.multiLimit({} as never)).rejects.toThrow(/must be an array/);
+  });
+
   it("turns the service's error envelopes into typed errors", async () => {
     await expect(client.permissions.getPermission({ permission: "perm_missing" })).rejects.toMatchObject({
       code: "KEY_SERVICE_HTTP_ERROR",

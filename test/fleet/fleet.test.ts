@@ -9,7 +9,7 @@ import { createClient, type KeyServiceClient } from "keyguard/client";
 import { apiKeyAuth, keyHash, silentLogger, type ApiKeyAuthHandler, type InvalidationMessage } from "keyguard";
 import { redisStore, type RedisStore } from "keyguard/redis";
 import { startService, recordingLogger, type ServiceFixture } from "../middleware/helpers";
-import { countingProxy, eventually, listen, REDIS_URL, redisProxy, skipWithoutRedis, uniquePrefix } from "./support";
+import { countingProxy, eventually, listen, REDIS_URL, redisProxy, removePrefixes, skipWithoutRedis, uniquePrefix } from "./support";
 
 const skip = await skipWithoutRedis("test/fleet/fleet.test.ts (apiKeyAuth across a fleet on Redis)");
 
@@ -75,6 +75,7 @@ afterAll(async () => {
   if (skip) return;
   await proxy.close();
   await fx.close();
+  await removePrefixes();
 });
 
 describe.skipIf(skip)("a fleet of 4 on one Redis", () => {

@@ -36,8 +36,29 @@ export async function skipWithoutRedis(suite: string): Promise<boolean> {
   return true;
 }
 
-/** A Redis key prefix no other test run shares. */
-export const uniquePrefix = (name: string) => `kgtest:${name}:${randomUUID().slice(0, 8)}:`;
+const prefixes: string[] = [];
+
+/** A Redis key prefix no other test run shares (removed again by {@link removePrefixes}). */
+export const uniquePrefix = (name: string): string => {
+  const prefix = `kgtest:${name}:${randomUUID().slice(0, 8)}:`;
+  prefixes.push(prefix);
+  return prefix;
+};
+
+/** Deletes every Redis key under the prefixes this process made (some, e.g. `seq`, have no TTL). */
+export async function removePrefixes(): Promise<void> {
+  const { Redis } = await import("ioredis");
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    for (const prefix of prefixes.splice(0)) {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
 
 /** An HTTP proxy in front of the key service that counts verifyKey calls and can hold their answers. */
 export async function countingProxy(target: string) {

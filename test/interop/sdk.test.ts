@@ -1,5 +1,7 @@
 // Interop: the official SDK (@unkey/api 2.x) drives the local key service unchanged. Every
 // response must pass the SDK's response validation, and errors must map to its typed classes.
+// Every SDK method of the key-management groups is driven at least once (the last test checks).
+import { createHash } from "node:crypto";
 import { Unkey } from "@unkey/api";
 import * as errors from "@unkey/api/models/errors";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,7 +11,31 @@ import { startLocalUnderTest } from "../support/store-under-test";
 
 let local: RunningLocalKeyService;
 let unkey: Unkey;
-const sdk = (rootKey: string) => new Unkey({ rootKey, serverURL: local.baseUrl, retryConfig: { strategy: "none" } });
+
+/** The SDK's groups of key management: every method of these must work against the local service. */
+const GROUPS = ["keys", "apis", "permissions", "identities", "ratelimit"] as const;
+type Group = Record<string, (...args: unknown[]) => unknown>;
+/** The methods the SDK's class for a group defines. */
+const methodsOf = (group: object): string[] =>
+  Object.getOwnPropertyNames(Object.getPrototypeOf(group)).filter((name) => name !== "constructor" && typeof (group as Group)[name] === "function");
+/** `group.method` of every SDK call the tests made. */
+const driven = new Set<string>();
+
+/** An SDK client whose key-management methods note that they were called. */
+function sdk(rootKey: string): Unkey {
+  const client = new Unkey({ rootKey, serverURL: local.baseUrl, retryConfig: { strategy: "none" } });
+  for (const name of GROUPS) {
+    const group = client[name] as unknown as Group;
+    for (const method of methodsOf(group)) {
+      const original = group[method]!.bind(group);
+      group[method] = (...args: unknown[]) => {
+        driven.add(`${name}.${method}`);
+        return original(...args);
+      };
+    }
+  }
+  return client;
+}
 
 beforeAll(async () => {
   local = await startLocalUnderTest({ logger: silentLogger });
@@ -143,6 +169,76 @@ describe("permissions, roles, identities, apis and ratelimit through the SDK", (
   });
 });
 
+describe("the operations added for issue 11 through the SDK", () => {
+  it("ratelimit overrides: set, get (a pattern's match), list with the page iterator, delete; limit reports the override", async () => {
+    await unkey.ratelimit.limit({ namespace: "sdk-ovr", identifier: "first", limit: 1, duration: 60_000 });
+    const set = await unkey.ratelimit.setOverride({ namespace: "sdk-ovr", identifier: "premium_*", limit: 100, duration: 60_000 });
+    expect(set.data.overrideId).toMatch(/^rlor_/);
+    await unkey.ratelimit.setOverride({ namespace: "sdk-ovr", identifier: "blocked", limit: 0, duration: 1000 });
+    expect((await unkey.ratelimit.getOverride({ namespace: "sdk-ovr", identifier: "premium_9" })).data).toEqual({
+      overrideId: set.data.overrideId,
+      identifier: "premium_*",
+      limit: 100,
+      duration: 60_000,
+    });
+    const limited = await unkey.ratelimit.limit({ namespace: "sdk-ovr", identifier: "premium_9", limit: 1, duration: 1000 });
+    expect(limited.data).toMatchObject({ success: true, limit: 100, remaining: 99, overrideId: set.data.overrideId });
+    const identifiers: string[] = [];
+    let pages = 0;
+    for await (const page of await unkey.ratelimit.listOverrides({ namespace: "sdk-ovr", limit: 1 })) {
+      identifiers.push(...page.result.data.map((o) => o.identifier));
+      if (++pages > 5) break;
+    }
+    expect(pages).toBe(2);
+    expect(identifiers).toEqual(["premium_*", "blocked"]);
+    expect((await unkey.ratelimit.deleteOverride({ namespace: "sdk-ovr", identifier: "premium_*" })).data).toEqual({});
+    await expectSdkError(unkey.ratelimit.getOverride({ namespace: "sdk-ovr", identifier: "premium_9" }), errors.NotFoundErrorResponse, 404);
+  });
+
+  it("ratelimit.multiLimit: the SDK sends the bare array and accepts the answer", async () => {
+    const res = await unkey.ratelimit.multiLimit([
+      { namespace: "sdk-multi-a", identifier: "u", limit: 2, duration: 60_000 },
+      { namespace: "sdk-multi-b", identifier: "u", limit: 1, duration: 60_000, cost: 1 },
+    ]);
+    expect(res.data.passed).toBe(true);
+    expect(res.data.limits).toEqual([
+      expect.objectContaining({ namespace: "sdk-multi-a", identifier: "u", limit: 2, remaining: 1, passed: true }),
+      expect.objectContaining({ namespace: "sdk-multi-b", identifier: "u", limit: 1, remaining: 0, passed: true }),
+    ]);
+    const second = await unkey.ratelimit.multiLimit([
+      { namespace: "sdk-multi-a", identifier: "u", limit: 2, duration: 60_000 },
+      { namespace: "sdk-multi-b", identifier: "u", limit: 1, duration: 60_000 },
+    ]);
+    expect(second.data.passed).toBe(false);
+    expect(second.data.limits.map((l) => l.passed)).toEqual([true, false]);
+  });
+
+  it("permissions.setRolePermissions replaces a role's permissions", async () => {
+    const { data: role } = await unkey.permissions.createRole({ name: "sdk-set-role", permissions: ["sdk.set.old"] });
+    const res = await unkey.permissions.setRolePermissions({ roleId: role.roleId, permissions: ["sdk.set.b", "sdk.set.a"] });
+    expect(res.data.map((p) => p.slug)).toEqual(["sdk.set.a", "sdk.set.b"]);
+    expect((await unkey.permissions.getRole({ role: role.roleId })).data.permissions?.map((p) => p.slug).sort()).toEqual(["sdk.set.a", "sdk.set.b"]);
+  });
+
+  it("keys.migrateKeys: a key hashed elsewhere verifies with its plaintext (sha256, and the prefixed-api-key migration)", async () => {
+    const plaintext = "legacy_sdk_2b6fK9qz";
+    const { migrationId } = await local.service.createKeyMigration();
+    const hash = createHash("sha256").update(plaintext).digest("base64");
+    const res = await unkey.keys.migrateKeys({ migrationId, apiId: local.apiId, keys: [{ hash, name: "from-legacy", externalId: "legacy-user" }] });
+    expect(res.data.failed).toEqual([]);
+    expect(res.data.migrated).toEqual([{ hash, keyId: expect.stringMatching(/^key_/) }]);
+    expect((await unkey.keys.verifyKey({ key: plaintext })).data).toMatchObject({ valid: true, name: "from-legacy", identity: { externalId: "legacy-user" } });
+    expect((await unkey.keys.migrateKeys({ migrationId, apiId: local.apiId, keys: [{ hash }] })).data).toEqual({ migrated: [], failed: [hash] });
+
+    const seam = await local.service.createKeyMigration({ algorithm: "github.com/seamapi/prefixed-api-key" });
+    const longToken = "51FwqftsmMDHHbJAMEXXHCgGqj";
+    const seamKey = `seam_BRTRKFsL_${longToken}`;
+    await unkey.keys.migrateKeys({ migrationId: seam.migrationId, apiId: local.apiId, keys: [{ hash: createHash("sha256").update(longToken).digest("hex") }] });
+    expect((await unkey.keys.verifyKey({ key: seamKey, migrationId: seam.migrationId })).data).toMatchObject({ valid: true, code: "VALID" });
+    await expectSdkError(unkey.keys.migrateKeys({ migrationId: "mig_nope", apiId: local.apiId, keys: [{ hash: "abcd" }] }), errors.NotFoundErrorResponse, 404);
+  });
+});
+
 describe("typed errors", () => {
   it("400 → BadRequestErrorResponse with errors[]", async () => {
     const err = await expectSdkError(unkey.permissions.createPermission({ name: "x", slug: "not a slug" }), errors.BadRequestErrorResponse, 400);
@@ -174,5 +270,15 @@ describe("typed errors", () => {
   it("409 → ConflictErrorResponse", async () => {
     await unkey.permissions.createPermission({ name: "dup", slug: "dup.slug" });
     await expectSdkError(unkey.permissions.createPermission({ name: "dup", slug: "dup.slug" }), errors.ConflictErrorResponse, 409);
+  });
+});
+
+describe("coverage of the SDK", () => {
+  it("every method of the SDK's key-management groups was driven against the local service", () => {
+    const probe = new Unkey({ rootKey: "unused", serverURL: local.baseUrl });
+    const all = GROUPS.flatMap((name) => methodsOf(probe[name]).map((method) => `${name}.${method}`)).sort();
+    // @unkey/api 2.5.1: keys 15, apis 4, permissions 9, identities 5, ratelimit 6.
+    expect(all).toHaveLength(39);
+    expect([...driven].sort()).toEqual(all);
   });
 });

@@ -1,25 +1,10 @@
 // `keyguard serve --postgres … --redis …`: flag and env checks, and a banner that never shows a
 // URL's password.
-import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { killChildren, run, serve } from "./cli-process";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../support/postgres-redis";
 
-const CLI = ["--import", "tsx", "src/cli.ts"];
-const children: ChildProcess[] = [];
-const baseEnv = { ...process.env, UNKEY_ROOT_KEY: "", KEYGUARD_POSTGRES_URL: "", KEYGUARD_REDIS_URL: "", KEYGUARD_POSTGRES_SCHEMA: "" };
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
-});
-
-function run(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [...CLI, ...args], { env: { ...baseEnv, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  children.push(child);
-  let stdout = "";
-  let stderr = "";
-  child.stdout!.on("data", (c: Buffer) => (stdout += c.toString()));
-  child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.once("close", (status) => resolve({ status, stdout, stderr })));
-}
+afterEach(killChildren);
 
 describe("keyguard serve --postgres --redis: flags", () => {
   it("needs both servers, not --data too, and says so with exit code 2", async () => {
@@ -56,25 +41,7 @@ describe.skipIf(skip !== undefined)("keyguard serve on PostgreSQL + Redis", () =
   it("starts from env variables and names the servers without the password", async () => {
     const url = new URL(POSTGRES_URL);
     url.password = "pw-in-url-42";
-    const child = spawn(process.execPath, [...CLI, "serve", "--port", "0"], {
-      env: { ...baseEnv, KEYGUARD_POSTGRES_URL: url.toString(), KEYGUARD_REDIS_URL: REDIS_URL, KEYGUARD_POSTGRES_SCHEMA: ns.schema },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    children.push(child);
-    const output = await new Promise<string>((resolve, reject) => {
-      let out = "";
-      const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 30_000);
-      const onData = (c: Buffer) => {
-        out += c.toString();
-        if (/state:.*\n/.test(out)) {
-          clearTimeout(timer);
-          resolve(out);
-        }
-      };
-      child.stdout!.on("data", onData);
-      child.stderr!.on("data", onData);
-      child.once("exit", (code) => reject(new Error(`serve exited with ${code}:\n${out}`)));
-    });
+    const { output } = await serve(["--port", "0"], { KEYGUARD_POSTGRES_URL: url.toString(), KEYGUARD_REDIS_URL: REDIS_URL, KEYGUARD_POSTGRES_SCHEMA: ns.schema });
     expect(output).toContain(`state:        PostgreSQL at ${url.hostname}:${url.port || 5432} (schema ${ns.schema}), rate-limit counters in Redis at`);
     expect(output).not.toContain("pw-in-url-42");
   });

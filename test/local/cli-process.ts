@@ -3,7 +3,15 @@
 import { spawn, type ChildProcess } from "node:child_process";
 
 const CLI = ["--import", "tsx", "src/cli.ts"];
-const baseEnv = { ...process.env, UNKEY_ROOT_KEY: "" };
+// The CLI's own environment variables are cleared: each test says what it sets.
+const baseEnv = {
+  ...process.env,
+  UNKEY_ROOT_KEY: "",
+  KEYGUARD_POSTGRES_URL: "",
+  KEYGUARD_REDIS_URL: "",
+  KEYGUARD_POSTGRES_SCHEMA: "",
+  KEYGUARD_INVALIDATE_REDIS_URL: "",
+};
 const children: ChildProcess[] = [];
 
 /** Kills (SIGKILL) every child still running; call it in afterEach. */

@@ -19,8 +19,8 @@ const hash = (key: string) => createHash("sha256").update(key, "utf8").digest("b
 const MIGRATED_KEY = "sk_migratedKey7Hq2";
 const MIGRATED_ROOT_KEY = "root_migratedRoot5Zp9";
 
-/** A state file as keyguard 0.1's `--data` wrote it. */
-function stateFile(): LocalState {
+/** A state file as keyguard 0.1's `--data` wrote it (before rate-limit namespaces and overrides). */
+function stateFile(): Omit<LocalState, "ratelimitNamespaces" | "ratelimitOverrides"> {
   const ws = "ws_mig";
   return {
     version: 1,
@@ -73,7 +73,7 @@ describe("keyguard migrate", () => {
     const res = await run(["migrate", json, "--data", db]);
     expect(res.stderr).toBe("");
     expect(res.status).toBe(0);
-    expect(res.stdout).toContain(`imported ${json} into ${db}: 1 workspaces, 1 rootKeys, 1 apis, 1 permissions, 1 roles, 1 identities, 1 keys.`);
+    expect(res.stdout).toContain(`imported ${json} into ${db}: 1 workspaces, 1 rootKeys, 1 apis, 1 permissions, 1 roles, 1 identities, 1 keys, 0 ratelimitNamespaces, 0 ratelimitOverrides.`);
     expect(res.stdout).toContain(`keyguard serve --data ${db}`);
     expect(readFileSync(json, "utf8")).toBe(text);
 

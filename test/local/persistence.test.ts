@@ -54,6 +54,26 @@ describe("persistence across a restart", () => {
     await c.close();
   });
 
+  it("namespaces, overrides and key migrations are kept; a stored bootstrap root key gains the permissions added since", async () => {
+    const dataFile = join(dir, "ratelimit.db");
+    const a = await start({ dataFile, rootKey: "root_rateLimitKey1" });
+    await a.call("ratelimit.limit", { namespace: "kept", identifier: "u", limit: 1, duration: 60_000 });
+    const { overrideId } = (await a.call("ratelimit.setOverride", { namespace: "kept", identifier: "vip", limit: 5, duration: 60_000 })).body.data;
+    const { migrationId } = await a.service.createKeyMigration();
+    await a.close();
+    // As an earlier keyguard stored it: without the rate-limit override permissions.
+    const store = await sqliteStore(dataFile);
+    const [root] = Object.values((await exportState(store)).rootKeys);
+    await store.transaction((tx) => tx.put("rootKeys", { ...root!, permissions: root!.permissions.filter((p) => !p.startsWith("ratelimit.")) }));
+    await store.close();
+
+    const b = await start({ dataFile, rootKey: "root_rateLimitKey1" });
+    expect((await b.call("ratelimit.getOverride", { namespace: "kept", identifier: "vip" })).body.data).toEqual({ overrideId, identifier: "vip", limit: 5, duration: 60_000 });
+    expect((await b.call("ratelimit.limit", { namespace: "new", identifier: "u", limit: 1, duration: 60_000 })).status).toBe(200);
+    expect((await b.service.exportState()).keyMigrations?.[migrationId]).toMatchObject({ algorithm: "sha256" });
+    await b.close();
+  });
+
   it("admin changes are persisted too", async () => {
     const dataFile = join(dir, "admin.db");
     const a = await start({ dataFile, rootKey: "root_adminKey123" });

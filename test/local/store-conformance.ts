@@ -8,6 +8,8 @@ import type {
   IdentityRecord,
   KeyRecord,
   PermissionRecord,
+  RatelimitNamespaceRecord,
+  RatelimitOverrideRecord,
   RoleRecord,
   RootKeyRecord,
   Store,
@@ -201,6 +203,90 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
         expect(ids(await store.direct.list("keys", w, { where: { field: "apiId", value: "api_odd" } }))).toEqual(odd);
         expect(ids(await store.direct.list("keys", w, { from: odd[1], limit: 1, where: { field: "apiId", value: "api_odd" } }))).toEqual([odd[1]]);
         expect(await store.direct.list("apis", w)).toEqual([]);
+      });
+    });
+
+    describe("rate-limit namespaces and overrides", () => {
+      const ns = (workspaceId: string, name: string, id = `rlns_${uid()}`): RatelimitNamespaceRecord => ({ id, workspaceId, name, createdAt: 11 });
+      const ovr = (n: RatelimitNamespaceRecord, identifier: string, id = `rlor_${uid()}`): RatelimitOverrideRecord => ({
+        id,
+        workspaceId: n.workspaceId,
+        namespaceId: n.id,
+        identifier,
+        limit: 0,
+        duration: 2_592_000_001,
+        createdAt: 12,
+      });
+
+      it("keeps them, finds namespaces by name and overrides by namespace, within one workspace", async () => {
+        const w = ws();
+        const other = ws();
+        const a = ns(w, "email.outbound");
+        const b = ns(other, "email.outbound");
+        const o1 = ovr(a, "user_*", `rlor_B${uid()}`);
+        const o2 = ovr(a, "user_1", `rlor_a${uid()}`);
+        const foreign = ovr(b, "user_1");
+        await store.transaction(async (tx) => {
+          for (const n of [a, b]) await tx.put("ratelimitNamespaces", n);
+          for (const o of [o2, o1, foreign]) await tx.put("ratelimitOverrides", o);
+        });
+        expect(await store.direct.get("ratelimitNamespaces", a.id)).toEqual(a);
+        expect(await store.direct.get("ratelimitOverrides", o1.id)).toEqual(o1);
+        expect(await store.direct.find("ratelimitNamespaces", w, "name", "email.outbound")).toEqual([a]);
+        expect(await store.direct.find("ratelimitNamespaces", other, "name", "email.outbound")).toEqual([b]);
+        expect(await store.direct.find("ratelimitNamespaces", w, "name", "email")).toEqual([]);
+        // Ordered by code unit: "rlor_B…" < "rlor_a…".
+        expect(await store.direct.find("ratelimitOverrides", w, "namespaceId", a.id)).toEqual([o1, o2]);
+        expect(await store.direct.find("ratelimitOverrides", w, "namespaceId", b.id)).toEqual([]);
+        expect(await store.direct.find("ratelimitOverrides", other, "namespaceId", b.id)).toEqual([foreign]);
+      });
+
+      it("lists a namespace's overrides by id, from a cursor, with a limit", async () => {
+        const w = ws();
+        const n = ns(w, "api");
+        const overrides = Array.from({ length: 5 }, (_, i) => ovr(n, `user_${i}`, `rlor_${String.fromCharCode(70 - i)}${uid()}`));
+        await store.transaction(async (tx) => {
+          await tx.put("ratelimitNamespaces", n);
+          for (const o of overrides) await tx.put("ratelimitOverrides", o);
+          await tx.put("ratelimitOverrides", ovr(ns(w, "elsewhere"), "user_0"));
+        });
+        const sorted = overrides.map((o) => o.id).sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+        const where = { field: "namespaceId" as const, value: n.id };
+        const ids = (rs: Array<{ id: string }>) => rs.map((r) => r.id);
+        expect(ids(await store.direct.list("ratelimitOverrides", w, { where }))).toEqual(sorted);
+        expect(ids(await store.direct.list("ratelimitOverrides", w, { where, limit: 2 }))).toEqual(sorted.slice(0, 2));
+        expect(ids(await store.direct.list("ratelimitOverrides", w, { where, from: sorted[2], limit: 2 }))).toEqual(sorted.slice(2, 4));
+        expect((await store.direct.list("ratelimitOverrides", w)).length).toBe(6);
+      });
+
+      it("deleting a namespace deletes its overrides, and only its own", async () => {
+        const w = ws();
+        const a = ns(w, "a");
+        const b = ns(w, "b");
+        const oa = ovr(a, "*");
+        const ob = ovr(b, "*");
+        await store.transaction(async (tx) => {
+          for (const n of [a, b]) await tx.put("ratelimitNamespaces", n);
+          for (const o of [oa, ob]) await tx.put("ratelimitOverrides", o);
+        });
+        await store.transaction((tx) => tx.delete("ratelimitNamespaces", a.id));
+        expect(await store.direct.get("ratelimitNamespaces", a.id)).toBeUndefined();
+        expect(await store.direct.get("ratelimitOverrides", oa.id)).toBeUndefined();
+        expect(await store.direct.find("ratelimitOverrides", w, "namespaceId", a.id)).toEqual([]);
+        expect(await store.direct.get("ratelimitOverrides", ob.id)).toEqual(ob);
+        await store.transaction((tx) => tx.delete("ratelimitOverrides", ob.id));
+        expect(await store.direct.find("ratelimitOverrides", w, "namespaceId", b.id)).toEqual([]);
+        expect(await store.direct.get("ratelimitNamespaces", b.id)).toEqual(b);
+      });
+
+      it("a key's pending migration id is kept, and a changed hash finds the key", async () => {
+        const k = key(ws(), { hash: randomBytes(32).toString("hex"), start: "", pendingMigrationId: "mig_1" });
+        await put(k);
+        expect(await store.direct.keyByHash(k.hash)).toEqual(k);
+        const { pendingMigrationId: _, ...migrated } = { ...k, hash: randomBytes(32).toString("base64"), start: "pfx_abcd" };
+        await store.direct.put("keys", migrated);
+        expect(await store.direct.keyByHash(k.hash)).toBeUndefined();
+        expect(await store.direct.keyByHash(migrated.hash)).toEqual(migrated);
       });
     });
 

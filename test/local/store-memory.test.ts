@@ -52,6 +52,8 @@ describe("memory store", () => {
       permissions: {},
       roles: {},
       identities: {},
+      ratelimitNamespaces: {},
+      ratelimitOverrides: {},
       windows: {},
     };
     const store = memoryStore(state);

@@ -1,6 +1,10 @@
 // The HTTP layer: envelopes, content negotiation, bad input (never a 500), routing, mounting,
 // liveness, unexpected errors and injected outages.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
 import express from "express";
+import express4 from "express4";
 import request from "supertest";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "keyguard";
@@ -103,6 +107,67 @@ describe("bad input never gives a 500", () => {
   });
 });
 
+describe("reading the body", () => {
+  const verify = () => request(app).post("/v2/keys.verifyKey").set("Authorization", auth);
+
+  it("a +json content type and a query string are accepted", async () => {
+    const res = await request(app)
+      .post("/v2/keys.verifyKey?x=1")
+      .set("Authorization", auth)
+      .set("Content-Type", "application/vnd.api+json; charset=utf-8")
+      .send(JSON.stringify({ key: "nope" }))
+      .expect(200);
+    expect(res.body.data).toMatchObject({ valid: false, code: "NOT_FOUND" });
+  });
+
+  it("a gzip-encoded body is decoded", async () => {
+    // supertest would JSON-encode a Buffer body; fetch sends the bytes.
+    const server = createServer(app);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v2/keys.verifyKey`, {
+        method: "POST",
+        headers: { authorization: auth, "content-type": "application/json", "content-encoding": "gzip" },
+        body: gzipSync(JSON.stringify({ key: "nope" })),
+      });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { data: { valid: boolean } }).data.valid).toBe(false);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("an unknown content encoding or a charset other than UTF-8 → 400 could not be read", async () => {
+    const enc = await verify().set("Content-Type", "application/json").set("Content-Encoding", "zstd-ish").send("{}").expect(400);
+    expect(enc.body.error.detail).toBe("The request body could not be read.");
+    const latin = await verify().set("Content-Type", "application/json; charset=latin1").send("{}").expect(400);
+    expect(latin.body.error.errors[0]).toMatchObject({ location: "body" });
+  });
+
+  it("a declared Content-Length over 1 MB → 413 before the body is read", async () => {
+    const res = await verify().set("Content-Type", "application/json").set("Content-Length", String(2 * 1024 * 1024)).send("{}");
+    expect(res.status).toBe(413);
+  });
+
+  it("a chunked empty body counts as {}", async () => {
+    const res = await request(app).post("/v2/permissions.listPermissions").set("Authorization", auth).set("Transfer-Encoding", "chunked").set("Content-Type", "application/json").send("");
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual([]);
+  });
+
+  it("whitespace then a body, and a UTF-8 byte order mark, are accepted", async () => {
+    await verify().set("Content-Type", "application/json").send('\n  {"key":"nope"}').expect(200);
+    await verify().set("Content-Type", "application/json").send('\uFEFF{"key":"nope"}').expect(200);
+  });
+
+  it("HEAD on liveness answers 200 without a body", async () => {
+    const res = await request(app).head("/v2/liveness").expect(200);
+    expect(res.headers["content-type"]).toMatch(/^application\/json/);
+    expect(res.text ?? "").toBe("");
+  });
+});
+
 describe("content negotiation of error bodies", () => {
   const cases: Array<[string | undefined, string]> = [
     ["application/json", "application/json"],
@@ -130,6 +195,37 @@ describe("mounting and faults", () => {
     await request(outer).get("/keys-service/v2/liveness").expect(200);
     const res = await request(outer).post("/keys-service/v2/apis.getApi").set("Authorization", auth).send({ apiId: service.apiId }).expect(200);
     expect(res.body.data).toEqual({ id: service.apiId, name: "default" });
+  });
+
+  it("mounts under a prefix in Express 4 too", async () => {
+    const outer = express4();
+    outer.use("/ks", app);
+    const res = await request(outer).post("/ks/v2/apis.getApi").set("Authorization", auth).send({ apiId: service.apiId }).expect(200);
+    expect(res.body.data).toEqual({ id: service.apiId, name: "default" });
+    await request(outer).post("/ks/v2/keys.nope").send({}).expect(404);
+  });
+
+  it("serves from a plain node:http server, keep-alive connections reused", async () => {
+    const server = createServer(app);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await fetch(`${base}/v2/keys.verifyKey`, {
+          method: "POST",
+          headers: { authorization: auth, "content-type": "application/json" },
+          body: JSON.stringify({ key: "nope" }),
+        });
+        expect(res.status).toBe(200);
+        expect(((await res.json()) as { data: { code: string } }).data.code).toBe("NOT_FOUND");
+      }
+      const bad = await fetch(`${base}/v2/keys.verifyKey`, { method: "POST", headers: { "content-type": "application/json" }, body: "{" });
+      expect(bad.status).toBe(400);
+      expect(((await bad.json()) as { error: { detail: string } }).error.detail).toBe("The request body is not valid JSON.");
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it("setUnavailable({failures: 2}) answers 503 with Retry-After twice, then recovers", async () => {

@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { BASE58_ALPHABET, encodeBase58, encodeBase58Fixed } from "../../src/local/base58";
 import { errorContentType } from "../../src/local/envelope";
-import { newId } from "../../src/local/ids";
+import { encodeWords, newId } from "../../src/local/ids";
 import { generateKey, hashKey } from "../../src/local/key-material";
 import { paginate } from "../../src/local/paginate";
 import { arr, int, nullable, obj, str, validate } from "../../src/local/validate";
@@ -36,6 +36,16 @@ describe("ids", () => {
     for (const id of ids) expect(id).toMatch(/^perm_[1-9A-HJ-NP-Za-km-z]{22}$/);
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("encode their 64 random bits as the fixed-width base58 of the number", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 32 - 1 }), fc.integer({ min: 0, max: 2 ** 32 - 1 }), (hi, lo) => {
+        expect(encodeWords(hi, lo)).toBe(encodeBase58Fixed((BigInt(hi) << 32n) | BigInt(lo), 11));
+      }),
+    );
+    expect(encodeWords(2 ** 32 - 1, 2 ** 32 - 1)).toBe(encodeBase58Fixed(2n ** 64n - 1n, 11));
+    expect(encodeWords(0, 0)).toBe("11111111111");
   });
 });
 

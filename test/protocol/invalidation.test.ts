@@ -10,7 +10,7 @@ describe("invalidationAfter", () => {
   });
 
   it("forgets everything after changes under many keys, or when the keyId is missing", () => {
-    for (const op of ["permissions.deletePermission", "permissions.deleteRole", "apis.deleteApi", "identities.updateIdentity", "identities.deleteIdentity"]) {
+    for (const op of ["permissions.deletePermission", "permissions.deleteRole", "permissions.setRolePermissions", "apis.deleteApi", "identities.updateIdentity", "identities.deleteIdentity"]) {
       expect(invalidationAfter(op, { identity: "x" }), op).toEqual({ v: 1, kind: "all" });
     }
     expect(invalidationAfter("keys.updateKey", {})).toEqual({ v: 1, kind: "all" });
@@ -18,7 +18,7 @@ describe("invalidationAfter", () => {
   });
 
   it("announces nothing after reads, creations and verifications", () => {
-    for (const op of ["keys.verifyKey", "keys.createKey", "keys.getKey", "apis.listKeys", "permissions.createRole", "ratelimit.limit"]) {
+    for (const op of ["keys.verifyKey", "keys.createKey", "keys.getKey", "apis.listKeys", "permissions.createRole", "ratelimit.limit", "ratelimit.multiLimit", "ratelimit.setOverride", "ratelimit.deleteOverride", "keys.migrateKeys"]) {
       expect(invalidationAfter(op, { keyId: "key_1" }), op).toBeUndefined();
     }
   });

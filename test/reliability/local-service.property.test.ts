@@ -9,7 +9,7 @@ const RUNS_PER_OPERATION = 40;
 
 let local: LocalFixture;
 /** Real ids, made afresh for each operation, so that bodies get past validation into the handlers. */
-const real = { apiId: "", keyId: "", key: "", externalId: "", permission: "", role: "" };
+const real = { apiId: "", keyId: "", key: "", externalId: "", permission: "", role: "", roleId: "", migrationId: "" };
 const prototypeBefore = Object.getOwnPropertyNames(Object.prototype).sort();
 let round = 0;
 
@@ -21,7 +21,8 @@ async function freshFixtures(): Promise<void> {
   real.role = `fuzz-role-${round}`;
   real.externalId = `fuzz-identity-${round}`;
   await client.permissions.createPermission({ name: real.permission, slug: real.permission });
-  await client.permissions.createRole({ name: real.role, permissions: [real.permission] });
+  real.roleId = (await client.permissions.createRole({ name: real.role, permissions: [real.permission] })).roleId;
+  real.migrationId = (await local.svc.service.createKeyMigration()).migrationId;
   await client.identities.createIdentity({ externalId: real.externalId });
   const created = await client.keys.createKey({ apiId: real.apiId, permissions: [real.permission], roles: [real.role], externalId: real.externalId });
   real.keyId = created.keyId;
@@ -30,7 +31,7 @@ async function freshFixtures(): Promise<void> {
 
 let created = 0;
 /** A valid body per operation (unique names where the service wants them), which the generator then mutates. */
-const SEEDS: Record<OperationName, () => Record<string, unknown>> = {
+const SEEDS: Record<OperationName, () => Record<string, unknown> | unknown[]> = {
   "keys.verifyKey": () => ({ key: real.key, permissions: real.permission }),
   "keys.createKey": () => ({ apiId: real.apiId }),
   "keys.getKey": () => ({ keyId: real.keyId }),
@@ -63,6 +64,14 @@ const SEEDS: Record<OperationName, () => Record<string, unknown>> = {
   "identities.updateIdentity": () => ({ identity: real.externalId, meta: { a: 1 } }),
   "identities.deleteIdentity": () => ({ identity: real.externalId }),
   "ratelimit.limit": () => ({ namespace: "ns", identifier: "user", limit: 10, duration: 60_000 }),
+  // An array body: the edits below turn it into an object with index keys (a 400), the other bodies are any JSON.
+  "ratelimit.multiLimit": () => [{ namespace: "ns", identifier: "user", limit: 10, duration: 60_000 }],
+  "ratelimit.setOverride": () => ({ namespace: "ns", identifier: "user_*", limit: 10, duration: 60_000 }),
+  "ratelimit.getOverride": () => ({ namespace: "ns", identifier: "user_1" }),
+  "ratelimit.listOverrides": () => ({ namespace: "ns" }),
+  "ratelimit.deleteOverride": () => ({ namespace: "ns", identifier: "user_*" }),
+  "permissions.setRolePermissions": () => ({ roleId: real.roleId, permissions: [real.permission] }),
+  "keys.migrateKeys": () => ({ migrationId: real.migrationId, apiId: real.apiId, keys: [{ hash: `aGFzaA${++created}` }] }),
 };
 const OPERATIONS = Object.keys(SEEDS) as OperationName[];
 
@@ -185,7 +194,7 @@ async function post(operation: string, body: string) {
 
 describe("every operation, arbitrary bodies", () => {
   it("covers the whole operation table", () => {
-    expect(OPERATIONS).toHaveLength(32);
+    expect(OPERATIONS).toHaveLength(39);
   });
 
   it.each(OPERATIONS)("%s: never a 500, always a valid envelope", async (operation) => {

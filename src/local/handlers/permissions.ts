@@ -1,6 +1,6 @@
 // Operations permissions.*: permissions (unique slug per workspace) and roles (unique name per
 // workspace, holding permissions). Deleting either removes it from every key and role.
-import { requirePermission } from "../auth";
+import { requirePermission, requireTuple } from "../auth";
 import { ServiceError } from "../envelope";
 import { newId } from "../ids";
 import { ensurePermissions, findPermission, requirePermissionRecord, requireRole } from "../lookup";
@@ -9,6 +9,7 @@ import { matchesSearch, pageOf } from "../paginate";
 import * as s from "../schemas";
 import type { PermissionRecord, RoleRecord } from "../storage";
 import { arr, obj, str } from "../validate";
+import type { Permission } from "../../protocol/types";
 import { permissionView, roleView } from "../views";
 
 export const createPermissionOperation = defineOperation("permissions.createPermission", {
@@ -131,5 +132,46 @@ export const deleteRoleOperation = defineOperation("permissions.deleteRole", {
     // It leaves every key that held it.
     await ctx.tx.delete("roles", role.id);
     return { data: {} };
+  },
+});
+
+export const setRolePermissionsOperation = defineOperation("permissions.setRolePermissions", {
+  access: "write",
+  schema: obj(
+    {
+      roleId: str({ min: 3, max: 255, pattern: /^[a-zA-Z0-9_-]+$/, patternHint: "Use the role's id as returned, e.g. role_…" }),
+      permissions: arr(s.slug()),
+    },
+    ["roleId", "permissions"],
+  ),
+  async run(ctx, body) {
+    requireTuple(ctx.root, "rbac.*.add_permission_to_role");
+    requireTuple(ctx.root, "rbac.*.remove_permission_from_role");
+    const ws = ctx.root.workspaceId;
+    const role = await ctx.tx.get("roles", body.roleId);
+    if (role?.workspaceId !== ws) throw new ServiceError("data.role_not_found", "The requested role does not exist.");
+    // Slugs compare case-insensitively, as production: the first spelling of a slug wins, and an
+    // existing permission is found whatever the case it was asked in.
+    const wanted = new Map<string, string>();
+    for (const slug of body.permissions) if (!wanted.has(slug.toLowerCase())) wanted.set(slug.toLowerCase(), slug);
+    const existing = new Map<string, PermissionRecord>();
+    if (wanted.size > 0) {
+      for (const p of await ctx.tx.list("permissions", ws)) if (!existing.has(p.slug.toLowerCase())) existing.set(p.slug.toLowerCase(), p);
+    }
+    const missing = [...wanted.keys()].filter((lower) => !existing.has(lower));
+    if (missing.length > 0) requireTuple(ctx.root, "rbac.*.create_permission");
+    const set: Array<{ slug: string; record: PermissionRecord }> = [];
+    for (const [lower, slug] of wanted) {
+      let record = existing.get(lower);
+      if (!record) {
+        record = { id: newId("perm"), workspaceId: ws, name: slug, slug, createdAt: ctx.now };
+        await ctx.tx.put("permissions", record);
+      }
+      set.push({ slug, record });
+    }
+    set.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
+    const permissionIds = set.map((p) => p.record.id);
+    if (permissionIds.join() !== role.permissionIds.join()) await ctx.tx.put("roles", { ...role, permissionIds });
+    return { data: set.map((p): Permission => permissionView(p.record)) };
   },
 });

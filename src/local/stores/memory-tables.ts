@@ -20,6 +20,8 @@ const INDEXED: { readonly [T in TableName]: ReadonlyArray<IndexedFields[T]> } = 
   permissions: ["slug"],
   roles: ["name"],
   identities: ["externalId"],
+  ratelimitNamespaces: ["name"],
+  ratelimitOverrides: ["namespaceId"],
 };
 
 /** The workspace a record belongs to; a workspace belongs to itself. */

@@ -132,6 +132,10 @@ export class MemoryTx implements StoreTx {
     const ws = (record as { workspaceId?: string }).workspaceId ?? id;
     if (table === "apis") {
       for (const keyId of this.data.ids("keys", ws, { field: "apiId", value: id })) this.cascade("keys", keyId);
+    } else if (table === "ratelimitNamespaces") {
+      for (const overrideId of this.data.ids("ratelimitOverrides", ws, { field: "namespaceId", value: id })) {
+        this.write("ratelimitOverrides", overrideId, undefined);
+      }
     } else if (table === "keys" || table === "identities") {
       this.dropOwned(id);
     }

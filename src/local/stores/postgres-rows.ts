@@ -20,6 +20,12 @@ export const LAYOUTS: { readonly [T in TableName]: TableLayout } = {
   roles: { table: "roles", columns: { workspaceId: "workspace_id", name: "name" }, scoped: true },
   identities: { table: "identities", columns: { workspaceId: "workspace_id", externalId: "external_id" }, scoped: true },
   keys: { table: "keys", columns: { workspaceId: "workspace_id", apiId: "api_id", hash: "hash" }, scoped: true },
+  ratelimitNamespaces: { table: "ratelimit_namespaces", columns: { workspaceId: "workspace_id", name: "name" }, scoped: true },
+  ratelimitOverrides: {
+    table: "ratelimit_overrides",
+    columns: { workspaceId: "workspace_id", namespaceId: "namespace_id" },
+    scoped: true,
+  },
 };
 
 /** The column of an indexed field that `find`/`list` may filter on; throws for any other name. */
@@ -37,6 +43,8 @@ const FILTERS: { readonly [T in TableName]: Readonly<Record<string, string>> } =
   permissions: { slug: "slug" },
   roles: { name: "name" },
   identities: { externalId: "external_id" },
+  ratelimitNamespaces: { name: "name" },
+  ratelimitOverrides: { namespaceId: "namespace_id" },
 };
 
 /** A row as read: `data` plus the columns a key or role is rebuilt from. */

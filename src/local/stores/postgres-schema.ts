@@ -66,6 +66,21 @@ CREATE INDEX ON $S.role_permissions (role_id);
 CREATE INDEX ON $S.role_permissions (permission_id);
 `,
   },
+  {
+    version: 2,
+    name: "rate-limit namespaces and overrides",
+    sql: `
+CREATE TABLE $S.ratelimit_namespaces (
+  id text COLLATE "C" PRIMARY KEY, workspace_id text COLLATE "C" NOT NULL, name text NOT NULL, data jsonb NOT NULL);
+CREATE INDEX ON $S.ratelimit_namespaces (workspace_id, id);
+CREATE INDEX ON $S.ratelimit_namespaces (workspace_id, name, id);
+CREATE TABLE $S.ratelimit_overrides (
+  id text COLLATE "C" PRIMARY KEY, workspace_id text COLLATE "C" NOT NULL, namespace_id text COLLATE "C" NOT NULL, data jsonb NOT NULL);
+CREATE INDEX ON $S.ratelimit_overrides (workspace_id, id);
+CREATE INDEX ON $S.ratelimit_overrides (workspace_id, namespace_id, id);
+CREATE INDEX ON $S.ratelimit_overrides (namespace_id);
+`,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -235,6 +235,15 @@ export class PgTx implements StoreTx {
         );
         await this.limits.dropCounters({ owner: id });
         return;
+      case "ratelimitNamespaces":
+        // One statement: the namespace and its overrides go together, atomically even outside a transaction.
+        await this.query(
+          `WITH n AS (DELETE FROM ${this.t("ratelimit_namespaces")} WHERE id = $1),
+           o AS (DELETE FROM ${this.t("ratelimit_overrides")} WHERE namespace_id = $1)
+           SELECT 1`,
+          [id],
+        );
+        return;
       default:
         await this.query(`DELETE FROM ${this.t(LAYOUTS[table].table)} WHERE id = $1`, [id]);
     }

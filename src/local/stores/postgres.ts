@@ -197,7 +197,10 @@ class PostgresStore implements Store {
       broken = err;
     };
     client.on("error", onError);
-    const query: Query = async <R>(text: string, params?: readonly unknown[]) => {
+    // One connection runs one statement at a time: statements the operation issues together
+    // (Promise.all) wait their turn here rather than queue inside the driver.
+    let turn: Promise<unknown> = Promise.resolve();
+    const run = async <R>(text: string, params?: readonly unknown[]): Promise<R[]> => {
       try {
         return (await client.query(text, params as unknown[])).rows as R[];
       } catch (err) {
@@ -206,6 +209,11 @@ class PostgresStore implements Store {
         if (mapped !== err) broken ??= err;
         throw mapped;
       }
+    };
+    const query: Query = <R>(text: string, params?: readonly unknown[]) => {
+      const result = turn.then(() => run<R>(text, params));
+      turn = result.catch(() => undefined);
+      return result;
     };
     try {
       await query("BEGIN");

@@ -71,6 +71,16 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   CREATE INDEX counters_by_owner ON counters (owner) WHERE owner IS NOT NULL;
   CREATE INDEX counters_by_expiry ON counters (expires_at);
   `,
+  `
+  CREATE TABLE ratelimit_namespaces (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL) WITHOUT ROWID;
+  CREATE INDEX ratelimit_namespaces_by_workspace ON ratelimit_namespaces (workspace_id, id);
+  CREATE INDEX ratelimit_namespaces_by_name ON ratelimit_namespaces (workspace_id, name, id);
+
+  CREATE TABLE ratelimit_overrides (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, namespace_id TEXT NOT NULL, data TEXT NOT NULL) WITHOUT ROWID;
+  CREATE INDEX ratelimit_overrides_by_workspace ON ratelimit_overrides (workspace_id, id);
+  CREATE INDEX ratelimit_overrides_by_namespace ON ratelimit_overrides (workspace_id, namespace_id, id);
+  CREATE INDEX ratelimit_overrides_by_namespace_only ON ratelimit_overrides (namespace_id);
+  `,
 ]);
 
 function pragmaNumber(db: SqlConnection, name: string): number {

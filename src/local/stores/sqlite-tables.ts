@@ -45,6 +45,12 @@ const SPECS: { [T in TableName]: TableSpec } = {
   apis: plain("apis"),
   permissions: plain("permissions", [["slug", (r: Tables["permissions"]) => r.slug]], { slug: "slug" }),
   identities: plain("identities", [["external_id", (r: Tables["identities"]) => r.externalId]], { externalId: "external_id" }),
+  ratelimitNamespaces: plain("ratelimit_namespaces", [["name", (r: Tables["ratelimitNamespaces"]) => r.name]], { name: "name" }),
+  ratelimitOverrides: plain(
+    "ratelimit_overrides",
+    [["namespace_id", (r: Tables["ratelimitOverrides"]) => r.namespaceId]],
+    { namespaceId: "namespace_id" },
+  ),
   roles: {
     ...plain("roles", [["name", (r: RoleRecord) => r.name]], { name: "name" }),
     select: `t.data, ${linkList("role_permissions", "permission_id", "role_id")} AS p`,
@@ -185,6 +191,9 @@ export class SqliteTables {
       case "identities":
         run("UPDATE keys SET identity_id = NULL, data = json_remove(data, '$.identityId') WHERE identity_id = ?", id);
         run("DELETE FROM counters WHERE owner = ?", id);
+        break;
+      case "ratelimitNamespaces":
+        run("DELETE FROM ratelimit_overrides WHERE namespace_id = ?", id);
         break;
       default:
         break;
