@@ -10,6 +10,7 @@ import pg from "pg";
 import { Redis } from "ioredis";
 import type { KeyRecord, Store } from "../src/local/storage";
 import { postgresStore } from "../src/local/stores/postgres";
+import { hashOf, idOf, probeKey, quantiles } from "./store-probe";
 
 const N = Number(process.env.KEYS ?? 100_000);
 const SAMPLES = 2000;
@@ -20,29 +21,7 @@ const open = () => postgresStore({ postgres: POSTGRES, redis: REDIS, schema });
 
 /** 100 keys per identity, whatever N. */
 const IDENTITIES = Math.max(1, Math.floor(N / 100));
-const idOf = (i: number) => `key_${i.toString(36).padStart(8, "0")}`;
-const hashOf = (i: number) => `h${i.toString(36).padStart(8, "0")}${"x".repeat(34)}`;
-const keyOf = (i: number): KeyRecord => ({
-  id: idOf(i),
-  workspaceId: "ws_bench",
-  apiId: `api_${i % 10}`,
-  hash: hashOf(i),
-  start: "sk_ab",
-  byteLength: 16,
-  createdAt: 1_700_000_000_000 + i,
-  enabled: true,
-  identityId: `id_${i % IDENTITIES}`,
-  permissionIds: i % 2 ? ["perm_1"] : [],
-  roleIds: [],
-  ratelimits: [],
-  credits: { remaining: 1_000_000_000, lastRefillAt: 0 },
-});
-
-function quantiles(times: number[]): string {
-  times.sort((a, b) => a - b);
-  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(3);
-  return `p50 ${at(0.5)}  p99 ${at(0.99)}  max ${times[times.length - 1]!.toFixed(3)}`;
-}
+const keyOf = (i: number): KeyRecord => probeKey(i, IDENTITIES, 1_000_000_000);
 
 async function time(name: string, fn: (i: number) => Promise<unknown>): Promise<void> {
   const wall: number[] = [];

@@ -9,34 +9,14 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { KeyRecord } from "../src/local/storage";
 import { sqliteStore } from "../src/local/stores/sqlite";
+import { hashOf, probeKey, quantiles } from "./store-probe";
 
 const N = Number(process.env.KEYS ?? 1_000_000);
 const SAMPLES = 5000;
 const dir = mkdtempSync(join(tmpdir(), "keyguard-bench-sqlite-"));
 const file = join(dir, "keys.db");
 
-const hashOf = (i: number) => `h${i.toString(36).padStart(8, "0")}${"x".repeat(34)}`;
-const keyOf = (i: number): KeyRecord => ({
-  id: `key_${i.toString(36).padStart(8, "0")}`,
-  workspaceId: "ws_bench",
-  apiId: `api_${i % 10}`,
-  hash: hashOf(i),
-  start: "sk_ab",
-  byteLength: 16,
-  createdAt: 1_700_000_000_000 + i,
-  enabled: true,
-  identityId: `id_${i % 1000}`,
-  permissionIds: i % 2 ? ["perm_1"] : [],
-  roleIds: [],
-  ratelimits: [],
-  credits: { remaining: 1_000_000, lastRefillAt: 0 },
-});
-
-function quantiles(times: number[]): string {
-  times.sort((a, b) => a - b);
-  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(3);
-  return `p50 ${at(0.5)}  p99 ${at(0.99)}  max ${times[times.length - 1]!.toFixed(3)}`;
-}
+const keyOf = (i: number): KeyRecord => probeKey(i, 1000, 1_000_000);
 
 function stats(name: string, wall: number[], cpu?: number[]): void {
   console.log(`${name.padEnd(48)} wall ms: ${quantiles(wall)}${cpu ? ` | cpu ms: ${quantiles(cpu)}` : ""}`);
