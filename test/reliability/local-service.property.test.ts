@@ -27,6 +27,9 @@ async function freshFixtures(): Promise<void> {
   const created = await client.keys.createKey({ apiId: real.apiId, permissions: [real.permission], roles: [real.role], externalId: real.externalId });
   real.keyId = created.keyId;
   real.key = created.key;
+  // The override the override operations' seeds name, in a namespace that `limit` creates.
+  await client.ratelimit.limit({ namespace: "ns", identifier: "seed", limit: 1000, duration: 60_000 });
+  await client.ratelimit.setOverride({ namespace: "ns", identifier: "user_*", limit: 10, duration: 60_000 });
 }
 
 let created = 0;
