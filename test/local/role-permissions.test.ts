@@ -41,6 +41,7 @@ describe("permissions.setRolePermissions", () => {
 
   it("404 for a role that does not exist (by id only), 403 without both role permissions, create_permission for new slugs", async () => {
     const { roleId } = (await s.call("permissions.createRole", { name: "viewer" })).body.data;
+    expect((await s.call("permissions.createPermission", { name: "Viewer keep", slug: "viewer.keep" })).status).toBe(200);
     const missing = await s.call("permissions.setRolePermissions", { roleId: "role_missing", permissions: [] });
     expect(missing.status).toBe(404);
     expect(missing.body.error).toMatchObject({ detail: "The requested role does not exist." });
@@ -52,7 +53,7 @@ describe("permissions.setRolePermissions", () => {
     expect(denied.status).toBe(403);
     expect(denied.body.error.detail).toBe("Missing permission: 'rbac.*.remove_permission_from_role'");
     const both = (await s.service.createRootKey({ permissions: ["rbac.*.add_permission_to_role", "rbac.*.remove_permission_from_role"] })).rootKey;
-    expect((await s.call("permissions.setRolePermissions", { roleId, permissions: ["keep.permission"] }, both)).status).toBe(200);
+    expect((await s.call("permissions.setRolePermissions", { roleId, permissions: ["viewer.keep"] }, both)).status).toBe(200);
     const create = await s.call("permissions.setRolePermissions", { roleId, permissions: ["brand.new.slug"] }, both);
     expect(create.status).toBe(403);
     expect(create.body.error.detail).toBe("Missing permission: 'rbac.*.create_permission'");
