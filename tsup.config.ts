@@ -16,6 +16,6 @@ export default defineConfig({
   clean: true,
   splitting: true,
   shims: false,
-  // Optional peer dependency, loaded lazily by keyguard/redis.
-  external: ["ioredis"],
+  // Optional peer dependencies, loaded lazily: by keyguard/redis, and by the client's `telemetry`.
+  external: ["ioredis", "@opentelemetry/api"],
 });

@@ -16,6 +16,7 @@ export type {
   CreateKeyInput,
 } from "./client/client";
 export type { ClientOptions, RetryOptions, CallOptions } from "./client/options";
+export type { TelemetryOptions } from "./client/telemetry";
 export {
   KeyServiceError,
   KeyServiceHttpError,

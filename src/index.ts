@@ -22,6 +22,8 @@ export type {
   PerRequest,
   VerifyRatelimit,
 } from "./middleware/options";
+export type { AuthDecision, DecisionHandler, DecisionSource } from "./middleware/on-decision";
+export type { TelemetryOptions } from "./client/telemetry";
 export { memoryStore } from "./middleware/store";
 export type { Store, MemoryStore, MemoryStoreOptions, AnswerRef, Ticket, Lookup, StoreSettings } from "./middleware/store";
 export { keyHash, INVALIDATION_CHANNEL_SUFFIX } from "./protocol/invalidation";

@@ -33,6 +33,7 @@ import { parseClientOptions, type CallOptions, type ClientOptions } from "./opti
 import { paginate, type ListAllOptions, type Page } from "./pagination";
 import { sendRequest, type RequestContext } from "./request";
 import { defaultRuntime } from "./runtime";
+import { createTelemetry } from "./telemetry";
 import { createTransport, type Transport } from "./transport";
 
 /** A response's `data` with the envelope's `requestId` as a non-enumerable property. */
@@ -131,7 +132,12 @@ export function createClient(options?: ClientOptions): KeyServiceClient {
  * the transport the config asks for unless one is given.
  */
 export function buildClient(context: Omit<RequestContext, "transport"> & { transport?: Transport }): KeyServiceClient {
-  const ctx: RequestContext = { ...context, transport: context.transport ?? createTransport(context.config) };
+  const { config } = context;
+  const ctx: RequestContext = {
+    ...context,
+    transport: context.transport ?? createTransport(config),
+    telemetry: context.telemetry ?? createTelemetry(config.telemetry, config.baseUrl, config.logger),
+  };
   const publisher = ctx.config.invalidate;
   const request = <Op extends OperationName>(operation: Op, body: Req<Op>, options?: CallOptions) => {
     const sent = sendRequest(ctx, operation, body, options) as Promise<ResultOf<Op>>;

@@ -7,6 +7,7 @@ import type { InvalidationPublisher } from "../protocol/invalidation";
 import { warnUnknownOptions } from "../unknown-options";
 import { KeyServiceConfigError } from "./errors";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry";
+import type { TelemetryOptions, TelemetrySettings } from "./telemetry";
 
 export interface RetryOptions {
   /** Total attempts including the first, 1..20. Default 5. */
@@ -64,6 +65,13 @@ export interface ClientOptions {
    * deleteRole and deleteApi, every answer is. Default: none.
    */
   invalidate?: InvalidationPublisher;
+  /**
+   * OpenTelemetry: a CLIENT span and a `http.client.request.duration` sample per HTTP request to
+   * the service, following the HTTP client semantic conventions. `true` uses the global tracer and
+   * meter providers (e.g. NodeSDK's); `{ tracerProvider, meterProvider }` uses those (a missing one:
+   * the global one). Needs the package `@opentelemetry/api`, loaded only then. Default false.
+   */
+  telemetry?: boolean | TelemetryOptions;
 }
 
 /** The parsed client options. Frozen; the root key is a non-enumerable property. */
@@ -80,6 +88,8 @@ export interface ClientConfig {
   readonly userAgent: string;
   readonly maxResponseBytes: number;
   readonly invalidate: InvalidationPublisher | undefined;
+  /** undefined = no telemetry. */
+  readonly telemetry: TelemetrySettings;
 }
 
 /** The effective settings of one call. */
@@ -100,7 +110,7 @@ const MAX_TIMER_MS = 2_147_483_647; // the largest delay a Node timer accepts
 const CLIENT_KEYS = new Set(
   optionNames<ClientOptions>()({
     rootKey: true, baseUrl: true, timeout: true, deadline: true, retry: true, fetch: true, logger: true,
-    userAgent: true, maxResponseBytes: true, invalidate: true,
+    userAgent: true, maxResponseBytes: true, invalidate: true, telemetry: true,
   }),
 );
 const RETRY_KEYS = new Set(optionNames<RetryOptions>()({ attempts: true, initialDelay: true, factor: true, maxDelay: true, jitter: true }));
@@ -150,6 +160,7 @@ export function parseClientOptions(options: ClientOptions = {}, env: NodeJS.Proc
   }
   const config = {
     invalidate,
+    telemetry: parseTelemetry(where, options.telemetry),
     baseUrl,
     timeout: duration(where, "timeout", options.timeout, DEFAULT_TIMEOUT),
     deadline: duration(where, "deadline", options.deadline, DEFAULT_DEADLINE),
@@ -161,6 +172,35 @@ export function parseClientOptions(options: ClientOptions = {}, env: NodeJS.Proc
   };
   Object.defineProperty(config, "rootKey", { value: rootKey, enumerable: false });
   return Object.freeze(config) as ClientConfig;
+}
+
+const PROVIDER_METHODS = Object.freeze({ tracerProvider: "getTracer", meterProvider: "getMeter" });
+
+/**
+ * The `telemetry` option: undefined when off, else the providers given (none: the global ones).
+ * Shared with apiKeyAuth(), whose `where` names it in the errors.
+ */
+export function parseTelemetry(where: string, value: unknown): TelemetrySettings {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return Object.freeze({});
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new KeyServiceConfigError("telemetry", `${where}: option \`telemetry\` must be true, false or { tracerProvider, meterProvider }, got ${describe(value)}.`);
+  }
+  const given = value as Record<string, unknown>;
+  const unknown = Object.keys(given).find((k) => !(k in PROVIDER_METHODS));
+  if (unknown !== undefined) {
+    throw new KeyServiceConfigError(`telemetry.${unknown}`, `${where}: unknown option \`telemetry.${unknown}\`. Known: tracerProvider, meterProvider.`);
+  }
+  for (const [name, method] of Object.entries(PROVIDER_METHODS)) {
+    const provider = given[name];
+    if (provider !== undefined && typeof (provider as Record<string, unknown> | null)?.[method] !== "function") {
+      throw new KeyServiceConfigError(
+        `telemetry.${name}`,
+        `${where}: option \`telemetry.${name}\` must be an OpenTelemetry ${name === "tracerProvider" ? "TracerProvider" : "MeterProvider"} (with ${method}()), got ${describe(provider)}.`,
+      );
+    }
+  }
+  return Object.freeze({ ...(given as TelemetryOptions) });
 }
 
 /** The settings of one call: `options` over the client's config. */

@@ -20,15 +20,27 @@ import { resolveCallOptions, type CallConfig, type CallOptions, type ClientConfi
 import { describeCause, safeCause } from "./redact";
 import { parseRetryAfter, retryAfterDelay, retryDelay } from "./retry";
 import type { Runtime } from "./runtime";
+import type { AttemptReport, Telemetry } from "./telemetry";
 import type { Transport, TransportResponse } from "./transport";
 
 export interface RequestContext {
   readonly config: ClientConfig;
   readonly runtime: Runtime;
   readonly transport: Transport;
+  /** Spans and the duration histogram, when the client was created with `telemetry`. */
+  readonly telemetry?: Telemetry | undefined;
 }
 
-type Outcome = { ok: true; value: object } | { ok: false; error: KeyServiceError; retryAfter?: number };
+type Outcome = { ok: true; value: object; status: number } | { ok: false; error: KeyServiceError; retryAfter?: number };
+
+/** How telemetry describes an attempt: status, and the error type (the status for an HTTP error, else the error's code). */
+function reportOf(outcome: Outcome): AttemptReport {
+  if (outcome.ok) return { status: outcome.status, errorType: undefined, data: outcome.value };
+  const status = (outcome.error as { status?: unknown }).status;
+  const hasStatus = typeof status === "number";
+  const errorType = hasStatus && status >= 400 ? String(status) : outcome.error.code;
+  return { status: hasStatus ? status : undefined, errorType, data: undefined };
+}
 
 interface Attempt {
   readonly operation: string;
@@ -76,7 +88,11 @@ export async function sendRequest(ctx: RequestContext, operation: string, body: 
     call.signal?.throwIfAborted();
     const left = call.deadline - (runtime.now() - started);
     if (left <= 0) throw deadlineError(operation, call.deadline, number - 1);
-    const outcome = await attemptOnce(config, transport, { operation, headers, body: json, call, number, left, secrets });
+    const attempt: Attempt = { operation, headers, body: json, call, number, left, secrets };
+    const outcome =
+      ctx.telemetry === undefined
+        ? await attemptOnce(config, transport, attempt)
+        : await ctx.telemetry.attempt(operation, number, () => attemptOnce(config, transport, attempt), reportOf);
     if (outcome.ok) return outcome.value;
 
     const error = outcome.error;
@@ -156,7 +172,7 @@ async function exchange(config: ClientConfig, transport: Transport, a: Attempt, 
       const message = `${a.operation}: invalid response from the key service (HTTP ${status}): ${parsed.reason}`;
       return { ok: false, error: new KeyServiceResponseError(message, { ...base, status, requestId: parsed.requestId }) };
     }
-    return { ok: true, value: attachMeta(parsed.data, parsed.requestId, parsed.pagination) };
+    return { ok: true, value: attachMeta(parsed.data, parsed.requestId, parsed.pagination), status };
   }
   return httpFailure(a, status, text, response.header("retry-after"));
 }

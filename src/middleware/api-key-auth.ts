@@ -14,8 +14,9 @@ import {
   serviceUnavailableDenial,
   verificationFailedDenial,
 } from "./denials";
-import { ConfigError, type KeyguardError } from "./errors";
+import { ConfigError, ERROR_CODES, type KeyguardError } from "./errors";
 import { checkCustomKey, extractKey, isPreflight, removeHeaders, type Extraction, type KeySource } from "./extract-key";
+import { createDecisionReporter, type DecisionSource } from "./on-decision";
 import { parseOptions, type ApiKeyAuthOptions, type NextFunction } from "./options";
 import { rateLimitHeaders } from "./ratelimit-headers";
 import { resolveShape, ShapeError, type ResolvedShape } from "./request-shape";
@@ -88,6 +89,12 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
     if (view === undefined) views.set(result, (view = withResponder(result, responder) as VerifiedKey));
     return view;
   };
+  // onDecision: undefined when not configured, so each report below is one skipped branch.
+  const observer = config.onDecision === undefined ? undefined : createDecisionReporter(config.onDecision, config.logger);
+  const denied = <E extends KeyguardError>(err: E, req: Req, source: DecisionSource, serviceMs?: number): E => {
+    observer?.denied(err, req, source, serviceMs);
+    return err;
+  };
   const headerNames = (from: readonly KeySource[]) =>
     from.map((source) => (source === "authorization" ? "authorization" : config.extract.header!));
 
@@ -100,14 +107,22 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
   }
 
   function decideFor(req: Req, found: Extraction, preflight: boolean): Action | Promise<Action> {
-    if (found.kind === "none") return preflight || config.optional ? "next" : missingKeyDenial(ctx);
-    if (found.kind === "malformed") return invalidRequestDenial(ctx, found.reason);
+    if (found.kind === "none") {
+      if (preflight) return "next";
+      if (!config.optional) return denied(missingKeyDenial(ctx), req, "none");
+      observer?.passed(ERROR_CODES.missingKey, req, "none");
+      return "next";
+    }
+    if (found.kind === "malformed") return denied(invalidRequestDenial(ctx, found.reason), req, "none");
     if (config.hideCredentials) removeHeaders(req, headerNames(found.from));
-    if (found.kind === "oversize") return rejectedKeyDenial(ctx, NOT_FOUND, { now: Date.now() });
+    if (found.kind === "oversize") return denied(rejectedKeyDenial(ctx, NOT_FOUND, { now: Date.now() }), req, "none");
     const keyHash = keepsAnswers ? hashKey(found.key) : "";
     if (fixedShape !== undefined) {
       const kept = verifier.peek(keyHash, fixedShape);
-      if (kept !== undefined && passes(kept)) return viewOf(kept);
+      if (kept !== undefined && passes(kept)) {
+        if (observer !== undefined) observer.cached(kept, req);
+        return viewOf(kept);
+      }
     }
     return verify(req, found.key, keyHash);
   }
@@ -119,22 +134,32 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
     } catch (e) {
       if (!(e instanceof ShapeError)) throw e;
       verifier.reportMisconfiguration(e.message);
-      return verificationFailedDenial(e.message, e);
+      return denied(verificationFailedDenial(e.message, e), req, "none");
     }
     const outcome = await verifier.verify(key, keyHash, shape);
+    const { serviceMs } = outcome;
     if (outcome.kind === "result") {
+      const { result, source } = outcome;
       // Only `valid: true` with the code VALID passes; `valid: true` with another code is that denial.
-      if (passes(outcome.result)) return viewOf(outcome.result);
-      return rejectedKeyDenial(ctx, outcome.result, {
+      if (passes(result)) {
+        if (source === "cache") observer?.cached(result, req);
+        else observer?.admitted(result, req, source, serviceMs);
+        return viewOf(result);
+      }
+      const rejection = rejectedKeyDenial(ctx, result, {
         now: Date.now(),
         ...(shape.body.permissions === undefined ? {} : { query: shape.body.permissions, scope: shape.scope }),
         ...(outcome.requestId === undefined ? {} : { requestId: outcome.requestId }),
       });
+      return denied(rejection, req, source, serviceMs);
     }
     const { failure } = outcome;
-    if (failure.kind === "misconfigured") return verificationFailedDenial(failure.reason, failure.cause, failure.requestId);
-    if (config.onServiceError === "open" && failure.mayFailOpen) return "next";
-    return serviceUnavailableDenial(failure.retryAfter, failure.cause, failure.requestId);
+    if (failure.kind === "misconfigured") return denied(verificationFailedDenial(failure.reason, failure.cause, failure.requestId), req, "service", serviceMs);
+    if (config.onServiceError === "open" && failure.mayFailOpen) {
+      observer?.passed(ERROR_CODES.serviceUnavailable, req, "service", serviceMs);
+      return "next";
+    }
+    return denied(serviceUnavailableDenial(failure.retryAfter, failure.cause, failure.requestId), req, "service", serviceMs);
   }
 
   /** Stores the verified key and its rate-limit headers (unless a handler before us already sent headers). */

@@ -10,7 +10,8 @@ import {
   type KeyServiceClient,
   type RetryOptions,
 } from "../client";
-import { normaliseCallSettings, type CallSettings } from "../client/options";
+import { normaliseCallSettings, parseTelemetry, type CallSettings } from "../client/options";
+import type { TelemetryOptions, TelemetrySettings } from "../client/telemetry";
 import { ConfigError, describeValue as show, optionNames } from "../config-error";
 import { defaultLogger, type Logger } from "../logger";
 import { parsePermissionQuery } from "../protocol/permission-query";
@@ -19,6 +20,7 @@ import { warnUnknownOptions } from "../unknown-options";
 import type { DenialContext } from "./denials";
 import type { KeyguardError } from "./errors";
 import type { ExtractOptions } from "./extract-key";
+import type { DecisionHandler } from "./on-decision";
 import { buildStatusPolicy, type StatusPolicyOverrides } from "./policy";
 import { checkCost, checkRatelimits, checkTags, staticShape, type ResolvedShape } from "./request-shape";
 import { memoryStore, type Store, type StoreSettings } from "./store";
@@ -126,6 +128,20 @@ export interface ApiKeyAuthOptions<Req extends IncomingMessage = IncomingMessage
   store?: Store;
   /** Receives warnings (service down, failing open) and errors (misconfiguration). Default `defaultLogger`. */
   logger?: Logger;
+  /**
+   * Called synchronously once per request that reached a decision (admitted or denied; not for CORS
+   * preflights let through, nor when `getKey` or an option function throws), before the request
+   * goes on or is answered, with the outcome, the code, the keyId, where the answer came from and
+   * the time the service took. A throw is logged (throttled) and changes nothing. Default: none.
+   */
+  onDecision?: DecisionHandler<Req>;
+  /**
+   * OpenTelemetry for the calls to the key service: a CLIENT span and a `http.client.request.duration`
+   * sample per HTTP request (none for answers from the cache). `true`: the global providers;
+   * `{ tracerProvider, meterProvider }`: those. Needs `@opentelemetry/api`. With `client`, set it
+   * on `createClient()` instead. Default false.
+   */
+  telemetry?: boolean | TelemetryOptions;
 }
 
 export const DEFAULTS = Object.freeze({
@@ -144,6 +160,7 @@ export const OPTION_NAMES = optionNames<ApiKeyAuthOptions>()({
   cost: true, ratelimits: true, tags: true, optional: true, realm: true, policy: true, onDenied: true,
   passErrors: true, hideCredentials: true, allowPreflight: true, rateLimitHeaders: true, onServiceError: true,
   staleIfError: true, timeout: true, deadline: true, retry: true, cache: true, store: true, logger: true,
+  onDecision: true, telemetry: true,
 });
 
 export interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
@@ -172,6 +189,7 @@ export interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
   readonly cache: StoreSettings | undefined;
   readonly store: Store | undefined;
   readonly logger: Logger;
+  readonly onDecision: DecisionHandler<Req> | undefined;
 }
 
 const fail = (option: string, message: string): never => {
@@ -257,13 +275,21 @@ function asOurs<T>(build: () => T, fallbackOption: string): T {
   }
 }
 
-function buildClient(options: { rootKey?: string; baseUrl?: string; client?: KeyServiceClient }, logger: Logger, call: CallSettings): KeyServiceClient {
+function buildClient(
+  options: { rootKey?: string; baseUrl?: string; client?: KeyServiceClient },
+  logger: Logger,
+  call: CallSettings,
+  telemetry: TelemetrySettings,
+): KeyServiceClient {
   if (options.client !== undefined) {
     if (typeof options.client !== "object" || options.client === null || typeof options.client.keys?.verifyKey !== "function") {
       return fail("client", `client is ${show(options.client)}; pass createClient() from "keyguard/client".`);
     }
     if (options.rootKey !== undefined || options.baseUrl !== undefined) {
       return fail("client", "pass either client or rootKey/baseUrl, not both; the client already holds them.");
+    }
+    if (telemetry !== undefined) {
+      return fail("telemetry", "telemetry is for the client apiKeyAuth() builds; with your own client, pass it to createClient({ telemetry }).");
     }
     return options.client;
   }
@@ -278,7 +304,16 @@ function buildClient(options: { rootKey?: string; baseUrl?: string; client?: Key
     error: (fields, message) => logger.error(fields, message),
   };
   return asOurs(
-    () => createClient({ rootKey, baseUrl: options.baseUrl, logger: clientLogger, timeout: call.timeout, deadline: call.deadline, retry: call.retry ?? false }),
+    () =>
+      createClient({
+        rootKey,
+        baseUrl: options.baseUrl,
+        logger: clientLogger,
+        timeout: call.timeout,
+        deadline: call.deadline,
+        retry: call.retry ?? false,
+        ...(telemetry === undefined ? {} : { telemetry }),
+      }),
     "baseUrl",
   );
 }
@@ -350,6 +385,8 @@ export function parseOptions<Req extends IncomingMessage, Res extends ServerResp
       `apiKeyAuth: timeout (${timeout} ms) is longer than deadline (${deadline} ms); each attempt is cut to the time left of the deadline`,
     );
   }
+  const onDecision = optionalFunction<DecisionHandler<Req>>("onDecision", options.onDecision);
+  const telemetry = asOurs(() => parseTelemetry("apiKeyAuth", options.telemetry), "telemetry");
   const staleIfError = options.staleIfError === false ? 0 : millis("staleIfError", options.staleIfError, 0, 0);
   const cache = parseCache(options.cache);
   const store = parseStore(options.store, cache);
@@ -360,7 +397,7 @@ export function parseOptions<Req extends IncomingMessage, Res extends ServerResp
   const shapeOptions = { permissions, cost: options.cost, ratelimits, tags };
 
   return Object.freeze({
-    client: buildClient(options, logger, call.settings),
+    client: buildClient(options, logger, call.settings, telemetry),
     extract,
     getKey,
     ...shapeOptions,
@@ -383,5 +420,6 @@ export function parseOptions<Req extends IncomingMessage, Res extends ServerResp
     cache: cache === undefined ? undefined : Object.freeze({ ttl: cache.ttl, negativeTtl: cache.negativeTtl }),
     store,
     logger,
+    onDecision,
   });
 }

@@ -22,8 +22,12 @@ export type VerifyOutcome =
       readonly result: Readonly<VerifyKeyResult>;
       /** `meta.requestId` of the call that produced the result. */
       readonly requestId: string | undefined;
+      /** A kept answer (`cache`), the service's, or a `staleIfError` one. */
+      readonly source: "cache" | "service" | "stale";
+      /** How long this request waited for the service, ms; undefined for a kept answer. */
+      readonly serviceMs: number | undefined;
     }
-  | { readonly kind: "failure"; readonly failure: ServiceFailure };
+  | { readonly kind: "failure"; readonly failure: ServiceFailure; readonly serviceMs: number };
 
 export interface Verifier {
   /** A kept answer for this key hash and shape, without waiting; undefined on a miss. */
@@ -64,6 +68,8 @@ export const passes = (result: Readonly<VerifyKeyResult>): boolean => result.val
 interface Shared {
   readonly result: Readonly<VerifyKeyResult>;
   readonly reusable: boolean;
+  /** Whether the answer came from a call to the service (false: from the store). */
+  readonly called: boolean;
 }
 
 export function createVerifier(settings: VerifierSettings): Verifier {
@@ -157,7 +163,7 @@ export function createVerifier(settings: VerifierSettings): Verifier {
   /** The store's answer, or the service's (stored when it may be), for a cacheable shape. */
   async function lookupOrCall(ref: AnswerRef, run: () => Promise<Readonly<VerifyKeyResult>>): Promise<Shared> {
     const found = await store!.lookup(ref, call.settings.deadline);
-    if (found.hit !== undefined) return { result: found.hit, reusable: true };
+    if (found.hit !== undefined) return { result: found.hit, reusable: true, called: false };
     const ticket: Ticket = found.ticket;
     let result: Readonly<VerifyKeyResult> | undefined;
     try {
@@ -165,24 +171,28 @@ export function createVerifier(settings: VerifierSettings): Verifier {
     } finally {
       store!.settle(ticket, result, result === undefined ? 0 : storableFor(result, cache!, Date.now()));
     }
-    return { result, reusable: isReusable(result) };
+    return { result, reusable: isReusable(result), called: true };
   }
 
   /** One call per answer at a time; see the invariant at the top of this file. */
-  async function shared(ref: AnswerRef, run: () => Promise<Readonly<VerifyKeyResult>>): Promise<Readonly<VerifyKeyResult>> {
+  async function shared(ref: AnswerRef, run: () => Promise<Readonly<VerifyKeyResult>>): Promise<Shared> {
+    const own = async (): Promise<Shared> => {
+      const result = await run();
+      return { result, reusable: isReusable(result), called: true };
+    };
     // A charged key's answers are never shared: joining would only make each request wait for
     // another's call before making its own.
-    if (charged.has(ref.keyHash)) return run();
+    if (charged.has(ref.keyHash)) return own();
     const k = refKey(ref);
     const joined = inflight.get(k);
     if (joined !== undefined) {
       const answer = await joined;
-      return answer.reusable ? answer.result : run();
+      return answer.reusable ? answer : own();
     }
     const mine = lookupOrCall(ref, run);
     inflight.set(k, mine);
     try {
-      return (await mine).result;
+      return await mine;
     } finally {
       if (inflight.get(k) === mine) inflight.delete(k);
     }
@@ -195,6 +205,7 @@ export function createVerifier(settings: VerifierSettings): Verifier {
     },
     async verify(key, keyHash, shape) {
       const started = Date.now();
+      const waitStarted = performance.now();
       const ref: AnswerRef = { keyHash, query: shape.query };
       const staleMark = stale?.mark() ?? 0;
       const run = async () => {
@@ -203,14 +214,23 @@ export function createVerifier(settings: VerifierSettings): Verifier {
         return result;
       };
       try {
-        const result = store !== undefined && shape.cacheable ? await shared(ref, run) : await run();
-        return { kind: "result", result, requestId: requestIdOf(result) };
+        const answer = store !== undefined && shape.cacheable ? await shared(ref, run) : undefined;
+        const result = answer === undefined ? await run() : answer.result;
+        const called = answer === undefined || answer.called;
+        return {
+          kind: "result",
+          result,
+          requestId: requestIdOf(result),
+          source: called ? "service" : "cache",
+          serviceMs: called ? performance.now() - waitStarted : undefined,
+        };
       } catch (e) {
+        const serviceMs = performance.now() - waitStarted;
         const failure = classifyServiceFailure(e);
         const kept = failure.kind === "unavailable" && stale !== undefined && shape.cacheable ? recall(ref) : undefined;
         report(failure, kept !== undefined);
-        if (kept !== undefined) return { kind: "result", result: kept, requestId: requestIdOf(kept) };
-        return { kind: "failure", failure };
+        if (kept !== undefined) return { kind: "result", result: kept, requestId: requestIdOf(kept), source: "stale", serviceMs };
+        return { kind: "failure", failure, serviceMs };
       }
     },
     reportMisconfiguration(reason) {

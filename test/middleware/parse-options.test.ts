@@ -141,7 +141,9 @@ describe("parseOptions", () => {
 
   it("lists every option name (the list is checked by the compiler against ApiKeyAuthOptions)", () => {
     expect(OPTION_NAMES).toContain("store");
-    expect(OPTION_NAMES).toHaveLength(26);
+    expect(OPTION_NAMES).toContain("onDecision");
+    expect(OPTION_NAMES).toContain("telemetry");
+    expect(OPTION_NAMES).toHaveLength(28);
     expect(Object.isFrozen(OPTION_NAMES)).toBe(true);
   });
 
