@@ -102,7 +102,8 @@ export function createTelemetry(
   let instruments: Instruments | undefined;
   let failed = false;
   const loaded = load().then((mod) => {
-    const api = ((mod as { default?: unknown }).default ?? mod) as Api;
+    // The named exports (the default export lacks SpanKind and SpanStatusCode).
+    const api = ((mod as { trace?: unknown }).trace === undefined ? (mod as { default?: unknown }).default : mod) as Api;
     if (typeof api?.trace?.getTracerProvider !== "function") throw new Error("not the @opentelemetry/api module");
     return api;
   });
