@@ -67,8 +67,8 @@ const onlyOk = (label: string) => (r: LoadResult) => {
 
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
 
-/** Groups of measures; BENCH_ONLY=overhead,credits,service,down,fleet runs some of them. */
-const GROUPS = ["overhead", "credits", "service", "down", "fleet"] as const;
+/** Groups of measures; BENCH_ONLY=overhead,observe,credits,service,down,fleet runs some of them. */
+const GROUPS = ["overhead", "observe", "credits", "service", "down", "fleet"] as const;
 const ONLY = (process.env.BENCH_ONLY ?? "").split(",").map((g) => g.trim()).filter(Boolean);
 for (const g of ONLY) if (!(GROUPS as readonly string[]).includes(g)) throw new Error(`bench: BENCH_ONLY names ${JSON.stringify(g)}; use some of ${GROUPS.join(", ")}`);
 const runs = (group: (typeof GROUPS)[number]) => ONLY.length === 0 || ONLY.includes(group);
@@ -140,6 +140,23 @@ async function main() {
       goal: { min: 3, text: "repeated key ≥ 3× the SDK middleware" },
       detail: appCpu(["keyguard", "SDK"], r.cached, r.sdk),
     });
+  }
+
+  if (runs("observe")) {
+    // The cached key with onDecision and OpenTelemetry on against the same app with them off, and
+    // a second app with them off: the spread two identical sides show in the same rounds.
+    const r = await rotate(
+      { on: get(apps.keyguardObserved!, repeated.key), off: get(apps.keyguard!, repeated.key), twin: get(apps.keyguardTwin!, repeated.key) },
+      ROUNDS,
+      onlyOk("observe"),
+    );
+    add({
+      name: "cached key, onDecision + OpenTelemetry on ÷ off",
+      ratio: ratioOf(r, "on", "off"),
+      goal: { min: 0.98, text: "cached key with onDecision + OpenTelemetry within 2 % of off" },
+      detail: appCpu(["on", "off"], r.on, r.off),
+    });
+    add({ name: "(reference) cached key, off ÷ an identical app", ratio: ratioOf(r, "twin", "off"), detail: appCpu(["identical app", "off"], r.twin, r.off) });
   }
 
   if (runs("credits")) {

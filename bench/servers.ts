@@ -4,8 +4,10 @@
 
 import net from "node:net";
 import type { AddressInfo } from "node:net";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import express from "express";
-import { apiKeyAuth, silentLogger } from "keyguard";
+import { apiKeyAuth, silentLogger, type AuthDecision } from "keyguard";
 import { startLocalKeyService } from "keyguard/local";
 import { sdkMiddleware } from "./sdk-middleware";
 
@@ -61,6 +63,25 @@ function cpuApp(): express.Express {
   return control;
 }
 
+/**
+ * What the observed app turns on: an onDecision hook that only counts (the cost measured is
+ * keyguard's, not a hook's own work) and OpenTelemetry with the real SDK, exporting to memory
+ * (spans and samples come from calls to the service only: a few per cache TTL).
+ */
+function observability() {
+  const counts = { decisions: 0, fromCache: 0 };
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(new InMemorySpanExporter())] });
+  const reader = new PeriodicExportingMetricReader({ exporter: new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE), exportIntervalMillis: 60_000 });
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  return {
+    onDecision: (decision: AuthDecision) => {
+      counts.decisions++;
+      if (decision.source === "cache") counts.fromCache++;
+    },
+    telemetry: { tracerProvider, meterProvider },
+  };
+}
+
 async function startApps(config: AppsConfig): Promise<Record<string, string>> {
   const app = (middleware?: express.RequestHandler) => {
     const a = express();
@@ -76,6 +97,9 @@ async function startApps(config: AppsConfig): Promise<Record<string, string>> {
     plain: await app(),
     noop: await app((_req, _res, next) => next()),
     keyguard: await app(apiKeyAuth({ ...common, baseUrl: config.baseUrl })),
+    keyguardObserved: await app(apiKeyAuth({ ...common, baseUrl: config.baseUrl, ...observability() })),
+    // The same as `keyguard`: how far two identical sides differ in this run.
+    keyguardTwin: await app(apiKeyAuth({ ...common, baseUrl: config.baseUrl })),
     sdk: await app(sdkMiddleware({ rootKey: config.rootKey, baseUrl: config.baseUrl })),
     keyguardDown: await app(apiKeyAuth({ ...common, baseUrl: config.downUrl })),
     sdkDown: await app(sdkMiddleware({ rootKey: config.rootKey, baseUrl: config.downUrl })),
