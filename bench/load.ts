@@ -99,3 +99,11 @@ export async function rotate<K extends string>(
 export function ratioOf<K extends string>(runs: Record<K, LoadResult[]>, a: K, b: K): number {
   return median(runs[a].map((r, i) => r.rps / runs[b][i]!.rps));
 }
+
+/**
+ * Median over rounds of the CPU-per-request ratio b ÷ a, oriented like {@link ratioOf}: below 1
+ * when `a` spends more CPU per request than `b`. Needs runs with `cpuUrl`.
+ */
+export function cpuRatioOf<K extends string>(runs: Record<K, LoadResult[]>, a: K, b: K): number {
+  return median(runs[a].map((r, i) => (runs[b][i]!.cpuPerRequest ?? NaN) / (r.cpuPerRequest ?? NaN)));
+}

@@ -3,7 +3,8 @@
 // HTTP request (retries included), none for a cached answer, error spans for a 503 and a refused
 // connection, the semantic conventions' names, and neither the key nor the root key anywhere.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { metrics, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { context, metrics, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import {
   AggregationTemporality,
@@ -205,6 +206,34 @@ describe("client telemetry", () => {
     } finally {
       trace.disable();
       metrics.disable();
+    }
+  });
+
+  it("the span is a child of the active span, and the active span while the HTTP request is sent", async () => {
+    const o = otel();
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    try {
+      const seenByFetch: (string | undefined)[] = [];
+      const client = createClient({
+        rootKey: fx.svc.rootKey,
+        baseUrl: fx.svc.baseUrl,
+        logger: silentLogger,
+        telemetry: o.providers,
+        // Stands for a lower-level HTTP instrumentation: what is active when the request goes out.
+        fetch: (input, init) => {
+          seenByFetch.push(trace.getActiveSpan()?.spanContext().spanId);
+          return fetch(input, init);
+        },
+      });
+      const parent = o.tracerProvider.getTracer("app").startSpan("GET /orders");
+      await context.with(trace.setSpan(context.active(), parent), () => client.keys.verifyKey({ key: "sk_parent_test" }));
+      parent.end();
+      const ours = verifySpans(o.spans())[0]!;
+      expect(ours.parentSpanContext?.spanId).toBe(parent.spanContext().spanId);
+      expect(ours.spanContext().traceId).toBe(parent.spanContext().traceId);
+      expect(seenByFetch).toEqual([ours.spanContext().spanId]);
+    } finally {
+      context.disable();
     }
   });
 
