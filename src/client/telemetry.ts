@@ -101,38 +101,39 @@ export function createTelemetry(
 
   let instruments: Instruments | undefined;
   let failed = false;
-  const loaded = load().then((mod) => {
-    // The named exports (the default export lacks SpanKind and SpanStatusCode).
-    const api = ((mod as { trace?: unknown }).trace === undefined ? (mod as { default?: unknown }).default : mod) as Api;
-    if (typeof api?.trace?.getTracerProvider !== "function") throw new Error("not the @opentelemetry/api module");
-    return api;
+  // Imported now; a failure is logged at once (not at the first call).
+  const loaded: Promise<Api | undefined> = load().then(
+    (mod) => {
+      // The named exports (the default export lacks SpanKind and SpanStatusCode).
+      const api = ((mod as { trace?: unknown }).trace === undefined ? (mod as { default?: unknown }).default : mod) as Api;
+      if (typeof api?.trace?.getTracerProvider !== "function") throw new Error("not the @opentelemetry/api module");
+      return api;
+    },
+  ).catch((cause: unknown) => {
+    failed = true;
+    const code = (cause as { code?: unknown } | null)?.code;
+    const missing = code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND";
+    logger.error(
+      { package: "@opentelemetry/api", ...(typeof code === "string" ? { code } : {}) },
+      missing
+        ? "keyguard client: telemetry needs the package @opentelemetry/api (npm install @opentelemetry/api); continuing without spans and metrics"
+        : "keyguard client: cannot load @opentelemetry/api; continuing without spans and metrics",
+    );
+    return undefined;
   });
-  // The providers are looked up at the first call, so a global SDK registered after createClient() is used.
-  const ready: Promise<Instruments | undefined> = loaded.then(
-    (api) => {
-      const tracerProvider = (settings.tracerProvider ?? api.trace.getTracerProvider()) as OtelApi.TracerProvider;
-      const meterProvider = (settings.meterProvider ?? api.metrics.getMeterProvider()) as OtelApi.MeterProvider;
-      const tracer = tracerProvider.getTracer(INSTRUMENTATION_NAME);
-      const duration = meterProvider.getMeter(INSTRUMENTATION_NAME).createHistogram(DURATION_METRIC, {
-        description: "Duration of HTTP client requests.",
-        unit: "s",
-        advice: { explicitBucketBoundaries: [...DURATION_BUCKETS] },
-      });
-      return (instruments = { api, tracer, duration });
-    },
-    (cause: unknown) => {
-      failed = true;
-      const code = (cause as { code?: unknown } | null)?.code;
-      const missing = code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND";
-      logger.error(
-        { package: "@opentelemetry/api", ...(typeof code === "string" ? { code } : {}) },
-        missing
-          ? "keyguard client: telemetry needs the package @opentelemetry/api (npm install @opentelemetry/api); continuing without spans and metrics"
-          : "keyguard client: cannot load @opentelemetry/api; continuing without spans and metrics",
-      );
-      return undefined;
-    },
-  );
+
+  /** The tracer and histogram, from the providers as they are at the first call (an SDK registered after createClient() counts). */
+  function instrument(api: Api): Instruments {
+    const tracerProvider = (settings!.tracerProvider ?? api.trace.getTracerProvider()) as OtelApi.TracerProvider;
+    const meterProvider = (settings!.meterProvider ?? api.metrics.getMeterProvider()) as OtelApi.MeterProvider;
+    const tracer = tracerProvider.getTracer(INSTRUMENTATION_NAME);
+    const duration = meterProvider.getMeter(INSTRUMENTATION_NAME).createHistogram(DURATION_METRIC, {
+      description: "Duration of HTTP client requests.",
+      unit: "s",
+      advice: { explicitBucketBoundaries: [...DURATION_BUCKETS] },
+    });
+    return { api, tracer, duration };
+  }
 
   async function traced<T>(ins: Instruments, operation: string, attemptNumber: number, run: () => Promise<T>, describe: (value: T) => AttemptReport): Promise<T> {
     const { api, tracer, duration } = ins;
@@ -173,8 +174,11 @@ export function createTelemetry(
 
   return {
     async attempt(operation, attemptNumber, run, describe) {
-      const ins = instruments ?? (failed ? undefined : await ready);
-      return ins === undefined ? run() : traced(ins, operation, attemptNumber, run, describe);
+      if (instruments === undefined && !failed) {
+        const api = await loaded;
+        if (api !== undefined) instruments ??= instrument(api);
+      }
+      return instruments === undefined ? run() : traced(instruments, operation, attemptNumber, run, describe);
     },
   };
 }

@@ -196,7 +196,8 @@ describe("client telemetry", () => {
   it("telemetry: true uses the global providers (what NodeSDK registers), looked up at the first call", async () => {
     const o = otel();
     const client = createClient({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger, telemetry: true });
-    // Registered after the client was created, as an app may do.
+    // Registered after the client was created (and @opentelemetry/api loaded), as an app may do.
+    await new Promise((resolve) => setTimeout(resolve, 50));
     trace.setGlobalTracerProvider(o.tracerProvider);
     metrics.setGlobalMeterProvider(o.meterProvider);
     try {
