@@ -102,14 +102,13 @@ export function createTelemetry(
   let instruments: Instruments | undefined;
   let failed = false;
   // Imported now; a failure is logged at once (not at the first call).
-  const loaded: Promise<Api | undefined> = load().then(
-    (mod) => {
-      // The named exports (the default export lacks SpanKind and SpanStatusCode).
-      const api = ((mod as { trace?: unknown }).trace === undefined ? (mod as { default?: unknown }).default : mod) as Api;
-      if (typeof api?.trace?.getTracerProvider !== "function") throw new Error("not the @opentelemetry/api module");
-      return api;
-    },
-  ).catch((cause: unknown) => {
+  const toApi = (mod: unknown): Api => {
+    // The named exports (the default export lacks SpanKind and SpanStatusCode).
+    const api = ((mod as { trace?: unknown }).trace === undefined ? (mod as { default?: unknown }).default : mod) as Api;
+    if (typeof api?.trace?.getTracerProvider !== "function") throw new Error("not the @opentelemetry/api module");
+    return api;
+  };
+  const loaded: Promise<Api | undefined> = load().then(toApi).catch((cause: unknown) => {
     failed = true;
     const code = (cause as { code?: unknown } | null)?.code;
     const missing = code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND";
