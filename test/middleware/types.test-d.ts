@@ -9,6 +9,7 @@ import {
   type STATUS_PRESETS,
   type ApiKeyAuthHandler,
   type ApiKeyAuthOptions,
+  type AuthDecision,
   type DeniedHandler,
   type KeyguardError,
   type VerifiedKey,
@@ -39,6 +40,20 @@ describe("types", () => {
       auth,
       requireKey<Request>((key, req) => key.meta?.tenant === req.params.tenant, { description: "a key of this tenant" }),
     );
+  });
+
+  it("onDecision gets the decision and the request as the app names its type; telemetry takes providers", () => {
+    apiKeyAuth<Request>({
+      rootKey: "x",
+      onDecision: (decision, req) => {
+        expectTypeOf(decision).toEqualTypeOf<AuthDecision>();
+        expectTypeOf(req).toEqualTypeOf<Request>();
+        expectTypeOf(decision.outcome).toEqualTypeOf<"admitted" | "denied">();
+        expectTypeOf(decision.source).toEqualTypeOf<"cache" | "service" | "stale" | "none">();
+        expectTypeOf(decision.serviceMs).toEqualTypeOf<number | undefined>();
+      },
+    });
+    expectTypeOf<ApiKeyAuthOptions["telemetry"]>().toEqualTypeOf<boolean | { tracerProvider?: { getTracer(name: string, version?: string): object }; meterProvider?: { getMeter(name: string, version?: string): object } } | undefined>();
   });
 
   it("options", () => {
