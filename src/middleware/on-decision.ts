@@ -15,7 +15,7 @@ export type DecisionSource =
   | "service"
   /** A kept VALID answer served while the service was unavailable (`staleIfError`). */
   | "stale"
-  /** No answer was needed: no key, malformed credentials, an over-long key, a failed option function. */
+  /** No answer was needed: no key, malformed credentials, an over-long key, a bad value from an option function. */
   | "none";
 
 /** What `onDecision` receives. Never the key. */
