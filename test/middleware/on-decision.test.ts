@@ -123,7 +123,7 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     expect(decisions).toEqual([{ outcome: "denied", status: 500, code: "VERIFICATION_FAILED", keyId: undefined, source: "service", serviceMs: expect.any(Number) }]);
   });
 
-  it("a failing option function: denied 500 VERIFICATION_FAILED, nothing asked", async () => {
+  it("an option function returning a bad value: denied 500 VERIFICATION_FAILED, nothing asked", async () => {
     const { app, decisions } = appWith({ cost: () => -1 });
     expect((await request(app).get("/").set("X-API-Key", "sk_some_key_cost")).status).toBe(500);
     expect(decisions).toEqual([{ outcome: "denied", status: 500, code: "VERIFICATION_FAILED", keyId: undefined, source: "none", serviceMs: undefined }]);
