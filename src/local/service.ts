@@ -3,7 +3,8 @@
 import { LocalServiceArgumentError } from "./argument-error";
 import { ALL_ROOT_PERMISSIONS, PERMISSION_TUPLE } from "./auth";
 import { newId } from "./ids";
-import { generateKey, hashKey } from "./key-material";
+import { generateKey } from "./key-material";
+import { keyHash } from "../protocol/key-hash";
 import { ENCRYPTION_KEY_ENV, KeyVault } from "./key-vault";
 import type { LocalServiceConfig } from "./options";
 import { BOOTSTRAP_META, exportState, putWorkspace } from "./state-file";
@@ -99,7 +100,7 @@ async function bootstrap(tx: StoreTx, rootKey: string, now: number, storeKeys: b
   if (stored?.workspaceId !== workspaceId || stored.apiId !== apiId) {
     await tx.setMeta(BOOTSTRAP_META, JSON.stringify({ workspaceId, apiId }));
   }
-  const hash = hashKey(rootKey);
+  const hash = keyHash(rootKey);
   const root = await tx.rootKeyByHash(hash);
   if (!root) {
     await tx.put("rootKeys", { id: newId("rk"), workspaceId, hash, permissions: [...ALL_ROOT_PERMISSIONS], createdAt: now });

@@ -12,7 +12,7 @@ import { canOnApi } from "./auth";
 import { encodeBase58 } from "./base58";
 import { creditsAt, dueRefill } from "./credits";
 import { ServiceError } from "./envelope";
-import { hashKey } from "./key-material";
+import { keyHash } from "../protocol/key-hash";
 import { verifyMigratedKey } from "./key-migrations";
 import type { OpContext } from "./operation";
 import { limitCounter } from "./ratelimit";
@@ -77,7 +77,7 @@ function parseQuery(permissions: string) {
 export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest): Promise<VerifyKeyResult> {
   const { tx, root, now } = ctx;
   const mayVerify = (k: KeyRecord) => canOnApi(root, "verify_key", k.apiId);
-  let key = await tx.keyByHash(hashKey(body.key));
+  let key = await tx.keyByHash(keyHash(body.key));
   // A key imported in another system's hash form verifies (and is rehashed) under its migration.
   if (!key && body.migrationId) key = await verifyMigratedKey(tx, root.workspaceId, body.migrationId, body.key, mayVerify);
   // A key of another workspace, or of an API this root key may not verify (no verify grant at
