@@ -1,5 +1,5 @@
 // The HTTP face of the local key service: a node:http request handler serving
-// `POST /v2/<group>.<op>` and `GET /v2/liveness`. It also mounts in Express or Connect
+// `POST /v2/<group>.<op>`, `GET /v2/liveness` and, with metrics on, `GET /metrics`. It also mounts in Express or Connect
 // (`outer.use("/prefix", app)`). Bad input never gives a 500; every answer is an envelope.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { invalidationAfter } from "../protocol/invalidation";
@@ -10,6 +10,7 @@ import { ServiceError, errorContentType, errorEnvelope, successEnvelope } from "
 import { newId } from "./ids";
 import type { OpResult } from "./operation";
 import { findOperation } from "./operations";
+import { METRICS_PATH, metricsEndpoint } from "./metrics-route";
 import { hasBody, isJsonContentType, readJsonBody } from "./request-body";
 import type { ServiceCore } from "./service";
 import type { StoreTx } from "./storage";
@@ -88,6 +89,7 @@ export function createApp(core: ServiceCore): LocalServiceApp {
       // The answer is prepared (and serialized) inside the transaction and sent once it committed.
       const run = async (tx: StoreTx): Promise<string> => {
         const result: OpResult<unknown> = await op.run({ tx, root, now, ip, vault: core.vault }, body as never);
+        core.metrics?.outcome(name, result.data);
         return JSON.stringify(successEnvelope(result.data, requestId, result.pagination));
       };
       const answer = op.access === "direct" ? await run(store.direct) : await store.transaction(run);
@@ -105,7 +107,7 @@ export function createApp(core: ServiceCore): LocalServiceApp {
     }
   };
 
-  return (req, res) => {
+  const handle: LocalServiceApp = (req, res) => {
     const requestId = newId("req");
     try {
       const retryAfter = core.takeFault();
@@ -136,6 +138,21 @@ export function createApp(core: ServiceCore): LocalServiceApp {
     } catch (err) {
       unexpected(req, res, requestId, err);
     }
+  };
+
+  const { metrics } = core;
+  if (!metrics) return handle;
+  // With metrics on: `/metrics` answers the scrape (not counted); every other request is counted
+  // once answered, under its operation (any path that is not one: "unknown").
+  const scrape = metricsEndpoint(metrics, core.config.metrics?.token, core.config.logger);
+  return (req, res) => {
+    const path = pathOf(req.url ?? "/");
+    if (path === METRICS_PATH) return scrape(req, res);
+    const name = nameOf(path);
+    const operation = name !== undefined && (name === "liveness" || findOperation(name)) ? name : "unknown";
+    const start = performance.now();
+    res.once("finish", () => metrics.request(operation, res.statusCode, (performance.now() - start) / 1000));
+    handle(req, res);
   };
 }
 

@@ -2,6 +2,8 @@
 // app anywhere (`outer.use("/prefix", app)`), serve it with node:http, or hand it to supertest. Also how both entry points
 // open the store and the core.
 import { createApp, type LocalServiceApp } from "./app";
+import { meteredStore } from "./metered-store";
+import { loadServiceMetrics } from "./metrics";
 import { LocalServiceConfigError, parseOptions, type LocalKeyServiceOptions, type LocalServiceConfig } from "./options";
 import { ServiceCore, type LocalKeyService } from "./service";
 import type { Store } from "./storage";
@@ -11,7 +13,8 @@ import { postgresStore } from "./stores/postgres";
 
 export interface LocalKeyServiceInstance {
   /**
-   * Request handler serving `POST /v2/<group>.<operation>` and `GET /v2/liveness`: pass it to
+   * Request handler serving `POST /v2/<group>.<operation>`, `GET /v2/liveness` and, with the
+   * `metrics` option, `GET /metrics`: pass it to
    * `http.createServer(app)` or mount it in Express (`outer.use("/prefix", app)`).
    */
   app: LocalServiceApp;
@@ -35,7 +38,8 @@ export async function openStore(config: LocalServiceConfig): Promise<{ store: St
 /** Opens the core over an opened store; on failure closes the store if owned. */
 export async function openCore(config: LocalServiceConfig, opened: { store: Store; owned: boolean }): Promise<ServiceCore> {
   try {
-    return await ServiceCore.open(config, opened.store);
+    const metrics = config.metrics && (await loadServiceMetrics(config.metrics));
+    return await ServiceCore.open(config, metrics ? meteredStore(opened.store, metrics) : opened.store, metrics);
   } catch (err) {
     if (opened.owned) await opened.store.close().catch(() => {});
     if (config.dataFile && !(err instanceof LocalServiceConfigError)) {

@@ -6,6 +6,7 @@ import { newId } from "./ids";
 import { generateKey } from "./key-material";
 import { keyHash } from "../protocol/key-hash";
 import { ENCRYPTION_KEY_ENV, KeyVault } from "./key-vault";
+import type { ServiceMetrics } from "./metrics";
 import type { LocalServiceConfig } from "./options";
 import { BOOTSTRAP_META, exportState, putWorkspace } from "./state-file";
 import { KEY_MIGRATION_ALGORITHMS, addMigration, readMigrations } from "./key-migrations";
@@ -123,16 +124,18 @@ export class ServiceCore implements LocalKeyService {
     readonly store: Store,
     readonly rootKey: string,
     private readonly boot: Bootstrap,
+    /** The service's Prometheus metrics, when on (`store` is then already metered). */
+    readonly metrics: ServiceMetrics | undefined,
   ) {
     this.failures = new StoreFailureLog(config.logger, store.kind);
     this.vault = config.encryptionKey && new KeyVault(config.encryptionKey);
   }
 
   /** Opens the service over `store`: finds or creates the bootstrap, in one transaction. */
-  static async open(config: LocalServiceConfig, store: Store): Promise<ServiceCore> {
+  static async open(config: LocalServiceConfig, store: Store, metrics?: ServiceMetrics): Promise<ServiceCore> {
     const rootKey = config.rootKey ?? generateKey("root", 24).key;
     const boot = await store.transaction((tx) => bootstrap(tx, rootKey, config.now(), config.storeKeys));
-    return new ServiceCore(config, store, rootKey, boot);
+    return new ServiceCore(config, store, rootKey, boot, metrics);
   }
 
   get workspaceId(): string {
