@@ -67,8 +67,8 @@ const onlyOk = (label: string) => (r: LoadResult) => {
 
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
 
-/** Groups of measures; BENCH_ONLY=overhead,credits,service,down,fleet runs some of them. */
-const GROUPS = ["overhead", "credits", "service", "down", "fleet"] as const;
+/** Groups of measures; BENCH_ONLY=overhead,credits,service,metrics,down,fleet runs some of them. */
+const GROUPS = ["overhead", "credits", "service", "metrics", "down", "fleet"] as const;
 const ONLY = (process.env.BENCH_ONLY ?? "").split(",").map((g) => g.trim()).filter(Boolean);
 for (const g of ONLY) if (!(GROUPS as readonly string[]).includes(g)) throw new Error(`bench: BENCH_ONLY names ${JSON.stringify(g)}; use some of ${GROUPS.join(", ")}`);
 const runs = (group: (typeof GROUPS)[number]) => ONLY.length === 0 || ONLY.includes(group);
@@ -174,6 +174,32 @@ async function main() {
       ratio: ratioOf(r, "service", "bare"),
       goal: { min: 1.5, text: "service verifyKey ≥ 1.5× a bare Express JSON route" },
       detail: `verifyKey ${rps(r.service)} req/s, bare route ${rps(r.bare)} req/s; service CPU per request ${cpu(r.service)} µs vs ${cpu(r.bare)} µs`,
+    });
+  }
+
+  if (runs("metrics")) {
+    // Two service processes on the apps' core (one idle while the other is measured), metrics on and off.
+    const verifyKeyOn = async (info: ServiceInfo): Promise<LoadOptions> => {
+      const key = (await createClient({ rootKey: info.rootKey, baseUrl: info.baseUrl, retry: false }).keys.createKey({ apiId: info.apiId })).key;
+      return {
+        url: `${info.baseUrl}/v2/keys.verifyKey`,
+        method: "POST",
+        cpuUrl: info.cpu,
+        duration: DURATION,
+        headers: { "content-type": "application/json", authorization: `Bearer ${info.rootKey}` },
+        body: JSON.stringify({ key }),
+      };
+    };
+    const on = await startChild<ServiceInfo>("service", { BENCH_METRICS: "1" }, 1);
+    const off = await startChild<ServiceInfo>("service", {}, 1);
+    const r = await rotate({ on: await verifyKeyOn(on), off: await verifyKeyOn(off) }, ROUNDS, onlyOk("local service with metrics"));
+    // The side said to have metrics did count the calls.
+    const scraped = await (await fetch(`${on.baseUrl}/metrics`)).text();
+    if (!/^keyguard_verifications_total\{code="VALID"\} [1-9]/m.test(scraped)) throw new Error("bench: the service with metrics on did not count its verifications");
+    add({
+      name: "local service verifyKey, metrics on ÷ off",
+      ratio: ratioOf(r, "on", "off"),
+      detail: `on ${rps(r.on)} req/s, off ${rps(r.off)} req/s; service CPU per request ${cpu(r.on)} µs vs ${cpu(r.off)} µs`,
     });
   }
 

@@ -1,5 +1,5 @@
 // Child process for the benchmarks: `service` starts the local key service (plus a bare JSON
-// route and a server that never answers); `apps` starts the protected and unprotected apps.
+// route and a server that never answers; BENCH_METRICS=1: with its Prometheus metrics on); `apps` starts the protected and unprotected apps.
 // Prints one JSON line with the URLs, then serves until killed.
 
 import net from "node:net";
@@ -33,7 +33,7 @@ const listen = (server: net.Server): Promise<string> =>
 const serve = (app: express.Express) => listen(app.listen(0, "127.0.0.1") as unknown as net.Server);
 
 async function startService(): Promise<ServiceInfo> {
-  const svc = await startLocalKeyService({ port: 0 });
+  const svc = await startLocalKeyService({ port: 0, ...(process.env.BENCH_METRICS === "1" && { metrics: true }) });
   const bare = express();
   bare.use(express.json());
   bare.post("/json", (req, res) => {

@@ -29,18 +29,21 @@ function meteredTx(tx: StoreTx, metrics: ServiceMetrics, failed: WeakSet<object>
   const metered: Record<string, Call> = {};
   for (const name of CALLS) {
     const call = (tx[name] as Call).bind(tx);
-    metered[name] = async (...args) => {
+    const observe = metrics.storeCall(name);
+    metered[name] = (...args) => {
       const start = performance.now();
-      try {
-        const value = await call(...args);
-        metrics.store(name, (performance.now() - start) / 1000);
-        return value;
-      } catch (err) {
-        metrics.store(name, (performance.now() - start) / 1000, kindOf(err));
-        // Counted here: the transaction it fails does not count it again.
-        if (typeof err === "object" && err !== null) failed.add(err);
-        throw err;
-      }
+      return call(...args).then(
+        (value) => {
+          observe(performance.now() - start);
+          return value;
+        },
+        (err: unknown) => {
+          observe(performance.now() - start, kindOf(err));
+          // Counted here: the transaction it fails does not count it again.
+          if (typeof err === "object" && err !== null) failed.add(err);
+          throw err;
+        },
+      );
     };
   }
   return metered as unknown as StoreTx;
@@ -48,6 +51,7 @@ function meteredTx(tx: StoreTx, metrics: ServiceMetrics, failed: WeakSet<object>
 
 export function meteredStore(store: Store, metrics: ServiceMetrics): Store {
   const failed = new WeakSet<object>();
+  const observe = metrics.storeCall("transaction");
   return {
     kind: store.kind,
     direct: meteredTx(store.direct, metrics, failed),
@@ -64,12 +68,12 @@ export function meteredStore(store: Store, metrics: ServiceMetrics): Store {
             throw err;
           }
         });
-        metrics.store("transaction", (performance.now() - start) / 1000);
+        observe(performance.now() - start);
         return value;
       } catch (err) {
         // The store's own failure (begin, lock, commit) is counted; an operation's refusal is not.
         const ownFailure = thrown?.err !== err && !(typeof err === "object" && err !== null && failed.has(err));
-        metrics.store("transaction", (performance.now() - start) / 1000, ownFailure ? kindOf(err) : undefined);
+        observe(performance.now() - start, ownFailure ? kindOf(err) : undefined);
         throw err;
       }
     },

@@ -102,10 +102,13 @@ export class ServiceMetrics {
     if (operation === "keys.verifyKey") this.verifications((data as { code: string }).code).inc();
   }
 
-  /** One store call, failed or not. */
-  store(operation: string, seconds: number, error?: StoreErrorKind): void {
-    this.storeSeconds(operation).observe(seconds);
-    if (error !== undefined) this.storeErrors.inc({ operation, kind: error });
+  /** The recorder of one store operation's calls, failed or not (bound once): takes milliseconds, as `performance.now()` differences. */
+  storeCall(operation: string): (ms: number, error?: StoreErrorKind) => void {
+    const histogram = this.storeSeconds(operation);
+    return (ms, error) => {
+      histogram.observe(ms / 1000);
+      if (error !== undefined) this.storeErrors.inc({ operation, kind: error });
+    };
   }
 
   /** The text exposition format: the service's metrics, then the process metrics. */
