@@ -1,6 +1,7 @@
 // The HTTP face of the local key service: a node:http request handler serving
-// `POST /v2/<group>.<op>`, `GET /v2/liveness` and, with metrics on, `GET /metrics`. It also mounts in Express or Connect
-// (`outer.use("/prefix", app)`). Bad input never gives a 500; every answer is an envelope.
+// `POST /v2/<group>.<op>`, `GET /v2/liveness` and, with metrics on, `GET /metrics`. It also mounts
+// in Express or Connect (`outer.use("/prefix", app)`). Bad input never gives a 500; every answer
+// but the metrics' is an envelope.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { invalidationAfter } from "../protocol/invalidation";
 import type { OperationName } from "../protocol/types";

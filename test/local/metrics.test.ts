@@ -169,6 +169,25 @@ describe("GET /metrics", () => {
     });
   });
 
+  it("times the calls of whatever backend runs under the seam: a SQLite data file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "keyguard-metrics-sqlite-"));
+    try {
+      const service = await startService({ dataFile: join(dir, "keys.db"), metrics: { processMetrics: false } });
+      const call = makeCall(service.baseUrl, service.rootKey);
+      const { key } = (await call("keys.createKey", { apiId: service.apiId })).body.data as { key: string };
+      expect((await call("keys.verifyKey", { key })).body.data.code).toBe("VALID");
+      const metrics = await scrape(service.baseUrl);
+      const store = histogram(metrics, "keyguard_store_duration_seconds", "operation");
+      expect(store.keyByHash?.count).toBe(1);
+      expect(store.transaction?.count).toBe(2);
+      expect(store.keyByHash!.sum).toBeGreaterThan(0);
+      expect(counter(metrics, "keyguard_store_errors_total")).toEqual({});
+      await service.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("keeps each service's metrics apart in one process; the process metrics appear once in each", async () => {
     const [a, b] = [await startService({ metrics: true }), await startService({ metrics: true })];
     await makeCall(a.baseUrl, a.rootKey)("keys.verifyKey", { key: "nope" });
