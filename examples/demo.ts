@@ -35,7 +35,7 @@ function portTaken(error: unknown, what: string, envName: string, value: number)
 const servicePort = port("KEYGUARD_SERVICE_PORT", 8787);
 const appPort = port("PORT", 3000);
 
-const service = await startLocalKeyService({ port: servicePort }).catch((error: unknown) =>
+const service = await startLocalKeyService({ port: servicePort, console: true }).catch((error: unknown) =>
   portTaken(error, "key service", "KEYGUARD_SERVICE_PORT", servicePort),
 );
 
@@ -87,6 +87,7 @@ const lines = [
   "",
   "keyguard demo",
   `  key service (local)  ${service.baseUrl}`,
+  `  console              ${service.baseUrl}/   (sign in with UNKEY_ROOT_KEY=${service.rootKey})`,
   `  protected API        ${base}   (GET /api/docs, POST /api/docs, GET /api/reports; /health is public)`,
   "",
   "Try these (the status each one gives is on the left):",

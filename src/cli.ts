@@ -36,12 +36,16 @@ Options of serve:
   --store-keys             the bootstrap API stores keys: createKey {recoverable: true} keeps an
                            encrypted copy that getKey/listKeys {decrypt: true} return (needs an
                            encryption key)
+  --no-console             do not serve the web console (by default at the base URL, /)
   --trust-proxy            take the caller's address for IP allow lists from the first
                            X-Forwarded-For entry (only behind your own proxy)
   -h, --help               show this help
 
 keyguard migrate imports a JSON state file written by keyguard 0.1's --data into a new SQLite
 file, once; it refuses a file that already holds a state and leaves the JSON file as it is.
+
+The console is a web page for people: sign in with a root key to manage APIs, keys, permissions,
+roles and root keys, and to watch verifications. It uses the same HTTP API as any client.
 
 On start serve prints the base URL, the root key and the API id. Point your app at them with
 UNKEY_BASE_URL and UNKEY_ROOT_KEY. Only a generated root key is printed; one given with
@@ -148,6 +152,7 @@ function parse(argv: string[]) {
         "encryption-key-file": { type: "string" },
         "store-keys": { type: "boolean" },
         "trust-proxy": { type: "boolean" },
+        "no-console": { type: "boolean" },
         postgres: { type: "string" },
         redis: { type: "string" },
         "postgres-schema": { type: "string" },
@@ -220,6 +225,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
       encryptionKeyFile: values["encryption-key-file"],
       storeKeys: values["store-keys"],
       trustProxy: values["trust-proxy"],
+      console: values["no-console"] !== true,
       ...shared?.options,
       ...(publisher && { invalidate: publisher.invalidate }),
     });
@@ -231,6 +237,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   }
   console.log(`keyguard local key service listening on ${running.baseUrl}`);
   console.log(`  UNKEY_BASE_URL=${running.baseUrl}`);
+  if (values["no-console"] !== true) console.log(`  console:      ${running.baseUrl}/  (sign in with the root key)`);
   console.log(`  ${rootKeyLine(running.service, given)}`);
   console.log(`  API id:       ${running.apiId}`);
   console.log(`  workspace id: ${running.workspaceId}`);

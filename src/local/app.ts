@@ -3,9 +3,9 @@
 // (`outer.use("/prefix", app)`). Bad input never gives a 500; every answer is an envelope.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { invalidationAfter } from "../protocol/invalidation";
-import type { OperationName } from "../protocol/types";
 import { authenticate } from "./auth";
 import { clientIp } from "./client-ip";
+import type { ConsoleHandler } from "./console-files";
 import { ServiceError, errorContentType, errorEnvelope, successEnvelope } from "./envelope";
 import { newId } from "./ids";
 import type { OpResult } from "./operation";
@@ -62,7 +62,8 @@ function nameOf(path: string): string | undefined {
   return name === "" || name.includes("/") ? undefined : name;
 }
 
-export function createApp(core: ServiceCore): LocalServiceApp {
+/** The service as a request handler; with `console`, also the web console's page and files. */
+export function createApp(core: ServiceCore, consoleFiles?: ConsoleHandler): LocalServiceApp {
   const unexpected = (req: IncomingMessage, res: ServerResponse, requestId: string, err: unknown): void => {
     core.config.logger.error(
       { requestId, path: pathOf(req.url ?? "/"), error: err instanceof Error ? err.message : String(err) },
@@ -71,7 +72,7 @@ export function createApp(core: ServiceCore): LocalServiceApp {
     sendError(req, res, requestId, new ServiceError("application.unexpected_error", "An unexpected error occurred. Please try again."));
   };
 
-  const execute = async (req: IncomingMessage, res: ServerResponse, requestId: string, name: OperationName): Promise<void> => {
+  const execute = async (req: IncomingMessage, res: ServerResponse, requestId: string, name: string): Promise<void> => {
     const op = findOperation(name)!;
     try {
       const body = hasBody(req) ? await readJsonBody(req) : {};
@@ -121,6 +122,7 @@ export function createApp(core: ServiceCore): LocalServiceApp {
         if (req.method !== "GET" && req.method !== "HEAD") return methodNotAllowed(req, res, requestId, "GET, HEAD");
         return send(res, 200, JSON_TYPE, JSON.stringify(successEnvelope({ message: "OK" }, requestId)));
       }
+      if (name === undefined && consoleFiles?.(req, res, path)) return;
       if (name === undefined || !findOperation(name)) {
         const message = `No operation at ${req.method} ${path}. Operations are POST /v2/<group>.<operation>.`;
         return sendError(req, res, requestId, new ServiceError("routing.not_found", message));
@@ -132,7 +134,7 @@ export function createApp(core: ServiceCore): LocalServiceApp {
           errors: [{ location: "header.content-type", message, fix: "Set Content-Type: application/json." }],
         }));
       }
-      void execute(req, res, requestId, name as OperationName);
+      void execute(req, res, requestId, name);
     } catch (err) {
       unexpected(req, res, requestId, err);
     }

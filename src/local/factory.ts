@@ -1,6 +1,7 @@
 // createLocalKeyService: the service core and its request handler, without listening. Mount the
 // app anywhere (`outer.use("/prefix", app)`), serve it with node:http, or hand it to supertest. Also how both entry points
 // open the store and the core.
+import { consoleHandler } from "./console-files";
 import { createApp, type LocalServiceApp } from "./app";
 import { LocalServiceConfigError, parseOptions, type LocalKeyServiceOptions, type LocalServiceConfig } from "./options";
 import { ServiceCore, type LocalKeyService } from "./service";
@@ -57,7 +58,9 @@ export function storeCloser(opened: { store: Store; owned: boolean }): () => Pro
 /** The service and its app. Async: the bootstrap is read from (or written to) the store first. */
 export async function createLocalKeyService(options?: LocalKeyServiceOptions): Promise<LocalKeyServiceInstance> {
   const config = parseOptions(options);
+  // The console's files are read before anything opens: missing files are a config error.
+  const consoleFiles = config.console ? consoleHandler() : undefined;
   const opened = await openStore(config);
   const core = await openCore(config, opened);
-  return { app: createApp(core), service: core, close: storeCloser(opened) };
+  return { app: createApp(core, consoleFiles), service: core, close: storeCloser(opened) };
 }

@@ -44,3 +44,16 @@ export type OperationTable = { [N in OperationName]: OperationDef<N> };
 export function defineOperation<N extends OperationName>(_name: N, def: OperationDef<N>): OperationDef<N> {
   return def;
 }
+
+/** An operation of keyguard's own (not in production's v2 API), with its body and answer types. */
+export interface ExtensionDef<Req, Res> {
+  access: Access;
+  schema: Schema;
+  refine?(body: Req): ValidationErrorDetail[];
+  run(ctx: OpContext, body: Req): Promise<OpResult<Res>>;
+}
+
+/** Defines one of keyguard's own operations. */
+export function defineExtension<Req, Res>(def: ExtensionDef<Req, Res>): ExtensionDef<Req, Res> {
+  return def;
+}

@@ -10,7 +10,8 @@ import * as overrides from "./handlers/overrides";
 import { migrateKeysOperation } from "./handlers/migrate-keys";
 import { ratelimitLimitOperation, ratelimitMultiLimitOperation } from "./handlers/ratelimit";
 import { verifyKeyOperation } from "./handlers/verify-key";
-import type { OperationTable } from "./operation";
+import * as workspace from "./handlers/workspace";
+import type { ExtensionDef, OperationTable } from "./operation";
 
 export const OPERATIONS: Readonly<OperationTable> = Object.freeze({
   "keys.verifyKey": verifyKeyOperation,
@@ -54,6 +55,22 @@ export const OPERATIONS: Readonly<OperationTable> = Object.freeze({
   "ratelimit.deleteOverride": overrides.deleteOverrideOperation,
 });
 
-export function findOperation(name: string): OperationTable[keyof OperationTable] | undefined {
-  return Object.hasOwn(OPERATIONS, name) ? OPERATIONS[name as keyof OperationTable] : undefined;
+/**
+ * keyguard's own operations, served like the others: what production does only in its dashboard
+ * (listing APIs, managing root keys), so that the console needs no private way in.
+ */
+export const EXTENSION_OPERATIONS = Object.freeze({
+  "apis.listApis": workspace.listApisOperation,
+  "rootKeys.createRootKey": workspace.createRootKeyOperation,
+  "rootKeys.listRootKeys": workspace.listRootKeysOperation,
+  "rootKeys.deleteRootKey": workspace.deleteRootKeyOperation,
+});
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies are validated against `schema` before `run`
+type AnyOperation = OperationTable[keyof OperationTable] | ExtensionDef<any, unknown>;
+
+export function findOperation(name: string): AnyOperation | undefined {
+  if (Object.hasOwn(OPERATIONS, name)) return OPERATIONS[name as keyof OperationTable];
+  if (Object.hasOwn(EXTENSION_OPERATIONS, name)) return EXTENSION_OPERATIONS[name as keyof typeof EXTENSION_OPERATIONS];
+  return undefined;
 }

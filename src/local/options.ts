@@ -70,6 +70,13 @@ export interface LocalKeyServiceOptions {
    * or deleting an identity: everything), before the answer. Default: none.
    */
   invalidate?: InvalidationPublisher;
+  /**
+   * Serve the web console at `/` (its files at `/console/…`), next to the API: sign in with a root
+   * key, manage APIs, keys, permissions, roles and root keys, watch verifications. Its files come
+   * from the package (built by `npm run build`). Default: false (`keyguard serve` turns it on);
+   * when off, every path outside `/v2/` answers 404 as before.
+   */
+  console?: boolean;
 }
 
 export interface LocalServiceConfig {
@@ -87,6 +94,7 @@ export interface LocalServiceConfig {
   readonly storeKeys: boolean;
   readonly trustProxy: boolean;
   readonly invalidate: InvalidationPublisher | undefined;
+  readonly console: boolean;
 }
 
 /** A bad option given to the local key service. */
@@ -116,6 +124,7 @@ const KNOWN: readonly string[] = Object.freeze(
     storeKeys: true,
     trustProxy: true,
     invalidate: true,
+    console: true,
   } satisfies Record<keyof LocalKeyServiceOptions, true>),
 );
 
@@ -224,5 +233,7 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
   if (invalidate !== undefined && (typeof invalidate !== "object" || invalidate === null || typeof invalidate.invalidate !== "function")) {
     fail("invalidate", invalidate, "Pass an object with an invalidate(message) method, e.g. await redisStore({ url }) from keyguard/redis.");
   }
-  return Object.freeze({ rootKey, now, dataFile, store, postgres, port, host, logger, encryptionKey, storeKeys, trustProxy, invalidate });
+  const withConsole = options.console ?? false;
+  if (typeof withConsole !== "boolean") fail("console", withConsole, "Pass true to serve the web console at /, or false.");
+  return Object.freeze({ rootKey, now, dataFile, store, postgres, port, host, logger, encryptionKey, storeKeys, trustProxy, invalidate, console: withConsole });
 }

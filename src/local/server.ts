@@ -2,6 +2,7 @@
 // 127.0.0.1), with a prompt `close()`.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { consoleHandler } from "./console-files";
 import { createApp } from "./app";
 import { openCore, openStore, storeCloser } from "./factory";
 import { parseOptions, type LocalKeyServiceOptions } from "./options";
@@ -26,6 +27,8 @@ export interface RunningLocalKeyService {
 
 export async function startLocalKeyService(options?: LocalKeyServiceOptions): Promise<RunningLocalKeyService> {
   const config = parseOptions(options);
+  // The console's files are read before anything opens: missing files are a config error.
+  const consoleFiles = config.console ? consoleHandler() : undefined;
   // The store is opened (a data file read) before listening, but written only once listening:
   // a start that could not listen leaves the data file alone.
   const opened = await openStore(config);
@@ -58,7 +61,7 @@ export async function startLocalKeyService(options?: LocalKeyServiceOptions): Pr
     server.closeAllConnections();
     throw err;
   }
-  app.handle = createApp(core);
+  app.handle = createApp(core, consoleFiles);
   ready();
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;

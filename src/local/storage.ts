@@ -16,6 +16,8 @@ export interface RootKeyRecord {
   hash: string;
   permissions: string[];
   createdAt: number;
+  /** Set by rootKeys.createRootKey; for people, never checked. */
+  name?: string;
 }
 
 export interface ApiRecord {
