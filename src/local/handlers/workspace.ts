@@ -47,7 +47,7 @@ export const listApisOperation = defineExtension<{ cursor?: string; limit?: numb
 
 /**
  * A new root key of the caller's workspace holding `permissions`, each of which the caller must
- * hold itself (no root key makes a stronger one). The key is answered once and stored hashed.
+ * hold itself or through its wildcard form (no root key makes a stronger one). The key is answered once and stored hashed.
  */
 export const createRootKeyOperation = defineExtension<{ name?: string; permissions: string[] }, { keyId: string; key: string }>({
   access: "write",
@@ -61,7 +61,9 @@ export const createRootKeyOperation = defineExtension<{ name?: string; permissio
   },
   async run(ctx, body) {
     requirePermission(ctx.root, ["workspace.*.create_root_key"]);
-    const missing = body.permissions.filter((p) => !ctx.root.permissions.has(p));
+    // Held: the tuple itself, or its wildcard form (`api.*.read_api` covers `api.<id>.read_api`).
+    const held = (p: string) => ctx.root.permissions.has(p) || ctx.root.permissions.has(p.replace(/^([a-z_]+)\.[^.]+\./, "$1.*."));
+    const missing = body.permissions.filter((p) => !held(p));
     if (missing.length > 0) {
       throw new ServiceError(
         "authorization.insufficient_permissions",
