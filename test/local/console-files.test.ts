@@ -95,7 +95,7 @@ describe("console files", () => {
     for (const path of ["/console/missing.js", "/console/", "/index.htm", "/v2/"]) {
       const res = await fetch(`${on.base}${path}`);
       expect(res.status, path).toBe(404);
-      expect((await res.json()).error.type).toContain("routing/not_found");
+      expect(((await res.json()) as { error: { type: string } }).error.type).toContain("routing/not_found");
     }
     expect((await fetch(`${on.base}/v2/liveness`)).status).toBe(200);
   });
@@ -105,7 +105,7 @@ describe("console files", () => {
       const res = await fetch(`${off.base}${path}`);
       expect(res.status, path).toBe(404);
       expect(res.headers.get("content-security-policy")).toBeNull();
-      expect((await res.json()).error.detail).toContain("No operation at GET");
+      expect(((await res.json()) as { error: { detail: string } }).error.detail).toContain("No operation at GET");
     }
   });
 
