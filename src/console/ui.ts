@@ -4,7 +4,7 @@ import { ApiError } from "./api";
 import { h, replace } from "./dom";
 
 /** An error from the API as a panel: a 403 as a clear refusal, anything else with its title and detail. */
-export function errorPanel(err: unknown, doing: string): HTMLElement {
+export function errorPanel(err: unknown, doing: string, hint?: (e: ApiError) => string | undefined): HTMLElement {
   if (err instanceof ApiError && err.refused) {
     return h(
       "div",
@@ -20,18 +20,19 @@ export function errorPanel(err: unknown, doing: string): HTMLElement {
     { class: "error", role: "alert" },
     h("h3", {}, `Could not ${doing}: ${e.title}${e.status ? ` (${e.status})` : ""}`),
     h("p", { class: "detail" }, e.detail),
+    hint?.(e) ? h("p", {}, hint(e)) : null,
     e.requestId ? h("p", { class: "muted" }, `Request id: ${e.requestId}`) : null,
   );
 }
 
 /** Runs `fn`; on error shows it in `slot` (cleared first). Returns whether it succeeded. */
-export async function attempt(slot: HTMLElement, doing: string, fn: () => Promise<void>): Promise<boolean> {
+export async function attempt(slot: HTMLElement, doing: string, fn: () => Promise<void>, hint?: (e: ApiError) => string | undefined): Promise<boolean> {
   slot.replaceChildren();
   try {
     await fn();
     return true;
   } catch (err) {
-    replace(slot, errorPanel(err, doing));
+    replace(slot, errorPanel(err, doing, hint));
     return false;
   }
 }

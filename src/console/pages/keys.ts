@@ -58,7 +58,11 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
       createForm.reset();
       await showOnce("Your new key", data.key, `Key ${data.keyId}. Copy it now: the service keeps only its hash and cannot show it again.`);
       await reload();
-    });
+    }, (e) =>
+      e.status === 404 && /API was not found/.test(e.detail)
+        ? "As production does, the service also answers \"not found\" when the root key lacks api.*.create_key (or api.<id>.create_key) for this API."
+        : undefined,
+    );
   });
 
   replace(
