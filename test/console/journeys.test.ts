@@ -104,8 +104,8 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     await signIn(page, service.rootKey);
     await page.getByRole("heading", { name: "APIs" }).waitFor();
     await page.getByRole("cell", { name: service.apiId }).waitFor();
-    expect(await page.evaluate(() => sessionStorage.getItem("keyguard.rootKey"))).toBe(service.rootKey);
-    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(await page.evaluate("sessionStorage.getItem('keyguard.rootKey')")).toBe(service.rootKey);
+    expect(await page.evaluate("localStorage.length")).toBe(0);
     expect(await browser.context.cookies()).toEqual([]);
     expect(page.url()).not.toContain(service.rootKey);
     await expectAccessible(page, "APIs page");
@@ -113,7 +113,7 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
 
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByLabel("Root key").waitFor();
-    expect(await page.evaluate(() => sessionStorage.getItem("keyguard.rootKey"))).toBeNull();
+    expect(await page.evaluate("sessionStorage.getItem('keyguard.rootKey')")).toBeNull();
     expect(problems).toEqual([]);
     await page.close();
   });
@@ -146,7 +146,7 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     await shot(page, "new-key");
     await dialog.getByRole("button", { name: "Copy" }).click();
     await dialog.getByText("Copied to the clipboard.").waitFor();
-    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    const copied = await page.evaluate<string>("navigator.clipboard.readText()");
     expect(copied).toBe(shown);
     await dialog.getByRole("button", { name: "I have stored it" }).click();
     await expect.poll(() => page.getByTestId("new-secret").count()).toBe(0);
