@@ -64,6 +64,8 @@ export async function rateLimitedSince(since: number): Promise<{ keys?: Set<stri
     return { keys: new Set(rows.filter((r) => Number(r.limited) > 0).map((r) => String(r.key_id))) };
   } catch (err) {
     const e = err as ApiError;
-    return { unavailable: e.refused ? `this root key may not read analytics (${e.detail})` : `${e.title}: ${e.detail}` };
+    if (e.refused) return { unavailable: `this root key may not read analytics (${e.detail})` };
+    if (e.type.endsWith("routing/not_found")) return { unavailable: "this key service has no analytics.getVerifications." };
+    return { unavailable: `${e.title}: ${e.detail}` };
   }
 }
