@@ -37,6 +37,7 @@ export const ALL_ROOT_PERMISSIONS: readonly string[] = Object.freeze([
   "ratelimit.*.set_override",
   "ratelimit.*.read_override",
   "ratelimit.*.delete_override",
+  "api.*.read_analytics",
 ]);
 
 /** Shape of a permission tuple: `resource.<id|*>.action`. */

@@ -70,6 +70,12 @@ export interface LocalKeyServiceOptions {
    * or deleting an identity: everything), before the answer. Default: none.
    */
   invalidate?: InvalidationPublisher;
+  /**
+   * How long verification events (what `analytics.getVerifications` reads) are kept, in days:
+   * older ones are deleted by the service every few minutes, and a query asking for them is
+   * refused (`query_range_exceeds_retention`). A whole number 1..3650. Default: 30.
+   */
+  verificationRetentionDays?: number;
 }
 
 export interface LocalServiceConfig {
@@ -87,6 +93,8 @@ export interface LocalServiceConfig {
   readonly storeKeys: boolean;
   readonly trustProxy: boolean;
   readonly invalidate: InvalidationPublisher | undefined;
+  /** Retention of verification events, ms. */
+  readonly verificationRetentionMs: number;
 }
 
 /** A bad option given to the local key service. */
@@ -116,6 +124,7 @@ const KNOWN: readonly string[] = Object.freeze(
     storeKeys: true,
     trustProxy: true,
     invalidate: true,
+    verificationRetentionDays: true,
   } satisfies Record<keyof LocalKeyServiceOptions, true>),
 );
 
@@ -224,5 +233,10 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
   if (invalidate !== undefined && (typeof invalidate !== "object" || invalidate === null || typeof invalidate.invalidate !== "function")) {
     fail("invalidate", invalidate, "Pass an object with an invalidate(message) method, e.g. await redisStore({ url }) from keyguard/redis.");
   }
-  return Object.freeze({ rootKey, now, dataFile, store, postgres, port, host, logger, encryptionKey, storeKeys, trustProxy, invalidate });
+  const retentionDays = options.verificationRetentionDays ?? 30;
+  if (!Number.isInteger(retentionDays) || retentionDays < 1 || retentionDays > 3650) {
+    fail("verificationRetentionDays", retentionDays, "Use a whole number of days 1..3650 (default 30).");
+  }
+  const verificationRetentionMs = retentionDays * 86_400_000;
+  return Object.freeze({ rootKey, now, dataFile, store, postgres, port, host, logger, encryptionKey, storeKeys, trustProxy, invalidate, verificationRetentionMs });
 }
