@@ -39,6 +39,9 @@ Options of serve:
   --no-console             do not serve the web console (by default at the base URL, /)
   --trust-proxy            take the caller's address for IP allow lists from the first
                            X-Forwarded-For entry (only behind your own proxy)
+  --verification-retention-days <n>
+                           keep verification events (analytics.getVerifications) n days
+                           (default 30; older ones are deleted)
   -h, --help               show this help
 
 keyguard migrate imports a JSON state file written by keyguard 0.1's --data into a new SQLite
@@ -153,6 +156,7 @@ function parse(argv: string[]) {
         "store-keys": { type: "boolean" },
         "trust-proxy": { type: "boolean" },
         "no-console": { type: "boolean" },
+        "verification-retention-days": { type: "string" },
         postgres: { type: "string" },
         redis: { type: "string" },
         "postgres-schema": { type: "string" },
@@ -202,6 +206,10 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   }
   const rootKey = values["root-key-file"] !== undefined ? readRootKeyFile(values["root-key-file"]) : values["root-key"];
   const given = values["root-key-file"] !== undefined ? "--root-key-file" : values["root-key"] !== undefined ? "--root-key" : undefined;
+  const retention = values["verification-retention-days"];
+  if (retention !== undefined && !/^\d{1,4}$/.test(retention)) {
+    usageError(`--verification-retention-days must be a whole number of days 1..3650, got ${JSON.stringify(retention)}.`);
+  }
   const shared = sharedStorage(values, process.env, dataFile !== undefined);
   const invalidateUrl = values["invalidate-redis"] ?? (process.env.KEYGUARD_INVALIDATE_REDIS_URL || undefined) ?? shared?.options.redis;
   if (invalidateUrl === undefined && values["invalidate-prefix"] !== undefined) usageError("--invalidate-prefix needs --invalidate-redis (or --redis).");
@@ -226,6 +234,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
       storeKeys: values["store-keys"],
       trustProxy: values["trust-proxy"],
       console: values["no-console"] !== true,
+      ...(retention !== undefined && { verificationRetentionDays: Number(retention) }),
       ...shared?.options,
       ...(publisher && { invalidate: publisher.invalidate }),
     });

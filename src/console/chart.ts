@@ -51,8 +51,9 @@ export function outcomeChart(buckets: readonly OutcomeBucket[], from: number, to
       base += n;
     }
   }
-  for (const i of [0, Math.floor(slots / 2), slots - 1]) {
-    chart.append(svg("text", { x: pad.l + i * bw + bw / 2, y: H - 8, "text-anchor": "middle", class: "axis" }, label(from + i * step)));
+  for (const [i, anchor] of [[0, "start"], [Math.floor(slots / 2), "middle"], [slots - 1, "end"]] as const) {
+    const x = anchor === "start" ? pad.l : anchor === "end" ? W - pad.r : pad.l + i * bw + bw / 2;
+    chart.append(svg("text", { x, y: H - 8, "text-anchor": anchor, class: "axis" }, label(from + i * step)));
   }
   const legend = h("ul", { class: "legend" }, order.map((o) => h("li", {}, h("span", { class: `swatch o-${o.toLowerCase()}`, "aria-hidden": "true" }), o)));
   const totals = order.map((o) => [o, buckets.filter((b) => b.outcome === o && b.time >= from).reduce((a, b) => a + b.total, 0)] as const);

@@ -88,7 +88,8 @@ export function createApp(core: ServiceCore, consoleFiles?: ConsoleHandler): Loc
       const ip = clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"], core.config.trustProxy);
       // The answer is prepared (and serialized) inside the transaction and sent once it committed.
       const run = async (tx: StoreTx): Promise<string> => {
-        const result: OpResult<unknown> = await op.run({ tx, root, now, ip, vault: core.vault }, body as never);
+        const ctx = { tx, root, now, ip, vault: core.vault, requestId, record: core.record, analytics: core.analytics };
+        const result: OpResult<unknown> = await op.run(ctx, body as never);
         return JSON.stringify(successEnvelope(result.data, requestId, result.pagination));
       };
       const answer = op.access === "direct" ? await run(store.direct) : await store.transaction(run);

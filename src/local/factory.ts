@@ -18,7 +18,10 @@ export interface LocalKeyServiceInstance {
   app: LocalServiceApp;
   /** The admin surface: bootstrap ids and root key, createWorkspace/createApi/createRootKey, faults, exportState. */
   service: LocalKeyService;
-  /** Closes the store when the service opened it (not a `store` passed in). Safe to call twice. */
+  /**
+   * Writes the verification events still buffered, then closes the store when the service opened
+   * it (not a `store` passed in). Safe to call twice.
+   */
   close(): Promise<void>;
 }
 
@@ -62,5 +65,7 @@ export async function createLocalKeyService(options?: LocalKeyServiceOptions): P
   const consoleFiles = config.console ? consoleHandler() : undefined;
   const opened = await openStore(config);
   const core = await openCore(config, opened);
-  return { app: createApp(core, consoleFiles), service: core, close: storeCloser(opened) };
+  const closeStore = storeCloser(opened);
+  let closing: Promise<void> | undefined;
+  return { app: createApp(core, consoleFiles), service: core, close: () => (closing ??= core.close().finally(closeStore)) };
 }

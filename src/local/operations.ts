@@ -1,5 +1,6 @@
 // The operation table of the local service: every entry of the protocol's `Operations`, by
 // wire name (`group.operation`).
+import { getVerificationsOperation } from "./handlers/analytics";
 import * as apis from "./handlers/apis";
 import * as createKey from "./handlers/create-key";
 import * as identities from "./handlers/identities";
@@ -53,6 +54,7 @@ export const OPERATIONS: Readonly<OperationTable> = Object.freeze({
   "ratelimit.getOverride": overrides.getOverrideOperation,
   "ratelimit.listOverrides": overrides.listOverridesOperation,
   "ratelimit.deleteOverride": overrides.deleteOverrideOperation,
+  "analytics.getVerifications": getVerificationsOperation,
 });
 
 /**

@@ -71,6 +71,12 @@ export interface LocalKeyServiceOptions {
    */
   invalidate?: InvalidationPublisher;
   /**
+   * How long verification events (what `analytics.getVerifications` reads) are kept, in days:
+   * older ones are deleted by the service every few minutes, and a query asking for them is
+   * refused (`query_range_exceeds_retention`). A whole number 1..3650. Default: 30.
+   */
+  verificationRetentionDays?: number;
+  /**
    * Serve the web console at `/` (its files at `/console/…`), next to the API: sign in with a root
    * key, manage APIs, keys, permissions, roles and root keys, watch verifications. Its files come
    * from the package (built by `npm run build`). Default: false (`keyguard serve` turns it on);
@@ -94,6 +100,8 @@ export interface LocalServiceConfig {
   readonly storeKeys: boolean;
   readonly trustProxy: boolean;
   readonly invalidate: InvalidationPublisher | undefined;
+  /** Retention of verification events, ms. */
+  readonly verificationRetentionMs: number;
   readonly console: boolean;
 }
 
@@ -124,6 +132,7 @@ const KNOWN: readonly string[] = Object.freeze(
     storeKeys: true,
     trustProxy: true,
     invalidate: true,
+    verificationRetentionDays: true,
     console: true,
   } satisfies Record<keyof LocalKeyServiceOptions, true>),
 );
@@ -235,5 +244,10 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
   }
   const withConsole = options.console ?? false;
   if (typeof withConsole !== "boolean") fail("console", withConsole, "Pass true to serve the web console at /, or false.");
-  return Object.freeze({ rootKey, now, dataFile, store, postgres, port, host, logger, encryptionKey, storeKeys, trustProxy, invalidate, console: withConsole });
+  const retentionDays = options.verificationRetentionDays ?? 30;
+  if (!Number.isInteger(retentionDays) || retentionDays < 1 || retentionDays > 3650) {
+    fail("verificationRetentionDays", retentionDays, "Use a whole number of days 1..3650 (default 30).");
+  }
+  const verificationRetentionMs = retentionDays * 86_400_000;
+  return Object.freeze({ rootKey, now, dataFile, store, postgres, port, host, logger, encryptionKey, storeKeys, trustProxy, invalidate, verificationRetentionMs, console: withConsole });
 }

@@ -21,7 +21,10 @@ export interface RunningLocalKeyService {
   /** The bootstrap workspace. */
   workspaceId: string;
   service: LocalKeyService;
-  /** Stops listening, closes idle keep-alive connections, then the store it opened. Safe to call twice. */
+  /**
+   * Stops listening, closes idle keep-alive connections, writes the verification events still
+   * buffered, then closes the store it opened. Safe to call twice.
+   */
   close(): Promise<void>;
 }
 
@@ -72,7 +75,9 @@ export async function startLocalKeyService(options?: LocalKeyServiceOptions): Pr
       server.closeIdleConnections();
       // Connections still busy get a short grace period, then are cut.
       setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS).unref();
-    }).finally(closeStore);
+    })
+      .finally(() => core.close())
+      .finally(closeStore);
     return closing;
   };
   return {
