@@ -166,7 +166,7 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
         .poll(async () => {
           await page.reload();
           return row.locator("td").nth(3).innerText();
-        }, { timeout: 10_000, intervals: [500] })
+        }, { timeout: 10_000, interval: 500 })
         .not.toBe("never");
     }
     await expectAccessible(page, "keys page");
@@ -221,7 +221,7 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
       .poll(async () => {
         await page.reload();
         return row.innerText();
-      }, { timeout: 10_000, intervals: [500] })
+      }, { timeout: 10_000, interval: 500 })
       .toContain("rate limited recently");
     expect(await page.locator(`tr[data-key-id="${other.keyId}"]`).innerText()).not.toContain("rate limited");
     expect(problems).toEqual([]);
