@@ -57,7 +57,13 @@ export async function call<T>(operation: string, body: unknown = {}, key = rootK
   }
   if (!res.ok || json.error) {
     const e = json.error ?? {};
-    throw new ApiError(res.status, e.title ?? `HTTP ${res.status}`, e.detail ?? "No detail given.", e.type ?? "", json.meta?.requestId);
+    const err = new ApiError(res.status, e.title ?? `HTTP ${res.status}`, e.detail ?? "No detail given.", e.type ?? "", json.meta?.requestId);
+    // The signed-in root key stopped working (deleted): back to the sign-in form, saying why.
+    if (res.status === 401 && key !== null && key === rootKey()) {
+      signOut();
+      window.dispatchEvent(new CustomEvent("keyguard:signed-out", { detail: err }));
+    }
+    throw err;
   }
   return { data: json.data as T, ...(json.pagination ? { pagination: json.pagination } : {}) };
 }

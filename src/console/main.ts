@@ -35,9 +35,10 @@ function route(): { page: string; arg: string | undefined } {
   return { page: page || "apis", arg: arg ? decodeURIComponent(arg) : undefined };
 }
 
-function signInView(app: HTMLElement): void {
+function signInView(app: HTMLElement, problem?: unknown): void {
   const input = h("input", { type: "password", name: "rootKey", autocomplete: "off", required: true, spellcheck: "false" });
   const slot = h("div");
+  if (problem) slot.append(errorPanel(problem, "go on with the root key you signed in with"));
   const form = h(
     "form",
     { class: "card signin", "aria-labelledby": "signin-title" },
@@ -89,4 +90,9 @@ async function render(): Promise<void> {
 }
 
 window.addEventListener("hashchange", () => void render());
+window.addEventListener("keyguard:signed-out", (ev) => {
+  leave?.();
+  leave = undefined;
+  signInView(document.getElementById("app")!, (ev as CustomEvent).detail);
+});
 void render();

@@ -21,7 +21,7 @@ const TYPES: Readonly<Record<string, string>> = {
 
 export const CONSOLE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   "Content-Security-Policy":
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   "X-Frame-Options": "DENY",
   "X-Content-Type-Options": "nosniff",

@@ -228,6 +228,20 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     await page.close();
   });
 
+  it("goes back to the sign-in form, saying why, when the signed-in root key is deleted", async () => {
+    const created = await call("rootKeys.createRootKey", { name: "short-lived", permissions: ["api.*.read_api"] });
+    const { key, keyId } = created.body.data as { key: string; keyId: string };
+    const { page, problems } = await open();
+    await signIn(page, key);
+    expect((await call("rootKeys.deleteRootKey", { keyId })).status).toBe(200);
+    await page.getByRole("link", { name: "Keys", exact: true }).click();
+    await expect.poll(() => page.getByRole("alert").innerText()).toContain("The provided root key is invalid");
+    await page.getByLabel("Root key").waitFor();
+    expect(await page.evaluate("sessionStorage.getItem('keyguard.rootKey')")).toBeNull();
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it("shows a clear refusal (403 with the service's detail) to a root key without the permission", async () => {
     const apiId = await newApi();
     const reader = await call("rootKeys.createRootKey", { name: "reader", permissions: ["api.*.read_api", "api.*.read_key"] });
