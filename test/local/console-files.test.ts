@@ -127,3 +127,13 @@ async function rawGet(url: string, headers: Record<string, string>): Promise<{ h
     req.end();
   });
 }
+
+describe("console's root-key form", () => {
+  it("offers exactly the permissions the service checks", async () => {
+    const { ALL_ROOT_PERMISSIONS } = await import("keyguard/local");
+    const { PERMISSION_GROUPS } = await import("../../src/console/permissions");
+    const offered = PERMISSION_GROUPS.flatMap(([, perms]) => perms);
+    expect([...offered].sort()).toEqual([...ALL_ROOT_PERMISSIONS].sort());
+    expect(new Set(offered).size).toBe(offered.length);
+  });
+});
