@@ -87,7 +87,8 @@ const lines = [
   "",
   "keyguard demo",
   `  key service (local)  ${service.baseUrl}`,
-  `  console              ${service.baseUrl}/   (sign in with UNKEY_ROOT_KEY=${service.rootKey})`,
+  // Only a generated root key is printed; one taken from UNKEY_ROOT_KEY may be a real secret.
+  `  console              ${service.baseUrl}/   (sign in with the root key ${service.service.rootKeyGenerated ? service.rootKey : "from UNKEY_ROOT_KEY"})`,
   `  protected API        ${base}   (GET /api/docs, POST /api/docs, GET /api/reports; /health is public)`,
   "",
   "Try these (the status each one gives is on the left):",
