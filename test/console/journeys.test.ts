@@ -242,6 +242,36 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     await page.close();
   });
 
+  it("pages through keys, searches them and shows each status", async () => {
+    const apiId = await newApi();
+    for (let i = 0; i < 27; i++) await call("keys.createKey", { apiId, name: `bulk-${String(i).padStart(2, "0")}` });
+    const expired = (await call("keys.createKey", { apiId, name: "was-valid", expires: Date.now() - 60_000 })).body.data as { keyId: string };
+    const spent = (await call("keys.createKey", { apiId, name: "spent", credits: { remaining: 0 } })).body.data as { keyId: string };
+    const off = (await call("keys.createKey", { apiId, name: "switched-off", enabled: false })).body.data as { keyId: string };
+    const { page, problems } = await open();
+    await signIn(page, service.rootKey);
+    await page.goto(`${service.baseUrl}/#/keys/${apiId}`);
+    const caption = page.locator("table.keys caption");
+    await expect.poll(() => caption.innerText()).toBe("Keys (25 shown of 25 loaded)");
+    await page.getByRole("button", { name: "Load more keys" }).click();
+    await expect.poll(() => caption.innerText()).toBe("Keys (30 shown of 30 loaded)");
+    await expect.poll(() => page.getByRole("button", { name: "Load more keys" }).count()).toBe(0);
+
+    await page.getByLabel("Search").fill("bulk-1");
+    await expect.poll(() => caption.innerText()).toBe("Keys (10 shown of 30 loaded)");
+    await page.getByLabel("Search").fill("");
+    expect(await page.locator(`tr[data-key-id="${expired.keyId}"] .badge`).allInnerTexts()).toEqual(["enabled", "expired"]);
+    expect(await page.locator(`tr[data-key-id="${spent.keyId}"] .badge`).allInnerTexts()).toEqual(["enabled", "out of credits"]);
+    expect(await page.locator(`tr[data-key-id="${off.keyId}"] .badge`).allInnerTexts()).toEqual(["disabled"]);
+
+    await page.reload();
+    await expect.poll(() => caption.innerText()).toBe("Keys (25 shown of 25 loaded)");
+    await page.getByRole("button", { name: /Load all keys/ }).click();
+    await expect.poll(() => caption.innerText()).toBe("Keys (30 shown of 30 loaded)");
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it("shows a clear refusal (403 with the service's detail) to a root key without the permission", async () => {
     const apiId = await newApi();
     const reader = await call("rootKeys.createRootKey", { name: "reader", permissions: ["api.*.read_api", "api.*.read_key"] });

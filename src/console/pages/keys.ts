@@ -8,6 +8,8 @@ import { announce, attempt, confirmDialog, showOnce } from "../ui";
 import { keyForm } from "./key-form";
 
 const PAGE = 25;
+/** "Load all" stops at this many keys. */
+const MAX_KEYS = 2000;
 /** "Rate limited recently": a RATE_LIMITED verification within this window. */
 const RECENT_MS = 60 * 60 * 1000;
 
@@ -192,8 +194,25 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
       keys.push(...data);
       cursor = pagination?.hasMore ? pagination.cursor : undefined;
       draw();
-      replace(more, cursor ? h("button", { type: "button", onclick: () => void loadPage() }, "Load more keys") : null);
+      replace(
+        more,
+        cursor
+          ? h(
+              "div",
+              { class: "actions" },
+              h("button", { type: "button", onclick: () => void loadPage() }, "Load more keys"),
+              h("button", { type: "button", onclick: () => void loadAll() }, `Load all keys (up to ${MAX_KEYS}) to search them`),
+            )
+          : null,
+      );
     });
+  };
+  const loadAll = async () => {
+    while (cursor && keys.length < MAX_KEYS) {
+      const before = keys.length;
+      await loadPage();
+      if (keys.length === before) break;
+    }
   };
   const reload = async () => {
     keys.length = 0;
