@@ -5,7 +5,7 @@ import type { Logger } from "../logger";
 import type { Store, VerificationEvent } from "./storage";
 
 /** A batch is appended once it holds this many events. */
-export const BATCH_SIZE = 500;
+export const BATCH_SIZE = 1000;
 /** Events wait at most this long (wall clock) before they are appended. */
 export const FLUSH_EVERY_MS = 1000;
 /** Most events kept while the store cannot take them; past that the oldest are dropped (and counted in the log). */

@@ -4,6 +4,7 @@
 // but values, which the stores bind as parameters.
 import type { ErrorKind } from "../../protocol/errors";
 import { ServiceError } from "../envelope";
+import { LocalServiceConfigError } from "../options";
 import { loadPeer } from "../stores/peer-module";
 import {
   COLUMNS,
@@ -64,7 +65,9 @@ function loadParser(): Promise<Parse> {
     },
     (err: unknown) => {
       parser = undefined;
-      throw new ServiceError("data.analytics_not_configured", (err as Error).message);
+      // Only a missing package is a configuration answer; anything else is unexpected (500, logged).
+      if (err instanceof LocalServiceConfigError) throw new ServiceError("data.analytics_not_configured", err.message);
+      throw err;
     },
   );
   return parser;
@@ -76,6 +79,9 @@ function refuse(kind: ErrorKind, detail: string): never {
 function invalid(detail: string): never {
   throw new ServiceError("bad_request.invalid_analytics_query", detail);
 }
+
+/** The first word of a statement, after comments, blanks and opening parentheses. */
+const FIRST_WORD = /^(?:\s|\(|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*([A-Za-z]+)/;
 
 export interface ParseContext {
   /** The service clock: what `now()` is. */
@@ -93,6 +99,11 @@ export async function parseAnalyticsQuery(sql: string, ctx: ParseContext): Promi
   try {
     ast = parse(sql);
   } catch (err) {
+    // A statement the grammar does not know (ATTACH, PRAGMA, VACUUM, COPY…) is still not a SELECT.
+    const first = FIRST_WORD.exec(sql)?.[1]?.toUpperCase();
+    if (first !== undefined && first !== "SELECT" && first !== "WITH") {
+      refuse("bad_request.invalid_analytics_query_type", `Only SELECT queries are allowed, not ${first}.`);
+    }
     const message = err instanceof Error ? err.message.split("\n", 1)[0]!.slice(0, 300) : "syntax error";
     invalid(`The query is not valid SQL: ${message}`);
   }

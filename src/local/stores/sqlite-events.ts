@@ -6,16 +6,24 @@ import type { VerificationEvent } from "../storage";
 import type { SqlConnection } from "./sqlite-driver";
 import type { SqliteTables } from "./sqlite-tables";
 
+/** Rows per INSERT statement (11 parameters each). */
+const ROWS_PER_INSERT = 50;
+const COLUMNS = "time, workspace_id, key_space_id, key_id, identity_id, external_id, outcome, tags, spent_credits, request_id, region";
+const insertOf = (rows: number) => `INSERT INTO key_verifications (${COLUMNS}) VALUES ${Array(rows).fill("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`;
+
 export function appendEvents(tables: SqliteTables, events: readonly VerificationEvent[]): void {
-  const insert = tables.stmt(
-    "INSERT INTO key_verifications (time, workspace_id, key_space_id, key_id, identity_id, external_id, outcome, tags, spent_credits, request_id, region) " +
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-  );
   const touch = tables.stmt("INSERT INTO key_last_used (key_id, at) VALUES (?, ?) ON CONFLICT (key_id) DO UPDATE SET at = max(at, excluded.at)");
   const latest = new Map<string, number>();
-  for (const e of events) {
-    insert.run(e.time, e.workspaceId, e.keySpaceId, e.keyId, e.identityId, e.externalId, e.outcome, JSON.stringify(e.tags), e.spentCredits, e.requestId, e.region);
-    latest.set(e.keyId, Math.max(latest.get(e.keyId) ?? -Infinity, e.time));
+  for (let from = 0; from < events.length; from += ROWS_PER_INSERT) {
+    const chunk = events.slice(from, from + ROWS_PER_INSERT);
+    const params: Array<string | number> = [];
+    for (const e of chunk) {
+      params.push(e.time, e.workspaceId, e.keySpaceId, e.keyId, e.identityId, e.externalId, e.outcome, JSON.stringify(e.tags), e.spentCredits, e.requestId, e.region);
+      const last = latest.get(e.keyId);
+      if (last === undefined || e.time > last) latest.set(e.keyId, e.time);
+    }
+    // Full chunks share one cached statement; the last, shorter one is prepared once per size.
+    tables.stmt(insertOf(chunk.length)).run(...params);
   }
   for (const [keyId, at] of latest) touch.run(keyId, at);
 }

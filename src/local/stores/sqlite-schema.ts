@@ -96,7 +96,7 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
     request_id TEXT NOT NULL,
     region TEXT NOT NULL
   );
-  CREATE INDEX key_verifications_by_workspace ON key_verifications (workspace_id, time);
+  -- One index (each costs every insert): time serves the retention delete, time ranges and ORDER BY time.
   CREATE INDEX key_verifications_by_time ON key_verifications (time);
   CREATE TABLE key_last_used (key_id TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID;
   `,
