@@ -21,6 +21,8 @@ export class ApiError extends Error {
     readonly detail: string,
     readonly type: string,
     readonly requestId: string | undefined,
+    /** A validation error's fields: where, what, and how to fix it. */
+    readonly errors: ReadonlyArray<{ location?: string; message?: string; fix?: string }> = [],
   ) {
     super(detail);
   }
@@ -49,7 +51,7 @@ export async function call<T>(operation: string, body: unknown = {}, key = rootK
     throw new ApiError(0, "Network error", `The key service did not answer (${(err as Error).message}). Is it still running?`, "network", undefined);
   }
   const text = await res.text();
-  let json: { meta?: { requestId?: string }; data?: T; pagination?: Pagination; error?: { title?: string; detail?: string; type?: string } };
+  let json: { meta?: { requestId?: string }; data?: T; pagination?: Pagination; error?: { title?: string; detail?: string; type?: string; errors?: Array<{ location?: string; message?: string; fix?: string }> } };
   try {
     json = JSON.parse(text);
   } catch {
@@ -57,7 +59,7 @@ export async function call<T>(operation: string, body: unknown = {}, key = rootK
   }
   if (!res.ok || json.error) {
     const e = json.error ?? {};
-    const err = new ApiError(res.status, e.title ?? `HTTP ${res.status}`, e.detail ?? "No detail given.", e.type ?? "", json.meta?.requestId);
+    const err = new ApiError(res.status, e.title ?? `HTTP ${res.status}`, e.detail ?? "No detail given.", e.type ?? "", json.meta?.requestId, Array.isArray(e.errors) ? e.errors : []);
     // The signed-in root key stopped working (deleted): back to the sign-in form, saying why.
     if (res.status === 401 && key !== null && key === rootKey()) {
       signOut();

@@ -140,6 +140,11 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     await page.getByRole("button", { name: "Create key" }).click();
     await expect.poll(() => page.getByRole("alert").innerText()).toContain("Meta is not valid JSON");
     await page.getByLabel("Meta (JSON object)").fill('{"plan": "pro"}');
+    // An error of the service is shown with its detail.
+    await page.getByLabel("Roles").fill("missing-role");
+    await page.getByRole("button", { name: "Create key" }).click();
+    await expect.poll(() => page.getByRole("alert").innerText()).toMatch(/Could not create a key: .*\(404\)[\s\S]*missing-role/);
+    await page.getByLabel("Roles").fill("");
     await page.getByRole("button", { name: "Create key" }).click();
 
     const dialog = page.getByRole("dialog", { name: "Your new key" });
