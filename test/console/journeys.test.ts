@@ -67,11 +67,14 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     const problems: string[] = [];
     page.on("console", (m) => {
       if (m.type() === "error" && /Content Security Policy|Refused to/.test(m.text())) problems.push(m.text());
+      if (m.text().includes("root_")) problems.push(`a root key in the browser's console: ${m.text()}`);
     });
     page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
     // Works offline: nothing is fetched from anywhere but the service itself.
     page.on("request", (r) => {
       if (!r.url().startsWith(`${service.baseUrl}/`)) problems.push(`request to another origin: ${r.url()}`);
+      // Root keys (root_…) travel in the Authorization header only, never in a URL.
+      if (r.url().includes("root_")) problems.push(`a root key in a URL: ${r.url()}`);
     });
     await page.goto(`${service.baseUrl}/`);
     return { page, problems };
