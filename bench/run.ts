@@ -5,9 +5,10 @@
 
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { createClient } from "keyguard/client";
@@ -67,8 +68,8 @@ const onlyOk = (label: string) => (r: LoadResult) => {
 
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
 
-/** Groups of measures; BENCH_ONLY=overhead,credits,service,metrics,down,fleet runs some of them. */
-const GROUPS = ["overhead", "credits", "service", "metrics", "down", "fleet"] as const;
+/** Groups of measures; BENCH_ONLY=overhead,credits,service,metrics,events,down,fleet runs some of them. */
+const GROUPS = ["overhead", "credits", "service", "metrics", "events", "down", "fleet"] as const;
 const ONLY = (process.env.BENCH_ONLY ?? "").split(",").map((g) => g.trim()).filter(Boolean);
 for (const g of ONLY) if (!(GROUPS as readonly string[]).includes(g)) throw new Error(`bench: BENCH_ONLY names ${JSON.stringify(g)}; use some of ${GROUPS.join(", ")}`);
 const runs = (group: (typeof GROUPS)[number]) => ONLY.length === 0 || ONLY.includes(group);
@@ -201,6 +202,36 @@ async function main() {
       ratio: ratioOf(r, "on", "off"),
       detail: `on ${rps(r.on)} req/s, off ${rps(r.off)} req/s; service CPU per request ${cpu(r.on)} µs vs ${cpu(r.off)} µs`,
     });
+  }
+
+  if (runs("events")) {
+    // Two service processes on SQLite, on the apps' core (idle meanwhile): one writes verification
+    // events (batched every second), the other's store drops them; the same tagged verifyKey on both.
+    const dir = mkdtempSync(join(os.tmpdir(), "keyguard-bench-events-"));
+    try {
+      const sides = { recorded: { BENCH_SERVICE_DATA: join(dir, "recorded.db") }, dropped: { BENCH_SERVICE_DATA: join(dir, "dropped.db"), BENCH_EVENTS: "off" } };
+      const post = async (env: Record<string, string>): Promise<LoadOptions> => {
+        const own = await startChild<ServiceInfo>("service", env, 1);
+        const key = (await createClient({ rootKey: own.rootKey, baseUrl: own.baseUrl, retry: false }).keys.createKey({ apiId: own.apiId })).key;
+        return {
+          url: `${own.baseUrl}/v2/keys.verifyKey`,
+          method: "POST",
+          cpuUrl: own.cpu,
+          duration: DURATION,
+          headers: { "content-type": "application/json", authorization: `Bearer ${own.rootKey}` },
+          body: JSON.stringify({ key, tags: ["path=/r", "method=GET"] }),
+        };
+      };
+      const r = await rotate({ recorded: await post(sides.recorded), dropped: await post(sides.dropped) }, ROUNDS, onlyOk("verification events"));
+      add({
+        name: "verifyKey with verification events ÷ events dropped at the store (SQLite)",
+        ratio: ratioOf(r, "recorded", "dropped"),
+        goal: { min: 0.95, text: "verifyKey with verification events ≥ 0.95× without" },
+        detail: `with events ${rps(r.recorded)} req/s, without ${rps(r.dropped)} req/s; service CPU per request ${cpu(r.recorded)} µs vs ${cpu(r.dropped)} µs`,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 
   let down: Record<"keyguard" | "sdk" | "keyguardHang", LoadResult> | undefined;

@@ -58,6 +58,9 @@ function timedStore(store: Store): Store {
     kind: store.kind,
     direct,
     transaction: (fn) => measureCall("transaction", () => store.transaction((tx) => fn(timed(tx)))),
+    appendVerifications: (events) => store.appendVerifications(events),
+    deleteVerificationsBefore: (before) => store.deleteVerificationsBefore(before),
+    queryVerifications: (plan, scope) => store.queryVerifications(plan, scope),
     close: () => store.close(),
   };
 }

@@ -36,16 +36,23 @@ Options of serve:
   --store-keys             the bootstrap API stores keys: createKey {recoverable: true} keeps an
                            encrypted copy that getKey/listKeys {decrypt: true} return (needs an
                            encryption key)
+  --no-console             do not serve the web console (by default at the base URL, /)
   --trust-proxy            take the caller's address for IP allow lists from the first
                            X-Forwarded-For entry (only behind your own proxy)
   --metrics                serve Prometheus metrics at GET /metrics (needs npm install prom-client)
   --metrics-token-file <path>
                            scrapes must send Authorization: Bearer <the first line of this file>
                            (default: env KEYGUARD_METRICS_TOKEN, else no token)
+  --verification-retention-days <n>
+                           keep verification events (analytics.getVerifications) n days
+                           (default 30; older ones are deleted)
   -h, --help               show this help
 
 keyguard migrate imports a JSON state file written by keyguard 0.1's --data into a new SQLite
 file, once; it refuses a file that already holds a state and leaves the JSON file as it is.
+
+The console is a web page for people: sign in with a root key to manage APIs, keys, permissions,
+roles and root keys, and to watch verifications. It uses the same HTTP API as any client.
 
 On start serve prints the base URL, the root key and the API id. Point your app at them with
 UNKEY_BASE_URL and UNKEY_ROOT_KEY. Only a generated root key is printed; one given with
@@ -154,6 +161,8 @@ function parse(argv: string[]) {
         "trust-proxy": { type: "boolean" },
         metrics: { type: "boolean" },
         "metrics-token-file": { type: "string" },
+        "no-console": { type: "boolean" },
+        "verification-retention-days": { type: "string" },
         postgres: { type: "string" },
         redis: { type: "string" },
         "postgres-schema": { type: "string" },
@@ -203,6 +212,10 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   }
   const rootKey = values["root-key-file"] !== undefined ? readSecretFile(values["root-key-file"], "--root-key-file", "the root key") : values["root-key"];
   const given = values["root-key-file"] !== undefined ? "--root-key-file" : values["root-key"] !== undefined ? "--root-key" : undefined;
+  const retention = values["verification-retention-days"];
+  if (retention !== undefined && !/^\d{1,4}$/.test(retention)) {
+    usageError(`--verification-retention-days must be a whole number of days 1..3650, got ${JSON.stringify(retention)}.`);
+  }
   const shared = sharedStorage(values, process.env, dataFile !== undefined);
   const invalidateUrl = values["invalidate-redis"] ?? (process.env.KEYGUARD_INVALIDATE_REDIS_URL || undefined) ?? shared?.options.redis;
   if (invalidateUrl === undefined && values["invalidate-prefix"] !== undefined) usageError("--invalidate-prefix needs --invalidate-redis (or --redis).");
@@ -231,6 +244,8 @@ async function serve(positionals: string[], values: Values): Promise<void> {
       storeKeys: values["store-keys"],
       trustProxy: values["trust-proxy"],
       ...(values.metrics && { metrics: { ...(metricsToken === undefined ? {} : { token: metricsToken }) } }),
+      console: values["no-console"] !== true,
+      ...(retention !== undefined && { verificationRetentionDays: Number(retention) }),
       ...shared?.options,
       ...(publisher && { invalidate: publisher.invalidate }),
     });
@@ -242,6 +257,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   }
   console.log(`keyguard local key service listening on ${running.baseUrl}`);
   console.log(`  UNKEY_BASE_URL=${running.baseUrl}`);
+  if (values["no-console"] !== true) console.log(`  console:      ${running.baseUrl}/  (sign in with the root key)`);
   console.log(`  ${rootKeyLine(running.service, given)}`);
   console.log(`  API id:       ${running.apiId}`);
   console.log(`  workspace id: ${running.workspaceId}`);

@@ -41,6 +41,8 @@ export type {
   StoreTx,
   TableName,
   Tables,
+  VerificationEvent,
   WorkspaceRecord,
 } from "./local/storage";
+export type { AnalyticsPlan, AnalyticsScope, Column as AnalyticsColumn, Condition as AnalyticsCondition, Scalar as AnalyticsScalar } from "./local/analytics/plan";
 export { ALL_ROOT_PERMISSIONS } from "./local/auth";

@@ -37,6 +37,11 @@ export const ALL_ROOT_PERMISSIONS: readonly string[] = Object.freeze([
   "ratelimit.*.set_override",
   "ratelimit.*.read_override",
   "ratelimit.*.delete_override",
+  "api.*.read_analytics",
+  // keyguard's own operations (rootKeys.*), not production's.
+  "workspace.*.create_root_key",
+  "workspace.*.read_root_key",
+  "workspace.*.delete_root_key",
 ]);
 
 /** Shape of a permission tuple: `resource.<id|*>.action`. */

@@ -1,6 +1,7 @@
 // createLocalKeyService: the service core and its request handler, without listening. Mount the
 // app anywhere (`outer.use("/prefix", app)`), serve it with node:http, or hand it to supertest. Also how both entry points
 // open the store and the core.
+import { consoleHandler } from "./console-files";
 import { createApp, type LocalServiceApp } from "./app";
 import { meteredStore } from "./metered-store";
 import { loadServiceMetrics } from "./metrics";
@@ -20,7 +21,10 @@ export interface LocalKeyServiceInstance {
   app: LocalServiceApp;
   /** The admin surface: bootstrap ids and root key, createWorkspace/createApi/createRootKey, faults, exportState. */
   service: LocalKeyService;
-  /** Closes the store when the service opened it (not a `store` passed in). Safe to call twice. */
+  /**
+   * Writes the verification events still buffered, then closes the store when the service opened
+   * it (not a `store` passed in). Safe to call twice.
+   */
   close(): Promise<void>;
 }
 
@@ -61,7 +65,11 @@ export function storeCloser(opened: { store: Store; owned: boolean }): () => Pro
 /** The service and its app. Async: the bootstrap is read from (or written to) the store first. */
 export async function createLocalKeyService(options?: LocalKeyServiceOptions): Promise<LocalKeyServiceInstance> {
   const config = parseOptions(options);
+  // The console's files are read before anything opens: missing files are a config error.
+  const consoleFiles = config.console ? consoleHandler() : undefined;
   const opened = await openStore(config);
   const core = await openCore(config, opened);
-  return { app: createApp(core), service: core, close: storeCloser(opened) };
+  const closeStore = storeCloser(opened);
+  let closing: Promise<void> | undefined;
+  return { app: createApp(core, consoleFiles), service: core, close: () => (closing ??= core.close().finally(closeStore)) };
 }

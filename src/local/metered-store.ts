@@ -19,33 +19,36 @@ const CALLS = Object.keys({
   dropCounters: true,
   getMeta: true,
   setMeta: true,
+  lastUsed: true,
 } satisfies Record<keyof StoreTx, true>) as Array<keyof StoreTx>;
 
 const kindOf = (err: unknown): StoreErrorKind => (isStoreUnavailable(err) ? "unavailable" : "unexpected");
 
 type Call = (...args: unknown[]) => Promise<unknown>;
 
+/** `call` timed and counted as the store call `name`; an error is marked as counted in `failed`. */
+function meteredCall(name: string, call: Call, metrics: ServiceMetrics, failed: WeakSet<object>): Call {
+  const observe = metrics.storeCall(name);
+  return (...args) => {
+    const start = performance.now();
+    return call(...args).then(
+      (value) => {
+        observe(performance.now() - start);
+        return value;
+      },
+      (err: unknown) => {
+        observe(performance.now() - start, kindOf(err));
+        // Counted here: the transaction it fails does not count it again.
+        if (typeof err === "object" && err !== null) failed.add(err);
+        throw err;
+      },
+    );
+  };
+}
+
 function meteredTx(tx: StoreTx, metrics: ServiceMetrics, failed: WeakSet<object>): StoreTx {
   const metered: Record<string, Call> = {};
-  for (const name of CALLS) {
-    const call = (tx[name] as Call).bind(tx);
-    const observe = metrics.storeCall(name);
-    metered[name] = (...args) => {
-      const start = performance.now();
-      return call(...args).then(
-        (value) => {
-          observe(performance.now() - start);
-          return value;
-        },
-        (err: unknown) => {
-          observe(performance.now() - start, kindOf(err));
-          // Counted here: the transaction it fails does not count it again.
-          if (typeof err === "object" && err !== null) failed.add(err);
-          throw err;
-        },
-      );
-    };
-  }
+  for (const name of CALLS) metered[name] = meteredCall(name, (tx[name] as Call).bind(tx), metrics, failed);
   return metered as unknown as StoreTx;
 }
 
@@ -77,6 +80,10 @@ export function meteredStore(store: Store, metrics: ServiceMetrics): Store {
         throw err;
       }
     },
+    // The verification events' batch writes, retention sweeps and analytics queries.
+    appendVerifications: meteredCall("appendVerifications", store.appendVerifications.bind(store) as Call, metrics, failed) as Store["appendVerifications"],
+    deleteVerificationsBefore: meteredCall("deleteVerificationsBefore", store.deleteVerificationsBefore.bind(store) as Call, metrics, failed) as Store["deleteVerificationsBefore"],
+    queryVerifications: meteredCall("queryVerifications", store.queryVerifications.bind(store) as Call, metrics, failed) as Store["queryVerifications"],
     close: () => store.close(),
   };
 }

@@ -71,6 +71,19 @@ export interface LocalKeyServiceOptions {
    */
   invalidate?: InvalidationPublisher;
   /**
+   * How long verification events (what `analytics.getVerifications` reads) are kept, in days:
+   * older ones are deleted by the service every few minutes, and a query asking for them is
+   * refused (`query_range_exceeds_retention`). A whole number 1..3650. Default: 30.
+   */
+  verificationRetentionDays?: number;
+  /**
+   * Serve the web console at `/` (its files at `/console/…`), next to the API: sign in with a root
+   * key, manage APIs, keys, permissions, roles and root keys, watch verifications. Its files come
+   * from the package (built by `npm run build`). Default: false (`keyguard serve` turns it on);
+   * when off, every path outside `/v2/` answers 404 as before.
+   */
+  console?: boolean;
+  /**
    * Serve Prometheus metrics at `GET /metrics` (requests, verification outcomes, latencies, store
    * calls and errors, and the process metrics): `true`, or `{ token, processMetrics }`. Needs the
    * package `prom-client`. Default: off (`/metrics` is an unknown route and prom-client is not loaded).
@@ -109,6 +122,9 @@ export interface LocalServiceConfig {
   readonly invalidate: InvalidationPublisher | undefined;
   /** Metrics at `/metrics`; undefined when off. */
   readonly metrics: { readonly token: string | undefined; readonly processMetrics: boolean } | undefined;
+  /** Retention of verification events, ms. */
+  readonly verificationRetentionMs: number;
+  readonly console: boolean;
 }
 
 /** A bad option given to the local key service. */
@@ -139,6 +155,8 @@ const KNOWN: readonly string[] = Object.freeze(
     trustProxy: true,
     invalidate: true,
     metrics: true,
+    verificationRetentionDays: true,
+    console: true,
   } satisfies Record<keyof LocalKeyServiceOptions, true>),
 );
 
@@ -268,5 +286,12 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
     fail("invalidate", invalidate, "Pass an object with an invalidate(message) method, e.g. await redisStore({ url }) from keyguard/redis.");
   }
   const metrics = parseMetrics(options.metrics);
-  return Object.freeze({ rootKey, now, dataFile, store, postgres, port, host, logger, encryptionKey, storeKeys, trustProxy, invalidate, metrics });
+  const withConsole = options.console ?? false;
+  if (typeof withConsole !== "boolean") fail("console", withConsole, "Pass true to serve the web console at /, or false.");
+  const retentionDays = options.verificationRetentionDays ?? 30;
+  if (!Number.isInteger(retentionDays) || retentionDays < 1 || retentionDays > 3650) {
+    fail("verificationRetentionDays", retentionDays, "Use a whole number of days 1..3650 (default 30).");
+  }
+  const verificationRetentionMs = retentionDays * 86_400_000;
+  return Object.freeze({ rootKey, now, dataFile, store, postgres, port, host, logger, encryptionKey, storeKeys, trustProxy, invalidate, verificationRetentionMs, console: withConsole, metrics });
 }

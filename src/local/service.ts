@@ -10,8 +10,10 @@ import type { ServiceMetrics } from "./metrics";
 import type { LocalServiceConfig } from "./options";
 import { BOOTSTRAP_META, exportState, putWorkspace } from "./state-file";
 import { KEY_MIGRATION_ALGORITHMS, addMigration, readMigrations } from "./key-migrations";
-import type { ApiRecord, KeyMigrationAlgorithm, LocalState, Store, StoreTx } from "./storage";
+import type { OpContext } from "./operation";
+import type { ApiRecord, KeyMigrationAlgorithm, LocalState, Store, StoreTx, VerificationEvent } from "./storage";
 import { StoreFailureLog } from "./store-failures";
+import { VerificationRecorder } from "./verification-events";
 
 export interface UnavailableOptions {
   /** Fail only the next N requests, then recover. Default: every request until turned off. */
@@ -55,6 +57,11 @@ export interface LocalKeyService {
   setUnavailable(on: boolean | UnavailableOptions): void;
   /** The whole state, as one consistent copy (hashes and sealed copies only, never a plaintext key). */
   exportState(): Promise<LocalState>;
+  /**
+   * Writes the verification events noted so far to the store now (the service does it every
+   * second, every 500 events and on close): then analytics.getVerifications and lastUsedAt see them.
+   */
+  flushVerifications(): Promise<void>;
   /** The service clock. */
   now(): number;
 }
@@ -117,6 +124,8 @@ export class ServiceCore implements LocalKeyService {
   readonly failures: StoreFailureLog;
   /** Seals and opens recoverable keys; undefined without a key-encryption key. */
   readonly vault: KeyVault | undefined;
+  /** Verification events on their way to the store. */
+  readonly events: VerificationRecorder;
   private fault: { left: number; retryAfter: number } | undefined;
 
   private constructor(
@@ -129,6 +138,7 @@ export class ServiceCore implements LocalKeyService {
   ) {
     this.failures = new StoreFailureLog(config.logger, store.kind);
     this.vault = config.encryptionKey && new KeyVault(config.encryptionKey);
+    this.events = new VerificationRecorder(store, config.verificationRetentionMs, config.now, config.logger);
   }
 
   /** Opens the service over `store`: finds or creates the bootstrap, in one transaction. */
@@ -252,6 +262,26 @@ export class ServiceCore implements LocalKeyService {
 
   exportState(): Promise<LocalState> {
     return exportState(this.store);
+  }
+
+  /** Notes a verification event (OpContext.record). */
+  readonly record = (event: VerificationEvent): void => this.events.record(event);
+
+  /** What analytics.getVerifications runs on (OpContext.analytics). */
+  get analytics(): OpContext["analytics"] {
+    return {
+      retentionMs: this.config.verificationRetentionMs,
+      query: (plan, scope) => this.store.queryVerifications(plan, scope),
+    };
+  }
+
+  flushVerifications(): Promise<void> {
+    return this.events.flush();
+  }
+
+  /** Stops the timers and writes the events still buffered (before the store closes). */
+  close(): Promise<void> {
+    return this.events.close();
   }
 
   private async workspace(tx: StoreTx, id: string | undefined): Promise<string> {

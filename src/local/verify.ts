@@ -1,6 +1,7 @@
 // keys.verifyKey: the order of checks. Lookup, workspace and root-key grant (NOT_FOUND) → DISABLED
 // → EXPIRED → API IP allowlist (FORBIDDEN) → permission query → rate limits → credits.
-// Runs on `Store.direct`: its only writes are the atomic `limit` and `spendCredits`.
+// Runs on `Store.direct`: its only writes are the atomic `limit` and `spendCredits`. Every outcome
+// for a key of the caller's workspace is noted as a verification event (NOT_FOUND is not: no key).
 import { createHash } from "node:crypto";
 import {
   PermissionQuerySyntaxError,
@@ -86,8 +87,23 @@ export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest): Promise
   const [rel, api] = await Promise.all([keyRelations(tx, key), tx.get("apis", key.apiId)]);
   // Until charged, the balance shown is the one a refill that fell due gives.
   let credits = key.credits && creditsAt(key.credits, now).remaining;
-  const outcome = (code: string, ratelimits?: VerifyRatelimitState[]): VerifyKeyResult =>
-    describe(key, rel, code, credits, ratelimits);
+  let spentCredits = 0;
+  const outcome = (code: string, ratelimits?: VerifyRatelimitState[]): VerifyKeyResult => {
+    ctx.record({
+      time: now,
+      workspaceId: key.workspaceId,
+      keySpaceId: key.apiId,
+      keyId: key.id,
+      identityId: rel.identity?.id ?? "",
+      externalId: rel.identity?.externalId ?? "",
+      outcome: code,
+      tags: body.tags ? [...body.tags] : [],
+      spentCredits,
+      requestId: ctx.requestId,
+      region: "local",
+    });
+    return describe(key, rel, code, credits, ratelimits);
+  };
   if (!key.enabled) return outcome("DISABLED");
   if (key.expires !== undefined && key.expires <= now) return outcome("EXPIRED");
   if (api?.ipWhitelist && !api.ipWhitelist.includes(ctx.ip)) return outcome("FORBIDDEN");
@@ -118,6 +134,7 @@ export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest): Promise
     // undefined: the key lost its credits (or was deleted) since it was read; nothing to charge.
     credits = spent?.remaining;
     if (spent && !spent.ok) return outcome("USAGE_EXCEEDED", states);
+    if (spent) spentCredits = body.credits?.cost ?? 1;
   }
   return outcome("VALID", states);
 }

@@ -87,7 +87,7 @@ describe("the SQLite data file", () => {
     const db = await openConnection(newer);
     db.exec("PRAGMA user_version = 99");
     db.close();
-    await expect(sqliteStore(newer)).rejects.toThrow(/schema version 99, written by a newer keyguard; this one knows up to 2/);
+    await expect(sqliteStore(newer)).rejects.toThrow(/schema version 99, written by a newer keyguard; this one knows up to 3/);
   });
 
   it("rejects bad options with a message naming them", async () => {
