@@ -138,7 +138,7 @@ export class ServiceCore implements LocalKeyService {
   ) {
     this.failures = new StoreFailureLog(config.logger, store.kind);
     this.vault = config.encryptionKey && new KeyVault(config.encryptionKey);
-    this.events = new VerificationRecorder(store, config.verificationRetentionMs, config.now, config.logger);
+    this.events = new VerificationRecorder(store, config.verificationRetentionMs, config.now, config.logger, this.failures);
   }
 
   /** Opens the service over `store`: finds or creates the bootstrap, in one transaction. */

@@ -3,6 +3,7 @@
 // events older than the retention. A verification only pushes to an array: it never waits for the store.
 import type { Logger } from "../logger";
 import type { Store, VerificationEvent } from "./storage";
+import { isStoreUnavailable, type StoreFailureLog } from "./store-failures";
 
 /** A batch is appended once it holds this many events. */
 export const BATCH_SIZE = 1000;
@@ -27,6 +28,8 @@ export class VerificationRecorder {
     private readonly retentionMs: number,
     private readonly now: () => number,
     private readonly logger: Logger,
+    /** Where an unavailable store is reported: one line per kind of failure at most every 10 s, shared with the requests. */
+    private readonly failures: StoreFailureLog,
   ) {
     const flush = setInterval(() => void this.flush(), FLUSH_EVERY_MS);
     const sweep = setInterval(() => void this.sweep(true), SWEEP_EVERY_MS);
@@ -47,29 +50,25 @@ export class VerificationRecorder {
     if (this.buffer.length >= BATCH_SIZE && !this.flushing) void this.flush();
   }
 
-  /** Appends every event noted so far (in batches), then runs the retention sweep when it is due. Never rejects. */
+  /** Appends every event noted so far (in batches), then, when it wrote some, runs the retention sweep if due. Never rejects. */
   flush(): Promise<void> {
     this.flushing ??= this.drain().finally(() => (this.flushing = undefined));
     return this.flushing;
   }
 
   private async drain(): Promise<void> {
+    let wrote = false;
     while (this.buffer.length > 0) {
       const batch = this.buffer.slice(0, BATCH_SIZE);
       try {
         await this.store.appendVerifications(batch);
       } catch (err) {
         // Kept for the next flush (the store may be back by then).
-        if (!this.failing) {
-          this.failing = true;
-          this.logger.error(
-            { store: this.store.kind, buffered: this.buffer.length, error: err instanceof Error ? err.message : String(err) },
-            "keyguard/local: cannot write verification events; they are kept in memory and written when the store is back",
-          );
-        }
+        this.report(err, "keyguard/local: cannot write verification events; they are kept in memory and written when the store is back");
         return;
       }
       this.buffer.splice(0, batch.length);
+      wrote = true;
       if (this.failing) {
         this.failing = false;
         this.logger.warn({ store: this.store.kind }, "keyguard/local: verification events are written again");
@@ -79,7 +78,8 @@ export class VerificationRecorder {
       this.logger.warn({ dropped: this.dropped }, `keyguard/local: dropped verification events while the store could not take them (more than ${MAX_BUFFERED} waiting)`);
       this.dropped = 0;
     }
-    await this.sweep(false);
+    // An idle service touches neither the store nor the clock here (the wall-clock timer sweeps it).
+    if (wrote) await this.sweep(false);
   }
 
   /** Deletes the events older than the retention, when a sweep is due (or `force`). */
@@ -90,8 +90,16 @@ export class VerificationRecorder {
       this.lastSweep = now;
       await this.store.deleteVerificationsBefore(now - this.retentionMs);
     } catch (err) {
-      this.logger.error({ store: this.store.kind, error: err instanceof Error ? err.message : String(err) }, "keyguard/local: cannot delete expired verification events");
+      this.report(err, "keyguard/local: cannot delete expired verification events");
     }
+  }
+
+  /** An unavailable store goes to the shared failure log; another error is logged once until writes work again. */
+  private report(err: unknown, message: string): void {
+    if (isStoreUnavailable(err)) return this.failures.report(err);
+    if (this.failing) return;
+    this.failing = true;
+    this.logger.error({ store: this.store.kind, buffered: this.buffer.length, error: err instanceof Error ? err.message : String(err) }, message);
   }
 
   /** Stops the timers and appends what is buffered: nothing noted before a clean close is lost. */

@@ -629,6 +629,10 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
         expect(await query("SELECT count(*) AS n FROM key_verifications_v1 WHERE has(tags, 'a') OR NOT (time < " + (T0 + 2 * HOUR) + ")", w)).toEqual([{ n: 2 }]);
         expect(await query("SELECT outcome FROM key_verifications_v1 ORDER BY time DESC LIMIT 2", w)).toEqual([{ outcome: "USAGE_EXCEEDED" }, { outcome: "RATE_LIMITED" }]);
         expect(await query("SELECT sum(spent_credits) AS s, count(*) AS n FROM key_verifications_v1 WHERE outcome = 'none'", w)).toEqual([{ s: 0, n: 0 }]);
+        // An output named __proto__ is a field like any other.
+        const [odd] = await query("SELECT count(*) AS __proto__ FROM key_verifications_v1", w);
+        expect(Object.getPrototypeOf(odd)).toBe(Object.prototype);
+        expect(JSON.parse(JSON.stringify(odd))).toEqual(JSON.parse('{"__proto__": 4}'));
         // An API-scoped view: only those APIs' rows.
         expect(await query("SELECT count(*) AS n FROM key_verifications_v1", w, ["api_b"])).toEqual([{ n: 1 }]);
         expect(await query("SELECT count(*) AS n FROM key_verifications_v1", w, [])).toEqual([{ n: 0 }]);

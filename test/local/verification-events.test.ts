@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger, type Logger } from "keyguard";
-import { LocalServiceConfigError, createLocalKeyService, memoryStore, startLocalKeyService } from "keyguard/local";
+import { LocalServiceConfigError, StoreUnavailableError, createLocalKeyService, memoryStore, startLocalKeyService } from "keyguard/local";
 import { faultyStore } from "../support/faulty-store";
 import { makeCall, manualClock, start, type Started } from "./helpers";
 
@@ -142,6 +142,24 @@ describe("verification events", () => {
     await s.service.flushVerifications();
     expect(errors.filter((m) => m.includes("verification events"))).toHaveLength(1);
     expect(await rowsOf(s, "SELECT count(*) AS n FROM key_verifications_v1")).toEqual([{ n: 0 }]);
+    down = false;
+    await s.service.flushVerifications();
+    expect(await rowsOf(s, "SELECT count(*) AS n FROM key_verifications_v1")).toEqual([{ n: 3 }]);
+  });
+
+  it("reports an unavailable store through the service's failure log (one line per kind), and writes the events once it is back", async () => {
+    let down = true;
+    const message = "the database is unreachable (events test)";
+    const store = faultyStore(memoryStore(), (call) => (down && (call === "appendVerifications" || call === "deleteVerificationsBefore") ? new StoreUnavailableError(message) : undefined));
+    const calls: Array<[unknown, string]> = [];
+    const logger: Logger = { ...silentLogger, error: (fields, msg) => void calls.push([fields, msg]), warn: () => undefined };
+    const s = await started({ store, logger });
+    const k = await s.createKey();
+    for (let i = 0; i < 3; i++) await s.verify(k.key);
+    await s.service.flushVerifications();
+    await s.service.flushVerifications();
+    expect(calls).toHaveLength(1);
+    expect(calls[0]![0]).toEqual({ store: "faulty memory", error: message });
     down = false;
     await s.service.flushVerifications();
     expect(await rowsOf(s, "SELECT count(*) AS n FROM key_verifications_v1")).toEqual([{ n: 3 }]);

@@ -1,7 +1,7 @@
 // Runs an analytics plan over events held in memory: the memory store's query engine, with the
 // same answers as the SQL the other stores run (see sql.ts).
 import type { VerificationEvent } from "../storage";
-import { BUCKET_MS, outputType, type AnalyticsPlan, type AnalyticsScope, type Column, type Condition, type Scalar } from "./plan";
+import { BUCKET_MS, outputType, setField, type AnalyticsPlan, type AnalyticsScope, type Column, type Condition, type Scalar } from "./plan";
 
 type Value = string | number | string[];
 
@@ -118,7 +118,7 @@ export function evaluatePlan(plan: AnalyticsPlan, scope: AnalyticsScope, events:
     const row: Record<string, unknown> = {};
     plan.outputs.forEach((o, i) => {
       const v = values[i]!;
-      row[o.name] = outputType(o) === "tags" ? [...(v as string[])] : v;
+      setField(row, o.name, outputType(o) === "tags" ? [...(v as string[])] : v);
     });
     return row;
   });

@@ -93,3 +93,8 @@ export function sameScalar(a: Scalar, b: Scalar): boolean {
   if (a.kind === "bucket") return a.unit === (b as typeof a).unit;
   return a.value === (b as typeof a).value;
 }
+
+/** Sets a row's field by an output name of the caller's (`__proto__` included) as an own property. */
+export function setField(row: Record<string, unknown>, name: string, value: unknown): void {
+  Object.defineProperty(row, name, { value, enumerable: true, writable: true, configurable: true });
+}

@@ -1,6 +1,6 @@
 // An analytics plan as one SELECT for SQLite or PostgreSQL: every value of the caller's a bound
 // parameter, every identifier one of ours (column names from plan.ts, output aliases c0, c1…).
-import { BUCKET_MS, outputType, type AnalyticsPlan, type AnalyticsScope, type Condition, type Scalar } from "./plan";
+import { BUCKET_MS, outputType, setField, type AnalyticsPlan, type AnalyticsScope, type Condition, type Scalar } from "./plan";
 
 export interface SqlDialect {
   /** The placeholder of the n-th parameter (1-based). */
@@ -98,7 +98,7 @@ export function compilePlan(plan: AnalyticsPlan, scope: AnalyticsScope, table: s
     const out: Record<string, unknown> = {};
     plan.outputs.forEach((o, i) => {
       const v = row[`c${i}`];
-      out[o.name] = types[i] === "tags" ? d.readTags(v) : types[i] === "number" ? Number(v) : v;
+      setField(out, o.name, types[i] === "tags" ? d.readTags(v) : types[i] === "number" ? Number(v) : v);
     });
     return out;
   };
