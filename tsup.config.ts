@@ -15,7 +15,8 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   splitting: true,
-  shims: false,
+  // import.meta.url in the CJS build (where the console's files are found) becomes the file's URL.
+  shims: true,
   // Optional peer dependencies, loaded lazily: by keyguard/redis, and by the client's `telemetry`.
   external: ["ioredis", "@opentelemetry/api"],
 });

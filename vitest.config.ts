@@ -9,8 +9,9 @@ const src = (p: string) => fileURLToPath(new URL(`./src/${p}`, import.meta.url))
  * so each runs again on every storage backend (the store conformance suite covers the seam itself).
  */
 const SERVICE_SUITES = [
-  "test/local/{auth,clock,concurrency,ip-allowlist,keys,migrate-keys,ratelimit,recoverable,resources,role-permissions,server,state-file,store-failures,transport,units,validation,verify}.test.ts",
-  "test/interop/*.test.ts",
+  "test/local/{auth,clock,root-keys,concurrency,ip-allowlist,keys,migrate-keys,ratelimit,recoverable,resources,role-permissions,server,state-file,store-failures,transport,units,validation,verify,verification-events}.test.ts",
+  // sdk-analytics.test.ts picks its stores itself (SQLite and PostgreSQL).
+  "test/interop/sdk.test.ts",
   "test/client/local-service.test.ts",
 ];
 
@@ -65,6 +66,8 @@ export default defineConfig({
     ],
   },
   test: {
+    // Builds the web console into dist/console: its suites run on a fresh clone, before any build.
+    globalSetup: ["test/support/build-console.ts"],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     unstubGlobals: true,

@@ -5,9 +5,10 @@
 
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { createClient } from "keyguard/client";
@@ -67,8 +68,8 @@ const onlyOk = (label: string) => (r: LoadResult) => {
 
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
 
-/** Groups of measures; BENCH_ONLY=overhead,observe,credits,service,down,fleet runs some of them. */
-const GROUPS = ["overhead", "observe", "credits", "service", "down", "fleet"] as const;
+/** Groups of measures; BENCH_ONLY=overhead,observe,credits,service,metrics,events,down,fleet runs some of them. */
+const GROUPS = ["overhead", "observe", "credits", "service", "metrics", "events", "down", "fleet"] as const;
 const ONLY = (process.env.BENCH_ONLY ?? "").split(",").map((g) => g.trim()).filter(Boolean);
 for (const g of ONLY) if (!(GROUPS as readonly string[]).includes(g)) throw new Error(`bench: BENCH_ONLY names ${JSON.stringify(g)}; use some of ${GROUPS.join(", ")}`);
 const runs = (group: (typeof GROUPS)[number]) => ONLY.length === 0 || ONLY.includes(group);
@@ -203,6 +204,62 @@ async function main() {
       goal: { min: 1.5, text: "service verifyKey ≥ 1.5× a bare Express JSON route" },
       detail: `verifyKey ${rps(r.service)} req/s, bare route ${rps(r.bare)} req/s; service CPU per request ${cpu(r.service)} µs vs ${cpu(r.bare)} µs`,
     });
+  }
+
+  if (runs("metrics")) {
+    // Two service processes on the apps' core (one idle while the other is measured), metrics on and off.
+    const verifyKeyOn = async (info: ServiceInfo): Promise<LoadOptions> => {
+      const key = (await createClient({ rootKey: info.rootKey, baseUrl: info.baseUrl, retry: false }).keys.createKey({ apiId: info.apiId })).key;
+      return {
+        url: `${info.baseUrl}/v2/keys.verifyKey`,
+        method: "POST",
+        cpuUrl: info.cpu,
+        duration: DURATION,
+        headers: { "content-type": "application/json", authorization: `Bearer ${info.rootKey}` },
+        body: JSON.stringify({ key }),
+      };
+    };
+    const on = await startChild<ServiceInfo>("service", { BENCH_METRICS: "1" }, 1);
+    const off = await startChild<ServiceInfo>("service", {}, 1);
+    const r = await rotate({ on: await verifyKeyOn(on), off: await verifyKeyOn(off) }, ROUNDS, onlyOk("local service with metrics"));
+    // The side said to have metrics did count the calls.
+    const scraped = await (await fetch(`${on.baseUrl}/metrics`)).text();
+    if (!/^keyguard_verifications_total\{code="VALID"\} [1-9]/m.test(scraped)) throw new Error("bench: the service with metrics on did not count its verifications");
+    add({
+      name: "local service verifyKey, metrics on ÷ off",
+      ratio: ratioOf(r, "on", "off"),
+      detail: `on ${rps(r.on)} req/s, off ${rps(r.off)} req/s; service CPU per request ${cpu(r.on)} µs vs ${cpu(r.off)} µs`,
+    });
+  }
+
+  if (runs("events")) {
+    // Two service processes on SQLite, on the apps' core (idle meanwhile): one writes verification
+    // events (batched every second), the other's store drops them; the same tagged verifyKey on both.
+    const dir = mkdtempSync(join(os.tmpdir(), "keyguard-bench-events-"));
+    try {
+      const sides = { recorded: { BENCH_SERVICE_DATA: join(dir, "recorded.db") }, dropped: { BENCH_SERVICE_DATA: join(dir, "dropped.db"), BENCH_EVENTS: "off" } };
+      const post = async (env: Record<string, string>): Promise<LoadOptions> => {
+        const own = await startChild<ServiceInfo>("service", env, 1);
+        const key = (await createClient({ rootKey: own.rootKey, baseUrl: own.baseUrl, retry: false }).keys.createKey({ apiId: own.apiId })).key;
+        return {
+          url: `${own.baseUrl}/v2/keys.verifyKey`,
+          method: "POST",
+          cpuUrl: own.cpu,
+          duration: DURATION,
+          headers: { "content-type": "application/json", authorization: `Bearer ${own.rootKey}` },
+          body: JSON.stringify({ key, tags: ["path=/r", "method=GET"] }),
+        };
+      };
+      const r = await rotate({ recorded: await post(sides.recorded), dropped: await post(sides.dropped) }, ROUNDS, onlyOk("verification events"));
+      add({
+        name: "verifyKey with verification events ÷ events dropped at the store (SQLite)",
+        ratio: ratioOf(r, "recorded", "dropped"),
+        goal: { min: 0.95, text: "verifyKey with verification events ≥ 0.95× without" },
+        detail: `with events ${rps(r.recorded)} req/s, without ${rps(r.dropped)} req/s; service CPU per request ${cpu(r.recorded)} µs vs ${cpu(r.dropped)} µs`,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 
   let down: Record<"keyguard" | "sdk" | "keyguardHang", LoadResult> | undefined;

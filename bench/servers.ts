@@ -1,5 +1,8 @@
 // Child process for the benchmarks: `service` starts the local key service (plus a bare JSON
 // route and a server that never answers); `apps` starts the protected and unprotected apps.
+// BENCH_METRICS=1: the service serves its Prometheus metrics. BENCH_SERVICE_DATA=<file>: the service
+// keeps its state in that SQLite file; BENCH_EVENTS=off: its store drops verification events (the
+// baseline of the events group).
 // Prints one JSON line with the URLs, then serves until killed.
 
 import net from "node:net";
@@ -8,7 +11,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import express from "express";
 import { apiKeyAuth, silentLogger, type AuthDecision } from "keyguard";
-import { startLocalKeyService } from "keyguard/local";
+import { sqliteStore, startLocalKeyService, type Store } from "keyguard/local";
 import { sdkMiddleware } from "./sdk-middleware";
 
 export interface ServiceInfo {
@@ -34,8 +37,26 @@ const listen = (server: net.Server): Promise<string> =>
 
 const serve = (app: express.Express) => listen(app.listen(0, "127.0.0.1") as unknown as net.Server);
 
+/** The store of BENCH_SERVICE_DATA, dropping verification events with BENCH_EVENTS=off. */
+async function benchStore(): Promise<Store | undefined> {
+  const file = process.env.BENCH_SERVICE_DATA;
+  if (!file) return undefined;
+  const store = await sqliteStore(file);
+  if (process.env.BENCH_EVENTS !== "off") return store;
+  return {
+    kind: store.kind,
+    direct: store.direct,
+    transaction: (fn) => store.transaction(fn),
+    appendVerifications: async () => undefined,
+    deleteVerificationsBefore: async () => 0,
+    queryVerifications: (plan, scope) => store.queryVerifications(plan, scope),
+    close: () => store.close(),
+  };
+}
+
 async function startService(): Promise<ServiceInfo> {
-  const svc = await startLocalKeyService({ port: 0 });
+  const store = await benchStore();
+  const svc = await startLocalKeyService({ port: 0, ...(store && { store }), ...(process.env.BENCH_METRICS === "1" && { metrics: true }) });
   const bare = express();
   bare.use(express.json());
   bare.post("/json", (req, res) => {

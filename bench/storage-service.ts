@@ -8,7 +8,7 @@ import { statSync } from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { startLocalKeyService } from "keyguard/local";
 import type { KeyRecord, Store, StoreTx } from "../src/local/storage";
-import { hashKey } from "../src/local/key-material";
+import { keyHash } from "../src/protocol/key-hash";
 import { memoryStore } from "../src/local/stores/memory";
 import { postgresStore } from "../src/local/stores/postgres";
 import { sqliteStore } from "../src/local/stores/sqlite";
@@ -58,6 +58,9 @@ function timedStore(store: Store): Store {
     kind: store.kind,
     direct,
     transaction: (fn) => measureCall("transaction", () => store.transaction((tx) => fn(timed(tx)))),
+    appendVerifications: (events) => store.appendVerifications(events),
+    deleteVerificationsBefore: (before) => store.deleteVerificationsBefore(before),
+    queryVerifications: (plan, scope) => store.queryVerifications(plan, scope),
     close: () => store.close(),
   };
 }
@@ -74,7 +77,7 @@ const record = (i: number, now: number): KeyRecord => {
     id: `key_bench${i.toString(36).padStart(8, "0")}`,
     workspaceId: service.workspaceId,
     apiId: service.apiId,
-    hash: hashKey(key.key),
+    hash: keyHash(key.key),
     start: key.key.slice(0, 8),
     byteLength: 16,
     createdAt: now,

@@ -35,7 +35,7 @@ function portTaken(error: unknown, what: string, envName: string, value: number)
 const servicePort = port("KEYGUARD_SERVICE_PORT", 8787);
 const appPort = port("PORT", 3000);
 
-const service = await startLocalKeyService({ port: servicePort }).catch((error: unknown) =>
+const service = await startLocalKeyService({ port: servicePort, console: true }).catch((error: unknown) =>
   portTaken(error, "key service", "KEYGUARD_SERVICE_PORT", servicePort),
 );
 
@@ -87,6 +87,8 @@ const lines = [
   "",
   "keyguard demo",
   `  key service (local)  ${service.baseUrl}`,
+  // Only a generated root key is printed; one taken from UNKEY_ROOT_KEY may be a real secret.
+  `  console              ${service.baseUrl}/   (sign in with the root key ${service.service.rootKeyGenerated ? service.rootKey : "from UNKEY_ROOT_KEY"})`,
   `  protected API        ${base}   (GET /api/docs, POST /api/docs, GET /api/reports; /health is public)`,
   "",
   "Try these (the status each one gives is on the left):",

@@ -114,6 +114,13 @@ async function main() {
 
   const first = await serve();
   checkBanner(first);
+  // The web console, from the package's dist/console.
+  for (const [path, type] of [["/", "text/html"], ["/console/app.js", "text/javascript"], ["/console/app.css", "text/css"]]) {
+    const res = await fetch(`${first.baseUrl}${path}`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    if (res.status !== 200 || !res.headers.get("content-type")?.startsWith(type) || !res.headers.get("content-security-policy")) {
+      fail(`GET ${path}: ${res.status} ${res.headers.get("content-type")}, expected the console's ${type} with a CSP`);
+    }
+  }
   const { key } = await call(first.baseUrl, "keys.createKey", { apiId: first.apiId, credits: { remaining: 5 } });
   if (typeof key !== "string" || key.length === 0) fail("createKey returned no key");
   await verifyExpecting(first.baseUrl, key, 4);
@@ -134,7 +141,7 @@ const overall = setTimeout(() => {
 
 try {
   await main();
-  console.log("smoke-cli: ok (serve --data, createKey, verifyKey, kill, restart, verifyKey)");
+  console.log("smoke-cli: ok (serve --data, the console's files, createKey, verifyKey, kill, restart, verifyKey)");
   process.exitCode = 0;
 } catch (err) {
   console.error(`smoke-cli: FAILED: ${err instanceof SmokeError ? err.message : (err?.stack ?? String(err))}`);

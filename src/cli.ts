@@ -36,12 +36,23 @@ Options of serve:
   --store-keys             the bootstrap API stores keys: createKey {recoverable: true} keeps an
                            encrypted copy that getKey/listKeys {decrypt: true} return (needs an
                            encryption key)
+  --no-console             do not serve the web console (by default at the base URL, /)
   --trust-proxy            take the caller's address for IP allow lists from the first
                            X-Forwarded-For entry (only behind your own proxy)
+  --metrics                serve Prometheus metrics at GET /metrics (needs npm install prom-client)
+  --metrics-token-file <path>
+                           scrapes must send Authorization: Bearer <the first line of this file>
+                           (default: env KEYGUARD_METRICS_TOKEN, else no token)
+  --verification-retention-days <n>
+                           keep verification events (analytics.getVerifications) n days
+                           (default 30; older ones are deleted)
   -h, --help               show this help
 
 keyguard migrate imports a JSON state file written by keyguard 0.1's --data into a new SQLite
 file, once; it refuses a file that already holds a state and leaves the JSON file as it is.
+
+The console is a web page for people: sign in with a root key to manage APIs, keys, permissions,
+roles and root keys, and to watch verifications. It uses the same HTTP API as any client.
 
 On start serve prints the base URL, the root key and the API id. Point your app at them with
 UNKEY_BASE_URL and UNKEY_ROOT_KEY. Only a generated root key is printed; one given with
@@ -78,19 +89,19 @@ function rootKeyLine(service: Local.LocalKeyService, given: string | undefined):
   return `UNKEY_ROOT_KEY=${service.rootKey}${note}`;
 }
 
-/** The root key in `file`: its first line, trimmed. Never echoes the file's content. */
-function readRootKeyFile(file: string): string {
-  if (file.trim() === "") usageError("--root-key-file needs a file path.");
+/** The secret in `file` (given with `flag`): its first line, trimmed. Never echoes the file's content. */
+function readSecretFile(file: string, flag: string, what: string): string {
+  if (file.trim() === "") usageError(`${flag} needs a file path.`);
   let text: string;
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     const why = e.code === "ENOENT" ? "no such file" : e.code === "EACCES" ? "permission denied" : e.code === "EISDIR" ? "it is a directory" : e.message;
-    usageError(`cannot read --root-key-file ${JSON.stringify(file)}: ${why}.`);
+    usageError(`cannot read ${flag} ${JSON.stringify(file)}: ${why}.`);
   }
   const key = text.split(/\r?\n/, 1)[0]!.trim();
-  if (key === "") usageError(`--root-key-file ${JSON.stringify(file)} is empty: put the root key on its first line.`);
+  if (key === "") usageError(`${flag} ${JSON.stringify(file)} is empty: put ${what} on its first line.`);
   if (process.platform !== "win32" && (statSync(file).mode & 0o077) !== 0) {
     process.stderr.write(`keyguard: warning: ${file} can be read by other users; restrict it with: chmod 600 ${file}\n`);
   }
@@ -148,6 +159,10 @@ function parse(argv: string[]) {
         "encryption-key-file": { type: "string" },
         "store-keys": { type: "boolean" },
         "trust-proxy": { type: "boolean" },
+        metrics: { type: "boolean" },
+        "metrics-token-file": { type: "string" },
+        "no-console": { type: "boolean" },
+        "verification-retention-days": { type: "string" },
         postgres: { type: "string" },
         redis: { type: "string" },
         "postgres-schema": { type: "string" },
@@ -164,7 +179,7 @@ function parse(argv: string[]) {
 type Values = ReturnType<typeof parse>["values"];
 
 async function migrate(positionals: string[], values: Values): Promise<void> {
-  const extra = (["port", "host", "root-key", "root-key-file", "postgres", "redis", "postgres-schema"] as const).find((o) => values[o] !== undefined);
+  const extra = (["port", "host", "root-key", "root-key-file", "postgres", "redis", "postgres-schema", "metrics", "metrics-token-file"] as const).find((o) => values[o] !== undefined);
   if (extra !== undefined) usageError(`keyguard migrate takes no --${extra}.`);
   if (positionals.length !== 2) usageError("keyguard migrate needs one JSON state file: keyguard migrate <state.json> --data <file.db>");
   if (values.data === undefined || values.data.trim() === "") usageError("keyguard migrate needs --data <file.db>: the new SQLite file to import into.");
@@ -195,12 +210,20 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   if (values["root-key"] !== undefined && values["root-key-file"] !== undefined) {
     usageError("give the root key with --root-key or with --root-key-file, not both.");
   }
-  const rootKey = values["root-key-file"] !== undefined ? readRootKeyFile(values["root-key-file"]) : values["root-key"];
+  const rootKey = values["root-key-file"] !== undefined ? readSecretFile(values["root-key-file"], "--root-key-file", "the root key") : values["root-key"];
   const given = values["root-key-file"] !== undefined ? "--root-key-file" : values["root-key"] !== undefined ? "--root-key" : undefined;
+  const retention = values["verification-retention-days"];
+  if (retention !== undefined && !/^\d{1,4}$/.test(retention)) {
+    usageError(`--verification-retention-days must be a whole number of days 1..3650, got ${JSON.stringify(retention)}.`);
+  }
   const shared = sharedStorage(values, process.env, dataFile !== undefined);
   const invalidateUrl = values["invalidate-redis"] ?? (process.env.KEYGUARD_INVALIDATE_REDIS_URL || undefined) ?? shared?.options.redis;
   if (invalidateUrl === undefined && values["invalidate-prefix"] !== undefined) usageError("--invalidate-prefix needs --invalidate-redis (or --redis).");
   if (invalidateUrl !== undefined && invalidateUrl.trim() === "") usageError("--invalidate-redis needs a Redis URL.");
+  if (values["metrics-token-file"] !== undefined && !values.metrics) usageError("--metrics-token-file needs --metrics.");
+  const metricsToken = values["metrics-token-file"] !== undefined
+    ? readSecretFile(values["metrics-token-file"], "--metrics-token-file", "the metrics token")
+    : (values.metrics && process.env.KEYGUARD_METRICS_TOKEN) || undefined;
 
   let running;
   let publisher: { invalidate: Local.LocalKeyServiceOptions["invalidate"]; close(): Promise<void> } | undefined;
@@ -220,6 +243,9 @@ async function serve(positionals: string[], values: Values): Promise<void> {
       encryptionKeyFile: values["encryption-key-file"],
       storeKeys: values["store-keys"],
       trustProxy: values["trust-proxy"],
+      ...(values.metrics && { metrics: { ...(metricsToken === undefined ? {} : { token: metricsToken }) } }),
+      console: values["no-console"] !== true,
+      ...(retention !== undefined && { verificationRetentionDays: Number(retention) }),
       ...shared?.options,
       ...(publisher && { invalidate: publisher.invalidate }),
     });
@@ -231,9 +257,11 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   }
   console.log(`keyguard local key service listening on ${running.baseUrl}`);
   console.log(`  UNKEY_BASE_URL=${running.baseUrl}`);
+  if (values["no-console"] !== true) console.log(`  console:      ${running.baseUrl}/  (sign in with the root key)`);
   console.log(`  ${rootKeyLine(running.service, given)}`);
   console.log(`  API id:       ${running.apiId}`);
   console.log(`  workspace id: ${running.workspaceId}`);
+  if (values.metrics) console.log(`  metrics:      ${running.baseUrl}/metrics${metricsToken === undefined ? "" : " (with the metrics token as bearer token)"}`);
   console.log(`  state:        ${shared ? shared.banner : dataFile ? `kept in ${dataFile}` : "in memory (lost on exit; use --data FILE to keep it)"}`);
   if (invalidateUrl !== undefined) console.log(`  key changes:  announced on Redis at ${hostOf(invalidateUrl)} (prefix ${values["invalidate-prefix"] ?? "keyguard:"})`);
 

@@ -26,7 +26,8 @@ export type { AuthDecision, DecisionHandler, DecisionSource } from "./middleware
 export type { TelemetryOptions } from "./client/telemetry";
 export { memoryStore } from "./middleware/store";
 export type { Store, MemoryStore, MemoryStoreOptions, AnswerRef, Ticket, Lookup, StoreSettings } from "./middleware/store";
-export { keyHash, INVALIDATION_CHANNEL_SUFFIX } from "./protocol/invalidation";
+export { INVALIDATION_CHANNEL_SUFFIX } from "./protocol/invalidation";
+export { keyHash } from "./protocol/key-hash";
 export type { InvalidationMessage, InvalidationPublisher } from "./protocol/invalidation";
 export { getApiKey } from "./middleware/augment";
 export type { VerifiedKey } from "./middleware/augment";

@@ -10,7 +10,7 @@ export type { RunningLocalKeyService } from "./local/server";
 export type { CreateApiInput, CreateKeyMigrationInput, LocalKeyService, UnavailableOptions } from "./local/service";
 export { LocalServiceConfigError } from "./local/options";
 export { LocalServiceArgumentError } from "./local/argument-error";
-export type { LocalKeyServiceOptions } from "./local/options";
+export type { LocalKeyServiceOptions, MetricsOptions } from "./local/options";
 export { memoryStore } from "./local/stores/memory";
 export { sqliteStore } from "./local/stores/sqlite";
 export type { SqliteStore, SqliteStoreOptions } from "./local/stores/sqlite";
@@ -41,6 +41,8 @@ export type {
   StoreTx,
   TableName,
   Tables,
+  VerificationEvent,
   WorkspaceRecord,
 } from "./local/storage";
+export type { AnalyticsPlan, AnalyticsScope, Column as AnalyticsColumn, Condition as AnalyticsCondition, Scalar as AnalyticsScalar } from "./local/analytics/plan";
 export { ALL_ROOT_PERMISSIONS } from "./local/auth";

@@ -18,7 +18,7 @@ function startDemo(env: Record<string, string>) {
 }
 
 describe("npm start (examples/demo.ts)", () => {
-  const demo = startDemo({ PORT: "0", KEYGUARD_SERVICE_PORT: "0" });
+  const demo = startDemo({ PORT: "0", KEYGUARD_SERVICE_PORT: "0", UNKEY_ROOT_KEY: "" });
   afterAll(() => {
     demo.child.kill("SIGKILL");
   });
@@ -43,6 +43,20 @@ describe("npm start (examples/demo.ts)", () => {
       expect({ command, status: statuses.at(-1) }).toEqual({ command, status: expected });
       if (command.includes("for i in")) expect(statuses).toEqual([200, 200, 200, 429]);
     }
+
+    // The console's address, and the root key to sign in with (generated, so printed).
+    const consoleLine = printed.map((line) => /console\s+(http:\/\/\S+)\s+\(sign in with the root key (\S+)\)/.exec(line)).find(Boolean);
+    expect(consoleLine, printed.join("\n")).toBeTruthy();
+    const [, consoleUrl, rootKey] = consoleLine!;
+    const page = await fetch(consoleUrl!);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'self'");
+    const signIn = await fetch(new URL("/v2/apis.listApis", consoleUrl), {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${rootKey}` },
+      body: "{}",
+    });
+    expect(signIn.status).toBe(200);
 
     demo.child.kill("SIGINT");
     const [code] = await once(demo.child, "exit");

@@ -115,6 +115,10 @@ export interface KeyServiceClient {
     /** Every override of a namespace (`namespace` required). */
     readonly listAllOverrides: ListAll<RatelimitListOverridesRequest, RatelimitOverride>;
   };
+  readonly analytics: {
+    /** Runs a SQL query over `key_verifications_v1` (root-key permission `api.*.read_analytics`); resolves to its rows. */
+    readonly getVerifications: Method<"analytics.getVerifications">;
+  };
   /** The single chokepoint every method goes through, typed by the `Operations` table. */
   request<Op extends OperationName>(operation: Op, body: Req<Op>, options?: CallOptions): Promise<ResultOf<Op>>;
 }
@@ -218,6 +222,9 @@ export function buildClient(context: Omit<RequestContext, "transport"> & { trans
       listOverrides: method("ratelimit.listOverrides"),
       deleteOverride: method("ratelimit.deleteOverride"),
       listAllOverrides: listAll("ratelimit.listOverrides"),
+    }),
+    analytics: Object.freeze({
+      getVerifications: method("analytics.getVerifications"),
     }),
     request,
   });

@@ -45,6 +45,9 @@ const DATA_CHECKS: Readonly<Record<string, Check>> = Object.freeze({
   "keys.migrateKeys": (d) => Array.isArray(d.migrated) && Array.isArray(d.failed),
 });
 
+/** Operations whose `data` is an array of rows (without pagination). */
+const ROW_OPERATIONS: ReadonlySet<string> = new Set(["analytics.getVerifications"]);
+
 /**
  * Parses the body of a 2xx answer to `operation`. A `meta.requestId` that does not look like one
  * (`[A-Za-z0-9_-]{1,128}`) or holds one of `secrets` reads as `"unknown"`.
@@ -62,6 +65,10 @@ export function parseSuccessEnvelope(operation: string, text: string, secrets: r
     const pagination = readPagination(body.pagination);
     if (pagination === undefined) return { ok: false, reason: "pagination is malformed", requestId };
     return { ok: true, data, requestId, pagination };
+  }
+  if (ROW_OPERATIONS.has(operation)) {
+    if (!Array.isArray(data)) return { ok: false, reason: `data of ${operation} is not an array`, requestId };
+    return { ok: true, data, requestId };
   }
   const check = DATA_CHECKS[operation];
   if (check && (Array.isArray(data) || !check(data as Record<string, unknown>))) {

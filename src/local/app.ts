@@ -1,15 +1,17 @@
 // The HTTP face of the local key service: a node:http request handler serving
-// `POST /v2/<group>.<op>` and `GET /v2/liveness`. It also mounts in Express or Connect
-// (`outer.use("/prefix", app)`). Bad input never gives a 500; every answer is an envelope.
+// `POST /v2/<group>.<op>`, `GET /v2/liveness` and, with metrics on, `GET /metrics`. It also mounts
+// in Express or Connect (`outer.use("/prefix", app)`). Bad input never gives a 500; every answer
+// but the metrics' is an envelope.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { invalidationAfter } from "../protocol/invalidation";
-import type { OperationName } from "../protocol/types";
 import { authenticate } from "./auth";
 import { clientIp } from "./client-ip";
+import type { ConsoleHandler } from "./console-files";
 import { ServiceError, errorContentType, errorEnvelope, successEnvelope } from "./envelope";
 import { newId } from "./ids";
 import type { OpResult } from "./operation";
 import { findOperation } from "./operations";
+import { METRICS_PATH, metricsEndpoint } from "./metrics-route";
 import { hasBody, isJsonContentType, readJsonBody } from "./request-body";
 import type { ServiceCore } from "./service";
 import type { StoreTx } from "./storage";
@@ -62,7 +64,8 @@ function nameOf(path: string): string | undefined {
   return name === "" || name.includes("/") ? undefined : name;
 }
 
-export function createApp(core: ServiceCore): LocalServiceApp {
+/** The service as a request handler; with `console`, also the web console's page and files. */
+export function createApp(core: ServiceCore, consoleFiles?: ConsoleHandler): LocalServiceApp {
   const unexpected = (req: IncomingMessage, res: ServerResponse, requestId: string, err: unknown): void => {
     core.config.logger.error(
       { requestId, path: pathOf(req.url ?? "/"), error: err instanceof Error ? err.message : String(err) },
@@ -71,7 +74,7 @@ export function createApp(core: ServiceCore): LocalServiceApp {
     sendError(req, res, requestId, new ServiceError("application.unexpected_error", "An unexpected error occurred. Please try again."));
   };
 
-  const execute = async (req: IncomingMessage, res: ServerResponse, requestId: string, name: OperationName): Promise<void> => {
+  const execute = async (req: IncomingMessage, res: ServerResponse, requestId: string, name: string): Promise<void> => {
     const op = findOperation(name)!;
     try {
       const body = hasBody(req) ? await readJsonBody(req) : {};
@@ -87,7 +90,9 @@ export function createApp(core: ServiceCore): LocalServiceApp {
       const ip = clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"], core.config.trustProxy);
       // The answer is prepared (and serialized) inside the transaction and sent once it committed.
       const run = async (tx: StoreTx): Promise<string> => {
-        const result: OpResult<unknown> = await op.run({ tx, root, now, ip, vault: core.vault }, body as never);
+        const ctx = { tx, root, now, ip, vault: core.vault, requestId, record: core.record, analytics: core.analytics };
+        const result: OpResult<unknown> = await op.run(ctx, body as never);
+        core.metrics?.outcome(name, result.data);
         return JSON.stringify(successEnvelope(result.data, requestId, result.pagination));
       };
       const answer = op.access === "direct" ? await run(store.direct) : await store.transaction(run);
@@ -105,7 +110,7 @@ export function createApp(core: ServiceCore): LocalServiceApp {
     }
   };
 
-  return (req, res) => {
+  const handle: LocalServiceApp = (req, res) => {
     const requestId = newId("req");
     try {
       const retryAfter = core.takeFault();
@@ -121,6 +126,7 @@ export function createApp(core: ServiceCore): LocalServiceApp {
         if (req.method !== "GET" && req.method !== "HEAD") return methodNotAllowed(req, res, requestId, "GET, HEAD");
         return send(res, 200, JSON_TYPE, JSON.stringify(successEnvelope({ message: "OK" }, requestId)));
       }
+      if (name === undefined && consoleFiles?.(req, res, path)) return;
       if (name === undefined || !findOperation(name)) {
         const message = `No operation at ${req.method} ${path}. Operations are POST /v2/<group>.<operation>.`;
         return sendError(req, res, requestId, new ServiceError("routing.not_found", message));
@@ -132,10 +138,25 @@ export function createApp(core: ServiceCore): LocalServiceApp {
           errors: [{ location: "header.content-type", message, fix: "Set Content-Type: application/json." }],
         }));
       }
-      void execute(req, res, requestId, name as OperationName);
+      void execute(req, res, requestId, name);
     } catch (err) {
       unexpected(req, res, requestId, err);
     }
+  };
+
+  const { metrics } = core;
+  if (!metrics) return handle;
+  // With metrics on: `/metrics` answers the scrape (not counted); every other request is counted
+  // once answered, under its operation (any path that is not one: "unknown").
+  const scrape = metricsEndpoint(metrics, core.config.metrics?.token, core.config.logger);
+  return (req, res) => {
+    const path = pathOf(req.url ?? "/");
+    if (path === METRICS_PATH) return scrape(req, res);
+    const name = nameOf(path);
+    const operation = name !== undefined && (name === "liveness" || findOperation(name)) ? name : "unknown";
+    const start = performance.now();
+    res.once("finish", () => metrics.request(operation, res.statusCode, (performance.now() - start) / 1000));
+    handle(req, res);
   };
 }
 

@@ -1,7 +1,7 @@
 // Root-key authentication and authorization: the Bearer header, the hashed lookup, and
 // permission tuples (`resource.<id|*>.action`, matched literally as strings).
 import { ServiceError } from "./envelope";
-import { hashKey } from "./key-material";
+import { keyHash } from "../protocol/key-hash";
 import type { StoreTx } from "./storage";
 
 /** Every permission tuple the local service checks; a bootstrap root key holds all of them. */
@@ -37,6 +37,11 @@ export const ALL_ROOT_PERMISSIONS: readonly string[] = Object.freeze([
   "ratelimit.*.set_override",
   "ratelimit.*.read_override",
   "ratelimit.*.delete_override",
+  "api.*.read_analytics",
+  // keyguard's own operations (rootKeys.*), not production's.
+  "workspace.*.create_root_key",
+  "workspace.*.read_root_key",
+  "workspace.*.delete_root_key",
 ]);
 
 /** Shape of a permission tuple: `resource.<id|*>.action`. */
@@ -72,7 +77,7 @@ export async function authenticate(tx: StoreTx, header: string | undefined): Pro
       "You must provide a valid root key in the Authorization header in the format 'Bearer ROOT_KEY'. Your authorization header is missing the 'Bearer ' prefix.",
     );
   }
-  const record = await tx.rootKeyByHash(hashKey(token));
+  const record = await tx.rootKeyByHash(keyHash(token));
   if (!record) {
     throw new ServiceError("authentication.key_not_found", "The provided root key is invalid. We could not find the requested key.");
   }

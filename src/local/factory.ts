@@ -1,7 +1,10 @@
 // createLocalKeyService: the service core and its request handler, without listening. Mount the
 // app anywhere (`outer.use("/prefix", app)`), serve it with node:http, or hand it to supertest. Also how both entry points
 // open the store and the core.
+import { consoleHandler } from "./console-files";
 import { createApp, type LocalServiceApp } from "./app";
+import { meteredStore } from "./metered-store";
+import { loadServiceMetrics } from "./metrics";
 import { LocalServiceConfigError, parseOptions, type LocalKeyServiceOptions, type LocalServiceConfig } from "./options";
 import { ServiceCore, type LocalKeyService } from "./service";
 import type { Store } from "./storage";
@@ -11,13 +14,17 @@ import { postgresStore } from "./stores/postgres";
 
 export interface LocalKeyServiceInstance {
   /**
-   * Request handler serving `POST /v2/<group>.<operation>` and `GET /v2/liveness`: pass it to
+   * Request handler serving `POST /v2/<group>.<operation>`, `GET /v2/liveness` and, with the
+   * `metrics` option, `GET /metrics`: pass it to
    * `http.createServer(app)` or mount it in Express (`outer.use("/prefix", app)`).
    */
   app: LocalServiceApp;
   /** The admin surface: bootstrap ids and root key, createWorkspace/createApi/createRootKey, faults, exportState. */
   service: LocalKeyService;
-  /** Closes the store when the service opened it (not a `store` passed in). Safe to call twice. */
+  /**
+   * Writes the verification events still buffered, then closes the store when the service opened
+   * it (not a `store` passed in). Safe to call twice.
+   */
   close(): Promise<void>;
 }
 
@@ -35,7 +42,8 @@ export async function openStore(config: LocalServiceConfig): Promise<{ store: St
 /** Opens the core over an opened store; on failure closes the store if owned. */
 export async function openCore(config: LocalServiceConfig, opened: { store: Store; owned: boolean }): Promise<ServiceCore> {
   try {
-    return await ServiceCore.open(config, opened.store);
+    const metrics = config.metrics && (await loadServiceMetrics(config.metrics));
+    return await ServiceCore.open(config, metrics ? meteredStore(opened.store, metrics) : opened.store, metrics);
   } catch (err) {
     if (opened.owned) await opened.store.close().catch(() => {});
     if (config.dataFile && !(err instanceof LocalServiceConfigError)) {
@@ -57,7 +65,11 @@ export function storeCloser(opened: { store: Store; owned: boolean }): () => Pro
 /** The service and its app. Async: the bootstrap is read from (or written to) the store first. */
 export async function createLocalKeyService(options?: LocalKeyServiceOptions): Promise<LocalKeyServiceInstance> {
   const config = parseOptions(options);
+  // The console's files are read before anything opens: missing files are a config error.
+  const consoleFiles = config.console ? consoleHandler() : undefined;
   const opened = await openStore(config);
   const core = await openCore(config, opened);
-  return { app: createApp(core), service: core, close: storeCloser(opened) };
+  const closeStore = storeCloser(opened);
+  let closing: Promise<void> | undefined;
+  return { app: createApp(core, consoleFiles), service: core, close: () => (closing ??= core.close().finally(closeStore)) };
 }

@@ -4,7 +4,7 @@
 // (`createKeyMigration`) does here. They live in one meta value of the store.
 import { createHash } from "node:crypto";
 import { ServiceError } from "./envelope";
-import { hashKey } from "./key-material";
+import { keyHash } from "../protocol/key-hash";
 import { KEY_MIGRATIONS_META } from "./state-file";
 import type { KeyMigrationAlgorithm, KeyMigrationRecord, KeyRecord, StoreTx } from "./storage";
 
@@ -63,7 +63,7 @@ export async function verifyMigratedKey(
   const found = await tx.keyByHash(sourceHash);
   if (found?.workspaceId !== workspaceId || found.pendingMigrationId !== migrationId || !allowed(found)) return undefined;
   const { pendingMigrationId: _, ...migrated } = found;
-  const rehashed: KeyRecord = { ...migrated, hash: hashKey(key), start: `${parts.prefix}_${`${parts.shortToken}_${parts.longToken}`.slice(0, 4)}` };
+  const rehashed: KeyRecord = { ...migrated, hash: keyHash(key), start: `${parts.prefix}_${`${parts.shortToken}_${parts.longToken}`.slice(0, 4)}` };
   await tx.put("keys", rehashed);
   return rehashed;
 }

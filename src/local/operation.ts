@@ -3,7 +3,8 @@
 import type { OperationName, Operations, Pagination, ValidationErrorDetail } from "../protocol/types";
 import type { RootContext } from "./auth";
 import type { KeyVault } from "./key-vault";
-import type { StoreTx } from "./storage";
+import type { AnalyticsPlan, AnalyticsScope } from "./analytics/plan";
+import type { StoreTx, VerificationEvent } from "./storage";
 import type { Schema } from "./validate";
 
 /**
@@ -23,6 +24,17 @@ export interface OpContext {
   ip: string;
   /** Seals and opens recoverable keys; undefined when no key-encryption key is configured. */
   vault: KeyVault | undefined;
+  /** The request's id (`meta.requestId` of the answer). */
+  requestId: string;
+  /** Notes a verification event (appended to the store with the next batch). */
+  record(event: VerificationEvent): void;
+  /** The analytics side of the service: what a query may reach. */
+  analytics: {
+    /** Retention of verification events, ms. */
+    retentionMs: number;
+    /** Runs a checked plan on the store (outside any transaction). */
+    query(plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>>;
+  };
 }
 
 export interface OpResult<T> {
@@ -42,5 +54,18 @@ export type OperationTable = { [N in OperationName]: OperationDef<N> };
 
 /** Defines one operation with its types taken from the `Operations` table. */
 export function defineOperation<N extends OperationName>(_name: N, def: OperationDef<N>): OperationDef<N> {
+  return def;
+}
+
+/** An operation of keyguard's own (not in production's v2 API), with its body and answer types. */
+export interface ExtensionDef<Req, Res> {
+  access: Access;
+  schema: Schema;
+  refine?(body: Req): ValidationErrorDetail[];
+  run(ctx: OpContext, body: Req): Promise<OpResult<Res>>;
+}
+
+/** Defines one of keyguard's own operations. */
+export function defineExtension<Req, Res>(def: ExtensionDef<Req, Res>): ExtensionDef<Req, Res> {
   return def;
 }

@@ -1,5 +1,6 @@
 // The operation table of the local service: every entry of the protocol's `Operations`, by
 // wire name (`group.operation`).
+import { getVerificationsOperation } from "./handlers/analytics";
 import * as apis from "./handlers/apis";
 import * as createKey from "./handlers/create-key";
 import * as identities from "./handlers/identities";
@@ -10,7 +11,8 @@ import * as overrides from "./handlers/overrides";
 import { migrateKeysOperation } from "./handlers/migrate-keys";
 import { ratelimitLimitOperation, ratelimitMultiLimitOperation } from "./handlers/ratelimit";
 import { verifyKeyOperation } from "./handlers/verify-key";
-import type { OperationTable } from "./operation";
+import * as workspace from "./handlers/workspace";
+import type { ExtensionDef, OperationTable } from "./operation";
 
 export const OPERATIONS: Readonly<OperationTable> = Object.freeze({
   "keys.verifyKey": verifyKeyOperation,
@@ -52,8 +54,25 @@ export const OPERATIONS: Readonly<OperationTable> = Object.freeze({
   "ratelimit.getOverride": overrides.getOverrideOperation,
   "ratelimit.listOverrides": overrides.listOverridesOperation,
   "ratelimit.deleteOverride": overrides.deleteOverrideOperation,
+  "analytics.getVerifications": getVerificationsOperation,
 });
 
-export function findOperation(name: string): OperationTable[keyof OperationTable] | undefined {
-  return Object.hasOwn(OPERATIONS, name) ? OPERATIONS[name as keyof OperationTable] : undefined;
+/**
+ * keyguard's own operations, served like the others: what production does only in its dashboard
+ * (listing APIs, managing root keys), so that the console needs no private way in.
+ */
+export const EXTENSION_OPERATIONS = Object.freeze({
+  "apis.listApis": workspace.listApisOperation,
+  "rootKeys.createRootKey": workspace.createRootKeyOperation,
+  "rootKeys.listRootKeys": workspace.listRootKeysOperation,
+  "rootKeys.deleteRootKey": workspace.deleteRootKeyOperation,
+});
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies are validated against `schema` before `run`
+type AnyOperation = OperationTable[keyof OperationTable] | ExtensionDef<any, unknown>;
+
+export function findOperation(name: string): AnyOperation | undefined {
+  if (Object.hasOwn(OPERATIONS, name)) return OPERATIONS[name as keyof OperationTable];
+  if (Object.hasOwn(EXTENSION_OPERATIONS, name)) return EXTENSION_OPERATIONS[name as keyof typeof EXTENSION_OPERATIONS];
+  return undefined;
 }

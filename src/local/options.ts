@@ -70,6 +70,39 @@ export interface LocalKeyServiceOptions {
    * or deleting an identity: everything), before the answer. Default: none.
    */
   invalidate?: InvalidationPublisher;
+  /**
+   * How long verification events (what `analytics.getVerifications` reads) are kept, in days:
+   * older ones are deleted by the service every few minutes, and a query asking for them is
+   * refused (`query_range_exceeds_retention`). A whole number 1..3650. Default: 30.
+   */
+  verificationRetentionDays?: number;
+  /**
+   * Serve the web console at `/` (its files at `/console/…`), next to the API: sign in with a root
+   * key, manage APIs, keys, permissions, roles and root keys, watch verifications. Its files come
+   * from the package (built by `npm run build`). Default: false (`keyguard serve` turns it on);
+   * when off, every path outside `/v2/` answers 404 as before.
+   */
+  console?: boolean;
+  /**
+   * Serve Prometheus metrics at `GET /metrics` (requests, verification outcomes, latencies, store
+   * calls and errors, and the process metrics): `true`, or `{ token, processMetrics }`. Needs the
+   * package `prom-client`. Default: off (`/metrics` is an unknown route and prom-client is not loaded).
+   */
+  metrics?: boolean | MetricsOptions;
+}
+
+export interface MetricsOptions {
+  /**
+   * A scrape must send `Authorization: Bearer <token>` (at least 16 characters). The metrics hold
+   * no secret, only counts and timings. Default: none (leave access to the network).
+   */
+  token?: string;
+  /**
+   * Also serve the process metrics (`process_*`, `nodejs_*`: CPU, memory, event loop, GC),
+   * collected once per process and shared by every service in it. Turn off when your app exports
+   * them already. Default: true.
+   */
+  processMetrics?: boolean;
 }
 
 export interface LocalServiceConfig {
@@ -87,6 +120,11 @@ export interface LocalServiceConfig {
   readonly storeKeys: boolean;
   readonly trustProxy: boolean;
   readonly invalidate: InvalidationPublisher | undefined;
+  /** Metrics at `/metrics`; undefined when off. */
+  readonly metrics: { readonly token: string | undefined; readonly processMetrics: boolean } | undefined;
+  /** Retention of verification events, ms. */
+  readonly verificationRetentionMs: number;
+  readonly console: boolean;
 }
 
 /** A bad option given to the local key service. */
@@ -116,6 +154,9 @@ const KNOWN: readonly string[] = Object.freeze(
     storeKeys: true,
     trustProxy: true,
     invalidate: true,
+    metrics: true,
+    verificationRetentionDays: true,
+    console: true,
   } satisfies Record<keyof LocalKeyServiceOptions, true>),
 );
 
@@ -178,6 +219,26 @@ function parseShared(options: LocalKeyServiceOptions, dataFile: string | undefin
   return Object.freeze({ postgres, redis, schema: postgresSchema });
 }
 
+const METRICS_KEYS: readonly string[] = Object.keys({ token: true, processMetrics: true } satisfies Record<keyof MetricsOptions, true>);
+
+/** `metrics`: off, on, or on with a token (never echoed) and without the process metrics. */
+function parseMetrics(metrics: LocalKeyServiceOptions["metrics"]): LocalServiceConfig["metrics"] {
+  if (metrics === undefined || metrics === false) return undefined;
+  if (metrics === true) return Object.freeze({ token: undefined, processMetrics: true });
+  if (typeof metrics !== "object" || metrics === null || Array.isArray(metrics)) {
+    fail("metrics", metrics, "Pass true, false or { token, processMetrics }.");
+  }
+  const unknown = Object.keys(metrics).find((k) => !METRICS_KEYS.includes(k));
+  if (unknown !== undefined) fail(`metrics.${unknown}`, "<given>", `metrics takes ${METRICS_KEYS.join(" and ")}.`);
+  const { token, processMetrics = true } = metrics;
+  // The token is a secret: never echo it.
+  if (token !== undefined && (typeof token !== "string" || !/^[\x21-\x7e]{16,512}$/.test(token))) {
+    fail("metrics.token", "<hidden>", "Use 16..512 printable characters without spaces, e.g. from `openssl rand -base64 24`.");
+  }
+  if (typeof processMetrics !== "boolean") fail("metrics.processMetrics", processMetrics, "Pass true or false.");
+  return Object.freeze({ token, processMetrics });
+}
+
 export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.ProcessEnv = process.env): LocalServiceConfig {
   if (typeof options !== "object" || options === null) fail("options", options, "Pass an object or nothing.");
   const logger = options.logger ?? defaultLogger;
@@ -224,5 +285,13 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
   if (invalidate !== undefined && (typeof invalidate !== "object" || invalidate === null || typeof invalidate.invalidate !== "function")) {
     fail("invalidate", invalidate, "Pass an object with an invalidate(message) method, e.g. await redisStore({ url }) from keyguard/redis.");
   }
-  return Object.freeze({ rootKey, now, dataFile, store, postgres, port, host, logger, encryptionKey, storeKeys, trustProxy, invalidate });
+  const metrics = parseMetrics(options.metrics);
+  const withConsole = options.console ?? false;
+  if (typeof withConsole !== "boolean") fail("console", withConsole, "Pass true to serve the web console at /, or false.");
+  const retentionDays = options.verificationRetentionDays ?? 30;
+  if (!Number.isInteger(retentionDays) || retentionDays < 1 || retentionDays > 3650) {
+    fail("verificationRetentionDays", retentionDays, "Use a whole number of days 1..3650 (default 30).");
+  }
+  const verificationRetentionMs = retentionDays * 86_400_000;
+  return Object.freeze({ rootKey, now, dataFile, store, postgres, port, host, logger, encryptionKey, storeKeys, trustProxy, invalidate, verificationRetentionMs, console: withConsole, metrics });
 }

@@ -2,7 +2,7 @@
 // plaintext is given back (getKey, listKeys with `decrypt: true`), with production's answers.
 import { canOnApi, requireOnApi, type RootContext } from "./auth";
 import { ServiceError } from "./envelope";
-import { hashKey } from "./key-material";
+import { keyHash } from "../protocol/key-hash";
 import type { KeyVault } from "./key-vault";
 import type { OpContext } from "./operation";
 import type { ApiRecord, KeyRecord } from "./storage";
@@ -42,5 +42,5 @@ export function canCreateOn(root: RootContext, apiId: string, recoverable: boole
 export function plaintextOf(vault: KeyVault | undefined, key: KeyRecord): string | undefined {
   if (!vault || key.encrypted === undefined) return undefined;
   const plaintext = vault.open(key.encrypted, key);
-  return plaintext !== undefined && hashKey(plaintext) === key.hash ? plaintext : undefined;
+  return plaintext !== undefined && keyHash(plaintext) === key.hash ? plaintext : undefined;
 }

@@ -2,6 +2,7 @@
 // 127.0.0.1), with a prompt `close()`.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { consoleHandler } from "./console-files";
 import { createApp } from "./app";
 import { openCore, openStore, storeCloser } from "./factory";
 import { parseOptions, type LocalKeyServiceOptions } from "./options";
@@ -20,12 +21,17 @@ export interface RunningLocalKeyService {
   /** The bootstrap workspace. */
   workspaceId: string;
   service: LocalKeyService;
-  /** Stops listening, closes idle keep-alive connections, then the store it opened. Safe to call twice. */
+  /**
+   * Stops listening, closes idle keep-alive connections, writes the verification events still
+   * buffered, then closes the store it opened. Safe to call twice.
+   */
   close(): Promise<void>;
 }
 
 export async function startLocalKeyService(options?: LocalKeyServiceOptions): Promise<RunningLocalKeyService> {
   const config = parseOptions(options);
+  // The console's files are read before anything opens: missing files are a config error.
+  const consoleFiles = config.console ? consoleHandler() : undefined;
   // The store is opened (a data file read) before listening, but written only once listening:
   // a start that could not listen leaves the data file alone.
   const opened = await openStore(config);
@@ -58,7 +64,7 @@ export async function startLocalKeyService(options?: LocalKeyServiceOptions): Pr
     server.closeAllConnections();
     throw err;
   }
-  app.handle = createApp(core);
+  app.handle = createApp(core, consoleFiles);
   ready();
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
@@ -69,7 +75,9 @@ export async function startLocalKeyService(options?: LocalKeyServiceOptions): Pr
       server.closeIdleConnections();
       // Connections still busy get a short grace period, then are cut.
       setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS).unref();
-    }).finally(closeStore);
+    })
+      .finally(() => core.close())
+      .finally(closeStore);
     return closing;
   };
   return {

@@ -3,13 +3,17 @@
 import { LocalServiceArgumentError } from "./argument-error";
 import { ALL_ROOT_PERMISSIONS, PERMISSION_TUPLE } from "./auth";
 import { newId } from "./ids";
-import { generateKey, hashKey } from "./key-material";
+import { generateKey } from "./key-material";
+import { keyHash } from "../protocol/key-hash";
 import { ENCRYPTION_KEY_ENV, KeyVault } from "./key-vault";
+import type { ServiceMetrics } from "./metrics";
 import type { LocalServiceConfig } from "./options";
 import { BOOTSTRAP_META, exportState, putWorkspace } from "./state-file";
 import { KEY_MIGRATION_ALGORITHMS, addMigration, readMigrations } from "./key-migrations";
-import type { ApiRecord, KeyMigrationAlgorithm, LocalState, Store, StoreTx } from "./storage";
+import type { OpContext } from "./operation";
+import type { ApiRecord, KeyMigrationAlgorithm, LocalState, Store, StoreTx, VerificationEvent } from "./storage";
 import { StoreFailureLog } from "./store-failures";
+import { VerificationRecorder } from "./verification-events";
 
 export interface UnavailableOptions {
   /** Fail only the next N requests, then recover. Default: every request until turned off. */
@@ -53,6 +57,11 @@ export interface LocalKeyService {
   setUnavailable(on: boolean | UnavailableOptions): void;
   /** The whole state, as one consistent copy (hashes and sealed copies only, never a plaintext key). */
   exportState(): Promise<LocalState>;
+  /**
+   * Writes the verification events noted so far to the store now (the service does it every
+   * second, every 500 events and on close): then analytics.getVerifications and lastUsedAt see them.
+   */
+  flushVerifications(): Promise<void>;
   /** The service clock. */
   now(): number;
 }
@@ -99,7 +108,7 @@ async function bootstrap(tx: StoreTx, rootKey: string, now: number, storeKeys: b
   if (stored?.workspaceId !== workspaceId || stored.apiId !== apiId) {
     await tx.setMeta(BOOTSTRAP_META, JSON.stringify({ workspaceId, apiId }));
   }
-  const hash = hashKey(rootKey);
+  const hash = keyHash(rootKey);
   const root = await tx.rootKeyByHash(hash);
   if (!root) {
     await tx.put("rootKeys", { id: newId("rk"), workspaceId, hash, permissions: [...ALL_ROOT_PERMISSIONS], createdAt: now });
@@ -115,6 +124,8 @@ export class ServiceCore implements LocalKeyService {
   readonly failures: StoreFailureLog;
   /** Seals and opens recoverable keys; undefined without a key-encryption key. */
   readonly vault: KeyVault | undefined;
+  /** Verification events on their way to the store. */
+  readonly events: VerificationRecorder;
   private fault: { left: number; retryAfter: number } | undefined;
 
   private constructor(
@@ -122,16 +133,19 @@ export class ServiceCore implements LocalKeyService {
     readonly store: Store,
     readonly rootKey: string,
     private readonly boot: Bootstrap,
+    /** The service's Prometheus metrics, when on (`store` is then already metered). */
+    readonly metrics: ServiceMetrics | undefined,
   ) {
     this.failures = new StoreFailureLog(config.logger, store.kind);
     this.vault = config.encryptionKey && new KeyVault(config.encryptionKey);
+    this.events = new VerificationRecorder(store, config.verificationRetentionMs, config.now, config.logger, this.failures);
   }
 
   /** Opens the service over `store`: finds or creates the bootstrap, in one transaction. */
-  static async open(config: LocalServiceConfig, store: Store): Promise<ServiceCore> {
+  static async open(config: LocalServiceConfig, store: Store, metrics?: ServiceMetrics): Promise<ServiceCore> {
     const rootKey = config.rootKey ?? generateKey("root", 24).key;
     const boot = await store.transaction((tx) => bootstrap(tx, rootKey, config.now(), config.storeKeys));
-    return new ServiceCore(config, store, rootKey, boot);
+    return new ServiceCore(config, store, rootKey, boot, metrics);
   }
 
   get workspaceId(): string {
@@ -248,6 +262,26 @@ export class ServiceCore implements LocalKeyService {
 
   exportState(): Promise<LocalState> {
     return exportState(this.store);
+  }
+
+  /** Notes a verification event (OpContext.record). */
+  readonly record = (event: VerificationEvent): void => this.events.record(event);
+
+  /** What analytics.getVerifications runs on (OpContext.analytics). */
+  get analytics(): OpContext["analytics"] {
+    return {
+      retentionMs: this.config.verificationRetentionMs,
+      query: (plan, scope) => this.store.queryVerifications(plan, scope),
+    };
+  }
+
+  flushVerifications(): Promise<void> {
+    return this.events.flush();
+  }
+
+  /** Stops the timers and writes the events still buffered (before the store closes). */
+  close(): Promise<void> {
+    return this.events.close();
   }
 
   private async workspace(tx: StoreTx, id: string | undefined): Promise<string> {

@@ -2,6 +2,7 @@
 // only thing a storage backend implements (memory, SQLite, PostgreSQL + Redis). The operations'
 // logic lives above this seam and never knows which backend runs under it.
 import type { CreditsRefill, Meta } from "../protocol/types";
+import type { AnalyticsPlan, AnalyticsScope } from "./analytics/plan";
 
 export interface WorkspaceRecord {
   id: string;
@@ -16,6 +17,8 @@ export interface RootKeyRecord {
   hash: string;
   permissions: string[];
   createdAt: number;
+  /** Set by rootKeys.createRootKey; for people, never checked. */
+  name?: string;
 }
 
 export interface ApiRecord {
@@ -290,6 +293,8 @@ export interface StoreTx {
   limit(checks: readonly LimitCheck[], now: number): Promise<{ passed: boolean; states: LimitState[] }>;
   /** Drops rate-limit counters: those of these limit ids (every window length), or every counter of an owner. */
   dropCounters(target: { limitIds: readonly string[] } | { owner: string }): Promise<void>;
+  /** When each of these keys was last verified (Unix ms), as the events appended so far say; keys never verified are absent. */
+  lastUsed(keyIds: readonly string[]): Promise<Map<string, number>>;
   /** A value of the service's own (the bootstrap ids). */
   getMeta(name: string): Promise<string | undefined>;
   setMeta(name: string, value: string): Promise<void>;
@@ -306,8 +311,44 @@ export interface Store {
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   /** Calls outside any transaction, each atomic on its own: the path of keys.verifyKey and ratelimit.limit. */
   readonly direct: StoreTx;
+  /**
+   * Appends a batch of verification events, all or none, and moves each key's last use
+   * (`StoreTx.lastUsed`) forward to its latest event (never back).
+   */
+  appendVerifications(events: readonly VerificationEvent[]): Promise<void>;
+  /** Deletes the events older than `before` (Unix ms); returns how many. */
+  deleteVerificationsBefore(before: number): Promise<number>;
+  /**
+   * Runs a validated analytics query over the events of `scope` only (its workspace, and its
+   * APIs when given), with bound parameters. Rows hold the plan's outputs by name, in order:
+   * numbers as numbers, `tags` as arrays of strings. At most `plan.limit` rows.
+   */
+  queryVerifications(plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>>;
   /** Releases connections and files. Safe to call twice. */
   close(): Promise<void>;
+}
+
+/** One verification of a key found in the caller's workspace: a row of `key_verifications_v1`. Never the key. */
+export interface VerificationEvent {
+  /** Unix ms. */
+  time: number;
+  workspaceId: string;
+  /** The key's API (production's key space). */
+  keySpaceId: string;
+  keyId: string;
+  /** The key's identity, "" when none. */
+  identityId: string;
+  /** That identity's external id, "" when none. */
+  externalId: string;
+  /** The verification's code: VALID, RATE_LIMITED, USAGE_EXCEEDED, DISABLED, EXPIRED, FORBIDDEN, INSUFFICIENT_PERMISSIONS. */
+  outcome: string;
+  /** The request's `tags`. */
+  tags: string[];
+  /** Credits charged by this verification (0 when none). */
+  spentCredits: number;
+  requestId: string;
+  /** Where it was verified: always "local". */
+  region: string;
 }
 
 /** The store cannot serve now (database down, disk full, read-only file): answered 503, retried by callers. */

@@ -1,6 +1,7 @@
 // keys.verifyKey: the order of checks. Lookup, workspace and root-key grant (NOT_FOUND) → DISABLED
 // → EXPIRED → API IP allowlist (FORBIDDEN) → permission query → rate limits → credits.
-// Runs on `Store.direct`: its only writes are the atomic `limit` and `spendCredits`.
+// Runs on `Store.direct`: its only writes are the atomic `limit` and `spendCredits`. Every outcome
+// for a key of the caller's workspace is noted as a verification event (NOT_FOUND is not: no key).
 import { createHash } from "node:crypto";
 import {
   PermissionQuerySyntaxError,
@@ -12,7 +13,7 @@ import { canOnApi } from "./auth";
 import { encodeBase58 } from "./base58";
 import { creditsAt, dueRefill } from "./credits";
 import { ServiceError } from "./envelope";
-import { hashKey } from "./key-material";
+import { keyHash } from "../protocol/key-hash";
 import { verifyMigratedKey } from "./key-migrations";
 import type { OpContext } from "./operation";
 import { limitCounter } from "./ratelimit";
@@ -77,7 +78,7 @@ function parseQuery(permissions: string) {
 export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest): Promise<VerifyKeyResult> {
   const { tx, root, now } = ctx;
   const mayVerify = (k: KeyRecord) => canOnApi(root, "verify_key", k.apiId);
-  let key = await tx.keyByHash(hashKey(body.key));
+  let key = await tx.keyByHash(keyHash(body.key));
   // A key imported in another system's hash form verifies (and is rehashed) under its migration.
   if (!key && body.migrationId) key = await verifyMigratedKey(tx, root.workspaceId, body.migrationId, body.key, mayVerify);
   // A key of another workspace, or of an API this root key may not verify (no verify grant at
@@ -86,8 +87,23 @@ export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest): Promise
   const [rel, api] = await Promise.all([keyRelations(tx, key), tx.get("apis", key.apiId)]);
   // Until charged, the balance shown is the one a refill that fell due gives.
   let credits = key.credits && creditsAt(key.credits, now).remaining;
-  const outcome = (code: string, ratelimits?: VerifyRatelimitState[]): VerifyKeyResult =>
-    describe(key, rel, code, credits, ratelimits);
+  let spentCredits = 0;
+  const outcome = (code: string, ratelimits?: VerifyRatelimitState[]): VerifyKeyResult => {
+    ctx.record({
+      time: now,
+      workspaceId: key.workspaceId,
+      keySpaceId: key.apiId,
+      keyId: key.id,
+      identityId: rel.identity?.id ?? "",
+      externalId: rel.identity?.externalId ?? "",
+      outcome: code,
+      tags: body.tags ? [...body.tags] : [],
+      spentCredits,
+      requestId: ctx.requestId,
+      region: "local",
+    });
+    return describe(key, rel, code, credits, ratelimits);
+  };
   if (!key.enabled) return outcome("DISABLED");
   if (key.expires !== undefined && key.expires <= now) return outcome("EXPIRED");
   if (api?.ipWhitelist && !api.ipWhitelist.includes(ctx.ip)) return outcome("FORBIDDEN");
@@ -118,6 +134,7 @@ export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest): Promise
     // undefined: the key lost its credits (or was deleted) since it was read; nothing to charge.
     credits = spent?.remaining;
     if (spent && !spent.ok) return outcome("USAGE_EXCEEDED", states);
+    if (spent) spentCredits = body.credits?.cost ?? 1;
   }
   return outcome("VALID", states);
 }

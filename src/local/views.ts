@@ -67,13 +67,19 @@ export async function keyRelations(tx: StoreTx, key: KeyRecord): Promise<KeyRela
   return { permissions, roles: roles.map((r) => r.name), identity };
 }
 
-/** A key as getKey, whoami and listKeys report it at `now`. Never holds the key itself. */
-export async function keyInfoView(tx: StoreTx, key: KeyRecord, now: number): Promise<KeyInfo> {
-  const rel = await keyRelations(tx, key);
+/**
+ * A key as getKey, whoami and listKeys report it at `now`. Never holds the key itself.
+ * `lastUsed`: the last uses of a page of keys read at once; else this key's is read.
+ */
+export async function keyInfoView(tx: StoreTx, key: KeyRecord, now: number, lastUsed?: ReadonlyMap<string, number>): Promise<KeyInfo> {
+  const [rel, used] = await Promise.all([keyRelations(tx, key), lastUsed ?? tx.lastUsed([key.id])]);
   const out: KeyInfo = { keyId: key.id, start: key.start, enabled: key.enabled, createdAt: key.createdAt };
   if (key.name !== undefined) out.name = key.name;
   if (key.meta !== undefined) out.meta = key.meta;
   if (key.updatedAt !== undefined) out.updatedAt = key.updatedAt;
+  // The latest verification event written to the store (events are written every second).
+  const lastUsedAt = used.get(key.id);
+  if (lastUsedAt !== undefined) out.lastUsedAt = lastUsedAt;
   if (key.expires !== undefined) out.expires = key.expires;
   if (rel.permissions.length > 0) out.permissions = rel.permissions;
   if (rel.roles.length > 0) out.roles = rel.roles;

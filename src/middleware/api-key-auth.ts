@@ -4,7 +4,8 @@
 // (`next()`) or denied.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { invalidateAll, invalidateKey, invalidateKeyId, keyHash as hashKey } from "../protocol/invalidation";
+import { invalidateAll, invalidateKey, invalidateKeyId } from "../protocol/invalidation";
+import { keyHash as hashKey } from "../protocol/key-hash";
 import type { VerifyKeyResult } from "../protocol/types";
 import { setApiKey, type VerifiedKey } from "./augment";
 import {

@@ -14,7 +14,7 @@ import { LRUCache } from "lru-cache";
 import type { InvalidationMessage } from "../protocol/invalidation";
 import type { VerifyKeyResult } from "../protocol/types";
 
-/** One answer's place: the key's SHA-256 (base64url) and the permission query it was asked with. */
+/** One answer's place: the key's SHA-256 (`keyHash`, base64) and the permission query it was asked with. */
 export interface AnswerRef {
   readonly keyHash: string;
   /** The permission query sent with the key ("" for none). */

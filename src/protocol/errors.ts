@@ -7,6 +7,13 @@ export type ErrorKind =
   | "application.invalid_input"
   | "bad_request.permissions_query_syntax_error"
   | "bad_request.request_body_too_large"
+  | "bad_request.invalid_analytics_query"
+  | "bad_request.invalid_analytics_table"
+  | "bad_request.invalid_analytics_function"
+  | "bad_request.invalid_analytics_query_type"
+  | "bad_request.query_range_exceeds_retention"
+  | "unprocessable_entity.query_rows_limit_exceeded"
+  | "data.analytics_not_configured"
   | "authentication.missing"
   | "authentication.malformed"
   | "authentication.key_not_found"
@@ -40,6 +47,13 @@ export const ERROR_CATALOG: Readonly<Record<ErrorKind, CatalogEntry>> = Object.f
   "application.invalid_input": { vendor: "svc", status: 400, title: "Bad Request" },
   "bad_request.permissions_query_syntax_error": { vendor: "user", status: 400, title: "Bad Request" },
   "bad_request.request_body_too_large": { vendor: "user", status: 413, title: "Request Entity Too Large" },
+  "bad_request.invalid_analytics_query": { vendor: "user", status: 400, title: "Bad Request" },
+  "bad_request.invalid_analytics_table": { vendor: "user", status: 400, title: "Bad Request" },
+  "bad_request.invalid_analytics_function": { vendor: "user", status: 400, title: "Bad Request" },
+  "bad_request.invalid_analytics_query_type": { vendor: "user", status: 400, title: "Bad Request" },
+  "bad_request.query_range_exceeds_retention": { vendor: "user", status: 400, title: "Bad Request" },
+  "unprocessable_entity.query_rows_limit_exceeded": { vendor: "user", status: 422, title: "Unprocessable Entity" },
+  "data.analytics_not_configured": { vendor: "svc", status: 412, title: "Precondition Failed" },
   "authentication.missing": { vendor: "svc", status: 400, title: "Bad Request" },
   "authentication.malformed": { vendor: "svc", status: 400, title: "Bad Request" },
   "authentication.key_not_found": { vendor: "svc", status: 401, title: "Unauthorized" },

@@ -1,9 +1,9 @@
 // The invalidation bus: the channel and message format by which anything that changes a key
 // (apiKeyAuth().invalidate, keyguard's client, the local key service) tells every apiKeyAuth()
 // sharing a store to forget what it remembers about that key. Messages never hold a key: a key
-// is named by its SHA-256 (base64url) or by its keyId.
+// is named by its SHA-256 (`keyHash`, base64) or by its keyId.
 
-import * as crypto from "node:crypto";
+import { KEY_HASH_PATTERN, keyHash } from "./key-hash";
 import type { OperationName } from "./types";
 
 /** Version of the message format. */
@@ -30,15 +30,6 @@ export interface InvalidationPublisher {
   invalidate(message: InvalidationMessage): Promise<void>;
 }
 
-const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: "base64url") => string }).hash;
-
-/** SHA-256 of a key, base64url (43 characters): the only form in which a key is kept or sent. */
-export function keyHash(key: string): string {
-  // crypto.hash (Node >= 20.12) is the one-shot form, a few times cheaper than createHash.
-  return oneShotHash !== undefined ? oneShotHash("sha256", key, "base64url") : crypto.createHash("sha256").update(key).digest("base64url");
-}
-
-const KEY_HASH = /^[A-Za-z0-9_-]{43}$/;
 const KEY_ID = /^[\x21-\x7e]{1,256}$/;
 
 export const invalidateKey = (key: string): InvalidationMessage => ({ v: 1, kind: "key", keyHash: keyHash(key) });
@@ -60,7 +51,7 @@ export function parseInvalidation(text: string): InvalidationMessage | undefined
   if (typeof m !== "object" || m === null || (m as { v?: unknown }).v !== INVALIDATION_VERSION) return undefined;
   const { kind, keyHash: hash, keyId } = m as { kind?: unknown; keyHash?: unknown; keyId?: unknown };
   if (kind === "all") return invalidateAll();
-  if (kind === "key" && typeof hash === "string" && KEY_HASH.test(hash)) return { v: 1, kind: "key", keyHash: hash };
+  if (kind === "key" && typeof hash === "string" && KEY_HASH_PATTERN.test(hash)) return { v: 1, kind: "key", keyHash: hash };
   if (kind === "keyId" && typeof keyId === "string" && KEY_ID.test(keyId)) return invalidateKeyId(keyId);
   return undefined;
 }

@@ -141,6 +141,7 @@ export interface KeyInfo {
   meta?: Meta;
   createdAt: number;
   updatedAt?: number;
+  /** Unix ms of the key's last verification. Production's is accurate to about 5 minutes; the local service's to about a second (events are written every second). */
   lastUsedAt?: number;
   expires?: number;
   permissions?: string[];
@@ -452,6 +453,20 @@ export interface RatelimitListOverridesRequest extends ListRequest {
 }
 
 // ---------------------------------------------------------------------------------------------
+// analytics.*
+
+export interface GetVerificationsRequest {
+  /**
+   * SQL over `key_verifications_v1`, e.g.
+   * `SELECT outcome, count(*) AS total FROM key_verifications_v1 WHERE time >= now() - INTERVAL 1 DAY GROUP BY outcome`.
+   */
+  query: string;
+}
+
+/** One row of an analytics answer: the selected columns by name (numbers as numbers, `tags` as an array). */
+export type AnalyticsRow = Record<string, unknown>;
+
+// ---------------------------------------------------------------------------------------------
 // The operation table: wire path → request and `data` types. The client and the local service
 // are both typed from it.
 
@@ -495,6 +510,7 @@ export interface Operations {
   "ratelimit.deleteOverride": { req: RatelimitOverrideRequest; res: EmptyData };
   "permissions.setRolePermissions": { req: SetRolePermissionsRequest; res: Permission[] };
   "keys.migrateKeys": { req: MigrateKeysRequest; res: MigrateKeysResult };
+  "analytics.getVerifications": { req: GetVerificationsRequest; res: AnalyticsRow[] };
 }
 
 export type OperationName = keyof Operations;

@@ -21,10 +21,10 @@ import {
   encodeInvalidation,
   invalidateAll,
   INVALIDATION_CHANNEL_SUFFIX,
-  keyHash as sha256,
   parseInvalidation,
   type InvalidationMessage,
 } from "../protocol/invalidation";
+import { keyHash as sha256 } from "../protocol/key-hash";
 import type { VerifyKeyResult } from "../protocol/types";
 import { deepFreeze, memoryStore, type AnswerRef, type Lookup, type Store, type Ticket } from "../middleware/store";
 

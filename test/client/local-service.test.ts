@@ -123,4 +123,22 @@ describe("against the local key service", () => {
     const stranger = createClient({ rootKey: "unkey_notARealRootKey", baseUrl: svc.baseUrl, logger: silentLogger, retry: false });
     await expect(stranger.keys.verifyKey({ key: "sk_x" })).rejects.toMatchObject({ status: 401, kind: "authentication.key_not_found" });
   });
+
+  it("analytics.getVerifications: the rows of a query, and production's error kinds", async () => {
+    const { key, keyId } = await client.keys.createKey({ apiId: svc.apiId });
+    await client.keys.verifyKey({ key, tags: ["path=/a"] });
+    await client.keys.verifyKey({ key, tags: ["path=/b"] });
+    await svc.service.flushVerifications();
+    const rows = await client.analytics.getVerifications({
+      query: `SELECT key_id, outcome, count(*) AS n FROM key_verifications_v1 WHERE key_id = '${keyId}' AND has(tags, 'path=/a') GROUP BY key_id, outcome`,
+    });
+    expect(rows).toEqual([{ key_id: keyId, outcome: "VALID", n: 1 }]);
+    await expect(client.analytics.getVerifications({ query: "DELETE FROM key_verifications_v1" })).rejects.toMatchObject({
+      code: "KEY_SERVICE_HTTP_ERROR",
+      status: 400,
+      kind: "bad_request.invalid_analytics_query_type",
+      identifier: "err:user:bad_request:invalid_analytics_query_type",
+    });
+    expect((await client.keys.getKey({ keyId })).lastUsedAt).toBeGreaterThan(0);
+  });
 });

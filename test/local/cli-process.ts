@@ -11,6 +11,7 @@ const baseEnv = {
   KEYGUARD_REDIS_URL: "",
   KEYGUARD_POSTGRES_SCHEMA: "",
   KEYGUARD_INVALIDATE_REDIS_URL: "",
+  KEYGUARD_METRICS_TOKEN: "",
 };
 const children: ChildProcess[] = [];
 

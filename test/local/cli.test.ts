@@ -112,10 +112,12 @@ describe("keyguard serve", () => {
       [["serve", "--root-key", "short"], /invalid option rootKey/],
       [["serve", "--store-keys"], /storeKeys.*KEYGUARD_ENCRYPTION_KEY/],
       [["serve", "--encryption-key-file", join(dir, "no-such-file")], /encryptionKeyFile.*cannot be read/],
+      [["serve", "--verification-retention-days", "a week"], /--verification-retention-days must be a whole number/],
+      [["serve", "--verification-retention-days", "0"], /invalid option verificationRetentionDays = 0/],
     ];
     const [help, ...results] = await Promise.all([run(["--help"]), ...cases.map(([args]) => run(args))]);
     expect(help!.status).toBe(0);
-    for (const flag of ["serve", "migrate", "--port", "--host", "--root-key", "--root-key-file", "--data", "--encryption-key-file", "--store-keys", "--trust-proxy"]) {
+    for (const flag of ["serve", "migrate", "--port", "--host", "--root-key", "--root-key-file", "--data", "--encryption-key-file", "--store-keys", "--trust-proxy", "--verification-retention-days"]) {
       expect(help!.stdout).toContain(flag);
     }
     expect(help!.stdout).toMatch(/--root-key <key>.*Every user of the machine can read it in the\s+process list/s);

@@ -57,32 +57,36 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     );
     await Promise.all(stores.map((s) => s.close()));
     const rows = await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`);
-    expect(rows.map((r) => r.version)).toEqual([1, 2]);
+    expect(rows.map((r) => r.version)).toEqual([1, 2, 3]);
     // Reopening an up-to-date schema changes nothing.
     const again = await postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
     await again.close();
     await again.close(); // twice is fine
-    expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(2);
+    expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(3);
   });
 
-  it("a schema at version 1 (before rate-limit namespaces) is brought to version 2, keeping its records", async () => {
+  it("a schema at version 1 (before rate-limit namespaces) is brought to the latest version, keeping its records", async () => {
     const ns = fresh();
     const open = () => postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
     const first = await open();
     await first.transaction((tx) => tx.put("workspaces", { id: "ws_v1", name: "kept", createdAt: 1 }));
     await first.close();
     // As version 1 left it.
-    await sql(`DROP TABLE "${ns.schema}".ratelimit_overrides, "${ns.schema}".ratelimit_namespaces`);
-    await sql(`DELETE FROM "${ns.schema}".schema_migrations WHERE version = 2`);
+    await sql(`DROP TABLE "${ns.schema}".ratelimit_overrides, "${ns.schema}".ratelimit_namespaces, "${ns.schema}".key_verifications, "${ns.schema}".key_last_used`);
+    await sql(`DELETE FROM "${ns.schema}".schema_migrations WHERE version >= 2`);
     const upgraded = await open();
     try {
       expect(await upgraded.direct.get("workspaces", "ws_v1")).toEqual({ id: "ws_v1", name: "kept", createdAt: 1 });
       await upgraded.transaction((tx) => tx.put("ratelimitNamespaces", { id: "rlns_1", workspaceId: "ws_v1", name: "api", createdAt: 2 }));
       expect(await upgraded.direct.find("ratelimitNamespaces", "ws_v1", "name", "api")).toHaveLength(1);
+      // Version 3: verification events and the keys' last use.
+      const event = { time: 5, workspaceId: "ws_v1", keySpaceId: "api_1", keyId: "key_1", identityId: "", externalId: "", outcome: "VALID", tags: [], spentCredits: 0, requestId: "req_1", region: "local" };
+      await upgraded.appendVerifications([event]);
+      expect(await upgraded.direct.lastUsed(["key_1"])).toEqual(new Map([["key_1", 5]]));
     } finally {
       await upgraded.close();
     }
-    expect((await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`)).map((r) => r.version)).toEqual([1, 2]);
+    expect((await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`)).map((r) => r.version)).toEqual([1, 2, 3]);
   });
 
   it("a database that does not exist: StoreUnavailableError naming it, not the URL", async () => {
@@ -104,7 +108,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     await store.close();
     await sql(`INSERT INTO "${ns.schema}".schema_migrations (version, name) VALUES (999, 'from the future')`);
     await expect(postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix })).rejects.toThrow(
-      `keyguard/local: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (2). Upgrade keyguard.`,
+      `keyguard/local: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (3). Upgrade keyguard.`,
     );
   });
 });

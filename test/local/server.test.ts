@@ -10,6 +10,7 @@ import {
   createLocalKeyService,
   memoryStore,
   startLocalKeyService,
+  type Store,
 } from "keyguard/local";
 
 afterEach(() => {
@@ -118,10 +119,13 @@ describe("the store option", () => {
   it("uses a given store, keeps the bootstrap in it and never closes it", async () => {
     const inner = memoryStore();
     let closed = 0;
-    const store = {
+    const store: Store = {
       kind: inner.kind,
       direct: inner.direct,
       transaction: inner.transaction.bind(inner),
+      appendVerifications: (events) => inner.appendVerifications(events),
+      deleteVerificationsBefore: (before) => inner.deleteVerificationsBefore(before),
+      queryVerifications: (plan, scope) => inner.queryVerifications(plan, scope),
       close: async () => {
         closed++;
       },

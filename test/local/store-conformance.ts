@@ -13,7 +13,9 @@ import type {
   RoleRecord,
   RootKeyRecord,
   Store,
+  VerificationEvent,
 } from "../../src/local/storage";
+import { parseAnalyticsQuery } from "../../src/local/analytics/parse";
 
 const uid = (): string => randomBytes(6).toString("hex");
 
@@ -549,6 +551,111 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
         await store.direct.dropCounters({ owner: "key_o" + id });
         expect((await store.direct.limit([c1], t)).passed).toBe(true);
         expect((await store.direct.limit([c2], t)).passed).toBe(true);
+      });
+    });
+
+    describe("verification events", () => {
+      const T0 = Date.UTC(2026, 0, 5, 10, 0, 0);
+      const HOUR = 3_600_000;
+      const event = (workspaceId: string, over: Partial<VerificationEvent> = {}): VerificationEvent => ({
+        time: T0,
+        workspaceId,
+        keySpaceId: "api_a",
+        keyId: `key_${uid()}`,
+        identityId: "",
+        externalId: "",
+        outcome: "VALID",
+        tags: [],
+        spentCredits: 0,
+        requestId: `req_${uid()}`,
+        region: "local",
+        ...over,
+      });
+      const query = async (sql: string, workspaceId: string, keySpaceIds?: string[]) =>
+        store.queryVerifications(await parseAnalyticsQuery(sql, { now: T0 + 10 * HOUR, retentionMs: 30 * 86_400_000 }), {
+          workspaceId,
+          ...(keySpaceIds && { keySpaceIds }),
+        });
+
+      it("keeps every field of an event (tags as an array, numbers as numbers) and answers only the scope's workspace", async () => {
+        const w = ws();
+        const other = ws();
+        const e = event(w, { identityId: "id_1", externalId: "user_1", outcome: "RATE_LIMITED", tags: ["path=/a", "it's"], spentCredits: 3 });
+        await store.appendVerifications([e, event(other)]);
+        const rows = await query("SELECT * FROM key_verifications_v1", w);
+        expect(rows).toEqual([
+          {
+            request_id: e.requestId,
+            time: T0,
+            workspace_id: w,
+            key_space_id: "api_a",
+            key_id: e.keyId,
+            identity_id: "id_1",
+            external_id: "user_1",
+            outcome: "RATE_LIMITED",
+            region: "local",
+            tags: ["path=/a", "it's"],
+            spent_credits: 3,
+          },
+        ]);
+        expect(await query("SELECT count(*) AS n FROM key_verifications_v1 WHERE workspace_id != ''", other)).toEqual([{ n: 1 }]);
+      });
+
+      it("counts by outcome and by hour, filters, orders and limits", async () => {
+        const w = ws();
+        const k1 = `key_${uid()}`;
+        await store.appendVerifications([
+          event(w, { keyId: k1, time: T0 + 5 * 60_000 }),
+          event(w, { keyId: k1, time: T0 + 50 * 60_000, outcome: "RATE_LIMITED", tags: ["a"] }),
+          event(w, { time: T0 + HOUR + 1, outcome: "RATE_LIMITED", spentCredits: 2 }),
+          event(w, { time: T0 + 2 * HOUR, outcome: "USAGE_EXCEEDED", keySpaceId: "api_b", spentCredits: 5 }),
+        ]);
+        expect(
+          await query(
+            `SELECT toStartOfHour(fromUnixTimestamp64Milli(time)) AS hour, outcome, count(*) AS total FROM key_verifications_v1
+             WHERE time >= ${T0} GROUP BY hour, outcome ORDER BY hour, outcome`,
+            w,
+          ),
+        ).toEqual([
+          { hour: T0, outcome: "RATE_LIMITED", total: 1 },
+          { hour: T0, outcome: "VALID", total: 1 },
+          { hour: T0 + HOUR, outcome: "RATE_LIMITED", total: 1 },
+          { hour: T0 + 2 * HOUR, outcome: "USAGE_EXCEEDED", total: 1 },
+        ]);
+        expect(
+          await query("SELECT key_id, countIf(outcome = 'RATE_LIMITED') AS limited, count() AS n FROM key_verifications_v1 WHERE key_id = '" + k1 + "' GROUP BY key_id", w),
+        ).toEqual([{ key_id: k1, limited: 1, n: 2 }]);
+        expect(await query("SELECT sum(spent_credits) AS spent FROM key_verifications_v1 WHERE outcome IN ('RATE_LIMITED', 'USAGE_EXCEEDED')", w)).toEqual([{ spent: 7 }]);
+        expect(await query("SELECT count(*) AS n FROM key_verifications_v1 WHERE has(tags, 'a') OR NOT (time < " + (T0 + 2 * HOUR) + ")", w)).toEqual([{ n: 2 }]);
+        expect(await query("SELECT outcome FROM key_verifications_v1 ORDER BY time DESC LIMIT 2", w)).toEqual([{ outcome: "USAGE_EXCEEDED" }, { outcome: "RATE_LIMITED" }]);
+        expect(await query("SELECT sum(spent_credits) AS s, count(*) AS n FROM key_verifications_v1 WHERE outcome = 'none'", w)).toEqual([{ s: 0, n: 0 }]);
+        // An output named __proto__ is a field like any other.
+        const [odd] = await query("SELECT count(*) AS __proto__ FROM key_verifications_v1", w);
+        expect(Object.getPrototypeOf(odd)).toBe(Object.prototype);
+        expect(JSON.parse(JSON.stringify(odd))).toEqual(JSON.parse('{"__proto__": 4}'));
+        // An API-scoped view: only those APIs' rows.
+        expect(await query("SELECT count(*) AS n FROM key_verifications_v1", w, ["api_b"])).toEqual([{ n: 1 }]);
+        expect(await query("SELECT count(*) AS n FROM key_verifications_v1", w, [])).toEqual([{ n: 0 }]);
+      });
+
+      it("moves a key's last use forward only, and deletes events older than a time", async () => {
+        const w = ws();
+        const k = `key_${uid()}`;
+        expect(await store.direct.lastUsed([k])).toEqual(new Map());
+        await store.appendVerifications([event(w, { keyId: k, time: T0 - 40 * 86_400_000 }), event(w, { keyId: k, time: T0 })]);
+        await store.appendVerifications([event(w, { keyId: k, time: T0 - 5 })]);
+        expect(await store.direct.lastUsed([k, "key_never"])).toEqual(new Map([[k, T0]]));
+        expect(await store.transaction((tx) => tx.lastUsed([k]))).toEqual(new Map([[k, T0]]));
+        expect(await store.deleteVerificationsBefore(T0 - 30 * 86_400_000)).toBeGreaterThanOrEqual(1);
+        expect(await query("SELECT count(*) AS n FROM key_verifications_v1", w)).toEqual([{ n: 2 }]);
+        // The last use outlives the events.
+        expect(await store.direct.lastUsed([k])).toEqual(new Map([[k, T0]]));
+      });
+
+      it("appends batches concurrently without losing one", async () => {
+        const w = ws();
+        await Promise.all(Array.from({ length: 10 }, (_, i) => store.appendVerifications(Array.from({ length: 50 }, () => event(w, { time: T0 + i })))));
+        expect(await query("SELECT count(*) AS n FROM key_verifications_v1", w)).toEqual([{ n: 500 }]);
       });
     });
   });

@@ -6,7 +6,8 @@ import { describe, expect, it } from "vitest";
 import { BASE58_ALPHABET, encodeBase58, encodeBase58Fixed } from "../../src/local/base58";
 import { errorContentType } from "../../src/local/envelope";
 import { encodeWords, newId } from "../../src/local/ids";
-import { generateKey, hashKey } from "../../src/local/key-material";
+import { generateKey } from "../../src/local/key-material";
+import { keyHash } from "../../src/protocol/key-hash";
 import { paginate } from "../../src/local/paginate";
 import { arr, int, nullable, obj, str, validate } from "../../src/local/validate";
 
@@ -55,7 +56,7 @@ describe("key material", () => {
     expect(key).toMatch(/^sk_[1-9A-HJ-NP-Za-km-z]{16,23}$/);
     expect(start).toBe(key.slice(0, 7));
     expect(hash).toBe(createHash("sha256").update(key).digest("base64"));
-    expect(hashKey(key)).toBe(hash);
+    expect(keyHash(key)).toBe(hash);
     expect(generateKey(undefined, 32).key).toMatch(/^[1-9A-HJ-NP-Za-km-z]{40,44}$/);
     expect(generateKey("sk").key).not.toBe(generateKey("sk").key);
   });

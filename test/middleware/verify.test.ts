@@ -6,7 +6,7 @@ import { silentLogger } from "keyguard";
 import { staticShape } from "../../src/middleware/request-shape";
 import { memoryStore } from "../../src/middleware/store";
 import { createVerifier } from "../../src/middleware/verify";
-import { keyHash } from "../../src/protocol/invalidation";
+import { keyHash } from "../../src/protocol/key-hash";
 import type { VerifyKeyResult } from "../../src/protocol/types";
 
 const SHAPE = staticShape({ permissions: undefined, cost: undefined, ratelimits: undefined, tags: undefined })!;

@@ -1,6 +1,7 @@
 // What a change announces to the fleet: per key (by keyId) or everything, and never a key.
 import { describe, expect, it } from "vitest";
-import { encodeInvalidation, invalidationAfter, keyHash, parseInvalidation } from "../../src/protocol/invalidation";
+import { encodeInvalidation, invalidationAfter, parseInvalidation } from "../../src/protocol/invalidation";
+import { keyHash } from "../../src/protocol/key-hash";
 
 describe("invalidationAfter", () => {
   it("names the key of key changes by its keyId", () => {

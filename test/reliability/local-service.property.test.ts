@@ -75,6 +75,7 @@ const SEEDS: Record<OperationName, () => Record<string, unknown> | unknown[]> = 
   "ratelimit.deleteOverride": () => ({ namespace: "ns", identifier: "user_*" }),
   "permissions.setRolePermissions": () => ({ roleId: real.roleId, permissions: [real.permission] }),
   "keys.migrateKeys": () => ({ migrationId: real.migrationId, apiId: real.apiId, keys: [{ hash: `aGFzaA${++created}` }] }),
+  "analytics.getVerifications": () => ({ query: "SELECT outcome, count(*) AS total FROM key_verifications_v1 GROUP BY outcome" }),
 };
 const OPERATIONS = Object.keys(SEEDS) as OperationName[];
 
@@ -197,7 +198,7 @@ async function post(operation: string, body: string) {
 
 describe("every operation, arbitrary bodies", () => {
   it("covers the whole operation table", () => {
-    expect(OPERATIONS).toHaveLength(39);
+    expect(OPERATIONS).toHaveLength(40);
   });
 
   it.each(OPERATIONS)("%s: never a 500, always a valid envelope", async (operation) => {

@@ -27,6 +27,18 @@ export function faultyStore(inner: Store, fault: FaultPlan): Store {
       const err = fault("transaction", []);
       return err ? Promise.reject(err) : inner.transaction((tx) => fn(wrapTx(tx, fault)));
     },
+    appendVerifications(events) {
+      const err = fault("appendVerifications", [events]);
+      return err ? Promise.reject(err) : inner.appendVerifications(events);
+    },
+    deleteVerificationsBefore(before) {
+      const err = fault("deleteVerificationsBefore", [before]);
+      return err ? Promise.reject(err) : inner.deleteVerificationsBefore(before);
+    },
+    queryVerifications(plan, scope) {
+      const err = fault("queryVerifications", [plan, scope]);
+      return err ? Promise.reject(err) : inner.queryVerifications(plan, scope);
+    },
     close: () => inner.close(),
   };
 }

@@ -27,6 +27,9 @@ const BACKENDS: Record<string, () => Promise<Store | undefined>> = {
       kind: store.kind,
       direct: store.direct,
       transaction: (fn) => store.transaction(fn),
+      appendVerifications: (events) => store.appendVerifications(events),
+      deleteVerificationsBefore: (before) => store.deleteVerificationsBefore(before),
+      queryVerifications: (plan, scope) => store.queryVerifications(plan, scope),
       close: async () => {
         await store.close();
         rmSync(dir, { recursive: true, force: true });
@@ -43,6 +46,9 @@ const BACKENDS: Record<string, () => Promise<Store | undefined>> = {
       kind: store.kind,
       direct: store.direct,
       transaction: (fn) => store.transaction(fn),
+      appendVerifications: (events) => store.appendVerifications(events),
+      deleteVerificationsBefore: (before) => store.deleteVerificationsBefore(before),
+      queryVerifications: (plan, scope) => store.queryVerifications(plan, scope),
       close: () => (closing ??= store.close().then(() => ns.drop())),
     } satisfies Store;
   },

@@ -60,9 +60,10 @@ export const listKeysOperation = defineOperation("apis.listKeys", {
       const keys = identity ? (await tx.find("keys", root.workspaceId, "identityId", identity.id)).filter((k) => k.apiId === api.id) : [];
       page = paginate(keys, body.cursor, body.limit);
     }
+    const lastUsed = await tx.lastUsed(page.items.map((k) => k.id));
     const data = await Promise.all(
       page.items.map(async (k) => {
-        const info = await keyInfoView(tx, k, ctx.now);
+        const info = await keyInfoView(tx, k, ctx.now, lastUsed);
         const plaintext = body.decrypt ? plaintextOf(ctx.vault, k) : undefined;
         if (plaintext !== undefined) info.plaintext = plaintext;
         return info;

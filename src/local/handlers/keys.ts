@@ -3,7 +3,7 @@ import type { KeyCredits } from "../../protocol/types";
 import { canOnApi, requireOnApi } from "../auth";
 import { creditsAt } from "../credits";
 import { ServiceError } from "../envelope";
-import { hashKey } from "../key-material";
+import { keyHash } from "../../protocol/key-hash";
 import {
   ensurePermissions,
   findKey,
@@ -33,7 +33,7 @@ export async function keyForAction(ctx: OpContext, keyId: string, action: string
 
 /** The key by its plaintext; 404 also when the root key may not read it (production masks that). */
 async function keyByPlaintext(ctx: OpContext, plaintext: string): Promise<KeyRecord> {
-  const key = await ctx.tx.keyByHash(hashKey(plaintext));
+  const key = await ctx.tx.keyByHash(keyHash(plaintext));
   if (!key || key.workspaceId !== ctx.root.workspaceId || !canOnApi(ctx.root, "read_key", key.apiId)) {
     throw new ServiceError("data.key_not_found", "The specified key was not found.");
   }

@@ -2,7 +2,7 @@
 // indexes, meta values and rate-limit counters. Every change goes through `write*`, which keeps
 // the indexes right and can report the previous value (for a transaction's undo log).
 import type { WindowCounter } from "../ratelimit";
-import { TABLE_NAMES, type IndexedFields, type TableName, type Tables } from "../storage";
+import { TABLE_NAMES, type IndexedFields, type TableName, type Tables, type VerificationEvent } from "../storage";
 
 export type AnyRecord = Tables[TableName];
 
@@ -52,6 +52,10 @@ export class MemoryTables {
   readonly rootKeyByHash = new Map<string, string>();
   readonly meta = new Map<string, string>();
   readonly counters = new Map<string, StoredCounter>();
+  /** Verification events, oldest appended first. */
+  events: VerificationEvent[] = [];
+  /** Key id → Unix ms of its latest verification event. */
+  readonly lastUsed = new Map<string, number>();
   /** `table\0workspace` → ids. */
   private readonly byWorkspace = new Map<string, Set<string>>();
   /** `table\0field\0workspace\0value` → ids. */

@@ -204,6 +204,17 @@ export class MemoryTx implements StoreTx {
     for (const [counter, value] of [...this.data.counters]) if (value.owner === owner) this.writeCounter(counter, undefined);
   }
 
+  lastUsed(keyIds: readonly string[]): Promise<Map<string, number>> {
+    return this.step(() => {
+      const out = new Map<string, number>();
+      for (const id of keyIds) {
+        const at = this.data.lastUsed.get(id);
+        if (at !== undefined) out.set(id, at);
+      }
+      return out;
+    });
+  }
+
   getMeta(name: string): Promise<string | undefined> {
     return this.step(() => this.data.meta.get(name));
   }

@@ -1,9 +1,11 @@
 // The memory backend: the whole state in Maps (see memory-tables.ts), for demos and tests, and
 // under the JSON data file. Transactions run one at a time (an async lock) and undo their
 // writes when they throw; calls on `direct` are synchronous inside, so each is atomic.
+import { evaluatePlan } from "../analytics/evaluate";
+import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
 import { windowEnded } from "../ratelimit";
 import { stateMeta } from "../state-file";
-import { TABLE_NAMES, type LocalState, type Store, type StoreTx } from "../storage";
+import { TABLE_NAMES, type LocalState, type Store, type StoreTx, type VerificationEvent } from "../storage";
 import { MemoryTables, type AnyRecord } from "./memory-tables";
 import { MemoryTx, copy, settle, type MemoryTxHost } from "./memory-tx";
 import { Mutex } from "./mutex";
@@ -68,6 +70,25 @@ export class MemoryStore implements Store, MemoryTxHost {
   /** How many rate-limit counters the store holds. */
   counterCount(): number {
     return this.data.counters.size;
+  }
+
+  async appendVerifications(events: readonly VerificationEvent[]): Promise<void> {
+    for (const e of events) {
+      this.data.events.push({ ...e, tags: [...e.tags] });
+      const last = this.data.lastUsed.get(e.keyId);
+      if (last === undefined || e.time > last) this.data.lastUsed.set(e.keyId, e.time);
+    }
+  }
+
+  async deleteVerificationsBefore(before: number): Promise<number> {
+    const kept = this.data.events.filter((e) => e.time >= before);
+    const deleted = this.data.events.length - kept.length;
+    this.data.events = kept;
+    return deleted;
+  }
+
+  async queryVerifications(plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>> {
+    return evaluatePlan(plan, scope, this.data.events);
   }
 
   async close(): Promise<void> {}

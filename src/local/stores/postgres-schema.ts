@@ -81,6 +81,27 @@ CREATE INDEX ON $S.ratelimit_overrides (workspace_id, namespace_id, id);
 CREATE INDEX ON $S.ratelimit_overrides (namespace_id);
 `,
   },
+  {
+    version: 3,
+    name: "verification events and keys' last use",
+    sql: `
+CREATE TABLE $S.key_verifications (
+  "time" bigint NOT NULL,
+  workspace_id text COLLATE "C" NOT NULL,
+  key_space_id text COLLATE "C" NOT NULL,
+  key_id text COLLATE "C" NOT NULL,
+  identity_id text COLLATE "C" NOT NULL,
+  external_id text COLLATE "C" NOT NULL,
+  outcome text COLLATE "C" NOT NULL,
+  tags text[] NOT NULL,
+  spent_credits bigint NOT NULL,
+  request_id text COLLATE "C" NOT NULL,
+  region text COLLATE "C" NOT NULL);
+CREATE INDEX ON $S.key_verifications (workspace_id, "time");
+CREATE INDEX ON $S.key_verifications ("time");
+CREATE TABLE $S.key_last_used (key_id text COLLATE "C" PRIMARY KEY, at bigint NOT NULL);
+`,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -16,6 +16,7 @@ import type {
 } from "../storage";
 import { LAYOUTS, filterColumn, keyColumns, roleData, toRecord, type RecordRow } from "./postgres-rows";
 import { spendCredits } from "./postgres-credits";
+import { lastUsed } from "./postgres-events";
 import { quoteIdent } from "./postgres-schema";
 import type { RedisLimits } from "./redis-limits";
 
@@ -281,6 +282,10 @@ export class PgTx implements StoreTx {
 
   dropCounters(target: { limitIds: readonly string[] } | { owner: string }): Promise<void> {
     return this.limits.dropCounters(target);
+  }
+
+  lastUsed(keyIds: readonly string[]): Promise<Map<string, number>> {
+    return lastUsed(this.query, this.t, keyIds);
   }
 
   async getMeta(name: string): Promise<string | undefined> {

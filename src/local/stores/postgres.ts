@@ -7,9 +7,11 @@ import type { Pool, PoolClient } from "pg";
 import type * as IoredisModule from "ioredis";
 import type { Redis, RedisOptions } from "ioredis";
 import { LocalServiceConfigError } from "../options";
-import type { Store, StoreTx } from "../storage";
+import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
+import type { Store, StoreTx, VerificationEvent } from "../storage";
+import { appendEvents, deleteEventsBefore, queryEvents } from "./postgres-events";
 import { loadPeer } from "./peer-module";
-import { migrate } from "./postgres-schema";
+import { migrate, quoteIdent } from "./postgres-schema";
 import { PgTx, type Query } from "./postgres-tx";
 import { RedisLimits } from "./redis-limits";
 import { describeServer, storeError } from "./store-errors";
@@ -155,6 +157,9 @@ class PostgresStore implements Store {
   readonly kind = "postgres";
   readonly direct: StoreTx;
   private readonly limits: RedisLimits;
+  /** Statements on the pool, each alone. */
+  private readonly pooled: Query;
+  private readonly t: (table: string) => string;
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -171,6 +176,21 @@ class PostgresStore implements Store {
       }
     };
     this.direct = new PgTx(direct, config.schema, this.limits, false, (fn) => this.transaction(fn));
+    this.pooled = direct;
+    const s = quoteIdent(config.schema);
+    this.t = (table) => `${s}.${table}`;
+  }
+
+  appendVerifications(events: readonly VerificationEvent[]): Promise<void> {
+    return appendEvents(this.pooled, this.t, events);
+  }
+
+  deleteVerificationsBefore(before: number): Promise<number> {
+    return deleteEventsBefore(this.pooled, this.t, before);
+  }
+
+  queryVerifications(plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>> {
+    return queryEvents(this.pooled, this.t, plan, scope);
   }
 
   async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {

@@ -81,6 +81,25 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   CREATE INDEX ratelimit_overrides_by_namespace ON ratelimit_overrides (workspace_id, namespace_id, id);
   CREATE INDEX ratelimit_overrides_by_namespace_only ON ratelimit_overrides (namespace_id);
   `,
+  `
+  -- Verification events (key_verifications_v1 of analytics.getVerifications); tags: a JSON array.
+  CREATE TABLE key_verifications (
+    time INTEGER NOT NULL,
+    workspace_id TEXT NOT NULL,
+    key_space_id TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    identity_id TEXT NOT NULL,
+    external_id TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    spent_credits INTEGER NOT NULL,
+    request_id TEXT NOT NULL,
+    region TEXT NOT NULL
+  );
+  -- One index (each costs every insert): time serves the retention delete, time ranges and ORDER BY time.
+  CREATE INDEX key_verifications_by_time ON key_verifications (time);
+  CREATE TABLE key_last_used (key_id TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID;
+  `,
 ]);
 
 function pragmaNumber(db: SqlConnection, name: string): number {

@@ -3,11 +3,13 @@
 // credits charged by one UPDATE … RETURNING; rate-limit counters in a table of their own; WAL
 // checkpoints in a worker thread (sqlite-checkpointer.ts).
 import { LocalServiceConfigError } from "../options";
-import { StoreUnavailableError, type Store, type StoreTx } from "../storage";
+import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
+import { StoreUnavailableError, type Store, type StoreTx, type VerificationEvent } from "../storage";
 import { Mutex } from "./mutex";
 import { startCheckpointer, type Checkpointer } from "./sqlite-checkpointer";
 import { chargeLimits, dropCounters, pruneCounters, spendCredits } from "./sqlite-counters";
 import type { SqlConnection, SqliteDriverName } from "./sqlite-driver";
+import { appendEvents, deleteEventsBefore, lastUsed, queryEvents } from "./sqlite-events";
 import { lockDataFile } from "./sqlite-lock";
 import { checkFileKind, fileIdentity, openDataFile, unavailableReason, type ConnectionSettings } from "./sqlite-open";
 import { SqliteTables } from "./sqlite-tables";
@@ -136,6 +138,18 @@ class SqliteStoreImpl implements SqliteStore {
     }
   }
 
+  appendVerifications(events: readonly VerificationEvent[]): Promise<void> {
+    return this.exclusive(() => this.atomically(() => appendEvents(this.tables, events)));
+  }
+
+  deleteVerificationsBefore(before: number): Promise<number> {
+    return this.exclusive(() => deleteEventsBefore(this.tables, before));
+  }
+
+  queryVerifications(plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>> {
+    return this.exclusive(() => queryEvents(this.db, plan, scope));
+  }
+
   async isEmpty(): Promise<boolean> {
     return this.exclusive(() => this.tables.isEmpty());
   }
@@ -187,6 +201,7 @@ class SqliteStoreImpl implements SqliteStore {
           return chargeLimits(this.tables, (fn) => this.atomically(fn), checks, now);
         }),
       dropCounters: (target) => write(() => dropCounters(this.tables, target)),
+      lastUsed: (keyIds) => run(() => lastUsed(this.tables, keyIds)),
       getMeta: (name) => run(() => this.tables.getMeta(name)),
       setMeta: (name, value) => run(() => this.tables.setMeta(name, value)),
     };

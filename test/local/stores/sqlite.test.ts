@@ -87,7 +87,28 @@ describe("the SQLite data file", () => {
     const db = await openConnection(newer);
     db.exec("PRAGMA user_version = 99");
     db.close();
-    await expect(sqliteStore(newer)).rejects.toThrow(/schema version 99, written by a newer keyguard; this one knows up to 2/);
+    await expect(sqliteStore(newer)).rejects.toThrow(/schema version 99, written by a newer keyguard; this one knows up to 3/);
+  });
+
+  it("brings a version 2 file (before verification events) to version 3, keeping its records", async () => {
+    const file = fresh();
+    const first = await sqliteStore(file);
+    await first.transaction((tx) => tx.put("workspaces", { id: "ws_v2", name: "kept", createdAt: 1 }));
+    await first.close();
+    // As version 2 left it.
+    const db = await openConnection(file);
+    db.exec("DROP TABLE key_verifications; DROP TABLE key_last_used; PRAGMA user_version = 2");
+    db.close();
+    const upgraded = await sqliteStore(file);
+    try {
+      expect(await upgraded.direct.get("workspaces", "ws_v2")).toEqual({ id: "ws_v2", name: "kept", createdAt: 1 });
+      const event = { time: 5, workspaceId: "ws_v2", keySpaceId: "api_1", keyId: "key_1", identityId: "", externalId: "", outcome: "VALID", tags: ["t"], spentCredits: 0, requestId: "req_1", region: "local" };
+      await upgraded.appendVerifications([event]);
+      expect(await upgraded.direct.lastUsed(["key_1"])).toEqual(new Map([["key_1", 5]]));
+      expect(await upgraded.pragma("user_version")).toEqual({ user_version: MIGRATIONS.length });
+    } finally {
+      await upgraded.close();
+    }
   });
 
   it("rejects bad options with a message naming them", async () => {

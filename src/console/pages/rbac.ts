@@ -1,0 +1,141 @@
+// Permissions and roles: list, create and delete both; a role's permissions are set when created.
+import type { Permission, Role } from "../../protocol/types";
+import { call } from "../api";
+import { field, h, replace } from "../dom";
+import { announce, attempt, confirmDialog, list } from "../ui";
+
+async function all<T>(operation: string): Promise<T[]> {
+  const out: T[] = [];
+  let cursor: string | undefined;
+  // Bounded: at most 10 pages of 100.
+  for (let page = 0; page < 10; page++) {
+    const { data, pagination } = await call<T[]>(operation, { limit: 100, ...(cursor ? { cursor } : {}) });
+    out.push(...data);
+    if (!pagination?.hasMore) break;
+    cursor = pagination.cursor;
+  }
+  return out;
+}
+
+export async function rbacPage(main: HTMLElement): Promise<void> {
+  const permSlot = h("div");
+  const roleSlot = h("div");
+  const permTable = h("div");
+  const roleTable = h("div");
+
+  const slug = h("input", { name: "slug", required: true, maxlength: 128, pattern: "[A-Za-z0-9_:\\-.*]+" });
+  const permDescription = h("input", { name: "description", maxlength: 512 });
+  const permForm = h("form", { class: "card inline", "aria-label": "Create a permission" }, field("Permission slug", slug, "e.g. docs.read"), field("Description", permDescription), h("button", { type: "submit" }, "Create permission"));
+  permForm.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    await attempt(permSlot, "create a permission", async () => {
+      const s = slug.value.trim();
+      await call("permissions.createPermission", { name: s, slug: s, ...(permDescription.value.trim() ? { description: permDescription.value.trim() } : {}) });
+      announce(`Permission ${s} created.`);
+      permForm.reset();
+      await loadPermissions();
+    });
+  });
+
+  const roleName = h("input", { name: "role", required: true, maxlength: 128 });
+  const rolePerms = h("input", { name: "rolePermissions" });
+  const roleForm = h("form", { class: "card inline", "aria-label": "Create a role" }, field("Role name", roleName), field("Permissions", rolePerms, "Comma-separated permission slugs"), h("button", { type: "submit" }, "Create role"));
+  roleForm.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    await attempt(roleSlot, "create a role", async () => {
+      const name = roleName.value.trim();
+      const perms = list(rolePerms.value);
+      await call("permissions.createRole", { name, ...(perms.length > 0 ? { permissions: perms } : {}) });
+      announce(`Role ${name} created.`);
+      roleForm.reset();
+      await loadRoles();
+    });
+  });
+
+  replace(
+    main,
+    h("h1", {}, "Permissions and roles"),
+    h("section", { "aria-labelledby": "perm-title" }, h("h2", { id: "perm-title" }, "Permissions"), permForm, permSlot, permTable),
+    h("section", { "aria-labelledby": "role-title" }, h("h2", { id: "role-title" }, "Roles"), roleForm, roleSlot, roleTable),
+  );
+
+  const deleteButton = (what: string, name: string, fn: () => Promise<void>, slot: HTMLElement) =>
+    h(
+      "button",
+      {
+        type: "button",
+        class: "danger",
+        "aria-label": `Delete ${what} ${name}`,
+        onclick: async () => {
+          if (!(await confirmDialog(`Delete this ${what}?`, `${name} is removed from every key${what === "permission" ? " and role" : ""} holding it.`, `Delete ${what}`))) return;
+          await attempt(slot, `delete this ${what}`, fn);
+        },
+      },
+      "Delete",
+    );
+
+  const loadPermissions = () =>
+    attempt(permSlot, "list the permissions", async () => {
+      const perms = await all<Permission>("permissions.listPermissions");
+      replace(
+        permTable,
+        perms.length === 0
+          ? h("p", {}, "No permissions yet.")
+          : h(
+              "table",
+              {},
+              h("thead", {}, h("tr", {}, ["Slug", "Description", "Actions"].map((t) => h("th", { scope: "col" }, t)))),
+              h(
+                "tbody",
+                {},
+                perms.map((p) =>
+                  h(
+                    "tr",
+                    {},
+                    h("td", {}, h("code", {}, p.slug)),
+                    h("td", {}, p.description ?? ""),
+                    h("td", {}, deleteButton("permission", p.slug, async () => {
+                      await call("permissions.deletePermission", { permission: p.slug });
+                      announce(`Permission ${p.slug} deleted.`);
+                      await loadPermissions();
+                      await loadRoles();
+                    }, permSlot)),
+                  ),
+                ),
+              ),
+            ),
+      );
+    });
+  const loadRoles = () =>
+    attempt(roleSlot, "list the roles", async () => {
+      const roles = await all<Role>("permissions.listRoles");
+      replace(
+        roleTable,
+        roles.length === 0
+          ? h("p", {}, "No roles yet.")
+          : h(
+              "table",
+              {},
+              h("thead", {}, h("tr", {}, ["Role", "Permissions", "Actions"].map((t) => h("th", { scope: "col" }, t)))),
+              h(
+                "tbody",
+                {},
+                roles.map((r) =>
+                  h(
+                    "tr",
+                    {},
+                    h("td", {}, r.name),
+                    h("td", {}, (r.permissions ?? []).map((p) => h("code", { class: "tag" }, p.slug))),
+                    h("td", {}, deleteButton("role", r.name, async () => {
+                      await call("permissions.deleteRole", { role: r.name });
+                      announce(`Role ${r.name} deleted.`);
+                      await loadRoles();
+                    }, roleSlot)),
+                  ),
+                ),
+              ),
+            ),
+      );
+    });
+  await Promise.all([loadPermissions(), loadRoles()]);
+}

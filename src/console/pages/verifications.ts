@@ -1,0 +1,60 @@
+// Verifications: outcomes over time (chart) and the latest events, refreshed every few seconds
+// while the page is open.
+import { outcomesOverTime, latestEvents, type Bucket } from "../analytics";
+import { outcomeChart } from "../chart";
+import { field, h, replace, when } from "../dom";
+import { attempt } from "../ui";
+
+const REFRESH_MS = 5000;
+const RANGES: Record<string, { span: number; bucket: Bucket; step: number; label: (ms: number) => string }> = {
+  "1h": { span: 3_600_000, bucket: "minute", step: 60_000, label: (ms) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) },
+  "24h": { span: 86_400_000, bucket: "hour", step: 3_600_000, label: (ms) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) },
+  "30d": { span: 30 * 86_400_000, bucket: "day", step: 86_400_000, label: (ms) => new Date(ms).toLocaleDateString() },
+};
+
+export async function verificationsPage(main: HTMLElement): Promise<() => void> {
+  const range = h("select", { name: "range" }, h("option", { value: "1h" }, "last hour (by minute)"), h("option", { value: "24h" }, "last 24 hours (by hour)"), h("option", { value: "30d" }, "last 30 days (by day)"));
+  const slot = h("div");
+  const chartBox = h("div", { "aria-live": "off" });
+  const events = h("div");
+  const updated = h("p", { class: "muted", "data-testid": "updated" });
+  replace(
+    main,
+    h("h1", {}, "Verifications"),
+    h("div", { class: "toolbar" }, field("Period", range)),
+    slot,
+    h("section", { "aria-labelledby": "chart-h" }, h("h2", { id: "chart-h" }, "Outcomes over time"), chartBox),
+    h("section", { "aria-labelledby": "events-h" }, h("h2", { id: "events-h" }, "Latest events"), events),
+    updated,
+  );
+  let stopped = false;
+  const refresh = async () => {
+    const r = RANGES[range.value]!;
+    const to = Date.now();
+    const from = Math.floor((to - r.span) / r.step) * r.step + r.step;
+    await attempt(slot, "read the verifications", async () => {
+      const [buckets, latest] = await Promise.all([outcomesOverTime(from, r.bucket), latestEvents(20)]);
+      if (stopped) return;
+      replace(chartBox, outcomeChart(buckets, from, to + r.step - (to % r.step), r.step, r.label));
+      replace(
+        events,
+        latest.length === 0
+          ? h("p", {}, "No verifications yet.")
+          : h(
+              "table",
+              { "data-testid": "latest-events" },
+              h("thead", {}, h("tr", {}, ["Time", "Key", "Outcome", "Tags"].map((t) => h("th", { scope: "col" }, t)))),
+              h("tbody", {}, latest.map((e) => h("tr", {}, h("td", {}, when(e.time)), h("td", {}, h("code", {}, e.keyId)), h("td", {}, h("span", { class: `badge o-${e.outcome.toLowerCase()}` }, e.outcome)), h("td", {}, e.tags.join(", "))))),
+            ),
+      );
+      updated.textContent = `Updated ${new Date().toLocaleTimeString()}; refreshed every ${REFRESH_MS / 1000} s while this page is open.`;
+    });
+  };
+  range.addEventListener("change", () => void refresh());
+  await refresh();
+  const timer = setInterval(() => void refresh(), REFRESH_MS);
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+}

@@ -1,0 +1,49 @@
+// The SQLite store's verification events: the batch insert, the retention delete, an analytics
+// plan compiled to one SELECT with bound parameters, and the keys' last use.
+import { SQLITE_DIALECT, compilePlan } from "../analytics/sql";
+import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
+import type { VerificationEvent } from "../storage";
+import type { SqlConnection } from "./sqlite-driver";
+import type { SqliteTables } from "./sqlite-tables";
+
+/** Rows per INSERT statement (11 parameters each). */
+const ROWS_PER_INSERT = 50;
+const COLUMNS = "time, workspace_id, key_space_id, key_id, identity_id, external_id, outcome, tags, spent_credits, request_id, region";
+const insertOf = (rows: number) => `INSERT INTO key_verifications (${COLUMNS}) VALUES ${Array(rows).fill("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`;
+
+export function appendEvents(tables: SqliteTables, events: readonly VerificationEvent[]): void {
+  const touch = tables.stmt("INSERT INTO key_last_used (key_id, at) VALUES (?, ?) ON CONFLICT (key_id) DO UPDATE SET at = max(at, excluded.at)");
+  const latest = new Map<string, number>();
+  for (let from = 0; from < events.length; from += ROWS_PER_INSERT) {
+    const chunk = events.slice(from, from + ROWS_PER_INSERT);
+    const params: Array<string | number> = [];
+    for (const e of chunk) {
+      params.push(e.time, e.workspaceId, e.keySpaceId, e.keyId, e.identityId, e.externalId, e.outcome, JSON.stringify(e.tags), e.spentCredits, e.requestId, e.region);
+      const last = latest.get(e.keyId);
+      if (last === undefined || e.time > last) latest.set(e.keyId, e.time);
+    }
+    // Full chunks share one cached statement; the last, shorter one is prepared once per size.
+    tables.stmt(insertOf(chunk.length)).run(...params);
+  }
+  for (const [keyId, at] of latest) touch.run(keyId, at);
+}
+
+export function deleteEventsBefore(tables: SqliteTables, before: number): number {
+  return tables.stmt("DELETE FROM key_verifications WHERE time < ?").run(before).changes;
+}
+
+export function lastUsed(tables: SqliteTables, keyIds: readonly string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  const get = tables.stmt("SELECT at FROM key_last_used WHERE key_id = ?");
+  for (const id of keyIds) {
+    const row = get.get(id);
+    if (row) out.set(id, Number(row.at));
+  }
+  return out;
+}
+
+/** Runs the plan (its text is ours and varies: prepared, not cached). */
+export function queryEvents(db: SqlConnection, plan: AnalyticsPlan, scope: AnalyticsScope): Array<Record<string, unknown>> {
+  const q = compilePlan(plan, scope, "key_verifications", SQLITE_DIALECT);
+  return db.prepare(q.text).all(...q.params).map(q.read);
+}
