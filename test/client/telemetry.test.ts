@@ -5,6 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { context, metrics, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import {
   AggregationTemporality,
@@ -22,6 +23,8 @@ import {
   ATTR_URL_FULL,
   METRIC_HTTP_CLIENT_REQUEST_DURATION,
 } from "@opentelemetry/semantic-conventions";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import express from "express";
 import request from "supertest";
 import { apiKeyAuth, ConfigError, silentLogger } from "keyguard";
@@ -272,6 +275,37 @@ describe("client telemetry", () => {
     expect(() => createClient({ ...base, telemetry: { tracerProvider: {} as never } })).toThrow(/telemetry\.tracerProvider.*TracerProvider/);
     expect(() => createClient({ ...base, telemetry: { meterProvider: 1 as never } })).toThrow(/telemetry\.meterProvider/);
     expect(() => createClient({ ...base, telemetry: { tracer: {} } as never })).toThrow(/unknown option `telemetry\.tracer`/);
+  });
+});
+
+describe("scraped by Prometheus", () => {
+  it("the duration histogram reads as http_client_request_duration (unit s) with the advised buckets", async () => {
+    // The SDK's Prometheus exporter as the meter provider's reader, served on a loopback port of ours.
+    const exporter = new PrometheusExporter({ preventServerStart: true });
+    const meterProvider = new MeterProvider({ readers: [exporter] });
+    const server = createServer((req, res) => exporter.getMetricsRequestHandler(req, res));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const key = await fx.createKey();
+      const app = express().get("/", apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger, telemetry: { meterProvider } }), (_req, res) => {
+        res.send("ok");
+      });
+      for (let i = 0; i < 3; i++) expect((await request(app).get("/").set("X-API-Key", key)).status).toBe(200);
+      const scrape = await (await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`)).text();
+      const lines = scrape.split("\n").filter((l) => l.startsWith("http_client_request_duration_"));
+      const { hostname, port } = new URL(fx.svc.baseUrl);
+      const labels = `http_request_method="POST",server_address="${hostname}",server_port="${port}",url_template="/v2/keys.verifyKey",http_response_status_code="200",otel_scope_name="keyguard"`;
+      // One call (the two later requests were cache hits): count 1, in buckets from 0.005 s to 10 s.
+      expect(lines).toContain(`http_client_request_duration_count{${labels}} 1`);
+      const les = lines.filter((l) => l.includes("_bucket{")).map((l) => /le="([^"]+)"/.exec(l)![1]);
+      expect(les).toEqual([...DURATION_BUCKETS.map(String), "+Inf"]);
+      expect(scrape).toContain("# UNIT http_client_request_duration s");
+      expect(scrape).toContain("# TYPE http_client_request_duration histogram");
+      for (const secret of [key, fx.svc.rootKey]) expect(scrape).not.toContain(secret);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await meterProvider.shutdown();
+    }
   });
 });
 
