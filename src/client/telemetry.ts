@@ -81,7 +81,7 @@ export function createTelemetry(
   const port = url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
   // Without brackets around an IPv6 address, as the conventions want it.
   const address = url.hostname.replace(/^\[(.*)\]$/, "$1");
-  // Per operation: the same frozen attributes for every attempt.
+  // Per operation (a fixed set): the same frozen attributes for every attempt.
   const common = new Map<string, { name: string; attributes: Attributes; metric: Attributes }>();
   const attributesOf = (operation: string) => {
     let found = common.get(operation);
@@ -101,13 +101,13 @@ export function createTelemetry(
 
   let instruments: Instruments | undefined;
   let failed = false;
-  // Imported now; a failure is logged at once (not at the first call).
   const toApi = (mod: unknown): Api => {
     // The named exports (the default export lacks SpanKind and SpanStatusCode).
     const api = ((mod as { trace?: unknown }).trace === undefined ? (mod as { default?: unknown }).default : mod) as Api;
     if (typeof api?.trace?.getTracerProvider !== "function") throw new Error("not the @opentelemetry/api module");
     return api;
   };
+  // Imported now; a failure is logged at once (not at the first call).
   const loaded: Promise<Api | undefined> = load().then(toApi).catch((cause: unknown) => {
     failed = true;
     const code = (cause as { code?: unknown } | null)?.code;
