@@ -40,13 +40,13 @@ export interface Telemetry {
 }
 
 /** The tracer and meter name. */
-export const INSTRUMENTATION_NAME = "keyguard";
-export const DURATION_METRIC = "http.client.request.duration";
+const INSTRUMENTATION_NAME = "keyguard";
+const DURATION_METRIC = "http.client.request.duration";
 /** The semantic conventions' bucket advice for `http.client.request.duration`, seconds. */
 export const DURATION_BUCKETS: readonly number[] = Object.freeze([0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]);
 /** keyguard's own span attributes (keys.verifyKey only). */
-export const KEY_ID_ATTRIBUTE = "keyguard.key.id";
-export const VERIFICATION_CODE_ATTRIBUTE = "keyguard.verification.code";
+const KEY_ID_ATTRIBUTE = "keyguard.key.id";
+const VERIFICATION_CODE_ATTRIBUTE = "keyguard.verification.code";
 
 const SAFE_VALUE = /^[A-Za-z0-9_-]{1,128}$/;
 

@@ -25,7 +25,7 @@ async function query(sql: string): Promise<Array<Record<string, unknown>>> {
 }
 
 /** A bucket's time as the service answers it (epoch ms, or a date-time text) → epoch ms. */
-export function toMs(value: unknown): number {
+function toMs(value: unknown): number {
   if (typeof value === "number") return value;
   if (typeof value === "string") {
     if (/^\d+$/.test(value)) return Number(value);

@@ -19,7 +19,7 @@ const TYPES: Readonly<Record<string, string>> = {
   ".png": "image/png",
 };
 
-export const CONSOLE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+const CONSOLE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   "Content-Security-Policy":
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",

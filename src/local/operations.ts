@@ -61,7 +61,7 @@ export const OPERATIONS: Readonly<OperationTable> = Object.freeze({
  * keyguard's own operations, served like the others: what production does only in its dashboard
  * (listing APIs, managing root keys), so that the console needs no private way in.
  */
-export const EXTENSION_OPERATIONS = Object.freeze({
+const EXTENSION_OPERATIONS = Object.freeze({
   "apis.listApis": workspace.listApisOperation,
   "rootKeys.createRootKey": workspace.createRootKeyOperation,
   "rootKeys.listRootKeys": workspace.listRootKeysOperation,

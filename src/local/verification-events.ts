@@ -6,13 +6,13 @@ import type { Store, VerificationEvent } from "./storage";
 import { isStoreUnavailable, type StoreFailureLog } from "./store-failures";
 
 /** A batch is appended once it holds this many events. */
-export const BATCH_SIZE = 1000;
+const BATCH_SIZE = 1000;
 /** Events wait at most this long (wall clock) before they are appended. */
-export const FLUSH_EVERY_MS = 1000;
+const FLUSH_EVERY_MS = 1000;
 /** Most events kept while the store cannot take them; past that the oldest are dropped (and counted in the log). */
-export const MAX_BUFFERED = 100_000;
+const MAX_BUFFERED = 100_000;
 /** The retention sweep runs at most this often (service clock) and at least this often (wall clock). */
-export const SWEEP_EVERY_MS = 5 * 60_000;
+const SWEEP_EVERY_MS = 5 * 60_000;
 
 export class VerificationRecorder {
   private buffer: VerificationEvent[] = [];

@@ -13,7 +13,7 @@ const MAX_KEYS = 2000;
 /** "Rate limited recently": a RATE_LIMITED verification within this window. */
 const RECENT_MS = 60 * 60 * 1000;
 
-export function keyStatus(key: KeyInfo, now: number, limited: ReadonlySet<string> | undefined): string[] {
+function keyStatus(key: KeyInfo, now: number, limited: ReadonlySet<string> | undefined): string[] {
   const status: string[] = [key.enabled ? "enabled" : "disabled"];
   if (key.expires !== undefined && key.expires <= now) status.push("expired");
   if (key.credits && key.credits.remaining !== null && key.credits.remaining <= 0) status.push("out of credits");

@@ -24,7 +24,7 @@ import {
 /** The one table a query may read. */
 export const TABLE = "key_verifications_v1";
 /** Longest query text accepted (characters), checked before parsing. */
-export const MAX_QUERY_LENGTH = 10_000;
+const MAX_QUERY_LENGTH = 10_000;
 /** Most rows one answer holds: a query that would return more is refused (422). */
 export const MAX_ROWS = 10_000;
 
