@@ -179,7 +179,7 @@ function parse(argv: string[]) {
 type Values = ReturnType<typeof parse>["values"];
 
 async function migrate(positionals: string[], values: Values): Promise<void> {
-  const extra = (["port", "host", "root-key", "root-key-file", "postgres", "redis", "postgres-schema", "metrics", "metrics-token-file"] as const).find((o) => values[o] !== undefined);
+  const extra = (["port", "host", "root-key", "root-key-file", "postgres", "redis", "postgres-schema", "metrics", "metrics-token-file", "no-console", "verification-retention-days"] as const).find((o) => values[o] !== undefined);
   if (extra !== undefined) usageError(`keyguard migrate takes no --${extra}.`);
   if (positionals.length !== 2) usageError("keyguard migrate needs one JSON state file: keyguard migrate <state.json> --data <file.db>");
   if (values.data === undefined || values.data.trim() === "") usageError("keyguard migrate needs --data <file.db>: the new SQLite file to import into.");
@@ -213,7 +213,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   const rootKey = values["root-key-file"] !== undefined ? readSecretFile(values["root-key-file"], "--root-key-file", "the root key") : values["root-key"];
   const given = values["root-key-file"] !== undefined ? "--root-key-file" : values["root-key"] !== undefined ? "--root-key" : undefined;
   const retention = values["verification-retention-days"];
-  if (retention !== undefined && !/^\d{1,4}$/.test(retention)) {
+  if (retention !== undefined && !(/^\d{1,4}$/.test(retention) && Number(retention) >= 1 && Number(retention) <= 3650)) {
     usageError(`--verification-retention-days must be a whole number of days 1..3650, got ${JSON.stringify(retention)}.`);
   }
   const shared = sharedStorage(values, process.env, dataFile !== undefined);

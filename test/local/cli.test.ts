@@ -113,11 +113,14 @@ describe("keyguard serve", () => {
       [["serve", "--store-keys"], /storeKeys.*KEYGUARD_ENCRYPTION_KEY/],
       [["serve", "--encryption-key-file", join(dir, "no-such-file")], /encryptionKeyFile.*cannot be read/],
       [["serve", "--verification-retention-days", "a week"], /--verification-retention-days must be a whole number/],
-      [["serve", "--verification-retention-days", "0"], /invalid option verificationRetentionDays = 0/],
+      [["serve", "--verification-retention-days", "0"], /--verification-retention-days must be a whole number of days 1\.\.3650, got "0"/],
+      [["serve", "--verification-retention-days", "3651"], /--verification-retention-days must be a whole number of days 1\.\.3650, got "3651"/],
+      [["serve", "--metrics-token-file", join(dir, "no-such-file")], /--metrics-token-file needs --metrics/],
+      [["migrate", "state.json", "--data", join(dir, "x.db"), "--no-console"], /keyguard migrate takes no --no-console/],
     ];
     const [help, ...results] = await Promise.all([run(["--help"]), ...cases.map(([args]) => run(args))]);
     expect(help!.status).toBe(0);
-    for (const flag of ["serve", "migrate", "--port", "--host", "--root-key", "--root-key-file", "--data", "--encryption-key-file", "--store-keys", "--trust-proxy", "--verification-retention-days"]) {
+    for (const flag of ["serve", "migrate", "--port", "--host", "--root-key", "--root-key-file", "--data", "--encryption-key-file", "--store-keys", "--trust-proxy", "--verification-retention-days", "--metrics", "--metrics-token-file", "--no-console"]) {
       expect(help!.stdout).toContain(flag);
     }
     expect(help!.stdout).toMatch(/--root-key <key>.*Every user of the machine can read it in the\s+process list/s);
