@@ -86,14 +86,20 @@ function histogram(metrics: PromMetrics, name: string, label: string): Record<st
 
 const counts = (h: Record<string, PromHistogramData>) => Object.fromEntries(Object.entries(h).map(([k, v]) => [k, v.count]));
 
+/** A memory store whose next call named by `failNext(call)` fails once as unavailable. */
+function storeFailingOnce() {
+  let next: string | undefined;
+  const store = faultyStore(memoryStore(), (call) => {
+    if (call !== next) return undefined;
+    next = undefined;
+    return new StoreUnavailableError("test: the store is down");
+  });
+  return { store, failNext: (call: string) => void (next = call) };
+}
+
 describe("GET /metrics", () => {
   it("counts requests, verification outcomes, latencies and store calls and errors, exactly", async () => {
-    let failNext: string | undefined;
-    const store = faultyStore(memoryStore(), (call) => {
-      if (call !== failNext) return undefined;
-      failNext = undefined;
-      return new StoreUnavailableError("test: the store is down");
-    });
+    const { store, failNext } = storeFailingOnce();
     const service = await startService({ store, metrics: { processMetrics: false } });
     const call = makeCall(service.baseUrl, service.rootKey);
     const { apiId } = service;
@@ -102,7 +108,7 @@ describe("GET /metrics", () => {
     for (const key of [k1, k1, k1, "nope_1", "nope_2", k2]) expect((await call("keys.verifyKey", { key })).status).toBe(200);
     expect((await call("keys.verifyKey", {})).status).toBe(400);
     expect((await call("keys.verifyKey", { key: k1 }, "not_the_root_key")).status).toBe(401);
-    failNext = "keyByHash";
+    failNext("keyByHash");
     expect((await call("keys.verifyKey", { key: k1 })).status).toBe(503);
     expect((await fetch(`${service.baseUrl}/v2/liveness`)).status).toBe(200);
     expect((await fetch(`${service.baseUrl}/nowhere`)).status).toBe(404);
@@ -144,17 +150,12 @@ describe("GET /metrics", () => {
   });
 
   it("counts a failed transaction once, where it failed, and never an operation's own refusal", async () => {
-    let failNext: string | undefined;
-    const store = faultyStore(memoryStore(), (call) => {
-      if (call !== failNext) return undefined;
-      failNext = undefined;
-      return new StoreUnavailableError("test: the store is down");
-    });
+    const { store, failNext } = storeFailingOnce();
     const service = await startService({ store, metrics: { processMetrics: false } });
     const call = makeCall(service.baseUrl, service.rootKey);
-    failNext = "transaction";
+    failNext("transaction");
     expect((await call("keys.createKey", { apiId: service.apiId })).status).toBe(503);
-    failNext = "put";
+    failNext("put");
     expect((await call("keys.createKey", { apiId: service.apiId })).status).toBe(503);
     // Refused by the operation (no such API): a 404, no store error.
     expect((await call("keys.createKey", { apiId: "api_none" })).status).toBe(404);
