@@ -75,14 +75,17 @@ const atom = fc.oneof(
     "true",
   ),
 );
-const condition: fc.Arbitrary<string> = fc.letrec((tie) => ({
-  cond: fc.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    atom,
-    fc.tuple(tie("cond") as fc.Arbitrary<string>, fc.constantFrom("AND", "OR"), tie("cond") as fc.Arbitrary<string>).map(([a, o, b]) => `(${a}) ${o} (${b})`),
-    (tie("cond") as fc.Arbitrary<string>).map((c) => `NOT (${c})`),
-  ),
-})).cond;
+/** Conditions over `atom`: AND, OR and NOT, nested. */
+const conditionOf = (atom: fc.Arbitrary<string>): fc.Arbitrary<string> =>
+  fc.letrec((tie) => ({
+    cond: fc.oneof(
+      { depthSize: "small", withCrossShrink: true },
+      atom,
+      fc.tuple(tie("cond") as fc.Arbitrary<string>, fc.constantFrom("AND", "OR"), tie("cond") as fc.Arbitrary<string>).map(([a, o, b]) => `(${a}) ${o} (${b})`),
+      (tie("cond") as fc.Arbitrary<string>).map((c) => `NOT (${c})`),
+    ),
+  })).cond;
+const condition = conditionOf(atom);
 const output = fc.oneof(
   strCol,
   fc.constantFrom("time", "tags", "spent_credits", "count(*) AS n", "count() AS n2", "sum(spent_credits) AS s", "toStartOfHour(fromUnixTimestamp64Milli(time)) AS h", "toStartOfDay(time) AS d", "avg(time)", "*"),
@@ -136,14 +139,7 @@ const cleanAtom = fc.oneof(
   str.filter((v) => !v.includes("\\")).map((v) => `has(tags, ${v})`),
   fc.constantFrom("1 = 1", "workspace_id = workspace_id", `workspace_id = '${O}' OR workspace_id != '${O}'`, "'a' < 'b'"),
 );
-const cleanCondition: fc.Arbitrary<string> = fc.letrec((tie) => ({
-  cond: fc.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    cleanAtom,
-    fc.tuple(tie("cond") as fc.Arbitrary<string>, fc.constantFrom("AND", "OR"), tie("cond") as fc.Arbitrary<string>).map(([a, o, b]) => `(${a}) ${o} (${b})`),
-    (tie("cond") as fc.Arbitrary<string>).map((c) => `NOT (${c})`),
-  ),
-})).cond;
+const cleanCondition = conditionOf(cleanAtom);
 const groupable = fc.constantFrom("outcome", "key_id", "workspace_id", "key_space_id", "external_id", "toStartOfHour(fromUnixTimestamp64Milli(time))", "toStartOfMinute(time)");
 const aggregate = fc.oneof(fc.constantFrom("count(*)", "count()", "sum(spent_credits)", "sum(time)"), cleanCondition.map((c) => `countIf(${c})`));
 const cleanQuery = fc.oneof(
