@@ -174,7 +174,8 @@ export function parseClientOptions(options: ClientOptions = {}, env: NodeJS.Proc
   return Object.freeze(config) as ClientConfig;
 }
 
-const PROVIDER_METHODS = Object.freeze({ tracerProvider: "getTracer", meterProvider: "getMeter" });
+/** The `telemetry` object's options and the method each provider must have: the compiler checks the names. */
+const PROVIDER_METHODS = Object.freeze({ tracerProvider: "getTracer", meterProvider: "getMeter" } satisfies Record<keyof TelemetryOptions, string>);
 
 /**
  * The `telemetry` option: undefined when off, else the providers given (none: the global ones).
