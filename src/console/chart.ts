@@ -1,6 +1,6 @@
 // Outcomes over time as a stacked bar chart in plain SVG: one bar per time bucket, one colour per
 // outcome, with a legend and a text table (the same numbers, for screen readers).
-import { h, svg } from "./dom";
+import { h, svg, thead } from "./dom";
 import type { OutcomeBucket } from "./analytics";
 
 const COLORS: Record<string, string> = {
@@ -61,7 +61,7 @@ export function outcomeChart(buckets: readonly OutcomeBucket[], from: number, to
     "table",
     { class: "totals", "data-testid": "outcome-totals" },
     h("caption", {}, "Totals in this period"),
-    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Outcome"), h("th", { scope: "col" }, "Verifications"))),
+    thead("Outcome", "Verifications"),
     h("tbody", {}, totals.length === 0 ? h("tr", {}, h("td", { colspan: 2 }, "No verifications in this period.")) : totals.map(([o, n]) => h("tr", { "data-outcome": o }, h("td", {}, o), h("td", {}, String(n))))),
   );
   return h("figure", { class: "chart-box" }, chart, legend, table);

@@ -15,6 +15,11 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
   return el;
 }
 
+/** A table's head: one row of column headers. */
+export function thead(...columns: string[]): HTMLTableSectionElement {
+  return h("thead", {}, h("tr", {}, columns.map((t) => h("th", { scope: "col" }, t))));
+}
+
 export function append(parent: Node, children: Array<Child | Child[]>): void {
   for (const child of children.flat()) {
     if (child === null || child === undefined || child === false) continue;

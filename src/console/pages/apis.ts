@@ -1,6 +1,6 @@
 // APIs: the workspace's APIs (apis.listApis), create one, delete one with confirmation.
 import { call } from "../api";
-import { field, h, replace, when } from "../dom";
+import { field, h, replace, thead, when } from "../dom";
 import { announce, attempt, confirmDialog } from "../ui";
 
 interface ApiItem {
@@ -36,7 +36,7 @@ export async function apisPage(main: HTMLElement): Promise<void> {
             "table",
             {},
             h("caption", {}, "APIs of this workspace"),
-            h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Name"), h("th", { scope: "col" }, "API id"), h("th", { scope: "col" }, "Created"), h("th", { scope: "col" }, "Actions"))),
+            thead("Name", "API id", "Created", "Actions"),
             h(
               "tbody",
               {},

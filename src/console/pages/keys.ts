@@ -2,7 +2,7 @@
 // edit, disable/enable, reroll and delete, each confirmed.
 import type { KeyInfo } from "../../protocol/types";
 import { call } from "../api";
-import { field, h, replace, when } from "../dom";
+import { field, h, replace, thead, when } from "../dom";
 import { rateLimitedSince } from "../analytics";
 import { announce, attempt, confirmDialog, showOnce } from "../ui";
 import { keyForm } from "./key-form";
@@ -161,11 +161,7 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
             "table",
             { class: "keys" },
             h("caption", {}, `Keys (${shown.length} shown of ${keys.length} loaded)`),
-            h(
-              "thead",
-              {},
-              h("tr", {}, ["Name", "Key", "Status", "Last used", "Credits", "Created", "Actions"].map((t) => h("th", { scope: "col" }, t))),
-            ),
+            thead("Name", "Key", "Status", "Last used", "Credits", "Created", "Actions"),
             h(
               "tbody",
               {},

@@ -1,7 +1,7 @@
 // Permissions and roles: list, create and delete both; a role's permissions are set when created.
 import type { Permission, Role } from "../../protocol/types";
 import { call } from "../api";
-import { field, h, replace } from "../dom";
+import { field, h, replace, thead } from "../dom";
 import { announce, attempt, confirmDialog, list } from "../ui";
 
 async function all<T>(operation: string): Promise<T[]> {
@@ -84,7 +84,7 @@ export async function rbacPage(main: HTMLElement): Promise<void> {
           : h(
               "table",
               {},
-              h("thead", {}, h("tr", {}, ["Slug", "Description", "Actions"].map((t) => h("th", { scope: "col" }, t)))),
+              thead("Slug", "Description", "Actions"),
               h(
                 "tbody",
                 {},
@@ -116,7 +116,7 @@ export async function rbacPage(main: HTMLElement): Promise<void> {
           : h(
               "table",
               {},
-              h("thead", {}, h("tr", {}, ["Role", "Permissions", "Actions"].map((t) => h("th", { scope: "col" }, t)))),
+              thead("Role", "Permissions", "Actions"),
               h(
                 "tbody",
                 {},

@@ -1,7 +1,7 @@
 // Root keys (keyguard's rootKeys.* operations): list, create one with chosen permissions (shown
 // once), delete one. A root key can grant only permissions it holds.
 import { call } from "../api";
-import { h, replace, when, uid, field } from "../dom";
+import { h, replace, thead, when, uid, field } from "../dom";
 import { PERMISSION_GROUPS as GROUPS } from "../permissions";
 import { announce, attempt, confirmDialog, showOnce } from "../ui";
 
@@ -59,7 +59,7 @@ export async function rootKeysPage(main: HTMLElement): Promise<void> {
         h(
           "table",
           {},
-          h("thead", {}, h("tr", {}, ["Name", "Id", "Permissions", "Created", "Actions"].map((t) => h("th", { scope: "col" }, t)))),
+          thead("Name", "Id", "Permissions", "Created", "Actions"),
           h(
             "tbody",
             {},

@@ -2,7 +2,7 @@
 // while the page is open.
 import { outcomesOverTime, latestEvents, type Bucket } from "../analytics";
 import { outcomeChart } from "../chart";
-import { field, h, replace, when } from "../dom";
+import { field, h, replace, thead, when } from "../dom";
 import { attempt } from "../ui";
 
 const REFRESH_MS = 5000;
@@ -43,7 +43,7 @@ export async function verificationsPage(main: HTMLElement): Promise<() => void> 
           : h(
               "table",
               { "data-testid": "latest-events" },
-              h("thead", {}, h("tr", {}, ["Time", "Key", "Outcome", "Tags"].map((t) => h("th", { scope: "col" }, t)))),
+              thead("Time", "Key", "Outcome", "Tags"),
               h("tbody", {}, latest.map((e) => h("tr", {}, h("td", {}, when(e.time)), h("td", {}, h("code", {}, e.keyId)), h("td", {}, h("span", { class: `badge o-${e.outcome.toLowerCase()}` }, e.outcome)), h("td", {}, e.tags.join(", "))))),
             ),
       );
