@@ -45,7 +45,7 @@ Options of serve:
                            (default: env KEYGUARD_METRICS_TOKEN, else no token)
   --verification-retention-days <n>
                            keep verification events (analytics.getVerifications) n days
-                           (default 30; older ones are deleted)
+                           (1..3650, default 30; older ones are deleted)
   -h, --help               show this help
 
 keyguard migrate imports a JSON state file written by keyguard 0.1's --data into a new SQLite
