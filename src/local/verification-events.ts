@@ -9,7 +9,7 @@ import { isStoreUnavailable, type StoreFailureLog } from "./store-failures";
 const BATCH_SIZE = 1000;
 /** Events wait at most this long (wall clock) before they are appended. */
 const FLUSH_EVERY_MS = 1000;
-/** Most events kept while the store cannot take them; past that the oldest are dropped (and counted in the log). */
+/** Events kept while the store cannot take them; past that (a batch more at most) the oldest are dropped (and counted in the log). */
 const MAX_BUFFERED = 100_000;
 /** The retention sweep runs at most this often (service clock) and at least this often (wall clock). */
 const SWEEP_EVERY_MS = 5 * 60_000;
@@ -42,12 +42,17 @@ export class VerificationRecorder {
   record(event: VerificationEvent): void {
     if (this.closed) return;
     this.buffer.push(event);
-    if (this.buffer.length > MAX_BUFFERED) {
-      const over = this.buffer.length - MAX_BUFFERED;
-      this.buffer.splice(0, over);
-      this.dropped += over;
-    }
+    // Trimmed a batch at a time (not per event: each trim moves the whole buffer).
+    if (this.buffer.length > MAX_BUFFERED + BATCH_SIZE) this.trim();
     if (this.buffer.length >= BATCH_SIZE && !this.flushing) void this.flush();
+  }
+
+  /** Drops the oldest events beyond MAX_BUFFERED (counted for the log). */
+  private trim(): void {
+    const over = this.buffer.length - MAX_BUFFERED;
+    if (over <= 0) return;
+    this.buffer.splice(0, over);
+    this.dropped += over;
   }
 
   /** Appends every event noted so far (in batches), then, when it wrote some, runs the retention sweep if due. Never rejects. */
@@ -58,16 +63,19 @@ export class VerificationRecorder {
 
   private async drain(): Promise<void> {
     let wrote = false;
+    this.trim();
     while (this.buffer.length > 0) {
-      const batch = this.buffer.slice(0, BATCH_SIZE);
+      // Taken out while it is written, so a trim meanwhile drops only events still waiting.
+      const batch = this.buffer.splice(0, BATCH_SIZE);
       try {
         await this.store.appendVerifications(batch);
       } catch (err) {
         // Kept for the next flush (the store may be back by then).
+        this.buffer = batch.concat(this.buffer);
+        this.trim();
         this.report(err, "keyguard/local: cannot write verification events; they are kept in memory and written when the store is back");
         return;
       }
-      this.buffer.splice(0, batch.length);
       wrote = true;
       if (this.failing) {
         this.failing = false;

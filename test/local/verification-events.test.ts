@@ -6,7 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger, type Logger } from "keyguard";
-import { LocalServiceConfigError, StoreUnavailableError, createLocalKeyService, memoryStore, startLocalKeyService } from "keyguard/local";
+import { LocalServiceConfigError, StoreUnavailableError, createLocalKeyService, memoryStore, startLocalKeyService, type VerificationEvent } from "keyguard/local";
+import { StoreFailureLog } from "../../src/local/store-failures";
+import { VerificationRecorder } from "../../src/local/verification-events";
 import { faultyStore } from "../support/faulty-store";
 import { makeCall, manualClock, start, type Started } from "./helpers";
 
@@ -163,6 +165,41 @@ describe("verification events", () => {
     down = false;
     await s.service.flushVerifications();
     expect(await rowsOf(s, "SELECT count(*) AS n FROM key_verifications_v1")).toEqual([{ n: 3 }]);
+  });
+});
+
+describe("verification events waiting for the store", () => {
+  const event = (i: number): VerificationEvent => ({
+    time: i, workspaceId: "ws_waiting", keySpaceId: "api_waiting", keyId: `key_${i}`, identityId: "", externalId: "",
+    outcome: "VALID", tags: [], spentCredits: 0, requestId: `req_${i}`, region: "local",
+  });
+
+  it("past 100,000 waiting drops the oldest (one warning with the count); a batch being written is never dropped or written twice", async () => {
+    let down = true;
+    const written: number[] = [];
+    const store = faultyStore(memoryStore(), (call, args) => {
+      if (call !== "appendVerifications") return undefined;
+      if (down) return new Error("disk full");
+      for (const e of args[0] as VerificationEvent[]) written.push(e.time);
+      return undefined;
+    });
+    const warnings: Array<[unknown, string]> = [];
+    const logger: Logger = { ...silentLogger, warn: (fields, msg) => void warnings.push([fields, msg]) };
+    const recorder = new VerificationRecorder(store, DAY, () => 200_000, logger, new StoreFailureLog(logger, store.kind));
+    running.push(recorder);
+    // 102,500 events while the store is down: the oldest 2,500 go.
+    for (let i = 0; i < 102_500; i++) recorder.record(event(i));
+    await recorder.flush();
+    expect(written).toEqual([]);
+    // The store is back: while the first batch is being written, 1,500 more arrive.
+    down = false;
+    const flushing = recorder.flush();
+    for (let i = 102_500; i < 104_000; i++) recorder.record(event(i));
+    await flushing;
+    await recorder.flush();
+    expect(written.length).toBe(104_000 - 2_500);
+    expect(written.every((t, i) => t === 2_500 + i)).toBe(true);
+    expect(warnings.filter(([, m]) => m.includes("dropped"))).toEqual([[{ dropped: 2_500 }, expect.stringContaining("more than 100000 waiting")]]);
   });
 });
 
