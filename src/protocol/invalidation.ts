@@ -31,6 +31,7 @@ export interface InvalidationPublisher {
 }
 
 const KEY_ID = /^[\x21-\x7e]{1,256}$/;
+const OLDER_KEY_HASH = /^[A-Za-z0-9_-]{43}$/;
 
 export const invalidateKey = (key: string): InvalidationMessage => ({ v: 1, kind: "key", keyHash: keyHash(key) });
 export const invalidateKeyId = (keyId: string): InvalidationMessage => ({ v: 1, kind: "keyId", keyId });
@@ -51,7 +52,12 @@ export function parseInvalidation(text: string): InvalidationMessage | undefined
   if (typeof m !== "object" || m === null || (m as { v?: unknown }).v !== INVALIDATION_VERSION) return undefined;
   const { kind, keyHash: hash, keyId } = m as { kind?: unknown; keyHash?: unknown; keyId?: unknown };
   if (kind === "all") return invalidateAll();
-  if (kind === "key" && typeof hash === "string" && KEY_HASH_PATTERN.test(hash)) return { v: 1, kind: "key", keyHash: hash };
+  if (kind === "key" && typeof hash === "string") {
+    if (KEY_HASH_PATTERN.test(hash)) return { v: 1, kind: "key", keyHash: hash };
+    // keyguard 0.1 named keys by base64url (43 characters, no padding): read as the same hash, so
+    // a fleet that is being upgraded still hears the older instances' revocations.
+    if (OLDER_KEY_HASH.test(hash)) return { v: 1, kind: "key", keyHash: `${hash.replace(/-/g, "+").replace(/_/g, "/")}=` };
+  }
   if (kind === "keyId" && typeof keyId === "string" && KEY_ID.test(keyId)) return invalidateKeyId(keyId);
   return undefined;
 }

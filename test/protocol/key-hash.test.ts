@@ -65,10 +65,17 @@ describe("keyHash", () => {
     }
   });
 
-  it("is the form the invalidation bus accepts (and only that form)", () => {
+  it("is the form the invalidation bus carries; keyguard 0.1's base64url form is read as the same hash", () => {
     const hash = keyHash("sk_a");
     expect(parseInvalidation(JSON.stringify({ v: 1, kind: "key", keyHash: hash }))).toEqual({ v: 1, kind: "key", keyHash: hash });
-    const base64url = createHash("sha256").update("sk_a").digest("base64url");
-    expect(parseInvalidation(JSON.stringify({ v: 1, kind: "key", keyHash: base64url }))).toBeUndefined();
+    // An older instance's message, during a rolling upgrade: the same key, so the same hash here.
+    for (const key of ["sk_a", "sk_b", "k".repeat(300)]) {
+      const older = createHash("sha256").update(key).digest("base64url");
+      expect(parseInvalidation(JSON.stringify({ v: 1, kind: "key", keyHash: older }))).toEqual({ v: 1, kind: "key", keyHash: keyHash(key) });
+    }
+    // Neither form with anything else: refused.
+    for (const bad of [`${hash}=`, `${"A".repeat(42)}==`, "A".repeat(42), "A".repeat(44), "+".repeat(43)]) {
+      expect(parseInvalidation(JSON.stringify({ v: 1, kind: "key", keyHash: bad }))).toBeUndefined();
+    }
   });
 });
