@@ -101,6 +101,8 @@ export function createTelemetry(
 
   let instruments: Instruments | undefined;
   let failed = false;
+  /** A tracer or meter threw once (logged once). */
+  let recordFailed = false;
   const toApi = (mod: unknown): Api => {
     // The named exports (the default export lacks SpanKind and SpanStatusCode).
     const api = ((mod as { trace?: unknown }).trace === undefined ? (mod as { default?: unknown }).default : mod) as Api;
@@ -140,18 +142,29 @@ export function createTelemetry(
     const span = tracer.startSpan(op.name, { kind: api.SpanKind.CLIENT, attributes: op.attributes });
     if (attemptNumber > 1) span.setAttribute("http.request.resend_count", attemptNumber - 1);
     const started = performance.now();
-    let report: AttemptReport;
+    let value: T;
     try {
-      const value = await api.context.with(api.trace.setSpan(api.context.active(), span), run);
-      report = describe(value);
-      finish(report);
-      return value;
+      value = await api.context.with(api.trace.setSpan(api.context.active(), span), run);
     } catch (err) {
       finish({ status: undefined, errorType: thrownType(err), data: undefined });
       throw err;
     }
+    finish(describe(value));
+    return value;
 
+    /** Ends the span and records the duration once; a tracer or meter that throws never changes the call's result. */
     function finish(r: AttemptReport): void {
+      try {
+        record(r);
+      } catch (err) {
+        if (!recordFailed) {
+          recordFailed = true;
+          logger.error({ error: err instanceof Error ? err.name : typeof err }, "keyguard client: the OpenTelemetry tracer or meter threw; the call's result is unchanged");
+        }
+      }
+    }
+
+    function record(r: AttemptReport): void {
       const metric: Attributes = { ...op.metric };
       if (r.status !== undefined) {
         span.setAttribute("http.response.status_code", r.status);

@@ -269,6 +269,28 @@ describe("client telemetry", () => {
     ]);
   });
 
+  it("a meter that throws changes no call's result, ends each span once, and is logged once", async () => {
+    const o = otel();
+    const throwingMeter = {
+      getMeter: () => ({
+        createHistogram: () => ({
+          record: () => {
+            throw new TypeError("exporter broken");
+          },
+        }),
+      }),
+    };
+    const logger = recordingLogger();
+    const client = createClient({ baseUrl: fx.svc.baseUrl, rootKey: fx.svc.rootKey, retry: false, logger, telemetry: { tracerProvider: o.tracerProvider, meterProvider: throwingMeter as never } });
+    const key = (await client.keys.createKey({ apiId: fx.svc.apiId })).key;
+    for (let i = 0; i < 3; i++) expect(await client.keys.verifyKey({ key })).toMatchObject({ valid: true });
+    // A failing call keeps its own error, not the meter's.
+    fx.svc.service.setUnavailable(true);
+    await expect(client.keys.verifyKey({ key })).rejects.toMatchObject({ status: 503 });
+    expect(verifySpans(o.spans())).toHaveLength(4);
+    expect(logger.entries).toEqual([{ level: "error", fields: { error: "TypeError" }, message: expect.stringContaining("tracer or meter threw") }]);
+  });
+
   it("a bad telemetry option is a config error naming it", () => {
     const base = { rootKey: "root_x", baseUrl: "http://127.0.0.1:1" };
     expect(() => createClient({ ...base, telemetry: "yes" as never })).toThrow(KeyServiceConfigError);
