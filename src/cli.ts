@@ -224,6 +224,11 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   const metricsToken = values["metrics-token-file"] !== undefined
     ? readSecretFile(values["metrics-token-file"], "--metrics-token-file", "the metrics token")
     : (values.metrics && process.env.KEYGUARD_METRICS_TOKEN) || undefined;
+  // The rule of the metrics option's token (src/local/options.ts), said here by where the token came from.
+  if (metricsToken !== undefined && !/^[\x21-\x7e]{16,512}$/.test(metricsToken)) {
+    const from = values["metrics-token-file"] !== undefined ? "the file of --metrics-token-file" : "KEYGUARD_METRICS_TOKEN";
+    usageError(`${from} must hold a metrics token of 16..512 printable characters without spaces, e.g. from \`openssl rand -base64 24\`.`);
+  }
 
   let running;
   let publisher: { invalidate: Local.LocalKeyServiceOptions["invalidate"]; close(): Promise<void> } | undefined;

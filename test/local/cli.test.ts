@@ -104,6 +104,17 @@ describe("keyguard serve", () => {
     expect(served.output).not.toContain("ab".repeat(32));
   });
 
+  it("a metrics token too short is refused by where it came from, never echoed", async () => {
+    const file = join(dir, "short-token");
+    writeFileSync(file, "tok_short1\n", { mode: 0o600 });
+    const fromFile = await run(["serve", "--port", "0", "--metrics", "--metrics-token-file", file]);
+    const fromEnv = await run(["serve", "--port", "0", "--metrics"], { KEYGUARD_METRICS_TOKEN: "tok_short2" });
+    expect([fromFile.status, fromEnv.status]).toEqual([2, 2]);
+    expect(fromFile.stderr).toMatch(/the file of --metrics-token-file must hold a metrics token of 16\.\.512/);
+    expect(fromEnv.stderr).toMatch(/KEYGUARD_METRICS_TOKEN must hold a metrics token of 16\.\.512/);
+    expect(fromFile.stderr + fromEnv.stderr).not.toMatch(/tok_short/);
+  });
+
   it("--help documents serve; bad flags exit with code 2 and a clear message", async () => {
     const cases: Array<[string[], RegExp]> = [
       [["serve", "--port", "http"], /--port must be an integer/],
