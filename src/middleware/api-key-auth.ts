@@ -94,8 +94,13 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
   /** The pipeline: a decision now (a kept answer, or no key), or a promise of one. */
   function decide(req: Req): Action | Promise<Action> {
     // A preflight carries no credentials; one that does is authenticated like any request.
+    if (getKey === undefined) {
+      const found = extractKey(req, config.extract);
+      // Only a request without a key can be a preflight (isPreflight also wants neither header).
+      if (found.kind === "none" && config.allowPreflight && isPreflight(req, config.extract.header)) return "next";
+      return decideFor(req, found, false);
+    }
     const preflight = config.allowPreflight && isPreflight(req, config.extract.header);
-    if (getKey === undefined) return preflight ? "next" : decideFor(req, extractKey(req, config.extract), false);
     return Promise.resolve(getKey(req)).then((value) => decideFor(req, checkCustomKey(value), preflight));
   }
 
