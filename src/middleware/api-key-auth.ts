@@ -4,9 +4,10 @@
 // (`next()`) or denied.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { invalidateAll, invalidateKey, invalidateKeyId, keyHash as hashKey } from "../protocol/invalidation";
+import { invalidateAll, invalidateKey, invalidateKeyId } from "../protocol/invalidation";
 import type { VerifyKeyResult } from "../protocol/types";
 import { setApiKey, type VerifiedKey } from "./augment";
+import { connectionKeyHash } from "./connection-key-hash";
 import {
   invalidRequestDenial,
   missingKeyDenial,
@@ -109,7 +110,7 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
     if (found.kind === "malformed") return invalidRequestDenial(ctx, found.reason);
     if (config.hideCredentials) removeHeaders(req, headerNames(found.from));
     if (found.kind === "oversize") return rejectedKeyDenial(ctx, NOT_FOUND, { now: Date.now() });
-    const keyHash = keepsAnswers ? hashKey(found.key) : "";
+    const keyHash = keepsAnswers ? connectionKeyHash(req, found.key) : "";
     if (fixedShape !== undefined) {
       const kept = verifier.peek(keyHash, fixedShape);
       if (kept !== undefined && passes(kept)) return viewOf(kept);
