@@ -105,3 +105,8 @@ export async function rotate<K extends string>(
 export function ratioOf<K extends string>(runs: Record<K, LoadResult[]>, a: K, b: K): number {
   return median(runs[a].map((r, i) => r.rps / runs[b][i]!.rps));
 }
+
+/** Median over rounds of b's CPU time per request ÷ a's: the throughput ratio a ÷ b on a saturated core. */
+export function cpuRatioOf<K extends string>(runs: Record<K, LoadResult[]>, a: K, b: K): number {
+  return median(runs[a].map((r, i) => (runs[b][i]!.cpuPerRequest ?? NaN) / (r.cpuPerRequest ?? NaN)));
+}
