@@ -25,19 +25,24 @@ export function getApiKey(req: object): VerifiedKey | undefined {
 
 /** Stores the verified key on `req.apiKey` and, when the response has them, `res.locals.apiKey`. */
 export function setApiKey(req: object, res: object, key: VerifiedKey): void {
-  if (inheritsAccessor(req) && !Object.hasOwn(req, "apiKey")) verified.set(req, key);
+  if (SLOW_PROPERTY_ADD && inheritsAccessor(req) && !Object.hasOwn(req, "apiKey")) verified.set(req, key);
   else (req as { apiKey?: VerifiedKey }).apiKey = key;
   const locals = (res as { locals?: unknown }).locals;
   if (typeof locals === "object" && locals !== null) (locals as { apiKey?: VerifiedKey }).apiKey = key;
 }
 
-// Why `req.apiKey` is an accessor on Express requests: Express gives every request its app's
-// prototype (`Object.setPrototypeOf`), and on the V8 of Node 20 and 22 each property then added to
-// that request builds a new hidden class (a map and a copy of its ~30 descriptors, 1.5 to 4 µs and
-// about 1 KiB of old-space garbage per request). So, once, the prototype Express's request objects
-// share (the one just above `http.IncomingMessage.prototype`) gets an `apiKey` accessor reading a
-// WeakMap, and the request itself is left alone. `req.apiKey` reads and assigns as before (it is no
-// longer an own, enumerable property). Requests Node made (no prototype swapped) get a plain property.
+// Why `req.apiKey` is an accessor on Express requests, on Node 20 and 22: Express gives every
+// request its app's prototype (`Object.setPrototypeOf`), and V8 before 13 then builds a new hidden
+// class for each property added to that request (a map and a copy of its ~30 descriptors, 1.5 to
+// 4 µs and about 1 KiB of old-space garbage per request). So, once, the prototype Express's request
+// objects share (the one just above `http.IncomingMessage.prototype`) gets an `apiKey` accessor
+// reading a WeakMap, and the request itself is left alone. `req.apiKey` reads and assigns as before
+// (it is not an own, enumerable property there). V8 13 (Node 24) reuses the hidden class, and
+// there the WeakMap costs more than it saves (about 4 µs per request measured under load, in the
+// garbage collector): requests get a plain property, as do requests Node made (no prototype swapped).
+
+/** Whether this V8 builds a hidden class per property added after a prototype swap (before V8 13). */
+const SLOW_PROPERTY_ADD = Number(process.versions.v8.split(".")[0]) < 13;
 
 const verified = new WeakMap<object, VerifiedKey | undefined>();
 const accessor: PropertyDescriptor = {
