@@ -72,9 +72,14 @@ export const median = (values: number[]): number => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
+/** Unmeasured load on a side right before each of its measured runs, s (see `rotate`). */
+const SETTLE_SECONDS = 0.5;
+
 /**
  * Runs every side once per round for `rounds` rounds (after a 1 s warm-up run of each), the
  * order rotating from round to round so drift on a noisy machine does not favour one side.
+ * Each measured run follows half a second of unmeasured load on the same side, so what the side
+ * before left behind (garbage to collect, a busier key service) is not counted against it.
  * Returns each side's runs, round by round.
  */
 export async function rotate<K extends string>(
@@ -88,6 +93,7 @@ export async function rotate<K extends string>(
   for (let i = 0; i < rounds; i++) {
     for (let j = 0; j < names.length; j++) {
       const name = names[(i + j) % names.length]!;
+      await load({ ...sides[name], duration: SETTLE_SECONDS, cpuUrl: undefined });
       runs[name].push(await load(sides[name]));
     }
   }

@@ -5,9 +5,9 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { invalidateAll, invalidateKey, invalidateKeyId } from "../protocol/invalidation";
-import { keyHash as hashKey } from "../protocol/key-hash";
 import type { VerifyKeyResult } from "../protocol/types";
 import { setApiKey, type VerifiedKey } from "./augment";
+import { connectionKeyHash } from "./connection-key-hash";
 import {
   invalidRequestDenial,
   missingKeyDenial,
@@ -102,8 +102,13 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
   /** The pipeline: a decision now (a kept answer, or no key), or a promise of one. */
   function decide(req: Req): Action | Promise<Action> {
     // A preflight carries no credentials; one that does is authenticated like any request.
+    if (getKey === undefined) {
+      const found = extractKey(req, config.extract);
+      // Only a request without a key can be a preflight (isPreflight also wants neither header).
+      if (found.kind === "none" && config.allowPreflight && isPreflight(req, config.extract.header)) return "next";
+      return decideFor(req, found, false);
+    }
     const preflight = config.allowPreflight && isPreflight(req, config.extract.header);
-    if (getKey === undefined) return preflight ? "next" : decideFor(req, extractKey(req, config.extract), false);
     return Promise.resolve(getKey(req)).then((value) => decideFor(req, checkCustomKey(value), preflight));
   }
 
@@ -117,7 +122,7 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
     if (found.kind === "malformed") return denied(invalidRequestDenial(ctx, found.reason), req, "none");
     if (config.hideCredentials) removeHeaders(req, headerNames(found.from));
     if (found.kind === "oversize") return denied(rejectedKeyDenial(ctx, NOT_FOUND, { now: Date.now() }), req, "none");
-    const keyHash = keepsAnswers ? hashKey(found.key) : "";
+    const keyHash = keepsAnswers ? connectionKeyHash(req, found.key) : "";
     if (fixedShape !== undefined) {
       const kept = verifier.peek(keyHash, fixedShape);
       if (kept !== undefined && passes(kept)) {

@@ -43,37 +43,57 @@ export interface ExtractOptions {
  * How many times a header was sent. Presence comes from `headers` (which other middleware may have
  * edited); repeats from `rawHeaders`, since Node keeps one Authorization and joins X-API-Key values.
  */
-function occurrences(req: RequestHeaders, name: string): number {
-  const value = req.headers[name];
+function occurrences(value: string | string[] | undefined, rawHeaders: readonly string[] | undefined, name: string): number {
   if (value === undefined) return 0;
   if (Array.isArray(value)) return value.length;
   let raw = 0;
-  if (Array.isArray(req.rawHeaders)) {
-    for (let i = 0; i < req.rawHeaders.length; i += 2) {
-      const header = req.rawHeaders[i]!;
+  if (Array.isArray(rawHeaders)) {
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+      const header = rawHeaders[i]!;
       // Length first: most headers differ in length, and lower-casing allocates.
-      if (header.length === name.length && header.toLowerCase() === name) raw++;
+      if (header.length === name.length && (header === name || header.toLowerCase() === name)) raw++;
     }
   }
-  return Math.max(1, raw);
+  return raw > 1 ? raw : 1;
 }
 
-function single(req: RequestHeaders, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
+type Part = { readonly kind: "none" } | { readonly kind: "key"; readonly key: string } | { readonly kind: "malformed"; readonly reason: string };
+
+const NONE: Extraction & Part = Object.freeze({ kind: "none" });
+const FROM_AUTHORIZATION: readonly KeySource[] = Object.freeze(["authorization"]);
+const FROM_HEADER: readonly KeySource[] = Object.freeze(["header"]);
+const FROM_BOTH: readonly KeySource[] = Object.freeze(["authorization", "header"]);
+
+/** Whether `value` starts with the scheme `Bearer` (any case) and a space. */
+function isBearer(value: string): boolean {
+  return (
+    value.length > 7 &&
+    value.charCodeAt(6) === 32 &&
+    (value.charCodeAt(0) | 32) === 98 && // b
+    (value.charCodeAt(1) | 32) === 101 && // e
+    (value.charCodeAt(2) | 32) === 97 && // a
+    (value.charCodeAt(3) | 32) === 114 && // r
+    (value.charCodeAt(4) | 32) === 101 && // e
+    (value.charCodeAt(5) | 32) === 114 // r
+  );
 }
 
-type Part = { kind: "none" } | { kind: "key"; key: string } | { kind: "malformed"; reason: string };
-
-function fromAuthorization(req: RequestHeaders): Part {
-  const count = occurrences(req, "authorization");
-  if (count === 0) return { kind: "none" };
+function fromAuthorization(found: string | string[] | undefined, rawHeaders: readonly string[] | undefined): Part {
+  const count = occurrences(found, rawHeaders, "authorization");
+  if (count === 0) return NONE;
   if (count > 1) return { kind: "malformed", reason: "The Authorization header was sent more than once." };
-  const value = single(req, "authorization") ?? "";
+  const value = (Array.isArray(found) ? found[0] : found) ?? "";
+  if (isBearer(value)) {
+    // The usual form, read without the general grammar below (same result when it is well formed).
+    let start = 7;
+    while (value.charCodeAt(start) === 32) start++;
+    const token = value.slice(start);
+    if (token !== "" && B64TOKEN.test(token)) return { kind: "key", key: token };
+  }
   if (value === "") return { kind: "malformed", reason: "The Authorization header is empty." };
   const match = AUTHORIZATION.exec(value);
   if (!match) return { kind: "malformed", reason: "The Authorization header is malformed." };
-  if (match[1]!.toLowerCase() !== "bearer") return { kind: "none" };
+  if (match[1]!.toLowerCase() !== "bearer") return NONE;
   const token = match[3] ?? "";
   if (token === "") return { kind: "malformed", reason: "The Bearer token is empty." };
   if (!B64TOKEN.test(token)) {
@@ -82,11 +102,11 @@ function fromAuthorization(req: RequestHeaders): Part {
   return { kind: "key", key: token };
 }
 
-function fromHeader(req: RequestHeaders, name: string, label: string): Part {
-  const count = occurrences(req, name);
-  if (count === 0) return { kind: "none" };
+function fromHeader(found: string | string[] | undefined, rawHeaders: readonly string[] | undefined, name: string, label: string): Part {
+  const count = occurrences(found, rawHeaders, name);
+  if (count === 0) return NONE;
   if (count > 1) return { kind: "malformed", reason: `The ${label} header was sent more than once.` };
-  const value = single(req, name) ?? "";
+  const value = (Array.isArray(found) ? found[0] : found) ?? "";
   if (value === "") return { kind: "malformed", reason: `The ${label} header is empty.` };
   if (!B64TOKEN.test(value)) return { kind: "malformed", reason: `The ${label} header is malformed: send a single key.` };
   return { kind: "key", key: value };
@@ -98,24 +118,31 @@ function fromHeader(req: RequestHeaders, name: string, label: string): Part {
  * must be an RFC 6750 b64token. A repeated header, or two headers with different keys, is malformed.
  */
 export function extractKey(req: RequestHeaders, options: ExtractOptions): Extraction {
-  const bearer: Part = options.bearer ? fromAuthorization(req) : { kind: "none" };
-  const header: Part = options.header === undefined ? { kind: "none" } : fromHeader(req, options.header, options.headerLabel);
+  // `headers` and `rawHeaders` are read once each: on Express requests every property read misses
+  // V8's caches (each request object gets a map of its own after Express swaps its prototype).
+  const headers = req.headers;
+  const rawHeaders = req.rawHeaders;
+  const bearer: Part = options.bearer ? fromAuthorization(headers.authorization, rawHeaders) : NONE;
+  const header: Part = options.header === undefined ? NONE : fromHeader(headers[options.header], rawHeaders, options.header, options.headerLabel);
   if (bearer.kind === "malformed") return bearer;
   if (header.kind === "malformed") return header;
-  const from: KeySource[] = [];
-  let key: string | undefined;
+  let key: string;
+  let from: readonly KeySource[];
   if (bearer.kind === "key") {
     key = bearer.key;
-    from.push("authorization");
-  }
-  if (header.kind === "key") {
-    if (key !== undefined && key !== header.key) {
-      return { kind: "malformed", reason: `Two different API keys were sent (Authorization and ${options.headerLabel}); send one.` };
+    from = FROM_AUTHORIZATION;
+    if (header.kind === "key") {
+      if (key !== header.key) {
+        return { kind: "malformed", reason: `Two different API keys were sent (Authorization and ${options.headerLabel}); send one.` };
+      }
+      from = FROM_BOTH;
     }
+  } else if (header.kind === "key") {
     key = header.key;
-    from.push("header");
+    from = FROM_HEADER;
+  } else {
+    return NONE;
   }
-  if (key === undefined) return { kind: "none" };
   if (key.length > MAX_KEY_LENGTH) return { kind: "oversize", from };
   return { kind: "key", key, from };
 }

@@ -96,8 +96,14 @@ export function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** The key of one answer in a map: key hash and query. */
-export const refKey = (ref: AnswerRef): string => `${ref.keyHash}\u0000${ref.query}`;
+/**
+ * The key of one answer in a map: the key hash alone for no query (the usual case, and no string
+ * to build per request), else key hash, NUL and query.
+ */
+export const refKey = (ref: AnswerRef): string => (ref.query === "" ? ref.keyHash : `${ref.keyHash}\u0000${ref.query}`);
+
+/** Whether a {@link refKey} belongs to this key hash. */
+export const isRefKeyOf = (k: string, keyHash: string): boolean => k === keyHash || (k.startsWith(keyHash) && k.charCodeAt(keyHash.length) === 0);
 
 /** How many tombstones are kept before older ones are summarised (conservatively) as one. */
 const MAX_TOMBSTONES = 10_000;
@@ -210,8 +216,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     else if (message.kind === "keyId") {
       for (const k of [...(byKeyId.get(message.keyId) ?? [])]) lru.delete(k);
     } else {
-      const prefix = `${message.keyHash}\u0000`;
-      for (const k of [...lru.keys()]) if (k.startsWith(prefix)) lru.delete(k);
+      for (const k of [...lru.keys()]) if (isRefKeyOf(k, message.keyHash)) lru.delete(k);
     }
     for (const listener of listeners) listener(message);
   }

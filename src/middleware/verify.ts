@@ -14,7 +14,7 @@ import { createLogThrottle, type LogFields, type Logger } from "../logger";
 import type { InvalidationMessage } from "../protocol/invalidation";
 import type { VerifyKeyResult } from "../protocol/types";
 import type { ResolvedShape } from "./request-shape";
-import { deepFreeze, isReusable, memoryStore, refKey, storableFor, type AnswerRef, type Store, type StoreSettings, type Ticket } from "./store";
+import { deepFreeze, isReusable, isRefKeyOf, memoryStore, refKey, storableFor, type AnswerRef, type Store, type StoreSettings, type Ticket } from "./store";
 
 export type VerifyOutcome =
   | {
@@ -92,8 +92,7 @@ export function createVerifier(settings: VerifierSettings): Verifier {
     stale?.apply(message);
     if (message.kind === "key") {
       charged.delete(message.keyHash);
-      const prefix = `${message.keyHash}\u0000`;
-      for (const k of [...inflight.keys()]) if (k.startsWith(prefix)) inflight.delete(k);
+      for (const k of [...inflight.keys()]) if (isRefKeyOf(k, message.keyHash)) inflight.delete(k);
     } else {
       // A keyId names no key hash we could match: no request joins a call started before.
       if (message.kind === "all") charged.clear();

@@ -52,6 +52,24 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     expect(JSON.stringify(res.body)).not.toContain(plainKey);
   });
 
+  it("req.apiKey stays set after a sub-app that verified it, can be reassigned by the app, and is per request", async () => {
+    const app = express();
+    const sub = express();
+    sub.use(apiKeyAuth(base()));
+    sub.get("/in", (req, _res, next) => next()); // falls through to the parent app
+    app.use("/sub", sub);
+    app.get("/sub/in", (req, res) => res.json({ keyId: req.apiKey?.keyId ?? null }));
+    app.get("/open", (req, res) => {
+      const before = req.apiKey ?? null;
+      req.apiKey = { valid: true, code: "VALID", keyId: "key_set_by_app" } as NonNullable<typeof req.apiKey>;
+      res.json({ before, after: req.apiKey?.keyId ?? null });
+    });
+    const verified = await request(app).get("/sub/in").set("Authorization", `Bearer ${plainKey}`);
+    expect(verified.body.keyId).toMatch(/^key_/);
+    // Another request on the same app, with no keyguard on its route: nothing carried over.
+    expect((await request(app).get("/open")).body).toEqual({ before: null, after: "key_set_by_app" });
+  });
+
   it("optional: no key passes without req.apiKey; an invalid key is still denied; a valid one is verified", async () => {
     const app = express();
     app.get("/", apiKeyAuth(base({ optional: true })), (req, res) => res.json({ keyId: req.apiKey?.keyId ?? null }));

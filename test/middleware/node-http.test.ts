@@ -1,6 +1,6 @@
 // apiKeyAuth() on a plain node:http server (Connect-style `(req, res, next)`), no Express; and
 // next() called exactly once whatever the handlers after it do.
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, IncomingMessage, type ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import request from "supertest";
 import { apiKeyAuth, getApiKey, requireKey, requirePermissions, silentLogger } from "keyguard";
@@ -38,12 +38,14 @@ it("protects a plain node:http server and exposes the key through getApiKey", as
     requirePermissions("docs.read"),
     (req, res) => {
       res.setHeader("Content-Type", "application/json");
-      res.end(JSON.stringify({ name: getApiKey(req)?.name }));
+      res.end(JSON.stringify({ name: getApiKey(req)?.name, own: Object.hasOwn(req, "apiKey") }));
     },
   );
   const ok = await request(server).get("/").set("Authorization", `Bearer ${key}`);
   expect(ok.status).toBe(200);
-  expect(ok.body).toEqual({ name: "plain-http" });
+  // A request Node made keeps a plain property; Node's own prototype is never touched.
+  expect(ok.body).toEqual({ name: "plain-http", own: true });
+  expect(Object.getOwnPropertyDescriptor(IncomingMessage.prototype, "apiKey")).toBeUndefined();
 
   const missing = await request(server).get("/");
   expect(missing.status).toBe(401);
