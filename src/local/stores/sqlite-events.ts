@@ -10,7 +10,10 @@ import type { SqliteTables } from "./sqlite-tables";
 const ROWS_PER_INSERT = 50;
 const PARAMS_PER_ROW = 11;
 const COLUMNS = "time, workspace_id, key_space_id, key_id, identity_id, external_id, outcome, tags, spent_credits, request_id, region";
-const insertOf = (rows: number) => `INSERT INTO key_verifications (${COLUMNS}) VALUES ${Array(rows).fill("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`;
+/** The INSERT of `rows` rows, built once per size: the same string each time, so the statement cache finds it without rebuilding or rehashing it. */
+const INSERTS: string[] = [];
+const insertOf = (rows: number): string =>
+  (INSERTS[rows] ??= `INSERT INTO key_verifications (${COLUMNS}) VALUES ${Array(rows).fill("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`);
 
 /** Tags as the column holds them: a JSON array (most verifications have none). */
 const tagsText = (tags: readonly string[]): string => (tags.length === 0 ? "[]" : JSON.stringify(tags));
