@@ -342,8 +342,8 @@ export interface VerificationEvent {
   externalId: string;
   /** The verification's code: VALID, RATE_LIMITED, USAGE_EXCEEDED, DISABLED, EXPIRED, FORBIDDEN, INSUFFICIENT_PERMISSIONS. */
   outcome: string;
-  /** The request's `tags`. */
-  tags: string[];
+  /** The request's `tags` (the caller's array: a store copies or serialises it, never changes it). */
+  tags: readonly string[];
   /** Credits charged by this verification (0 when none). */
   spentCredits: number;
   requestId: string;

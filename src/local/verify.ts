@@ -21,6 +21,7 @@ import type { IdentityRecord, KeyRecord, LimitCheck, RatelimitRecord } from "./s
 import { identityView, keyRelations, type KeyRelations } from "./views";
 
 const NOT_FOUND: VerifyKeyResult = Object.freeze({ valid: false, code: "NOT_FOUND" });
+const NO_TAGS: readonly string[] = Object.freeze([]);
 
 /** Id of an inline (request-defined) rate limit: stable per key and name. */
 export function inlineLimitId(keyId: string, name: string): string {
@@ -97,7 +98,8 @@ export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest): Promise
       identityId: rel.identity?.id ?? "",
       externalId: rel.identity?.externalId ?? "",
       outcome: code,
-      tags: body.tags ? [...body.tags] : [],
+      // The request's own array (nothing changes it after parsing); the stores copy or serialise it.
+      tags: body.tags ?? NO_TAGS,
       spentCredits,
       requestId: ctx.requestId,
       region: "local",

@@ -3,7 +3,7 @@
 import type { VerificationEvent } from "../storage";
 import { BUCKET_MS, outputType, setField, type AnalyticsPlan, type AnalyticsScope, type Column, type Condition, type Scalar } from "./plan";
 
-type Value = string | number | string[];
+type Value = string | number | readonly string[];
 
 const FIELD: Readonly<Record<Column, keyof VerificationEvent>> = Object.freeze({
   request_id: "requestId",

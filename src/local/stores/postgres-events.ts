@@ -6,35 +6,23 @@ import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
 import type { VerificationEvent } from "../storage";
 import type { Query } from "./postgres-tx";
 
-const RECORD = `"time" bigint, workspace_id text, key_space_id text, key_id text, identity_id text, external_id text,
-  outcome text, tags jsonb, spent_credits bigint, request_id text, region text`;
+// The events' own field names: the batch is sent as JSON.stringify(events), no per-event copy.
+const RECORD = `"time" bigint, "workspaceId" text, "keySpaceId" text, "keyId" text, "identityId" text, "externalId" text,
+  outcome text, tags jsonb, "spentCredits" bigint, "requestId" text, region text`;
 
 /** `t(name)`: the schema-qualified table name. */
 export async function appendEvents(query: Query, t: (name: string) => string, events: readonly VerificationEvent[]): Promise<void> {
   if (events.length === 0) return;
-  const rows = events.map((e) => ({
-    time: e.time,
-    workspace_id: e.workspaceId,
-    key_space_id: e.keySpaceId,
-    key_id: e.keyId,
-    identity_id: e.identityId,
-    external_id: e.externalId,
-    outcome: e.outcome,
-    tags: e.tags,
-    spent_credits: e.spentCredits,
-    request_id: e.requestId,
-    region: e.region,
-  }));
   await query(
     `WITH r AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(${RECORD})),
      ins AS (
        INSERT INTO ${t("key_verifications")} ("time", workspace_id, key_space_id, key_id, identity_id, external_id, outcome, tags, spent_credits, request_id, region)
-       SELECT "time", workspace_id, key_space_id, key_id, identity_id, external_id, outcome,
-              ARRAY(SELECT jsonb_array_elements_text(r.tags)), spent_credits, request_id, region FROM r)
+       SELECT "time", "workspaceId", "keySpaceId", "keyId", "identityId", "externalId", outcome,
+              ARRAY(SELECT jsonb_array_elements_text(r.tags)), "spentCredits", "requestId", region FROM r)
      INSERT INTO ${t("key_last_used")} AS u (key_id, at)
-     SELECT key_id, max("time") FROM r GROUP BY key_id ORDER BY key_id
+     SELECT "keyId", max("time") FROM r GROUP BY "keyId" ORDER BY "keyId"
      ON CONFLICT (key_id) DO UPDATE SET at = GREATEST(u.at, EXCLUDED.at)`,
-    [JSON.stringify(rows)],
+    [JSON.stringify(events)],
   );
 }
 
