@@ -7,8 +7,9 @@
 // flushes, then split: written by halves, recursively and in order, so the events it takes are
 // written and the ones it refuses are isolated one by one. An event refused alone is dropped (and
 // counted in the log) only when the store took other events in the same pass: then the fault is
-// the event's. When it took none, the store is refusing everything: the events are kept as while
-// it is unavailable, and the next split waits longer. The events written keep their order.
+// the event's. When it took none of them nor of the newer events, the store is refusing everything:
+// the events are kept as while it is unavailable, and the next split waits longer. The events
+// written keep their order.
 import type { Logger } from "../logger";
 import type { Store, VerificationEvent } from "./storage";
 import { isStoreUnavailable, type StoreFailureLog } from "./store-failures";
@@ -32,6 +33,8 @@ interface Split {
   refused: VerificationEvent[];
   /** The store's last refusal. */
   error: unknown;
+  /** Whether newer events were tried too (the store took none of the batch). */
+  witnessed: boolean;
   /** Set when the store became unavailable during the split: its error, and the events not tried yet (in order). */
   cut?: { error: unknown; untried: VerificationEvent[] };
 }
@@ -106,11 +109,12 @@ export class VerificationRecorder {
       if (isStoreUnavailable(failed.error)) return this.keep(batch, failed.error);
       refused = true;
       if (++this.refusals < this.splitAfter && !this.closed) return this.keep(batch, failed.error);
-      const split = await this.split(batch);
+      const split = await this.split(batch, failed.error);
       if (split.cut) return this.keep(split.refused.concat(split.cut.untried), split.cut.error);
       this.refusals = 0;
       if (split.written === 0) {
-        this.splitAfter = Math.min(Math.max(this.splitAfter, SPLIT_AFTER_REFUSALS) * 2, MAX_SPLIT_AFTER_REFUSALS);
+        // With newer events refused too, the store refuses everything; without any, it cannot be told yet.
+        if (split.witnessed) this.splitAfter = Math.min(Math.max(this.splitAfter, SPLIT_AFTER_REFUSALS) * 2, MAX_SPLIT_AFTER_REFUSALS);
         return this.keep(split.refused, split.error);
       }
       wrote = true;
@@ -159,10 +163,11 @@ export class VerificationRecorder {
    * next batch waiting is written the same way: a batch made only of refused events must not hold
    * back the newer ones, and when the store takes none of either it is refusing every event.
    */
-  private async split(batch: VerificationEvent[]): Promise<Split> {
-    const split: Split = { written: 0, refused: [], error: undefined };
+  private async split(batch: VerificationEvent[], error: unknown): Promise<Split> {
+    const split: Split = { written: 0, refused: [], error, witnessed: false };
     await this.halve(batch, true, split);
     if (split.cut || split.written > 0 || this.buffer.length === 0) return split;
+    split.witnessed = true;
     await this.halve(this.buffer.splice(0, BATCH_SIZE), false, split);
     return split;
   }

@@ -189,6 +189,18 @@ describe("verification events the store refuses", () => {
     expect(h.drops().map((l) => l.fields)).toEqual([{ store: "faulty memory", dropped: 1000, written: 5, error: "test: the store refuses this value" }]);
   });
 
+  it("keeps a refused event while no other event shows the store works, and drops it within 3 flushes of a newer one arriving", async () => {
+    const h = harness(poison);
+    h.recorder.record(event(0, { requestId: "poison_0" }));
+    for (let f = 0; f < 10; f++) await h.recorder.flush();
+    expect(h.written).toEqual([]);
+    expect(h.drops()).toEqual([]);
+    h.recorder.record(event(1));
+    for (let f = 0; f < 3; f++) await h.recorder.flush();
+    expect(times(h.written)).toEqual([1]);
+    expect(h.drops().map((l) => l.fields)).toEqual([{ store: "faulty memory", dropped: 1, written: 1, error: "test: the store refuses this value" }]);
+  });
+
   it("keeps the events of a split cut short by an unavailable store, and writes them in order when it is back", async () => {
     const h = harness(poison);
     for (const i of range(0, 100)) h.recorder.record(event(i, i === 10 ? { requestId: "poison_10" } : {}));
