@@ -59,7 +59,7 @@ export interface LocalKeyService {
   exportState(): Promise<LocalState>;
   /**
    * Writes the verification events noted so far to the store now (the service does it every
-   * second, every 500 events and on close): then analytics.getVerifications and lastUsedAt see them.
+   * second, every 1,000 events and on close): then analytics.getVerifications and lastUsedAt see them.
    */
   flushVerifications(): Promise<void>;
   /** The service clock. */

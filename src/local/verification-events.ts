@@ -1,6 +1,15 @@
 // Verification events on their way to the store: buffered in memory and appended in batches (when
 // a batch is full, every FLUSH_EVERY_MS, and on close), and the retention sweep that deletes the
 // events older than the retention. A verification only pushes to an array: it never waits for the store.
+//
+// A batch the store cannot take is kept and retried; nothing is lost while the store is
+// unavailable. A batch it refuses with another error (a bad event, a bug) is retried whole for a few
+// flushes, then split: written by halves, recursively and in order, so the events it takes are
+// written and the ones it refuses are isolated one by one. An event refused alone is dropped (and
+// counted in the log) only when the store took other events in the same pass: then the fault is
+// the event's. When it took none of them nor of the newer events, the store is refusing everything:
+// the events are kept as while it is unavailable, and the next split waits longer. The events
+// written keep their order.
 import type { Logger } from "../logger";
 import type { Store, VerificationEvent } from "./storage";
 import { isStoreUnavailable, type StoreFailureLog } from "./store-failures";
@@ -13,6 +22,22 @@ const FLUSH_EVERY_MS = 1000;
 const MAX_BUFFERED = 100_000;
 /** The retention sweep runs at most this often (service clock) and at least this often (wall clock). */
 const SWEEP_EVERY_MS = 5 * 60_000;
+/** A batch the store refuses (not as unavailable) is retried whole at this many flushes in a row (about a second apart), then split. */
+const SPLIT_AFTER_REFUSALS = 3;
+/** After a split in which the store took no event, the next one waits twice as many refused flushes, up to this many. */
+const MAX_SPLIT_AFTER_REFUSALS = 300;
+
+/** One split: what the store took, and the events it refused alone (in order). */
+interface Split {
+  written: number;
+  refused: VerificationEvent[];
+  /** The store's last refusal. */
+  error: unknown;
+  /** Whether newer events were tried too (the store took none of the batch). */
+  witnessed: boolean;
+  /** Set when the store became unavailable during the split: its error, and the events not tried yet (in order). */
+  cut?: { error: unknown; untried: VerificationEvent[] };
+}
 
 export class VerificationRecorder {
   private buffer: VerificationEvent[] = [];
@@ -20,6 +45,12 @@ export class VerificationRecorder {
   private lastSweep = -Infinity;
   private dropped = 0;
   private failing = false;
+  /** The last flush could not write everything: the next one is the timer's (not one per new event). */
+  private retrying = false;
+  /** Flushes in a row at which the store refused the oldest batch. */
+  private refusals = 0;
+  /** Refused flushes before a split (1 while the store refuses some events and takes others). */
+  private splitAfter = SPLIT_AFTER_REFUSALS;
   private readonly timers: NodeJS.Timeout[] = [];
   private closed = false;
 
@@ -44,7 +75,7 @@ export class VerificationRecorder {
     this.buffer.push(event);
     // Trimmed a batch at a time (not per event: each trim moves the whole buffer).
     if (this.buffer.length > MAX_BUFFERED + BATCH_SIZE) this.trim();
-    if (this.buffer.length >= BATCH_SIZE && !this.flushing) void this.flush();
+    if (this.buffer.length >= BATCH_SIZE && !this.flushing && !this.retrying) void this.flush();
   }
 
   /** Drops the oldest events beyond MAX_BUFFERED (counted for the log). */
@@ -63,24 +94,43 @@ export class VerificationRecorder {
 
   private async drain(): Promise<void> {
     let wrote = false;
+    let refused = false;
     this.trim();
     while (this.buffer.length > 0) {
       // Taken out while it is written, so a trim meanwhile drops only events still waiting.
       const batch = this.buffer.splice(0, BATCH_SIZE);
-      try {
-        await this.store.appendVerifications(batch);
-      } catch (err) {
-        // Kept for the next flush (the store may be back by then).
-        this.buffer = batch.concat(this.buffer);
-        this.trim();
-        this.report(err, "keyguard/local: cannot write verification events; they are kept in memory and written when the store is back");
-        return;
+      const failed = await this.append(batch);
+      if (!failed) {
+        wrote = true;
+        this.refusals = 0;
+        continue;
+      }
+      // Kept for the next flush (the store may be back, or the failure passed, by then); on close there is none.
+      if (isStoreUnavailable(failed.error)) return this.keep(batch, failed.error);
+      refused = true;
+      if (++this.refusals < this.splitAfter && !this.closed) return this.keep(batch, failed.error);
+      const split = await this.split(batch, failed.error);
+      if (split.cut) return this.keep(split.refused.concat(split.cut.untried), split.cut.error);
+      this.refusals = 0;
+      if (split.written === 0) {
+        // With newer events refused too, the store refuses everything; without any, it cannot be told yet.
+        if (split.witnessed) this.splitAfter = Math.min(Math.max(this.splitAfter, SPLIT_AFTER_REFUSALS) * 2, MAX_SPLIT_AFTER_REFUSALS);
+        return this.keep(split.refused, split.error);
       }
       wrote = true;
-      if (this.failing) {
-        this.failing = false;
-        this.logger.warn({ store: this.store.kind }, "keyguard/local: verification events are written again");
-      }
+      // A failure that passed during the split: everything was written.
+      if (split.refused.length === 0) continue;
+      this.splitAfter = 1;
+      this.logger.error(
+        { store: this.store.kind, dropped: split.refused.length, written: split.written, error: messageOf(split.error) },
+        "keyguard/local: dropped verification events the store refuses even one at a time while it takes the others",
+      );
+    }
+    this.retrying = false;
+    if (!refused) this.splitAfter = SPLIT_AFTER_REFUSALS;
+    if (this.failing) {
+      this.failing = false;
+      this.logger.warn({ store: this.store.kind }, "keyguard/local: verification events are written again");
     }
     if (this.dropped > 0) {
       this.logger.warn({ dropped: this.dropped }, `keyguard/local: dropped verification events while the store could not take them (more than ${MAX_BUFFERED} waiting)`);
@@ -88,6 +138,64 @@ export class VerificationRecorder {
     }
     // An idle service touches neither the store nor the clock here (the wall-clock timer sweeps it).
     if (wrote) await this.sweep(false);
+  }
+
+  /** Appends `events`; what the store threw when it did not take them. */
+  private async append(events: VerificationEvent[]): Promise<{ error: unknown } | undefined> {
+    try {
+      await this.store.appendVerifications(events);
+      return undefined;
+    } catch (error) {
+      return { error };
+    }
+  }
+
+  /** Puts `events` back at the head, to be written (in order) before the newer ones at a later flush. */
+  private keep(events: VerificationEvent[], error: unknown): void {
+    this.buffer = events.concat(this.buffer);
+    this.trim();
+    this.retrying = true;
+    this.report(error, "keyguard/local: cannot write verification events; they are kept in memory and retried");
+  }
+
+  /**
+   * Writes `batch`, which the store keeps refusing, by halves. When the store takes none of it, the
+   * next batch waiting is written the same way: a batch made only of refused events must not hold
+   * back the newer ones, and when the store takes none of either it is refusing every event.
+   */
+  private async split(batch: VerificationEvent[], error: unknown): Promise<Split> {
+    const split: Split = { written: 0, refused: [], error, witnessed: false };
+    await this.halve(batch, true, split);
+    if (split.cut || split.written > 0 || this.buffer.length === 0) return split;
+    split.witnessed = true;
+    await this.halve(this.buffer.splice(0, BATCH_SIZE), false, split);
+    return split;
+  }
+
+  /** Appends `events` (`refused`: already refused whole) by halves, recursively, left first: adds to `split`. Stops when the store is unavailable. */
+  private async halve(events: VerificationEvent[], refused: boolean, split: Split): Promise<void> {
+    // Segments still to write, the next one last.
+    const todo: VerificationEvent[][] = [];
+    const push = (segment: VerificationEvent[]) => {
+      if (segment.length === 1) return void split.refused.push(segment[0]!);
+      const middle = Math.ceil(segment.length / 2);
+      todo.push(segment.slice(middle), segment.slice(0, middle));
+    };
+    if (refused) push(events);
+    else todo.push(events);
+    while (todo.length > 0) {
+      const segment = todo.pop()!;
+      const failed = await this.append(segment);
+      if (!failed) {
+        split.written += segment.length;
+      } else if (isStoreUnavailable(failed.error)) {
+        split.cut = { error: failed.error, untried: segment.concat(...todo.reverse()) };
+        return;
+      } else {
+        split.error = failed.error;
+        push(segment);
+      }
+    }
   }
 
   /** Deletes the events older than the retention, when a sweep is due (or `force`). */
@@ -107,10 +215,10 @@ export class VerificationRecorder {
     if (isStoreUnavailable(err)) return this.failures.report(err);
     if (this.failing) return;
     this.failing = true;
-    this.logger.error({ store: this.store.kind, buffered: this.buffer.length, error: err instanceof Error ? err.message : String(err) }, message);
+    this.logger.error({ store: this.store.kind, buffered: this.buffer.length, error: messageOf(err) }, message);
   }
 
-  /** Stops the timers and appends what is buffered: nothing noted before a clean close is lost. */
+  /** Stops the timers and appends what is buffered: nothing noted before a clean close is lost, unless the store cannot take it. */
   async close(): Promise<void> {
     if (this.closed) return this.flushing;
     this.closed = true;
@@ -118,5 +226,11 @@ export class VerificationRecorder {
     await this.flush();
     // A flush that was already running when close began may have left the newest events.
     if (this.buffer.length > 0) await this.flush();
+    if (this.buffer.length > 0) {
+      this.logger.error({ store: this.store.kind, lost: this.buffer.length }, "keyguard/local: verification events not written: the store could not take them before close");
+      this.buffer = [];
+    }
   }
 }
+
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));

@@ -1,7 +1,8 @@
 // The key service's Prometheus metrics: scraped over HTTP from a service on port 0 and read with a
 // real text-format parser (prom2javascript), with exact counts after scripted calls (failures and
-// an injected store error included); off by default (an unknown route, prom-client never loaded);
-// the optional bearer token; the options and the CLI flags.
+// an injected store error included) on every store (memory, SQLite, PostgreSQL + Redis), and a real
+// PostgreSQL outage counted; off by default (an unknown route, prom-client never loaded); the
+// optional bearer token; the options and the CLI flags.
 import { spawn } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,20 +15,74 @@ import {
   createLocalKeyService,
   LocalServiceConfigError,
   memoryStore,
+  postgresStore,
+  sqliteStore,
   startLocalKeyService,
   StoreUnavailableError,
   type LocalKeyServiceOptions,
   type RunningLocalKeyService,
+  type Store,
 } from "keyguard/local";
 import { faultyStore } from "../support/faulty-store";
+import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../support/postgres-redis";
+import { startTcpProxy } from "../support/tcp-proxy";
 import { killChildren, run, serve } from "./cli-process";
 import { makeCall } from "./helpers";
 
+const skipPg = await postgresRedisSkipReason("GET /metrics on PostgreSQL");
+
 const running: RunningLocalKeyService[] = [];
+/** Run after the services close: stores passed in, schemas, directories, proxies. */
+const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   killChildren();
   await Promise.all(running.splice(0).map((s) => s.close()));
+  for (const c of cleanups.splice(0).reverse()) await c();
 });
+
+interface Backend {
+  name: string;
+  skip?: string;
+  /** A fresh store of this backend, closed (and its data removed) after the test. */
+  open(): Promise<Store>;
+  /** Options making the service open such a store itself (memory: none). */
+  options(): LocalKeyServiceOptions;
+}
+
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "keyguard-metrics-store-"));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+};
+const pgNamespace = () => {
+  const ns = isolatedNamespace();
+  cleanups.push(() => ns.drop());
+  return ns;
+};
+
+const BACKENDS: Backend[] = [
+  { name: "memory", open: async () => memoryStore(), options: () => ({}) },
+  {
+    name: "sqlite",
+    open: async () => {
+      const store = await sqliteStore(join(tempDir(), "keys.db"));
+      cleanups.push(() => store.close());
+      return store;
+    },
+    options: () => ({ dataFile: join(tempDir(), "keys.db") }),
+  },
+  {
+    name: "postgres",
+    ...(skipPg !== undefined && { skip: skipPg }),
+    open: async () => {
+      const ns = pgNamespace();
+      const store = await postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
+      cleanups.push(() => store.close());
+      return store;
+    },
+    options: () => ({ postgres: POSTGRES_URL, redis: REDIS_URL, postgresSchema: pgNamespace().schema }),
+  },
+];
 
 async function startService(options: LocalKeyServiceOptions): Promise<RunningLocalKeyService> {
   const service = await startLocalKeyService({ logger: silentLogger, ...options });
@@ -86,10 +141,10 @@ function histogram(metrics: PromMetrics, name: string, label: string): Record<st
 
 const counts = (h: Record<string, PromHistogramData>) => Object.fromEntries(Object.entries(h).map(([k, v]) => [k, v.count]));
 
-/** A memory store whose next call named by `failNext(call)` fails once as unavailable. */
-function storeFailingOnce() {
+/** `inner`, whose next call named by `failNext(call)` fails once as unavailable (before reaching it). */
+function storeFailingOnce(inner: Store) {
   let next: string | undefined;
-  const store = faultyStore(memoryStore(), (call) => {
+  const store = faultyStore(inner, (call) => {
     if (call !== next) return undefined;
     next = undefined;
     return new StoreUnavailableError("test: the store is down");
@@ -97,9 +152,9 @@ function storeFailingOnce() {
   return { store, failNext: (call: string) => void (next = call) };
 }
 
-describe("GET /metrics", () => {
-  it("counts requests, verification outcomes, latencies and store calls and errors, exactly", async () => {
-    const { store, failNext } = storeFailingOnce();
+describe.each(BACKENDS)("GET /metrics on $name", (backend) => {
+  it.skipIf(backend.skip !== undefined)("counts requests, verification outcomes, latencies and store calls and errors, exactly", async () => {
+    const { store, failNext } = storeFailingOnce(await backend.open());
     const service = await startService({ store, metrics: { processMetrics: false } });
     const call = makeCall(service.baseUrl, service.rootKey);
     const { apiId } = service;
@@ -149,8 +204,8 @@ describe("GET /metrics", () => {
     for (const secret of [service.rootKey, k1, k2]) expect(text).not.toContain(secret);
   });
 
-  it("counts a failed transaction once, where it failed, and never an operation's own refusal", async () => {
-    const { store, failNext } = storeFailingOnce();
+  it.skipIf(backend.skip !== undefined)("counts a failed transaction once, where it failed, and never an operation's own refusal", async () => {
+    const { store, failNext } = storeFailingOnce(await backend.open());
     const service = await startService({ store, metrics: { processMetrics: false } });
     const call = makeCall(service.baseUrl, service.rootKey);
     failNext("transaction");
@@ -170,25 +225,56 @@ describe("GET /metrics", () => {
     });
   });
 
-  it("times the calls of whatever backend runs under the seam: a SQLite data file", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "keyguard-metrics-sqlite-"));
-    try {
-      const service = await startService({ dataFile: join(dir, "keys.db"), metrics: { processMetrics: false } });
-      const call = makeCall(service.baseUrl, service.rootKey);
-      const { key } = (await call("keys.createKey", { apiId: service.apiId })).body.data as { key: string };
-      expect((await call("keys.verifyKey", { key })).body.data.code).toBe("VALID");
-      const metrics = await scrape(service.baseUrl);
-      const store = histogram(metrics, "keyguard_store_duration_seconds", "operation");
-      expect(store.keyByHash?.count).toBe(1);
-      expect(store.transaction?.count).toBe(2);
-      expect(store.keyByHash!.sum).toBeGreaterThan(0);
-      expect(counter(metrics, "keyguard_store_errors_total")).toEqual({});
-      await service.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+  it.skipIf(backend.skip !== undefined)("times the calls of the store the service opens itself (its own options)", async () => {
+    const service = await startService({ ...backend.options(), metrics: { processMetrics: false } });
+    const call = makeCall(service.baseUrl, service.rootKey);
+    const { key } = (await call("keys.createKey", { apiId: service.apiId })).body.data as { key: string };
+    expect((await call("keys.verifyKey", { key })).body.data.code).toBe("VALID");
+    await service.service.flushVerifications();
+    const metrics = await scrape(service.baseUrl);
+    const store = histogram(metrics, "keyguard_store_duration_seconds", "operation");
+    expect(store.keyByHash?.count).toBe(1);
+    expect(store.transaction?.count).toBe(2);
+    expect(store.keyByHash!.sum).toBeGreaterThan(0);
+    // The verification's event, written through the same seam (the timer may have written it first).
+    expect(store.appendVerifications?.count).toBeGreaterThanOrEqual(1);
+    expect(counter(metrics, "keyguard_store_errors_total")).toEqual({});
+  });
+});
+
+describe.skipIf(skipPg !== undefined)("GET /metrics through a real PostgreSQL outage", () => {
+  it("counts each request the outage fails as a 503 and one store error of kind unavailable, then recovers", async () => {
+    const proxy = await startTcpProxy(Number(new URL(POSTGRES_URL).port || 5432));
+    cleanups.push(() => proxy.stop());
+    const postgres = new URL(POSTGRES_URL);
+    postgres.port = String(proxy.port);
+    const service = await startService({ postgres: postgres.toString(), redis: REDIS_URL, postgresSchema: pgNamespace().schema, metrics: { processMetrics: false } });
+    const call = makeCall(service.baseUrl, service.rootKey);
+    const { key } = (await call("keys.createKey", { apiId: service.apiId })).body.data as { key: string };
+    expect((await call("keys.verifyKey", { key })).body.data.code).toBe("VALID");
+    // Its event written now: no event write can fail (and be counted) during the outage.
+    await service.service.flushVerifications();
+    await proxy.stop();
+    for (let i = 0; i < 3; i++) expect((await call("keys.verifyKey", { key })).status).toBe(503);
+    const during = await scrape(service.baseUrl);
+    expect(counter(during, "keyguard_requests_total")).toMatchObject({ "operation=keys.verifyKey,status=200": 1, "operation=keys.verifyKey,status=503": 3 });
+    // Each failed request stopped at its first store call: the root key's lookup.
+    expect(counter(during, "keyguard_store_errors_total")).toEqual({ "operation=rootKeyByHash,kind=unavailable": 3 });
+    expect(counter(during, "keyguard_verifications_total")).toEqual({ "code=VALID": 1 });
+    await proxy.start();
+    let status = 0;
+    for (let i = 0; i < 150 && status !== 200; i++) {
+      status = (await call("keys.verifyKey", { key })).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 100));
     }
+    expect(status).toBe(200);
+    const after = await scrape(service.baseUrl);
+    expect(counter(after, "keyguard_verifications_total")).toEqual({ "code=VALID": 2 });
   });
 
+});
+
+describe("GET /metrics", () => {
   it("keeps each service's metrics apart in one process; the process metrics appear once in each", async () => {
     const [a, b] = [await startService({ metrics: true }), await startService({ metrics: true })];
     await makeCall(a.baseUrl, a.rootKey)("keys.verifyKey", { key: "nope" });
