@@ -36,6 +36,36 @@ const notJson = (): ServiceError => invalid("The request body is not valid JSON.
 const tooLarge = (): ServiceError =>
   new ServiceError("bad_request.request_body_too_large", `The request body exceeds the limit of ${BODY_LIMIT_TEXT}.`);
 
+/**
+ * The NUL character (U+0000) is refused in every string and property name: PostgreSQL cannot store
+ * it, and the service behaves the same on every store.
+ */
+const nulRefused = (path: string): ServiceError => {
+  const message = `Invalid request body: ${path} contains the NUL character (U+0000), which is not accepted.`;
+  return new ServiceError("application.invalid_input", message, {
+    errors: [{ location: path, message, fix: "Remove the NUL character (\\u0000) from the value." }],
+  });
+};
+
+/** Where the first NUL character is in `value` (a string, or an object's property name or value), as a path like `body.meta.name`. */
+function nulPath(value: unknown, path: string): string | undefined {
+  if (typeof value === "string") return value.includes("\0") ? path : undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = nulPath(value[i], `${path}[${i}]`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null) return undefined;
+  for (const [name, item] of Object.entries(value)) {
+    if (name.includes("\0")) return `${path} (a property name)`;
+    const found = nulPath(item, `${path}.${name}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 function charsetOk(contentType: string): boolean {
   const match = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType);
   return !match || /^utf-?8$/i.test(match[1]!);
@@ -102,11 +132,16 @@ export function readJsonBody(req: IncomingMessage): Promise<unknown> {
       const first = firstNonBlank(text);
       if (first === undefined) return resolve({});
       if (first !== "{" && first !== "[") return reject(notJson());
+      let body: unknown;
       try {
-        resolve(JSON.parse(text));
+        body = JSON.parse(text);
       } catch {
-        reject(notJson());
+        return reject(notJson());
       }
+      // A NUL can only arrive escaped; the walk runs only when the text holds that escape.
+      const nul = text.includes("\\u0000") ? nulPath(body, "body") : undefined;
+      if (nul !== undefined) return reject(nulRefused(nul));
+      resolve(body);
     });
   });
 }

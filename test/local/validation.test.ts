@@ -169,3 +169,25 @@ describe("rate limits", () => {
     await accepts("ratelimit.limit", { ...body, namespace: "n".repeat(512), identifier: "i".repeat(512) });
   });
 });
+
+describe("the NUL character", () => {
+  // PostgreSQL cannot store U+0000 in text: the service refuses it on every store alike, naming where it is.
+  it("is refused in any string or property name, naming the field and never echoing the value", async () => {
+    const { key } = await s.createKey();
+    await rejects("keys.createKey", { apiId: s.apiId, name: "a\u0000b" }, "body.name");
+    await rejects("keys.createKey", { apiId: s.apiId, meta: { plan: { tier: "x\u0000" } } }, "body.meta.plan.tier");
+    await rejects("keys.createKey", { apiId: s.apiId, meta: { "a\u0000": 1 } }, "body.meta (a property name)");
+    await rejects("permissions.createPermission", { name: "p\u0000", slug: "p-nul" }, "body.name");
+    await rejects("keys.verifyKey", { key, tags: ["ok", "t\u0000"] }, "body.tags[1]");
+    const res = await s.call("keys.verifyKey", { key: `${key}\u0000` });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).not.toContain(key);
+  });
+
+  it("an escaped backslash followed by u0000 is text, not a NUL, and a NUL elsewhere in the body is still found", async () => {
+    const created = await accepts("keys.createKey", { apiId: s.apiId, name: "path\\u0000" });
+    const got = await accepts("keys.getKey", { keyId: created.keyId });
+    expect(got.name).toBe("path\\u0000");
+    await rejects("keys.createKey", { apiId: s.apiId, name: "path\\u0000", meta: { n: "\u0000" } }, "body.meta.n");
+  });
+});
