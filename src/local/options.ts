@@ -10,8 +10,8 @@ import { warnUnknownOptions } from "../unknown-options";
 
 export interface LocalKeyServiceOptions {
   /**
-   * Root key of the bootstrap workspace; holds every permission.
-   * Default: env `UNKEY_ROOT_KEY`, else a newly generated key.
+   * Root key of the bootstrap workspace; holds every permission. 8..512 visible ASCII characters
+   * (what a client can send in a header). Default: env `UNKEY_ROOT_KEY`, else a newly generated key.
    */
   rootKey?: string;
   /** Clock in Unix ms; drives expiry, credit refills and rate-limit windows. Default: `Date.now`. */
@@ -247,9 +247,14 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
   }
   warnUnknownOptions("keyguard/local", Object.keys(options), KNOWN, logger);
   const rootKey = options.rootKey ?? (env.UNKEY_ROOT_KEY || undefined);
-  if (rootKey !== undefined && (typeof rootKey !== "string" || !/^\S{8,512}$/.test(rootKey))) {
+  // The client's rule (createClient, apiKeyAuth, the console): a key it cannot send in a header is of no use.
+  if (rootKey !== undefined && (typeof rootKey !== "string" || !/^[\x21-\x7e]{8,512}$/.test(rootKey))) {
     // The value is a secret: never echo it.
-    fail(options.rootKey !== undefined ? "rootKey" : "UNKEY_ROOT_KEY", "<hidden>", "Use 8..512 characters without spaces, or leave it unset to generate one.");
+    fail(
+      options.rootKey !== undefined ? "rootKey" : "UNKEY_ROOT_KEY",
+      "<hidden>",
+      "Use 8..512 visible ASCII characters (no spaces, control or non-ASCII characters), or leave it unset to generate one.",
+    );
   }
   const now = options.now ?? Date.now;
   if (typeof now !== "function") fail("now", now, "Pass a function returning Unix milliseconds, e.g. () => Date.now().");
