@@ -1,0 +1,35 @@
+// package.json's promises to users: every peer dependency is optional (each is loaded only by the
+// feature that needs it, so `npm install keyguard` installs none of them), and the library code
+// never imports express (the middleware is framework-agnostic; only its types mention Express).
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const root = join(__dirname, "..");
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+  peerDependencies: Record<string, string>;
+  peerDependenciesMeta: Record<string, { optional?: boolean }>;
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === "console" ? [] : sourceFiles(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+describe("package.json", () => {
+  it("declares every peer dependency optional", () => {
+    const required = Object.keys(pkg.peerDependencies).filter((name) => pkg.peerDependenciesMeta[name]?.optional !== true);
+    expect(required).toEqual([]);
+    expect(Object.keys(pkg.peerDependencies)).toContain("express");
+  });
+
+  it("src never imports express", () => {
+    const files = sourceFiles(join(root, "src"));
+    expect(files.length).toBeGreaterThan(50);
+    const importing = files.filter((file) => /(from\s+|import\(\s*|require\(\s*)["']express["']/.test(readFileSync(file, "utf8")));
+    expect(importing).toEqual([]);
+  });
+});
