@@ -127,12 +127,16 @@ export interface LocalServiceConfig {
   readonly console: boolean;
 }
 
-/** A bad option given to the local key service. */
+/**
+ * A bad option given to the local key service (or to one of its stores), or a data file it cannot
+ * use. `option` names the option (or environment variable) at fault; `"options"` when the fault is
+ * not one option's (e.g. a data file of another program).
+ */
 export class LocalServiceConfigError extends ConfigError {
   override readonly name: string = "LocalServiceConfigError";
   override readonly code: string = "LOCAL_SERVICE_CONFIG_ERROR";
-  constructor(message: string) {
-    super(/invalid option (\S+)/.exec(message)?.[1] ?? "options", message);
+  constructor(message: string, details: { readonly option?: string } = {}) {
+    super(details.option ?? "options", message);
   }
 }
 
@@ -190,13 +194,14 @@ function encryptionKeyOf(options: LocalKeyServiceOptions, env: NodeJS.ProcessEnv
   }
   const key = typeof text === "string" ? parseEncryptionKey(text) : undefined;
   // The value is a secret: never echo it.
-  if (!key) fail(source === "encryptionKeyFile" ? `${source} (its content)` : source, "<hidden>", KEY_FORMS);
+  if (!key) fail(source, "<hidden>", KEY_FORMS, source === "encryptionKeyFile" ? `${source} (its content)` : source);
   return key;
 }
 
-function fail(option: string, value: unknown, fix: string): never {
+/** Throws the error for `option`; `label` is how the message names it (default: the option's name). */
+function fail(option: string, value: unknown, fix: string, label = option): never {
   const shown = typeof value === "string" ? JSON.stringify(value) : typeof value === "function" ? "a function" : String(value);
-  throw new LocalServiceConfigError(`keyguard/local: invalid option ${option} = ${shown}. ${fix}`);
+  throw new LocalServiceConfigError(`keyguard/local: invalid option ${label} = ${shown}. ${fix}`, { option });
 }
 
 /** `postgres` and `redis`: both or neither, and then neither `dataFile` nor `store`. URLs are never echoed. */
@@ -269,6 +274,7 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
       throw new LocalServiceConfigError(
         "keyguard/local: invalid option store: it is not a Store (transaction, direct, close). " +
           "Pass a Store, e.g. memoryStore() from keyguard/local, or leave it unset.",
+        { option: "store" },
       );
     }
     if (dataFile !== undefined) fail("dataFile", dataFile, "Pass either dataFile or store, not both.");

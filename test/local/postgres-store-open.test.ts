@@ -34,6 +34,7 @@ describe("postgresStore options", () => {
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(LocalServiceConfigError);
+    expect((err as LocalServiceConfigError).option).toBe("poolsize");
     expect((err as Error).message).toBe(
       "keyguard/local: postgresStore: unknown option poolsize (did you mean poolSize?); the options are postgres, redis, schema, redisPrefix, poolSize, timeoutMs.",
     );

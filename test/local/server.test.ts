@@ -104,6 +104,21 @@ describe("startLocalKeyService", () => {
     await expect(createLocalKeyService({ store: memoryStore(), dataFile: "x.json" })).rejects.toThrow(/either dataFile or store/);
   });
 
+  it("a config error names its option as a field, the same option the message names", async () => {
+    const optionOf = (options: object) =>
+      createLocalKeyService({ logger: silentLogger, ...options }).then(
+        () => "did not throw",
+        (e: unknown) => (e instanceof LocalServiceConfigError ? e.option : String(e)),
+      );
+    expect(await optionOf({ store: {} })).toBe("store");
+    expect(await optionOf({ port: 70_000 })).toBe("port");
+    expect(await optionOf({ encryptionKey: "not a key" })).toBe("encryptionKey");
+    expect(await optionOf({ metrics: { token: "short" } })).toBe("metrics.token");
+    expect(await optionOf({ metrics: { tokn: "x" } })).toBe("metrics.tokn");
+    expect(await optionOf({ redis: "redis://127.0.0.1:6379" })).toBe("redis");
+    expect(new LocalServiceConfigError("keyguard/local: a data file of another program.").option).toBe("options");
+  });
+
   it("warns once about unknown option names", async () => {
     const logger = { warn: vi.fn(), error: vi.fn() };
     await createLocalKeyService({ logger, rootkey: "x" } as never);

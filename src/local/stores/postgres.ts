@@ -56,7 +56,7 @@ interface Config {
 }
 
 function fail(option: string, shown: string, fix: string): never {
-  throw new LocalServiceConfigError(`keyguard/local: invalid option ${option} = ${shown}. ${fix}`);
+  throw new LocalServiceConfigError(`keyguard/local: invalid option ${option} = ${shown}. ${fix}`, { option });
 }
 
 /** Checks a connection URL without ever echoing it (it may hold a password). */
@@ -79,7 +79,9 @@ const OPTION_NAMES = optionNames<PostgresStoreOptions>()({ postgres: true, redis
 function parseConfig(options: PostgresStoreOptions): Config & { pgWhere: string; redisWhere: string } {
   if (typeof options !== "object" || options === null || Array.isArray(options)) fail("options", Array.isArray(options) ? "an array" : String(options), "Pass { postgres, redis }.");
   const unknown = findUnknownOptions(Object.keys(options), OPTION_NAMES);
-  if (unknown !== undefined) throw new LocalServiceConfigError(`keyguard/local: postgresStore: ${unknownOptionsMessage(unknown, OPTION_NAMES)}`);
+  if (unknown !== undefined) {
+    throw new LocalServiceConfigError(`keyguard/local: postgresStore: ${unknownOptionsMessage(unknown, OPTION_NAMES)}`, { option: unknown.names[0] });
+  }
   const pgUrl = parseUrl("postgres", options.postgres, ["postgres:", "postgresql:"], "postgres://user:password@127.0.0.1:5432/keyguard");
   const redisUrl = parseUrl("redis", options.redis, ["redis:", "rediss:"], "redis://127.0.0.1:6379");
   const schema = options.schema ?? "keyguard";

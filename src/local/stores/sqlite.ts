@@ -60,20 +60,22 @@ export async function sqliteStore(file: string, options: SqliteStoreOptions = {}
     throw new LocalServiceConfigError(`keyguard/local: sqliteStore needs a file path, got ${JSON.stringify(file)}.`);
   }
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new LocalServiceConfigError(`keyguard/local: invalid option options = ${describeValue(options)}. Pass an object such as { synchronous: "full" }, or nothing.`);
+    throw new LocalServiceConfigError(`keyguard/local: invalid option options = ${describeValue(options)}. Pass an object such as { synchronous: "full" }, or nothing.`, { option: "options" });
   }
   const unknown = findUnknownOptions(Object.keys(options), OPTION_NAMES);
-  if (unknown !== undefined) throw new LocalServiceConfigError(`keyguard/local: sqliteStore: ${unknownOptionsMessage(unknown, OPTION_NAMES)}`);
+  if (unknown !== undefined) {
+    throw new LocalServiceConfigError(`keyguard/local: sqliteStore: ${unknownOptionsMessage(unknown, OPTION_NAMES)}`, { option: unknown.names[0] });
+  }
   const synchronous = options.synchronous ?? "normal";
   if (synchronous !== "normal" && synchronous !== "full") {
-    throw new LocalServiceConfigError(`keyguard/local: invalid option synchronous = ${JSON.stringify(synchronous)}. Use "normal" or "full".`);
+    throw new LocalServiceConfigError(`keyguard/local: invalid option synchronous = ${JSON.stringify(synchronous)}. Use "normal" or "full".`, { option: "synchronous" });
   }
   const busyTimeoutMs = options.busyTimeoutMs ?? 250;
   if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
-    throw new LocalServiceConfigError(`keyguard/local: invalid option busyTimeoutMs = ${String(busyTimeoutMs)}. Use an integer >= 0.`);
+    throw new LocalServiceConfigError(`keyguard/local: invalid option busyTimeoutMs = ${String(busyTimeoutMs)}. Use an integer >= 0.`, { option: "busyTimeoutMs" });
   }
   if (options.driver !== undefined && options.driver !== "node:sqlite" && options.driver !== "better-sqlite3") {
-    throw new LocalServiceConfigError(`keyguard/local: invalid option driver = ${JSON.stringify(options.driver)}. Use "node:sqlite" or "better-sqlite3", or leave it unset.`);
+    throw new LocalServiceConfigError(`keyguard/local: invalid option driver = ${JSON.stringify(options.driver)}. Use "node:sqlite" or "better-sqlite3", or leave it unset.`, { option: "driver" });
   }
   checkFileKind(file);
   const settings: ConnectionSettings = { driver: options.driver, synchronous, busyTimeoutMs };

@@ -127,6 +127,7 @@ describe("the SQLite data file", () => {
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(LocalServiceConfigError);
+    expect((err as LocalServiceConfigError).option).toBe("synchronus");
     expect((err as Error).message).toBe(
       "keyguard/local: sqliteStore: unknown option synchronus (did you mean synchronous?); the options are driver, synchronous, busyTimeoutMs.",
     );
