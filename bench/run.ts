@@ -1,6 +1,6 @@
 // `npm run bench`: measures keyguard against baselines in the same run, on loopback only,
 // prints every ratio (medians of rounds whose order rotates), the app CPU per request, and a line
-// per goal of issue 10: met or not. Writes bench/results/latest.json (BENCH_ONLY=<groups>:
+// per performance goal: met or not. Writes bench/results/latest.json (BENCH_ONLY=<groups>:
 // only those groups, written to bench/results/partial.json).
 
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -77,7 +77,7 @@ const runs = (group: (typeof GROUPS)[number]) => ONLY.length === 0 || ONLY.inclu
 interface Row {
   name: string;
   ratio: number;
-  /** The goal of issue 10 for this ratio, if it has one. */
+  /** The performance goal this ratio is held to, if it has one. */
   goal?: { min: number; text: string };
   detail: string;
 }

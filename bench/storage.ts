@@ -1,4 +1,4 @@
-// The storage section of the benchmarks (issue 8 item 5): for 10k, 100k and 1M keys and each
+// The storage section of the benchmarks (throughput and latency at scale): for 10k, 100k and 1M keys and each
 // backend (memory, SQLite, PostgreSQL + Redis with 1 and 3 service instances), the real local key
 // service in child processes (bench/storage-service.ts) on loopback:
 // - createKey per second through HTTP (8 calls in flight, spread over the instances);

@@ -3,6 +3,7 @@
 // `keyguard migrate` imports a JSON state file of an earlier version into a SQLite data file.
 import { readFileSync, statSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { ConfigError } from "./config-error";
 import type * as Local from "./local";
 
 const USAGE = `Usage: keyguard serve [options]
@@ -65,17 +66,9 @@ function usageError(message: string): never {
   process.exit(2);
 }
 
-async function loadLocal(): Promise<typeof Local> {
-  try {
-    return await import("./local");
-  } catch (err) {
-    const code = (err as { code?: string }).code;
-    if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") {
-      console.error('keyguard: "keyguard serve" needs express. Install it with: npm install express');
-      process.exit(1);
-    }
-    throw err;
-  }
+/** Exit code of a command that failed with `err`: 2 for a configuration error (a bad flag, file or variable), else 1. */
+function exitCodeOf(err: unknown): number {
+  return err instanceof ConfigError ? 2 : 1;
 }
 
 /**
@@ -144,6 +137,35 @@ function hostOf(url: string): string {
   }
 }
 
+/**
+ * Where `serve` announces key changes (`--invalidate-redis`, else env KEYGUARD_INVALIDATE_REDIS_URL,
+ * else the `--redis` URL) and under which prefix; undefined when nowhere. The rules are redisStore()'s
+ * (src/redis/redis-store.ts), said here by flag. The URL is never shown: it may hold a password.
+ */
+function invalidation(
+  values: { "invalidate-redis"?: string; "invalidate-prefix"?: string; redis?: string },
+  env: NodeJS.ProcessEnv,
+  sharedRedis: string | undefined,
+): { url: string; prefix: string } | undefined {
+  const prefix = values["invalidate-prefix"] ?? "keyguard:";
+  const [url, from] =
+    values["invalidate-redis"] !== undefined
+      ? [values["invalidate-redis"], "--invalidate-redis"]
+      : env.KEYGUARD_INVALIDATE_REDIS_URL
+        ? [env.KEYGUARD_INVALIDATE_REDIS_URL, "KEYGUARD_INVALIDATE_REDIS_URL"]
+        : [sharedRedis, values.redis !== undefined ? "--redis" : "KEYGUARD_REDIS_URL"];
+  if (url === undefined) {
+    if (values["invalidate-prefix"] !== undefined) usageError("--invalidate-prefix needs --invalidate-redis (or --redis).");
+    return undefined;
+  }
+  if (url.trim() === "") usageError(`${from} needs a Redis URL.`);
+  if (!/^rediss?:\/\//.test(url)) usageError(`${from} must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379 (the value is not shown: it may hold a password).`);
+  if (!/^[\x21-\x7e]{0,64}$/.test(prefix)) {
+    usageError(`--invalidate-prefix must be the apps' redisStore() prefix: up to 64 printable ASCII characters without spaces, e.g. "keyguard:", got ${JSON.stringify(prefix)}.`);
+  }
+  return { url, prefix };
+}
+
 function parse(argv: string[]) {
   try {
     return parseArgs({
@@ -178,12 +200,15 @@ function parse(argv: string[]) {
 
 type Values = ReturnType<typeof parse>["values"];
 
+/** The flags `migrate` takes: any other (every flag of serve) is refused, so a new one cannot be forgotten. */
+const MIGRATE_FLAGS: ReadonlySet<string> = new Set(["data", "help"]);
+
 async function migrate(positionals: string[], values: Values): Promise<void> {
-  const extra = (["port", "host", "root-key", "root-key-file", "postgres", "redis", "postgres-schema", "metrics", "metrics-token-file", "no-console", "verification-retention-days"] as const).find((o) => values[o] !== undefined);
+  const extra = Object.keys(values).find((flag) => !MIGRATE_FLAGS.has(flag));
   if (extra !== undefined) usageError(`keyguard migrate takes no --${extra}.`);
   if (positionals.length !== 2) usageError("keyguard migrate needs one JSON state file: keyguard migrate <state.json> --data <file.db>");
   if (values.data === undefined || values.data.trim() === "") usageError("keyguard migrate needs --data <file.db>: the new SQLite file to import into.");
-  // Its own module: migrating needs neither express nor the HTTP service.
+  // Its own module: migrating needs no HTTP service.
   const { migrateStateFile } = await import("./local/migrate");
   try {
     const counts = await migrateStateFile(positionals[1]!, values.data);
@@ -195,7 +220,7 @@ async function migrate(positionals: string[], values: Values): Promise<void> {
   } catch (err) {
     const e = err as Error & { code?: string };
     console.error(`keyguard: ${e.message}`);
-    process.exit(e.code === "LOCAL_SERVICE_CONFIG_ERROR" ? 2 : 1);
+    process.exit(exitCodeOf(err));
   }
 }
 
@@ -217,9 +242,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
     usageError(`--verification-retention-days must be a whole number of days 1..3650, got ${JSON.stringify(retention)}.`);
   }
   const shared = sharedStorage(values, process.env, dataFile !== undefined);
-  const invalidateUrl = values["invalidate-redis"] ?? (process.env.KEYGUARD_INVALIDATE_REDIS_URL || undefined) ?? shared?.options.redis;
-  if (invalidateUrl === undefined && values["invalidate-prefix"] !== undefined) usageError("--invalidate-prefix needs --invalidate-redis (or --redis).");
-  if (invalidateUrl !== undefined && invalidateUrl.trim() === "") usageError("--invalidate-redis needs a Redis URL.");
+  const invalidate = invalidation(values, process.env, shared?.options.redis);
   if (values["metrics-token-file"] !== undefined && !values.metrics) usageError("--metrics-token-file needs --metrics.");
   const metricsToken = values["metrics-token-file"] !== undefined
     ? readSecretFile(values["metrics-token-file"], "--metrics-token-file", "the metrics token")
@@ -233,11 +256,11 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   let running;
   let publisher: { invalidate: Local.LocalKeyServiceOptions["invalidate"]; close(): Promise<void> } | undefined;
   try {
-    // Loaded on demand: `--help` works even where the optional peer dependency express is missing.
-    const { startLocalKeyService } = await loadLocal();
-    if (invalidateUrl !== undefined) {
+    // Loaded on demand: `--help` and usage errors answer without loading the service.
+    const { startLocalKeyService } = await import("./local");
+    if (invalidate !== undefined) {
       const { redisStore } = await import("./redis");
-      const store = await redisStore({ url: invalidateUrl, ...(values["invalidate-prefix"] === undefined ? {} : { prefix: values["invalidate-prefix"] }) });
+      const store = await redisStore({ url: invalidate.url, prefix: invalidate.prefix });
       publisher = { invalidate: store, close: () => store.close() };
     }
     running = await startLocalKeyService({
@@ -258,7 +281,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
     await publisher?.close();
     const e = err as Error & { code?: string };
     console.error(`keyguard: cannot start the local key service: ${e.message}`);
-    process.exit(e.code === "LOCAL_SERVICE_CONFIG_ERROR" ? 2 : 1);
+    process.exit(exitCodeOf(err));
   }
   console.log(`keyguard local key service listening on ${running.baseUrl}`);
   console.log(`  UNKEY_BASE_URL=${running.baseUrl}`);
@@ -268,7 +291,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   console.log(`  workspace id: ${running.workspaceId}`);
   if (values.metrics) console.log(`  metrics:      ${running.baseUrl}/metrics${metricsToken === undefined ? "" : " (with the metrics token as bearer token)"}`);
   console.log(`  state:        ${shared ? shared.banner : dataFile ? `kept in ${dataFile}` : "in memory (lost on exit; use --data FILE to keep it)"}`);
-  if (invalidateUrl !== undefined) console.log(`  key changes:  announced on Redis at ${hostOf(invalidateUrl)} (prefix ${values["invalidate-prefix"] ?? "keyguard:"})`);
+  if (invalidate !== undefined) console.log(`  key changes:  announced on Redis at ${hostOf(invalidate.url)} (prefix ${invalidate.prefix})`);
 
   const stop = () => {
     running
@@ -300,9 +323,15 @@ function quietSqliteWarning(): void {
 async function main(argv: string[]): Promise<void> {
   quietSqliteWarning();
   const { values, positionals } = parse(argv);
-  if (values.help || positionals.length === 0) {
+  const flags = Object.keys(values).map((flag) => `--${flag}`);
+  if (values.help || (positionals.length === 0 && flags.length === 0)) {
     console.log(USAGE);
     return;
+  }
+  if (positionals.length === 0) {
+    // Flags without a command (e.g. "serve" forgotten): a script must not take the usage for success.
+    // Flag names only: a value may be a secret (--root-key).
+    usageError(`no command given with ${flags.join(", ")}: put "serve" or "migrate" first (keyguard serve [options]).`);
   }
   if (positionals[0] === "serve") return serve(positionals, values);
   if (positionals[0] === "migrate") return migrate(positionals, values);

@@ -1,10 +1,13 @@
 // The one base class of configuration errors for every entry point (`apiKeyAuth()` and guards,
 // `createClient()`, the local key service), and the one way a bad value is shown in a message.
 
+/** The `code` of a ConfigError (also `ERROR_CODES.config`); subclasses have codes of their own. */
+export const CONFIG_ERROR_CODE = "KEYGUARD_CONFIG_ERROR";
+
 /** Misconfiguration found when something is created. Names the option at fault and the fix. */
 export class ConfigError extends Error {
   override readonly name: string = "ConfigError";
-  readonly code: string = "KEYGUARD_CONFIG_ERROR";
+  readonly code: string = CONFIG_ERROR_CODE;
   /** The option at fault, e.g. `"rootKey"`. */
   readonly option: string;
   constructor(option: string, message: string) {

@@ -1,6 +1,7 @@
-// Warns once, at factory time, about option names a factory does not know, suggesting the
-// closest known name (a typo such as `optinal` would otherwise be silently ignored). Shared by
-// createClient(), apiKeyAuth() and the local key service.
+// Option names a factory does not know, found at factory time with the closest known name as a
+// suggestion (a typo such as `optinal` would otherwise be silently ignored). A factory that takes a
+// logger warns once (createClient(), apiKeyAuth(), the local key service, redisStore()); one that
+// has none refuses them (the memory and SQLite/PostgreSQL stores).
 
 import type { Logger } from "./logger";
 
@@ -18,18 +19,42 @@ function editDistance(a: string, b: string): number {
   return row[b.length]!;
 }
 
+/** Option names a factory does not know, each with its near miss when there is one. */
+export interface UnknownOptions {
+  readonly names: readonly string[];
+  /** Unknown name → the known name it is close to (same letters in another case, or at most two edits away). */
+  readonly didYouMean: Readonly<Record<string, string>>;
+}
+
+/** The `given` names that are not in `known`, with suggestions; undefined when every name is known. */
+export function findUnknownOptions(given: readonly string[], known: readonly string[]): UnknownOptions | undefined {
+  const names = given.filter((k) => !known.includes(k));
+  if (names.length === 0) return undefined;
+  const didYouMean: Record<string, string> = {};
+  for (const name of names) {
+    const near = known.find((k) => k.toLowerCase() === name.toLowerCase() || editDistance(k, name) <= 2);
+    if (near !== undefined) didYouMean[name] = near;
+  }
+  return { names, didYouMean };
+}
+
 /**
  * Logs one warning naming the `given` option names that are not in `known`, with a suggestion for
- * each that is a near miss (same letters in another case, or at most two edits away).
- * `where` names the factory, e.g. `"apiKeyAuth"`.
+ * each that is a near miss. `where` names the factory, e.g. `"apiKeyAuth"`. For factories that take
+ * a logger: the rest of the configuration is still used.
  */
 export function warnUnknownOptions(where: string, given: readonly string[], known: readonly string[], logger: Logger): void {
-  const unknown = given.filter((k) => !known.includes(k));
-  if (unknown.length === 0) return;
-  const suggestions: Record<string, string> = {};
-  for (const name of unknown) {
-    const near = known.find((k) => k.toLowerCase() === name.toLowerCase() || editDistance(k, name) <= 2);
-    if (near !== undefined) suggestions[name] = near;
-  }
-  logger.warn({ unknownOptions: unknown, didYouMean: suggestions }, `${where}: ignoring unknown option(s) ${unknown.join(", ")}`);
+  const found = findUnknownOptions(given, known);
+  if (found === undefined) return;
+  logger.warn({ unknownOptions: found.names, didYouMean: found.didYouMean }, `${where}: ignoring unknown option(s) ${found.names.join(", ")}`);
+}
+
+/**
+ * The sentence with which a factory that has no logger refuses unknown option names, e.g.
+ * `unknown option synchronus (did you mean synchronous?); the options are driver, synchronous, busyTimeoutMs.`
+ * Names only, never values.
+ */
+export function unknownOptionsMessage(found: UnknownOptions, known: readonly string[]): string {
+  const listed = found.names.map((n) => (found.didYouMean[n] === undefined ? n : `${n} (did you mean ${found.didYouMean[n]}?)`));
+  return `unknown option${found.names.length === 1 ? "" : "s"} ${listed.join(", ")}; the options are ${known.join(", ")}.`;
 }

@@ -32,4 +32,10 @@ describe("one ConfigError base for every entry point", () => {
       ["LOCAL_SERVICE_CONFIG_ERROR", "port"],
     ]);
   });
+
+  it("ERROR_CODES.config is the code of apiKeyAuth's ConfigError", async () => {
+    const { ConfigError, ERROR_CODES } = await import("keyguard");
+    expect(ERROR_CODES.config).toBe("KEYGUARD_CONFIG_ERROR");
+    expect(new ConfigError("x", "x").code).toBe(ERROR_CODES.config);
+  });
 });

@@ -64,6 +64,7 @@ export function consoleHandler(): ConsoleHandler {
     throw new LocalServiceConfigError(
       "keyguard/local: invalid option console = true: the console's files (dist/console) are missing. " +
         "Run npm run build in the keyguard repository, or turn the console off.",
+      { option: "console" },
     );
   }
   const assets = load(dir);

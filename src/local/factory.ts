@@ -50,6 +50,7 @@ export async function openCore(config: LocalServiceConfig, opened: { store: Stor
       throw new LocalServiceConfigError(
         `keyguard/local: cannot write dataFile ${JSON.stringify(config.dataFile)}: ${(err as Error).message}. ` +
           "Check that its directory exists and is writable.",
+        { option: "dataFile" },
       );
     }
     throw err;

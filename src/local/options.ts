@@ -10,8 +10,8 @@ import { warnUnknownOptions } from "../unknown-options";
 
 export interface LocalKeyServiceOptions {
   /**
-   * Root key of the bootstrap workspace; holds every permission.
-   * Default: env `UNKEY_ROOT_KEY`, else a newly generated key.
+   * Root key of the bootstrap workspace; holds every permission. 8..512 visible ASCII characters
+   * (what a client can send in a header). Default: env `UNKEY_ROOT_KEY`, else a newly generated key.
    */
   rootKey?: string;
   /** Clock in Unix ms; drives expiry, credit refills and rate-limit windows. Default: `Date.now`. */
@@ -127,12 +127,16 @@ export interface LocalServiceConfig {
   readonly console: boolean;
 }
 
-/** A bad option given to the local key service. */
+/**
+ * A bad option given to the local key service (or to one of its stores), or a data file it cannot
+ * use. `option` names the option (or environment variable) at fault; `"options"` when the fault is
+ * not one option's (e.g. a data file of another program).
+ */
 export class LocalServiceConfigError extends ConfigError {
   override readonly name: string = "LocalServiceConfigError";
   override readonly code: string = "LOCAL_SERVICE_CONFIG_ERROR";
-  constructor(message: string) {
-    super(/invalid option (\S+)/.exec(message)?.[1] ?? "options", message);
+  constructor(message: string, details: { readonly option?: string } = {}) {
+    super(details.option ?? "options", message);
   }
 }
 
@@ -190,13 +194,14 @@ function encryptionKeyOf(options: LocalKeyServiceOptions, env: NodeJS.ProcessEnv
   }
   const key = typeof text === "string" ? parseEncryptionKey(text) : undefined;
   // The value is a secret: never echo it.
-  if (!key) fail(source === "encryptionKeyFile" ? `${source} (its content)` : source, "<hidden>", KEY_FORMS);
+  if (!key) fail(source, "<hidden>", KEY_FORMS, source === "encryptionKeyFile" ? `${source} (its content)` : source);
   return key;
 }
 
-function fail(option: string, value: unknown, fix: string): never {
+/** Throws the error for `option`; `label` is how the message names it (default: the option's name). */
+function fail(option: string, value: unknown, fix: string, label = option): never {
   const shown = typeof value === "string" ? JSON.stringify(value) : typeof value === "function" ? "a function" : String(value);
-  throw new LocalServiceConfigError(`keyguard/local: invalid option ${option} = ${shown}. ${fix}`);
+  throw new LocalServiceConfigError(`keyguard/local: invalid option ${label} = ${shown}. ${fix}`, { option });
 }
 
 /** `postgres` and `redis`: both or neither, and then neither `dataFile` nor `store`. URLs are never echoed. */
@@ -247,9 +252,14 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
   }
   warnUnknownOptions("keyguard/local", Object.keys(options), KNOWN, logger);
   const rootKey = options.rootKey ?? (env.UNKEY_ROOT_KEY || undefined);
-  if (rootKey !== undefined && (typeof rootKey !== "string" || !/^\S{8,512}$/.test(rootKey))) {
+  // The client's rule (createClient, apiKeyAuth, the console): a key it cannot send in a header is of no use.
+  if (rootKey !== undefined && (typeof rootKey !== "string" || !/^[\x21-\x7e]{8,512}$/.test(rootKey))) {
     // The value is a secret: never echo it.
-    fail(options.rootKey !== undefined ? "rootKey" : "UNKEY_ROOT_KEY", "<hidden>", "Use 8..512 characters without spaces, or leave it unset to generate one.");
+    fail(
+      options.rootKey !== undefined ? "rootKey" : "UNKEY_ROOT_KEY",
+      "<hidden>",
+      "Use 8..512 visible ASCII characters (no spaces, control or non-ASCII characters), or leave it unset to generate one.",
+    );
   }
   const now = options.now ?? Date.now;
   if (typeof now !== "function") fail("now", now, "Pass a function returning Unix milliseconds, e.g. () => Date.now().");
@@ -264,6 +274,7 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
       throw new LocalServiceConfigError(
         "keyguard/local: invalid option store: it is not a Store (transaction, direct, close). " +
           "Pass a Store, e.g. memoryStore() from keyguard/local, or leave it unset.",
+        { option: "store" },
       );
     }
     if (dataFile !== undefined) fail("dataFile", dataFile, "Pass either dataFile or store, not both.");

@@ -1,6 +1,7 @@
 // The errors the middleware and its guards produce. Each carries the HTTP `status`, the response
 // `headers`, a stable string `code` and whether its message may be shown to the caller (`expose`).
 
+import { CONFIG_ERROR_CODE } from "../config-error";
 import type { VerifyKeyResult } from "../protocol/types";
 
 const BRAND = Symbol.for("keyguard.error");
@@ -12,7 +13,7 @@ export const ERROR_CODES = Object.freeze({
   insufficientScope: "INSUFFICIENT_SCOPE",
   serviceUnavailable: "SERVICE_UNAVAILABLE",
   verificationFailed: "VERIFICATION_FAILED",
-  config: "KEYGUARD_CONFIG_ERROR",
+  config: CONFIG_ERROR_CODE,
 } as const);
 
 export interface KeyguardErrorInit {

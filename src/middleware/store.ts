@@ -11,6 +11,8 @@
 // refused by `settle`, so a call in flight during a revoke can never put the old answer back.
 
 import { LRUCache } from "lru-cache";
+import { ConfigError, describeValue, optionNames } from "../config-error";
+import { findUnknownOptions, unknownOptionsMessage } from "../unknown-options";
 import type { InvalidationMessage } from "../protocol/invalidation";
 import type { VerifyKeyResult } from "../protocol/types";
 
@@ -178,9 +180,22 @@ export interface MemoryStore extends Store {
   readonly size: number;
 }
 
-/** The default store: answers in this process (lru-cache), invalidations reach this process only. */
+const OPTION_NAMES = optionNames<MemoryStoreOptions>()({ max: true });
+
+/**
+ * The default store: answers in this process (lru-cache), invalidations reach this process only.
+ * Throws `ConfigError` for a bad `max` or an unknown option name.
+ */
 export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new ConfigError("options", `memoryStore: options is ${describeValue(options)}; pass { max } or nothing.`);
+  }
+  const unknown = findUnknownOptions(Object.keys(options), OPTION_NAMES);
+  if (unknown !== undefined) throw new ConfigError(unknown.names[0]!, `memoryStore: ${unknownOptionsMessage(unknown, OPTION_NAMES)}`);
   const max = options.max ?? 1000;
+  if (typeof max !== "number" || !Number.isInteger(max) || max < 1 || max > 2_147_483_647) {
+    throw new ConfigError("max", `memoryStore: max is ${describeValue(max)}; use a whole number ≥ 1.`);
+  }
   // Wall-clock time, so that TTLs follow `Date.now()` (and fake timers in tests).
   const byKeyId = new Map<string, Set<string>>();
   const lru = new LRUCache<string, Kept>({

@@ -15,7 +15,8 @@
 // that could not be sent are applied here at once and sent when Redis is back.
 
 import { randomUUID } from "node:crypto";
-import { ConfigError, describeValue } from "../config-error";
+import { ConfigError, describeValue, optionNames } from "../config-error";
+import { warnUnknownOptions } from "../unknown-options";
 import { createLogThrottle, defaultLogger, type Logger } from "../logger";
 import {
   encodeInvalidation,
@@ -72,6 +73,8 @@ export interface RedisStore extends Store {
   /** Closes the store's Redis connections. */
   close(): Promise<void>;
 }
+
+const OPTION_NAMES = optionNames<RedisStoreOptions>()({ client: true, url: true, prefix: true, max: true, timeout: true, lease: true, logger: true });
 
 const DEFAULTS = Object.freeze({ prefix: "keyguard:", max: 1000, timeout: 250, lease: 3000 });
 /** How long a tombstone lives in Redis; an answer asked longer ago than half of it is not shared. */
@@ -200,6 +203,8 @@ async function connect(options: RedisStoreOptions): Promise<RedisClientLike> {
  * app.use(apiKeyAuth({ store }));
  * const client = createClient({ invalidate: store }); // deleteKey etc. invalidate the fleet
  * ```
+ *
+ * Throws `ConfigError` for a bad option; an unknown option name is warned about on `logger`.
  */
 export async function redisStore(options: RedisStoreOptions): Promise<RedisStore> {
   if (typeof options !== "object" || options === null) fail("options", "pass { url } or { client }.");
@@ -212,6 +217,7 @@ export async function redisStore(options: RedisStoreOptions): Promise<RedisStore
   const leaseMs = positive("lease", options.lease, DEFAULTS.lease);
   const logger = options.logger ?? defaultLogger;
   if (typeof logger?.warn !== "function" || typeof logger.error !== "function") fail("logger", "logger needs warn() and error() methods.");
+  warnUnknownOptions("redisStore", Object.keys(options), OPTION_NAMES, logger);
   const template = await connect(options);
 
   const channel = `${prefix}${INVALIDATION_CHANNEL_SUFFIX}`;

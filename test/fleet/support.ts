@@ -5,12 +5,15 @@ import { randomUUID } from "node:crypto";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import { connect, createServer as createTcpServer, type Server as TcpServer, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
+import { REDIS_URL } from "../support/postgres-redis";
 
-export const REDIS_HOST = process.env.REDIS_HOST ?? "127.0.0.1";
-export const REDIS_PORT = Number(process.env.REDIS_PORT ?? 6379);
-export const REDIS_URL = `redis://${REDIS_HOST}:${REDIS_PORT}`;
+export { REDIS_URL };
+/** The test Redis (env KEYGUARD_TEST_REDIS_URL, as for every Redis suite): where the probe and the TCP proxy connect. */
+const redisAddress = new URL(REDIS_URL);
+export const REDIS_HOST = redisAddress.hostname;
+export const REDIS_PORT = Number(redisAddress.port || 6379);
 
-/** Whether Redis answers PING within a second. */
+/** Whether Redis answers PING within a second (NOAUTH is an answer too: the URL's password is for the clients). */
 export function redisReachable(): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(REDIS_PORT, REDIS_HOST);
@@ -21,7 +24,7 @@ export function redisReachable(): Promise<boolean> {
     socket.setTimeout(1000, () => done(false));
     socket.on("error", () => done(false));
     socket.on("connect", () => socket.write("PING\r\n"));
-    socket.on("data", (d) => done(d.toString().startsWith("+PONG")));
+    socket.on("data", (d) => done(/^(\+PONG|-NOAUTH)/.test(d.toString())));
   });
 }
 
@@ -144,7 +147,11 @@ export async function redisProxy() {
   await listen();
   return {
     get url() {
-      return `redis://127.0.0.1:${port}`;
+      // The test Redis's URL (credentials, database) with the proxy's address.
+      const url = new URL(REDIS_URL);
+      url.hostname = "127.0.0.1";
+      url.port = String(port);
+      return url.toString();
     },
     async cut(): Promise<void> {
       const s = server!;

@@ -169,7 +169,7 @@ describe("permissions, roles, identities, apis and ratelimit through the SDK", (
   });
 });
 
-describe("the operations added for issue 11 through the SDK", () => {
+describe("rate-limit overrides, multiLimit, role permissions and key migration through the SDK", () => {
   it("ratelimit overrides: set, get (a pattern's match), list with the page iterator, delete; limit reports the override", async () => {
     await unkey.ratelimit.limit({ namespace: "sdk-ovr", identifier: "first", limit: 1, duration: 60_000 });
     const set = await unkey.ratelimit.setOverride({ namespace: "sdk-ovr", identifier: "premium_*", limit: 100, duration: 60_000 });

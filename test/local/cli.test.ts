@@ -142,4 +142,48 @@ describe("keyguard serve", () => {
       expect(res.stderr).not.toContain('"short"');
     });
   });
+
+  it("bad --invalidate-redis / --invalidate-prefix values exit with code 2, naming the flag (or variable), never the URL", async () => {
+    const cases: Array<[string[], Record<string, string>, string]> = [
+      [["serve", "--invalidate-redis", "http://u:pw-secret@127.0.0.1:6379"], {}, "--invalidate-redis must be a redis:// or rediss:// URL"],
+      [["serve", "--invalidate-redis", "redis://127.0.0.1:6379", "--invalidate-prefix", "has space"], {}, '--invalidate-prefix must be the apps\' redisStore() prefix: up to 64 printable ASCII characters without spaces, e.g. "keyguard:", got "has space".'],
+      [["serve", "--invalidate-redis", "redis://127.0.0.1:6379", "--invalidate-prefix", "p".repeat(65)], {}, "--invalidate-prefix must be the apps' redisStore() prefix"],
+      [["serve"], { KEYGUARD_INVALIDATE_REDIS_URL: "https://u:pw-secret@cache" }, "KEYGUARD_INVALIDATE_REDIS_URL must be a redis:// or rediss:// URL"],
+      [["serve", "--postgres", "postgres://127.0.0.1:1/x", "--redis", "http://u:pw-secret@cache"], {}, "--redis must be a redis:// or rediss:// URL"],
+    ];
+    const results = await Promise.all(cases.map(([args, env]) => run([...args, "--no-console", "--port", "0"], env)));
+    results.forEach((res, i) => {
+      const [args, , message] = cases[i]!;
+      expect(res.status, args.join(" ")).toBe(2);
+      expect(res.stderr).toContain(`keyguard: ${message}`);
+      expect(res.stderr).not.toContain("pw-secret");
+      expect(res.stderr).not.toMatch(/redisStore:|option (url|prefix)/);
+    });
+  });
+
+  it("migrate refuses every flag of serve; flags without a command exit 2; bare keyguard and --help print the usage", async () => {
+    const serveOnly: string[][] = [
+      ["--encryption-key-file", join(dir, "no-such-file")],
+      ["--store-keys"],
+      ["--trust-proxy"],
+      ["--invalidate-redis", "redis://127.0.0.1:6379"],
+      ["--invalidate-prefix", "zz"],
+      ["--metrics"],
+    ];
+    const migrations = await Promise.all(serveOnly.map((flag) => run(["migrate", join(dir, "state.json"), "--data", join(dir, "m.db"), ...flag])));
+    migrations.forEach((res, i) => {
+      expect(res.status, serveOnly[i]!.join(" ")).toBe(2);
+      expect(res.stderr).toContain(`keyguard migrate takes no ${serveOnly[i]![0]}.`);
+    });
+    const [bare, help, noCommand, secret] = await Promise.all([run([]), run(["-h"]), run(["--data", join(dir, "x.db")]), run(["--root-key", "root_noCommandSecret1"])]);
+    expect([bare.status, help.status]).toEqual([0, 0]);
+    expect(bare.stdout).toContain("Usage: keyguard serve [options]");
+    expect(help.stdout).toBe(bare.stdout);
+    expect(noCommand.status).toBe(2);
+    expect(noCommand.stdout).toBe("");
+    expect(noCommand.stderr).toContain('keyguard: no command given with --data: put "serve" or "migrate" first');
+    expect(secret.status).toBe(2);
+    expect(secret.stderr).toContain("no command given with --root-key:");
+    expect(secret.stderr).not.toContain("noCommandSecret1");
+  });
 });

@@ -27,6 +27,18 @@ describe("postgresStore options", () => {
     expect((err as Error).message).toContain(message);
     expect((err as Error).message).not.toContain("pw-secret");
   });
+
+  it("an unknown option name: LocalServiceConfigError naming it and the near one, before any connection", async () => {
+    const err = await postgresStore({ postgres: "postgres://u:pw-secret@127.0.0.1:1/x", redis: "redis://127.0.0.1:1", poolsize: 3 } as never).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(LocalServiceConfigError);
+    expect((err as LocalServiceConfigError).option).toBe("poolsize");
+    expect((err as Error).message).toBe(
+      "keyguard/local: postgresStore: unknown option poolsize (did you mean poolSize?); the options are postgres, redis, schema, redisPrefix, poolSize, timeoutMs.",
+    );
+  });
 });
 
 const skip = await postgresRedisSkipReason("postgres store: opening and migrations");

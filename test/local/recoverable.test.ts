@@ -1,4 +1,4 @@
-// Recoverable keys (issue 11 item 4): an API that stores keys keeps an AES-256-GCM copy of each
+// Recoverable keys: an API that stores keys keeps an AES-256-GCM copy of each
 // recoverable key; `decrypt: true` returns it to a root key holding decrypt_key; 412 otherwise,
 // as production. The state never holds a plaintext key nor the key-encryption key.
 import { randomBytes } from "node:crypto";

@@ -76,10 +76,47 @@ describe("startLocalKeyService", () => {
     await expect(createLocalKeyService({ now: 5 as unknown as () => number })).rejects.toThrow(LocalServiceConfigError);
     await expect(createLocalKeyService({ rootKey: "a b" })).rejects.toThrow(/rootKey/);
     await expect(createLocalKeyService({ rootKey: "a b" })).rejects.not.toThrow(/a b/);
+  });
+
+  it("refuses a root key no client can send: 8..512 visible ASCII characters, never echoed", async () => {
+    const refused = ["root_ключ_12345", "root_tab\there", "root_é_12345678", "short7!", "x".repeat(513), "root_\u007f_12345"];
+    for (const rootKey of refused) {
+      const err = await createLocalKeyService({ rootKey, logger: silentLogger }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err, JSON.stringify(rootKey)).toBeInstanceOf(LocalServiceConfigError);
+      expect((err as Error).message).toBe(
+        'keyguard/local: invalid option rootKey = "<hidden>". Use 8..512 visible ASCII characters (no spaces, control or non-ASCII characters), or leave it unset to generate one.',
+      );
+    }
+    vi.stubEnv("UNKEY_ROOT_KEY", "root_ключ_12345");
+    await expect(createLocalKeyService({ logger: silentLogger })).rejects.toThrow(/^keyguard\/local: invalid option UNKEY_ROOT_KEY = "<hidden>"\. Use 8\.\.512 visible ASCII/);
+    vi.unstubAllEnvs();
+    for (const rootKey of ["root_!~{}12", "r".repeat(512)]) {
+      const instance = await createLocalKeyService({ rootKey, logger: silentLogger });
+      expect(instance.service.rootKey).toBe(rootKey);
+      await instance.close();
+    }
     await expect(createLocalKeyService({ dataFile: " " })).rejects.toThrow(/dataFile/);
     await expect(createLocalKeyService({ logger: {} as never })).rejects.toThrow(/logger/);
     await expect(createLocalKeyService({ store: {} as never })).rejects.toThrow(/invalid option store: it is not a Store.*memoryStore\(\)/);
     await expect(createLocalKeyService({ store: memoryStore(), dataFile: "x.json" })).rejects.toThrow(/either dataFile or store/);
+  });
+
+  it("a config error names its option as a field, the same option the message names", async () => {
+    const optionOf = (options: object) =>
+      createLocalKeyService({ logger: silentLogger, ...options }).then(
+        () => "did not throw",
+        (e: unknown) => (e instanceof LocalServiceConfigError ? e.option : String(e)),
+      );
+    expect(await optionOf({ store: {} })).toBe("store");
+    expect(await optionOf({ port: 70_000 })).toBe("port");
+    expect(await optionOf({ encryptionKey: "not a key" })).toBe("encryptionKey");
+    expect(await optionOf({ metrics: { token: "short" } })).toBe("metrics.token");
+    expect(await optionOf({ metrics: { tokn: "x" } })).toBe("metrics.tokn");
+    expect(await optionOf({ redis: "redis://127.0.0.1:6379" })).toBe("redis");
+    expect(new LocalServiceConfigError("keyguard/local: a data file of another program.").option).toBe("options");
   });
 
   it("warns once about unknown option names", async () => {

@@ -1,4 +1,4 @@
-// Request validation as the production service's schemas have it (issue 11): each limit answers
+// Request validation as the production service's schemas have it: each limit answers
 // 400 invalid_input naming the field in errors[].location, and the value just inside passes.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { start, type Started } from "./helpers";

@@ -3,7 +3,7 @@
 // reused, invalidation by key, keyId and all (revoke during a verification included), staleIfError.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { KeyServiceClient } from "keyguard/client";
-import { silentLogger } from "keyguard";
+import { ConfigError, silentLogger } from "keyguard";
 import { staticShape } from "../../src/middleware/request-shape";
 import { memoryStore, storableFor } from "../../src/middleware/store";
 import { createVerifier } from "../../src/middleware/verify";
@@ -156,6 +156,28 @@ describe("memoryStore", () => {
     const store = memoryStore({ max: 2 });
     for (const key of ["a", "b", "c"]) store.settle(store.lookup(ref(key), 0).ticket!, VALID, 1000);
     expect(store.size).toBe(2);
+  });
+
+  it("refuses a bad max and an unknown option name with a ConfigError naming the option", () => {
+    const refusal = (options: unknown) => {
+      try {
+        memoryStore(options as never);
+      } catch (err) {
+        return err;
+      }
+      return undefined;
+    };
+    for (const max of [0, -1, 1.5, "10", Number.NaN, Infinity]) {
+      const err = refusal({ max });
+      expect(err, String(max)).toBeInstanceOf(ConfigError);
+      expect(err).toMatchObject({ option: "max", message: expect.stringMatching(/^memoryStore: max is .+; use a whole number ≥ 1\.$/) });
+    }
+    expect(refusal({ maxx: 10 })).toMatchObject({
+      option: "maxx",
+      message: "memoryStore: unknown option maxx (did you mean max?); the options are max.",
+    });
+    expect(refusal([])).toMatchObject({ option: "options", message: "memoryStore: options is an array; pass { max } or nothing." });
+    expect(refusal({ max: 1 })).toBeUndefined();
   });
 });
 

@@ -6,6 +6,8 @@ import type * as PgModule from "pg";
 import type { Pool, PoolClient } from "pg";
 import type * as IoredisModule from "ioredis";
 import type { Redis, RedisOptions } from "ioredis";
+import { optionNames } from "../../config-error";
+import { findUnknownOptions, unknownOptionsMessage } from "../../unknown-options";
 import { LocalServiceConfigError } from "../options";
 import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
 import type { Store, StoreTx, VerificationEvent } from "../storage";
@@ -54,7 +56,7 @@ interface Config {
 }
 
 function fail(option: string, shown: string, fix: string): never {
-  throw new LocalServiceConfigError(`keyguard/local: invalid option ${option} = ${shown}. ${fix}`);
+  throw new LocalServiceConfigError(`keyguard/local: invalid option ${option} = ${shown}. ${fix}`, { option });
 }
 
 /** Checks a connection URL without ever echoing it (it may hold a password). */
@@ -72,8 +74,14 @@ function parseUrl(option: string, value: unknown, protocols: readonly string[], 
   return url;
 }
 
+const OPTION_NAMES = optionNames<PostgresStoreOptions>()({ postgres: true, redis: true, schema: true, redisPrefix: true, poolSize: true, timeoutMs: true });
+
 function parseConfig(options: PostgresStoreOptions): Config & { pgWhere: string; redisWhere: string } {
-  if (typeof options !== "object" || options === null) fail("options", String(options), "Pass { postgres, redis }.");
+  if (typeof options !== "object" || options === null || Array.isArray(options)) fail("options", Array.isArray(options) ? "an array" : String(options), "Pass { postgres, redis }.");
+  const unknown = findUnknownOptions(Object.keys(options), OPTION_NAMES);
+  if (unknown !== undefined) {
+    throw new LocalServiceConfigError(`keyguard/local: postgresStore: ${unknownOptionsMessage(unknown, OPTION_NAMES)}`, { option: unknown.names[0] });
+  }
   const pgUrl = parseUrl("postgres", options.postgres, ["postgres:", "postgresql:"], "postgres://user:password@127.0.0.1:5432/keyguard");
   const redisUrl = parseUrl("redis", options.redis, ["redis:", "rediss:"], "redis://127.0.0.1:6379");
   const schema = options.schema ?? "keyguard";
@@ -101,7 +109,8 @@ function parseConfig(options: PostgresStoreOptions): Config & { pgWhere: string;
 /**
  * Opens the PostgreSQL + Redis store: connects to both (failing with `StoreUnavailableError`
  * when either cannot be reached), and brings the schema up to date under an advisory lock.
- * Needs the packages `pg` and `ioredis` (optional peer dependencies).
+ * Needs the packages `pg` and `ioredis` (optional peer dependencies). Throws
+ * `LocalServiceConfigError` for a bad option, and for an unknown option name.
  */
 export async function postgresStore(options: PostgresStoreOptions): Promise<Store> {
   const config = parseConfig(options);

@@ -2,6 +2,8 @@
 // WAL, every operation one transaction (BEGIN IMMEDIATE … COMMIT) serialised by an async mutex;
 // credits charged by one UPDATE … RETURNING; rate-limit counters in a table of their own; WAL
 // checkpoints in a worker thread (sqlite-checkpointer.ts).
+import { describeValue, optionNames } from "../../config-error";
+import { findUnknownOptions, unknownOptionsMessage } from "../../unknown-options";
 import { LocalServiceConfigError } from "../options";
 import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
 import { StoreUnavailableError, type Store, type StoreTx, type VerificationEvent } from "../storage";
@@ -45,25 +47,35 @@ export interface SqliteStore extends Store {
   pragma(name: string, value?: number | string): Promise<unknown>;
 }
 
+const OPTION_NAMES = optionNames<SqliteStoreOptions>()({ driver: true, synchronous: true, busyTimeoutMs: true });
+
 /**
  * Opens (creating when absent) the SQLite data file `file`: takes its lock (one process per file),
  * brings its schema up to date, and returns the store. Throws `LocalServiceConfigError` for a file
- * of the wrong kind, one in use by another process, or when no SQLite driver is installed.
+ * of the wrong kind, one in use by another process, when no SQLite driver is installed, and for an
+ * unknown option name (a misspelled `synchronous` must not leave the file less durable than asked).
  */
 export async function sqliteStore(file: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
   if (typeof file !== "string" || file.trim() === "" || file === ":memory:") {
     throw new LocalServiceConfigError(`keyguard/local: sqliteStore needs a file path, got ${JSON.stringify(file)}.`);
   }
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new LocalServiceConfigError(`keyguard/local: invalid option options = ${describeValue(options)}. Pass an object such as { synchronous: "full" }, or nothing.`, { option: "options" });
+  }
+  const unknown = findUnknownOptions(Object.keys(options), OPTION_NAMES);
+  if (unknown !== undefined) {
+    throw new LocalServiceConfigError(`keyguard/local: sqliteStore: ${unknownOptionsMessage(unknown, OPTION_NAMES)}`, { option: unknown.names[0] });
+  }
   const synchronous = options.synchronous ?? "normal";
   if (synchronous !== "normal" && synchronous !== "full") {
-    throw new LocalServiceConfigError(`keyguard/local: invalid option synchronous = ${JSON.stringify(synchronous)}. Use "normal" or "full".`);
+    throw new LocalServiceConfigError(`keyguard/local: invalid option synchronous = ${JSON.stringify(synchronous)}. Use "normal" or "full".`, { option: "synchronous" });
   }
   const busyTimeoutMs = options.busyTimeoutMs ?? 250;
   if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
-    throw new LocalServiceConfigError(`keyguard/local: invalid option busyTimeoutMs = ${String(busyTimeoutMs)}. Use an integer >= 0.`);
+    throw new LocalServiceConfigError(`keyguard/local: invalid option busyTimeoutMs = ${String(busyTimeoutMs)}. Use an integer >= 0.`, { option: "busyTimeoutMs" });
   }
   if (options.driver !== undefined && options.driver !== "node:sqlite" && options.driver !== "better-sqlite3") {
-    throw new LocalServiceConfigError(`keyguard/local: invalid option driver = ${JSON.stringify(options.driver)}. Use "node:sqlite" or "better-sqlite3", or leave it unset.`);
+    throw new LocalServiceConfigError(`keyguard/local: invalid option driver = ${JSON.stringify(options.driver)}. Use "node:sqlite" or "better-sqlite3", or leave it unset.`, { option: "driver" });
   }
   checkFileKind(file);
   const settings: ConnectionSettings = { driver: options.driver, synchronous, busyTimeoutMs };

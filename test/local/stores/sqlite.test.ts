@@ -118,6 +118,26 @@ describe("the SQLite data file", () => {
     await expect(sqliteStore(fresh(), { busyTimeoutMs: -1 })).rejects.toThrow(/busyTimeoutMs = -1/);
     await expect(sqliteStore(fresh(), { driver: "sqlite3" as "node:sqlite" })).rejects.toThrow(/driver = "sqlite3". Use "node:sqlite" or "better-sqlite3"/);
   });
+
+  it("refuses an unknown option name before opening the file, suggesting the near one", async () => {
+    // A misspelled durability option must not leave the file at synchronous=NORMAL without a word.
+    const file = fresh();
+    const err = await sqliteStore(file, { synchronus: "full" } as never).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(LocalServiceConfigError);
+    expect((err as LocalServiceConfigError).option).toBe("synchronus");
+    expect((err as Error).message).toBe(
+      "keyguard/local: sqliteStore: unknown option synchronus (did you mean synchronous?); the options are driver, synchronous, busyTimeoutMs.",
+    );
+    expect(existsSync(file)).toBe(false);
+    await expect(sqliteStore(fresh(), { busyTimeoutMs: 10, walMode: true } as never)).rejects.toThrow(/unknown option walMode;/);
+    await expect(sqliteStore(fresh(), "full" as never)).rejects.toThrow(/invalid option options = "full"/);
+    const ok = await sqliteStore(file, { synchronous: "full" });
+    opened.push(ok);
+    expect(await ok.pragma("synchronous")).toEqual({ synchronous: 2 });
+  });
 });
 
 /** Starts a child process opening the store on `file`; resolves with its first line. */

@@ -1,0 +1,49 @@
+// package.json's promises to users: every peer dependency is optional (each is loaded only by the
+// feature that needs it, so `npm install keyguard` installs none of them), the library code never
+// imports express (the middleware is framework-agnostic; only its types mention Express), and the
+// published package carries the license text of the license it names.
+import { execFileSync } from "node:child_process";
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const root = join(__dirname, "..");
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+  license: string;
+  peerDependencies: Record<string, string>;
+  peerDependenciesMeta: Record<string, { optional?: boolean }>;
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === "console" ? [] : sourceFiles(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+describe("package.json", () => {
+  it("declares every peer dependency optional", () => {
+    const required = Object.keys(pkg.peerDependencies).filter((name) => pkg.peerDependenciesMeta[name]?.optional !== true);
+    expect(required).toEqual([]);
+    expect(Object.keys(pkg.peerDependencies)).toContain("express");
+  });
+
+  it("src never imports express", () => {
+    const files = sourceFiles(join(root, "src"));
+    expect(files.length).toBeGreaterThan(50);
+    const importing = files.filter((file) => /(from\s+|import\(\s*|require\(\s*)["']express["']/.test(readFileSync(file, "utf8")));
+    expect(importing).toEqual([]);
+  });
+
+  it("names MIT, and the package ships the MIT license text", () => {
+    expect(pkg.license).toBe("MIT");
+    const text = readFileSync(join(root, "LICENSE"), "utf8");
+    expect(text).toMatch(/^MIT License\n\nCopyright \(c\) 2026 keyguard contributors\n/);
+    expect(text).toContain('THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND');
+    const [packed] = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })) as Array<{
+      files: Array<{ path: string }>;
+    }>;
+    expect(packed!.files.map((f) => f.path)).toContain("LICENSE");
+  });
+});
