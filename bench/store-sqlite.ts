@@ -143,7 +143,7 @@ try {
     const other = (await import(resolve(process.env.BASELINE, "src/local/stores/sqlite.ts"))) as { sqliteStore: typeof sqliteStore };
     baseline = await other.sqliteStore(join(dir, "baseline.db"));
     await fill(baseline);
-    await compare([{ name: `baseline (${process.env.BASELINE})`, store: baseline }, { name: "this checkout", store }], 20, 1000);
+    await compare([{ name: `baseline (${process.env.BASELINE})`, store: baseline }, { name: "this checkout", store }], 100, 400);
   }
 } finally {
   await baseline?.close();
