@@ -1,6 +1,6 @@
 // Opening a SQLite data file: what kind of file it is, the connection's settings (WAL, the
-// synchronous level, a busy timeout), a write probe and the migrations; and which SQLite errors
-// mean the store cannot serve now.
+// synchronous level, a busy timeout), a write probe and the migrations; which SQLite errors mean
+// the store cannot serve now; and the file's identity, to notice it deleted, moved or replaced.
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import { LocalServiceConfigError } from "../options";
 import { openConnection, sqliteCode, type SqlConnection, type SqliteDriverName } from "./sqlite-driver";
@@ -79,7 +79,7 @@ export class FileIdentity {
   /**
    * Whether `file` names this file now: one stat of the path (errors other than ENOENT thrown).
    * A plain stat costs less than a bigint one, and its numbers compare exactly with a dev and an
-   * inode up to 2^53: a number from it equals such a value only when the field is that value
+   * inode below 2^53: a number from it equals such a value only when the field is that value
    * (larger fields round to 2^53 or more). Larger ones (NTFS file ids can be) are compared as bigints.
    */
   isAt(file: string): boolean {
