@@ -1,6 +1,6 @@
 // Opening a SQLite data file: what kind of file it is, the connection's settings (WAL, the
-// synchronous level, a busy timeout), a write probe and the migrations; and which SQLite errors
-// mean the store cannot serve now.
+// synchronous level, a busy timeout), a write probe and the migrations; which SQLite errors mean
+// the store cannot serve now; and the file's identity, to notice it deleted, moved or replaced.
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import { LocalServiceConfigError } from "../options";
 import { openConnection, sqliteCode, type SqlConnection, type SqliteDriverName } from "./sqlite-driver";
@@ -57,11 +57,41 @@ export function checkFileKind(file: string): void {
   throw new LocalServiceConfigError(`keyguard/local: ${name} is not a SQLite database. Use another path.`);
 }
 
-/** The file's identity (device and inode), or undefined when it does not exist. */
-export function fileIdentity(file: string): string | undefined {
-  const st = statSync(file, { bigint: true, throwIfNoEntry: false });
-  return st ? `${st.dev}:${st.ino}` : undefined;
+/**
+ * The data file the store opened, known by its device and inode. `isAt(file)` tells whether the
+ * path still names it: no longer once the file is deleted, moved away or replaced by a rename over
+ * it; again once it is moved back. A file overwritten in place (`cp other.db keys.db`) keeps its
+ * inode: that is not detected.
+ */
+export class FileIdentity {
+  private constructor(
+    private readonly dev: number | bigint,
+    private readonly ino: number | bigint,
+  ) {}
+
+  /** The identity of the file now at `file`; throws when there is none. */
+  static of(file: string): FileIdentity {
+    const st = statSync(file, { bigint: true });
+    const exact = st.dev <= MAX_EXACT && st.ino <= MAX_EXACT;
+    return exact ? new FileIdentity(Number(st.dev), Number(st.ino)) : new FileIdentity(st.dev, st.ino);
+  }
+
+  /**
+   * Whether `file` names this file now: one stat of the path (errors other than ENOENT thrown).
+   * A plain stat costs less than a bigint one, and its numbers compare exactly with a dev and an
+   * inode below 2^53: a number from it equals such a value only when the field is that value
+   * (larger fields round to 2^53 or more). Larger ones (NTFS file ids can be) are compared as bigints.
+   */
+  isAt(file: string): boolean {
+    const st =
+      typeof this.ino === "number"
+        ? statSync(file, { throwIfNoEntry: false })
+        : statSync(file, { bigint: true, throwIfNoEntry: false });
+    return st !== undefined && st.ino === this.ino && st.dev === this.dev;
+  }
 }
+
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
  * Opens `file` with the store's settings, checks it can be written and brings its schema up to

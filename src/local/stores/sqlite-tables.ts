@@ -86,6 +86,36 @@ const SPECS: { [T in TableName]: TableSpec } = {
   },
 };
 
+/** The SQL texts of one table, built once: the statement cache is keyed by them. */
+interface TableSql {
+  get: string;
+  /** A page of a workspace's records: unfiltered under "", else filtered by the indexed field. */
+  list: ReadonlyMap<string, string>;
+  put: string;
+}
+
+const selectWhere = (spec: TableSpec, condition: string) => `SELECT ${spec.select} FROM ${spec.name} t WHERE ${condition}`;
+
+function tableSql(spec: TableSpec): TableSql {
+  const page = (filter: string) => selectWhere(spec, `t.${spec.workspace} = ?${filter} AND t.id >= ? ORDER BY t.id LIMIT ?`);
+  const list = new Map([["", page("")]]);
+  for (const [field, column] of Object.entries(spec.fields)) list.set(field, page(` AND t.${column} = ?`));
+  const names = ["id", ...(spec.workspace === "id" ? [] : [spec.workspace]), ...spec.columns.map(([c]) => c), "data"];
+  const updates = names.slice(1).map((c) => `${c} = excluded.${c}`);
+  return {
+    get: selectWhere(spec, "t.id = ?"),
+    list,
+    put:
+      `INSERT INTO ${spec.name} (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")}) ` +
+      `ON CONFLICT (id) DO UPDATE SET ${updates.join(", ")}`,
+  };
+}
+
+const SQL = Object.fromEntries(Object.entries(SPECS).map(([table, spec]) => [table, tableSql(spec)])) as {
+  [T in TableName]: TableSql;
+};
+const BY_HASH = { keys: selectWhere(SPECS.keys, "t.hash = ?"), rootKeys: selectWhere(SPECS.rootKeys, "t.hash = ?") };
+
 /** The tables of one connection. Every method runs synchronously on it. */
 export class SqliteTables {
   private readonly cache = new Map<string, SqlStatement>();
@@ -103,15 +133,13 @@ export class SqliteTables {
   }
 
   get<T extends TableName>(table: T, id: string): Tables[T] | undefined {
-    const spec = SPECS[table];
-    const row = this.stmt(`SELECT ${spec.select} FROM ${spec.name} t WHERE t.id = ?`).get(id);
-    return row ? (spec.decode(row) as Tables[T]) : undefined;
+    const row = this.stmt(SQL[table].get).get(id);
+    return row ? (SPECS[table].decode(row) as Tables[T]) : undefined;
   }
 
   byHash<T extends "keys" | "rootKeys">(table: T, hash: string): Tables[T] | undefined {
-    const spec = SPECS[table];
-    const row = this.stmt(`SELECT ${spec.select} FROM ${spec.name} t WHERE t.hash = ?`).get(hash);
-    return row ? (spec.decode(row) as Tables[T]) : undefined;
+    const row = this.stmt(BY_HASH[table]).get(hash);
+    return row ? (SPECS[table].decode(row) as Tables[T]) : undefined;
   }
 
   list<T extends TableName>(
@@ -121,30 +149,21 @@ export class SqliteTables {
   ): Array<Tables[T]> {
     const spec = SPECS[table];
     const params: SqlValue[] = [workspaceId];
-    let filter = "";
-    if (options.where) {
-      const column = spec.fields[options.where.field as string];
-      if (column === undefined) throw new TypeError(`the ${table} table has no indexed field ${String(options.where.field)}`);
-      filter = ` AND t.${column} = ?`;
-      params.push(options.where.value);
-    }
+    const field = options.where ? String(options.where.field) : "";
+    const sql = SQL[table].list.get(field);
+    if (sql === undefined) throw new TypeError(`the ${table} table has no indexed field ${field}`);
+    if (options.where) params.push(options.where.value);
     params.push(options.from ?? "", options.limit ?? -1);
-    const sql = `SELECT ${spec.select} FROM ${spec.name} t WHERE t.${spec.workspace} = ?${filter} AND t.id >= ? ORDER BY t.id LIMIT ?`;
     return this.stmt(sql).all(...params).map((row) => spec.decode(row) as Tables[T]);
   }
 
   put<T extends TableName>(table: T, record: Tables[T]): void {
     const spec = SPECS[table];
-    const names = ["id", ...(spec.workspace === "id" ? [] : [spec.workspace]), ...spec.columns.map(([c]) => c), "data"];
     const values: SqlValue[] = [record.id];
     if (spec.workspace !== "id") values.push((record as { workspaceId: string }).workspaceId);
     for (const [, value] of spec.columns) values.push(value(record as never));
     values.push(spec.data(record as never));
-    const updates = names.slice(1).map((c) => `${c} = excluded.${c}`);
-    this.stmt(
-      `INSERT INTO ${spec.name} (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")}) ` +
-        `ON CONFLICT (id) DO UPDATE SET ${updates.join(", ")}`,
-    ).run(...values);
+    this.stmt(SQL[table].put).run(...values);
     if (table === "keys") {
       const key = record as KeyRecord;
       this.setLinks("key_permissions", "key_id", "permission_id", key.id, key.permissionIds);

@@ -13,7 +13,7 @@ import { chargeLimits, dropCounters, pruneCounters, spendCredits } from "./sqlit
 import type { SqlConnection, SqliteDriverName } from "./sqlite-driver";
 import { appendEvents, deleteEventsBefore, lastUsed, queryEvents } from "./sqlite-events";
 import { lockDataFile } from "./sqlite-lock";
-import { checkFileKind, fileIdentity, openDataFile, unavailableReason, type ConnectionSettings } from "./sqlite-open";
+import { checkFileKind, FileIdentity, openDataFile, unavailableReason, type ConnectionSettings } from "./sqlite-open";
 import { SqliteTables } from "./sqlite-tables";
 
 export interface SqliteStoreOptions {
@@ -80,14 +80,17 @@ export async function sqliteStore(file: string, options: SqliteStoreOptions = {}
   checkFileKind(file);
   const settings: ConnectionSettings = { driver: options.driver, synchronous, busyTimeoutMs };
   let lock: SqlConnection | undefined;
+  let db: SqlConnection | undefined;
   try {
     lock = await lockDataFile(file, options.driver);
-    const db = await openDataFile(file, settings);
+    db = await openDataFile(file, settings);
+    const identity = FileIdentity.of(file);
     const checkpointer = await startCheckpointer(file, db.driver, CHECKPOINT_EVERY_MS);
     // With the worker checkpointing, the automatic checkpoint is only a safety net (~80 MB of WAL).
     if (checkpointer) db.exec(`PRAGMA wal_autocheckpoint = ${SAFETY_NET_CHECKPOINT_PAGES}`);
-    return new SqliteStoreImpl(file, db, lock, fileIdentity(file), checkpointer);
+    return new SqliteStoreImpl(file, db, lock, identity, checkpointer);
   } catch (err) {
+    db?.close();
     lock?.close();
     if (err instanceof LocalServiceConfigError) throw err;
     throw new LocalServiceConfigError(
@@ -115,8 +118,8 @@ class SqliteStoreImpl implements SqliteStore {
     readonly file: string,
     private readonly db: SqlConnection,
     private readonly lock: SqlConnection,
-    /** The open file's device and inode: a write to a file deleted or replaced under us would be lost. */
-    private readonly identity: string | undefined,
+    /** The file opened: a write to a file deleted, moved or replaced under us would be lost. */
+    private readonly identity: FileIdentity,
     private readonly checkpointer: Checkpointer | undefined,
   ) {
     this.driver = db.driver;
@@ -233,14 +236,14 @@ class SqliteStoreImpl implements SqliteStore {
   private async enter(): Promise<void> {
     if (this.closed) throw new StoreUnavailableError(`SQLite store unavailable: the store of ${this.file} is closed.`);
     await this.mutex.lock();
-    let identity: string | undefined;
+    let same: boolean;
     try {
-      identity = fileIdentity(this.file);
+      same = this.identity.isAt(this.file);
     } catch (err) {
       this.mutex.unlock();
       throw new StoreUnavailableError(`SQLite store unavailable: cannot check the database file ${this.file}: ${(err as Error).message}`, { cause: err });
     }
-    if (identity !== this.identity) {
+    if (!same) {
       this.mutex.unlock();
       // Writing on would write to the old file, lost at the next start. Its WAL cannot be joined to
       // a new file at the same path either: only a restart opens the new one. A file moved back is fine.

@@ -1,7 +1,7 @@
 // The SQLite store beyond the conformance suite: its file (schema, refusals), one process per
 // file, failures answered as StoreUnavailableError and recovered from, and counter pruning.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -240,16 +240,65 @@ describe("failures", () => {
     expect(await store.direct.spendCredits("key_ro", 1, 5)).toEqual({ ok: true, remaining: 9 });
   });
 
+  // Each change below is made synchronously and the very next store call must see it.
+  const GONE = /was deleted, moved or replaced while in use; put it back, or restart keyguard/;
+
   it("a data file moved away is unavailable (no write lost into it) until it is back", async () => {
     const file = fresh();
     const store = await open(file);
     await store.transaction((tx) => tx.put("keys", key("key_mv")));
     renameSync(file, `${file}.away`);
-    await expect(store.direct.get("keys", "key_mv")).rejects.toThrow(/was deleted, moved or replaced while in use/);
+    await expect(store.direct.get("keys", "key_mv")).rejects.toThrow(GONE);
     await expect(store.direct.spendCredits("key_mv", 1, 5)).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(store.transaction((tx) => tx.put("keys", key("key_mv2")))).rejects.toBeInstanceOf(StoreUnavailableError);
     renameSync(`${file}.away`, file);
     expect(await store.direct.spendCredits("key_mv", 1, 5)).toEqual({ ok: true, remaining: 9 });
+    expect(await store.direct.get("keys", "key_mv2")).toBeUndefined();
+  });
+
+  it("a data file deleted is unavailable from the next call on", async () => {
+    const file = fresh();
+    const store = await open(file);
+    await store.transaction((tx) => tx.put("keys", key("key_rm")));
+    expect(await store.direct.spendCredits("key_rm", 1, 5)).toEqual({ ok: true, remaining: 9 });
+    unlinkSync(file);
+    await expect(store.direct.spendCredits("key_rm", 1, 5)).rejects.toThrow(GONE);
+    await expect(store.direct.keyByHash("hash_key_rm")).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.transaction((tx) => tx.get("keys", "key_rm"))).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+
+  it("a data file replaced by a rename over it is unavailable; the new file is not written", async () => {
+    const file = fresh();
+    const store = await open(file);
+    await store.transaction((tx) => tx.put("keys", key("key_rp")));
+    writeFileSync(`${file}.new`, "");
+    renameSync(`${file}.new`, file);
+    await expect(store.direct.get("keys", "key_rp")).rejects.toThrow(GONE);
+    await expect(store.transaction((tx) => tx.put("keys", key("key_rp2")))).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(statSync(file).size).toBe(0);
+  });
+
+  it("a data file moved away with another file put at its path is unavailable", async () => {
+    const file = fresh();
+    const store = await open(file);
+    await store.transaction((tx) => tx.put("keys", key("key_sw")));
+    renameSync(file, `${file}.old`);
+    writeFileSync(file, "");
+    await expect(store.direct.get("keys", "key_sw")).rejects.toThrow(GONE);
+    rmSync(file);
+    renameSync(`${file}.old`, file);
+    expect((await store.direct.get("keys", "key_sw"))?.id).toBe("key_sw");
+  });
+
+  it("a data file whose directory is renamed is unavailable until the directory is back", async () => {
+    const sub = join(dir, `d${++n}`);
+    mkdirSync(sub);
+    const store = await open(join(sub, "keys.db"));
+    await store.transaction((tx) => tx.put("keys", key("key_dir")));
+    renameSync(sub, `${sub}.moved`);
+    await expect(store.direct.get("keys", "key_dir")).rejects.toThrow(GONE);
+    renameSync(`${sub}.moved`, sub);
+    expect((await store.direct.get("keys", "key_dir"))?.id).toBe("key_dir");
   });
 });
 
