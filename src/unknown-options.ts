@@ -19,6 +19,24 @@ function editDistance(a: string, b: string): number {
 }
 
 /**
+ * The option names given: the keys of `options`, and `name.key` for the keys of each option in
+ * `nested` whose value is a plain object (e.g. `retry.attempts`), for {@link warnUnknownOptions}.
+ */
+export function givenOptionNames(options: object, nested: readonly string[]): string[] {
+  const names = Object.keys(options);
+  for (const name of nested) {
+    const value: unknown = (options as Record<string, unknown>)[name];
+    if (typeof value === "object" && value !== null && !Array.isArray(value)) names.push(...Object.keys(value).map((k) => `${name}.${k}`));
+  }
+  return names;
+}
+
+/** The name of `known` that `name` is a near miss of (same letters in another case, or at most two edits away). */
+export function nearestName(name: string, known: readonly string[]): string | undefined {
+  return known.find((k) => k.toLowerCase() === name.toLowerCase() || editDistance(k, name) <= 2);
+}
+
+/**
  * Logs one warning naming the `given` option names that are not in `known`, with a suggestion for
  * each that is a near miss (same letters in another case, or at most two edits away).
  * `where` names the factory, e.g. `"apiKeyAuth"`.
@@ -28,7 +46,7 @@ export function warnUnknownOptions(where: string, given: readonly string[], know
   if (unknown.length === 0) return;
   const suggestions: Record<string, string> = {};
   for (const name of unknown) {
-    const near = known.find((k) => k.toLowerCase() === name.toLowerCase() || editDistance(k, name) <= 2);
+    const near = nearestName(name, known);
     if (near !== undefined) suggestions[name] = near;
   }
   logger.warn({ unknownOptions: unknown, didYouMean: suggestions }, `${where}: ignoring unknown option(s) ${unknown.join(", ")}`);

@@ -10,13 +10,13 @@ import {
   type KeyServiceClient,
   type RetryOptions,
 } from "../client";
-import { normaliseCallSettings, parseTelemetry, type CallSettings } from "../client/options";
+import { normaliseCallSettings, parseTelemetry, RETRY_OPTION_NAMES, type CallSettings } from "../client/options";
 import type { TelemetryOptions, TelemetrySettings } from "../client/telemetry";
 import { ConfigError, describeValue as show, optionNames } from "../config-error";
 import { defaultLogger, type Logger } from "../logger";
 import { parsePermissionQuery } from "../protocol/permission-query";
 import type { VerifyKeyRequest } from "../protocol/types";
-import { warnUnknownOptions } from "../unknown-options";
+import { givenOptionNames, warnUnknownOptions } from "../unknown-options";
 import type { DenialContext } from "./denials";
 import type { KeyguardError } from "./errors";
 import type { ExtractOptions } from "./extract-key";
@@ -163,6 +163,16 @@ export const OPTION_NAMES = optionNames<ApiKeyAuthOptions>()({
   onDecision: true, telemetry: true,
 });
 
+/** The names of {@link CacheOptions}; the compiler fails when one is missing here. */
+const CACHE_OPTION_NAMES = optionNames<CacheOptions>()({ ttl: true, negativeTtl: true, max: true });
+
+/** Every name warned about when unknown: the options, and those of `cache` and `retry` as `cache.ttl`, …. */
+const KNOWN_NAMES = Object.freeze([
+  ...OPTION_NAMES,
+  ...CACHE_OPTION_NAMES.map((k) => `cache.${k}`),
+  ...RETRY_OPTION_NAMES.map((k) => `retry.${k}`),
+]);
+
 export interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
   readonly client: KeyServiceClient;
   readonly extract: ExtractOptions;
@@ -224,7 +234,7 @@ function frozenCopy<T>(v: T): T {
 function parseCache(v: unknown): (StoreSettings & { max: number | undefined }) | undefined {
   if (v === false) return undefined;
   if (v === undefined || v === true) return { ...DEFAULTS.cache, max: undefined };
-  if (typeof v !== "object" || v === null) return fail("cache", `cache is ${show(v)}; use false or { ttl, negativeTtl, max }.`);
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return fail("cache", `cache is ${show(v)}; use false or { ttl, negativeTtl, max }.`);
   const c = v as Record<string, unknown>;
   return {
     ttl: millis("cache.ttl", c.ttl, DEFAULTS.cache.ttl, 0),
@@ -330,7 +340,7 @@ export function parseOptions<Req extends IncomingMessage, Res extends ServerResp
   if (typeof logger.warn !== "function" || typeof logger.error !== "function") {
     fail("logger", "logger needs warn(fields, msg) and error(fields, msg) methods (pino works).");
   }
-  warnUnknownOptions("apiKeyAuth", Object.keys(options), OPTION_NAMES, logger);
+  warnUnknownOptions("apiKeyAuth", givenOptionNames(options, ["cache", "retry"]), KNOWN_NAMES, logger);
 
   const header = parseHeader(options.header);
   const extract: ExtractOptions = Object.freeze({ bearer: bool(options, "bearer", true), header: header.name, headerLabel: header.label });
@@ -404,7 +414,7 @@ export function parseOptions<Req extends IncomingMessage, Res extends ServerResp
     fixedShape: staticShape(shapeOptions),
     optional: bool(options, "optional", false),
     denial: Object.freeze({
-      policy: buildStatusPolicy(options.policy),
+      policy: buildStatusPolicy(options.policy, logger),
       realm,
       keyHint: keyHint(extract, getKey !== undefined),
       rateLimitHeaders: bool(options, "rateLimitHeaders", true),

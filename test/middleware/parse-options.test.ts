@@ -68,6 +68,8 @@ describe("parseOptions", () => {
     [{ deadline: 1.5 }, /option `deadline` must be an integer .* got 1\.5\. Leave it undefined for the default \(2500\)/],
     [{ cache: { ttl: -1 } }, /cache\.ttl is -1/],
     [{ cache: "yes" }, /cache is "yes"/],
+    [{ cache: [] }, "apiKeyAuth: cache is an array; use false or { ttl, negativeTtl, max }."],
+    [{ retry: [] }, "apiKeyAuth: option `retry` must be an object or false, got an array."],
     [{ staleIfError: "1m" }, /staleIfError is "1m"/],
     [{ header: "X API Key" }, /header is "X API Key"/],
     [{ header: "authorization" }, /bearer` already reads/],
@@ -81,6 +83,9 @@ describe("parseOptions", () => {
     [{ onDenied: () => {}, passErrors: true }, /either onDenied or passErrors/],
     [{ optional: "yes" }, /optional is "yes"/],
     [{ policy: { EXPIRED: 99 } }, /policy\.EXPIRED\.status is 99/],
+    [{ policy: { SERVICE_UNAVAILABLE: 500 } }, /policy\.SERVICE_UNAVAILABLE cannot be set/],
+    [{ policy: { VERIFICATION_FAILED: 503 } }, /policy\.VERIFICATION_FAILED cannot be set/],
+    [{ policy: { INSUFFICIENT_SCOPE: 401 } }, /policy\.INSUFFICIENT_SCOPE cannot be set/],
     [{ retry: 3 }, "apiKeyAuth: option `retry` must be an object or false, got 3."],
     [{ retry: { attempts: 0 } }, "apiKeyAuth: option `retry.attempts` must be an integer from 1 to 20, got 0. Leave it undefined for the default (2)."],
     [{ retry: { jitter: 2 } }, /option `retry\.jitter` must be a number from 0 to 1, got 2/],
@@ -113,6 +118,39 @@ describe("parseOptions", () => {
         fields: { unknownOptions: ["optinal", "realmm", "whatever"], didYouMean: { optinal: "optional", realmm: "realm" } },
       },
     ]);
+  });
+
+  it("warns about unknown names inside cache and retry too, in the same one warning", () => {
+    const logger = recordingLogger();
+    const config = parseOptions({ ...ok, logger, optinal: true, cache: { ttll: 5, max: 10 }, retry: { attemps: 3 } } as ApiKeyAuthOptions);
+    expect(logger.entries).toEqual([
+      {
+        level: "warn",
+        message: "apiKeyAuth: ignoring unknown option(s) optinal, cache.ttll, retry.attemps",
+        fields: {
+          unknownOptions: ["optinal", "cache.ttll", "retry.attemps"],
+          didYouMean: { optinal: "optional", "cache.ttll": "cache.ttl", "retry.attemps": "retry.attempts" },
+        },
+      },
+    ]);
+    // Ignored as the warning says: the defaults apply.
+    expect(config.cache).toEqual({ ttl: 30_000, negativeTtl: 5_000 });
+    expect(config.call.settings.retry?.attempts).toBe(2);
+  });
+
+  it("says nothing when every name inside cache and retry is known", () => {
+    const logger = recordingLogger();
+    parseOptions({ ...ok, logger, cache: { ttl: 1, negativeTtl: 2, max: 3 }, retry: { attempts: 1, initialDelay: 1, factor: 1, maxDelay: 1, jitter: 0 } });
+    parseOptions({ ...ok, logger, cache: false, retry: false });
+    expect(logger.entries).toEqual([]);
+  });
+
+  it("warns through the configured logger about a policy code nobody sends (a typo), and keeps it", () => {
+    const logger = recordingLogger();
+    const config = parseOptions({ ...ok, logger, policy: { EXPIRD: 403 } });
+    expect(logger.entries).toHaveLength(1);
+    expect(logger.entries[0]).toMatchObject({ level: "warn", fields: { unknownCodes: ["EXPIRD"], didYouMean: { EXPIRD: "EXPIRED" } } });
+    expect(config.denial.policy.EXPIRD).toEqual({ status: 403, error: "insufficient_scope" });
   });
 
   it("merges a partial retry over the middleware's defaults", () => {
