@@ -227,12 +227,20 @@ export function resolveCallOptions(config: ClientConfig, options: CallOptions | 
   };
 }
 
+/** A bad base URL as quoted in an error: never a part that may hold a secret. */
+function shownBaseUrl(value: unknown): string {
+  if (typeof value !== "string") return describe(value);
+  // user:password@ may be in it: never quoted, even when it does not parse.
+  if (value.includes("@")) return 'a value containing "@" (not shown: it may hold credentials)';
+  // A query or fragment may carry a token: only the origin and path before it are quoted.
+  const cut = value.search(/[?#]/);
+  return cut === -1 ? describe(value) : `${describe(value.slice(0, cut))} (its query and fragment are left out of this message)`;
+}
+
 function parseBaseUrl(value: unknown, fromEnv: boolean): string {
   const name = fromEnv ? "UNKEY_BASE_URL" : "option `baseUrl`";
-  // A value with "@" may carry user:password@: it is never quoted, even when it does not parse.
-  const shown = typeof value === "string" && value.includes("@") ? "a value containing \"@\" (not shown: it may hold credentials)" : describe(value);
   const fail = (why: string) =>
-    new KeyServiceConfigError("baseUrl", `createClient: ${name} ${why}, got ${shown}. Pass e.g. { baseUrl: "https://api.unkey.com" }.`);
+    new KeyServiceConfigError("baseUrl", `createClient: ${name} ${why}, got ${shownBaseUrl(value)}. Pass e.g. { baseUrl: "https://api.unkey.com" }.`);
   if (typeof value !== "string") throw fail("must be a string");
   let url: URL;
   try {

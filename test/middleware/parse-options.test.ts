@@ -99,6 +99,21 @@ describe("parseOptions", () => {
     expect(() => parseOptions({ ...ok, ...bad } as ApiKeyAuthOptions)).toThrow(message);
   });
 
+  it("leaves a base URL's query and fragment out of the error, where a token may be", () => {
+    for (const baseUrl of ["https://proxy.example/?token=SECRET123", "http://127.0.0.1:9/prefix#SECRET123"]) {
+      let err: unknown;
+      try {
+        apiKeyAuth({ ...ok, baseUrl });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(ConfigError);
+      expect(err).toMatchObject({ option: "baseUrl" });
+      expect((err as Error).message).toMatch(/must not have a query or fragment, got "[^"?#]+" \(its query and fragment are left out of this message\)/);
+      expect(JSON.stringify({ message: (err as Error).message, ...(err as object) })).not.toContain("SECRET123");
+    }
+  });
+
   it("never puts the root key in an error message", () => {
     try {
       parseOptions({ rootKey: "root_secret_value", baseUrl: "not a url", logger: silentLogger });
