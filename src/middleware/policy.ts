@@ -43,7 +43,12 @@ export type StatusPolicy = Readonly<Record<PolicyOutcome, StatusRule>> & Readonl
  * once, in case of a typo). `VALID`, `SERVICE_UNAVAILABLE`, `VERIFICATION_FAILED` and
  * `INSUFFICIENT_SCOPE` cannot be set: their answers are not in the table.
  */
-export type StatusPolicyOverrides = Partial<Record<PolicyOutcome | (string & {}), StatusRule | number>>;
+export type StatusPolicyOverrides = Partial<Record<PolicyOutcome | (string & {}), StatusRule | number>> & {
+  readonly [K in FixedOutcome]?: never;
+};
+
+/** Outcomes the middleware answers itself, outside the table (see `FIXED_OUTCOMES`). */
+type FixedOutcome = "VALID" | "SERVICE_UNAVAILABLE" | "VERIFICATION_FAILED" | "INSUFFICIENT_SCOPE";
 
 const rule = (status: number, error?: BearerError): StatusRule =>
   Object.freeze(error === undefined ? { status } : { status, error });
@@ -75,7 +80,7 @@ const FIXED_OUTCOMES: Readonly<Record<string, string>> = Object.freeze({
   [ERROR_CODES.serviceUnavailable]: "a key service that cannot answer is always 503 with Retry-After",
   [ERROR_CODES.verificationFailed]: "a verification that fails by misconfiguration is always 500",
   [ERROR_CODES.insufficientScope]: 'a guard\'s refusal is always 403 error="insufficient_scope"',
-});
+} satisfies Record<FixedOutcome, string>);
 
 /**
  * Ready-made overrides. `forbidden`: the spec's "403 for anything except NOT_FOUND": every
@@ -155,7 +160,7 @@ export function buildStatusPolicy(overrides: StatusPolicyOverrides | undefined, 
     }
     logger.warn(
       { unknownCodes: unknown, didYouMean },
-      `apiKeyAuth: policy names code(s) the key service is not known to send: ${unknown.join(", ")}; each applies only if the service answers it`,
+      `apiKeyAuth: policy names unknown code(s) ${unknown.join(", ")} (neither a row of the status table nor a code the key service is known to send); each applies only if the service answers it`,
     );
   }
   return Object.freeze(table) as StatusPolicy;

@@ -44,7 +44,7 @@ describe("status policy", () => {
   it("rejects bad overrides naming the entry", () => {
     expect(() => buildStatusPolicy({ EXPIRED: 200 }, silentLogger)).toThrow(/policy\.EXPIRED\.status is 200/);
     expect(() => buildStatusPolicy({ EXPIRED: { status: 401, error: "nope" as never } }, silentLogger)).toThrow(/policy\.EXPIRED\.error/);
-    expect(() => buildStatusPolicy({ VALID: 401 }, silentLogger)).toThrow(ConfigError);
+    expect(() => buildStatusPolicy({ VALID: 401 } as never, silentLogger)).toThrow(ConfigError);
     expect(() => buildStatusPolicy({ expired: 401 }, silentLogger)).toThrow(/not a code/);
     expect(() => buildStatusPolicy("forbidden" as never, silentLogger)).toThrow(/object of overrides/);
   });
@@ -56,7 +56,7 @@ describe("status policy", () => {
     ["VALID", 401, /policy\.VALID cannot be set; a valid key always passes\. Remove it\./],
   ])("refuses %s, whose status the table does not decide", (code, status, message) => {
     for (const value of [status, { status }]) {
-      const attempt = () => buildStatusPolicy({ [code]: value }, silentLogger);
+      const attempt = () => buildStatusPolicy({ [code]: value } as never, silentLogger);
       expect(attempt).toThrow(ConfigError);
       expect(attempt).toThrow(message);
     }
@@ -68,7 +68,8 @@ describe("status policy", () => {
     expect(logger.entries).toEqual([
       {
         level: "warn",
-        message: "apiKeyAuth: policy names code(s) the key service is not known to send: EXPIRD, NEW_CODE; each applies only if the service answers it",
+        message:
+          "apiKeyAuth: policy names unknown code(s) EXPIRD, NEW_CODE (neither a row of the status table nor a code the key service is known to send); each applies only if the service answers it",
         fields: { unknownCodes: ["EXPIRD", "NEW_CODE"], didYouMean: { EXPIRD: "EXPIRED" } },
       },
     ]);
