@@ -32,10 +32,28 @@ export function findUnknownOptions(given: readonly string[], known: readonly str
   if (names.length === 0) return undefined;
   const didYouMean: Record<string, string> = {};
   for (const name of names) {
-    const near = known.find((k) => k.toLowerCase() === name.toLowerCase() || editDistance(k, name) <= 2);
+    const near = nearestName(name, known);
     if (near !== undefined) didYouMean[name] = near;
   }
   return { names, didYouMean };
+}
+
+/**
+ * The option names given: the keys of `options`, and `name.key` for the keys of each option in
+ * `nested` whose value is a plain object (e.g. `retry.attempts`), for {@link warnUnknownOptions}.
+ */
+export function givenOptionNames(options: object, nested: readonly string[]): string[] {
+  const names = Object.keys(options);
+  for (const name of nested) {
+    const value: unknown = (options as Record<string, unknown>)[name];
+    if (typeof value === "object" && value !== null && !Array.isArray(value)) names.push(...Object.keys(value).map((k) => `${name}.${k}`));
+  }
+  return names;
+}
+
+/** The name of `known` that `name` is a near miss of (same letters in another case, or at most two edits away). */
+export function nearestName(name: string, known: readonly string[]): string | undefined {
+  return known.find((k) => k.toLowerCase() === name.toLowerCase() || editDistance(k, name) <= 2);
 }
 
 /**

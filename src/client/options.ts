@@ -4,7 +4,7 @@
 import { describeValue as describe, optionNames } from "../config-error";
 import { defaultLogger, type Logger } from "../logger";
 import type { InvalidationPublisher } from "../protocol/invalidation";
-import { warnUnknownOptions } from "../unknown-options";
+import { givenOptionNames, warnUnknownOptions } from "../unknown-options";
 import { KeyServiceConfigError } from "./errors";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry";
 import type { TelemetryOptions, TelemetrySettings } from "./telemetry";
@@ -113,9 +113,10 @@ const CLIENT_KEYS = new Set(
     userAgent: true, maxResponseBytes: true, invalidate: true, telemetry: true,
   }),
 );
-const RETRY_KEYS = new Set(optionNames<RetryOptions>()({ attempts: true, initialDelay: true, factor: true, maxDelay: true, jitter: true }));
-const KNOWN_OPTION_NAMES = Object.freeze([...CLIENT_KEYS, ...[...RETRY_KEYS].map((k) => `retry.${k}`)]);
-const CALL_KEYS = new Set(["timeout", "deadline", "retry", "signal"]);
+/** The names of {@link RetryOptions}, checked by the compiler; apiKeyAuth() warns about `retry.*` with them too. */
+export const RETRY_OPTION_NAMES = optionNames<RetryOptions>()({ attempts: true, initialDelay: true, factor: true, maxDelay: true, jitter: true });
+const KNOWN_OPTION_NAMES = Object.freeze([...CLIENT_KEYS, ...RETRY_OPTION_NAMES.map((k) => `retry.${k}`)]);
+const CALL_KEYS = new Set(optionNames<CallOptions>()({ timeout: true, deadline: true, retry: true, signal: true }));
 // Visible ASCII only: anything else cannot go in a header, and fetch's error would quote the value.
 const HEADER_TOKEN = /^[\x21-\x7e]+$/;
 
@@ -129,9 +130,7 @@ export function parseClientOptions(options: ClientOptions = {}, env: NodeJS.Proc
   if (typeof logger !== "object" || typeof logger.warn !== "function" || typeof logger.error !== "function") {
     throw new KeyServiceConfigError("logger", `${where}: option \`logger\` must have warn() and error() methods.`);
   }
-  const given = Object.keys(options);
-  if (options.retry && typeof options.retry === "object") given.push(...Object.keys(options.retry).map((k) => `retry.${k}`));
-  warnUnknownOptions(where, given, KNOWN_OPTION_NAMES, logger);
+  warnUnknownOptions(where, givenOptionNames(options, ["retry"]), KNOWN_OPTION_NAMES, logger);
 
   const rootKey = options.rootKey ?? env.UNKEY_ROOT_KEY;
   if (typeof rootKey !== "string" || rootKey.trim() === "") {
@@ -228,12 +227,20 @@ export function resolveCallOptions(config: ClientConfig, options: CallOptions | 
   };
 }
 
+/** A bad base URL as quoted in an error: never a part that may hold a secret. */
+function shownBaseUrl(value: unknown): string {
+  if (typeof value !== "string") return describe(value);
+  // user:password@ may be in it: never quoted, even when it does not parse.
+  if (value.includes("@")) return 'a value containing "@" (not shown: it may hold credentials)';
+  // A query or fragment may carry a token: only the origin and path before it are quoted.
+  const cut = value.search(/[?#]/);
+  return cut === -1 ? describe(value) : `${describe(value.slice(0, cut))} (its query and fragment are left out of this message)`;
+}
+
 function parseBaseUrl(value: unknown, fromEnv: boolean): string {
   const name = fromEnv ? "UNKEY_BASE_URL" : "option `baseUrl`";
-  // A value with "@" may carry user:password@: it is never quoted, even when it does not parse.
-  const shown = typeof value === "string" && value.includes("@") ? "a value containing \"@\" (not shown: it may hold credentials)" : describe(value);
   const fail = (why: string) =>
-    new KeyServiceConfigError("baseUrl", `createClient: ${name} ${why}, got ${shown}. Pass e.g. { baseUrl: "https://api.unkey.com" }.`);
+    new KeyServiceConfigError("baseUrl", `createClient: ${name} ${why}, got ${shownBaseUrl(value)}. Pass e.g. { baseUrl: "https://api.unkey.com" }.`);
   if (typeof value !== "string") throw fail("must be a string");
   let url: URL;
   try {
@@ -253,7 +260,7 @@ function parseBaseUrl(value: unknown, fromEnv: boolean): string {
 function parseRetry(where: string, value: RetryOptions | false | undefined, base: RetryPolicy): RetryPolicy | null {
   if (value === false) return null;
   if (value === undefined) return base;
-  if (typeof value !== "object" || value === null) {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new KeyServiceConfigError("retry", `${where}: option \`retry\` must be an object or false, got ${describe(value)}.`);
   }
   const factor = value.factor ?? base.factor;

@@ -20,7 +20,7 @@ import { checkCustomKey, extractKey, isPreflight, removeHeaders, type Extraction
 import { createDecisionReporter, type DecisionSource } from "./on-decision";
 import { parseOptions, type ApiKeyAuthOptions, type NextFunction } from "./options";
 import { rateLimitHeaders } from "./ratelimit-headers";
-import { resolveShape, ShapeError, type ResolvedShape } from "./request-shape";
+import { ShapeError, type ResolvedShape } from "./request-shape";
 import { attachResponder, createResponder, failOnce, isThenable, once, withResponder, type OnceNext } from "./respond";
 import { createVerifier, passes } from "./verify";
 
@@ -136,7 +136,7 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
   async function verify(req: Req, key: string, keyHash: string): Promise<Action> {
     let shape: ResolvedShape;
     try {
-      shape = fixedShape ?? (await resolveShape(config, req));
+      shape = fixedShape ?? (await config.resolveShape(req));
     } catch (e) {
       if (!(e instanceof ShapeError)) throw e;
       verifier.reportMisconfiguration(e.message);

@@ -10,19 +10,19 @@ import {
   type KeyServiceClient,
   type RetryOptions,
 } from "../client";
-import { normaliseCallSettings, parseTelemetry, type CallSettings } from "../client/options";
+import { normaliseCallSettings, parseTelemetry, RETRY_OPTION_NAMES, type CallSettings } from "../client/options";
 import type { TelemetryOptions, TelemetrySettings } from "../client/telemetry";
 import { ConfigError, describeValue as show, optionNames } from "../config-error";
 import { defaultLogger, type Logger } from "../logger";
-import { parsePermissionQuery } from "../protocol/permission-query";
+import { PermissionQuerySyntaxError } from "../protocol/permission-query";
 import type { VerifyKeyRequest } from "../protocol/types";
-import { warnUnknownOptions } from "../unknown-options";
+import { givenOptionNames, warnUnknownOptions } from "../unknown-options";
 import type { DenialContext } from "./denials";
 import type { KeyguardError } from "./errors";
 import type { ExtractOptions } from "./extract-key";
 import type { DecisionHandler } from "./on-decision";
 import { buildStatusPolicy, type StatusPolicyOverrides } from "./policy";
-import { checkCost, checkRatelimits, checkTags, staticShape, type ResolvedShape } from "./request-shape";
+import { checkCost, checkRatelimits, checkTags, planShape, type ResolvedShape, type ShapeOptions, type ShapePlan } from "./request-shape";
 import { memoryStore, type Store, type StoreSettings } from "./store";
 
 
@@ -163,6 +163,16 @@ export const OPTION_NAMES = optionNames<ApiKeyAuthOptions>()({
   onDecision: true, telemetry: true,
 });
 
+/** The names of {@link CacheOptions}; the compiler fails when one is missing here. */
+const CACHE_OPTION_NAMES = optionNames<CacheOptions>()({ ttl: true, negativeTtl: true, max: true });
+
+/** Every name warned about when unknown: the options, and those of `cache` and `retry` as `cache.ttl`, …. */
+const KNOWN_NAMES = Object.freeze([
+  ...OPTION_NAMES,
+  ...CACHE_OPTION_NAMES.map((k) => `cache.${k}`),
+  ...RETRY_OPTION_NAMES.map((k) => `retry.${k}`),
+]);
+
 export interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
   readonly client: KeyServiceClient;
   readonly extract: ExtractOptions;
@@ -173,6 +183,8 @@ export interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
   readonly tags: PerRequest<string[], Req> | undefined;
   /** The request shape when no option depends on the request (computed here, once). */
   readonly fixedShape: ResolvedShape | undefined;
+  /** One request's shape: only the option functions run and are checked; the static options were resolved here. */
+  readonly resolveShape: ShapePlan<Req>["resolve"];
   readonly optional: boolean;
   readonly denial: DenialContext;
   readonly onDenied: DeniedHandler<Req, Res> | undefined;
@@ -224,7 +236,7 @@ function frozenCopy<T>(v: T): T {
 function parseCache(v: unknown): (StoreSettings & { max: number | undefined }) | undefined {
   if (v === false) return undefined;
   if (v === undefined || v === true) return { ...DEFAULTS.cache, max: undefined };
-  if (typeof v !== "object" || v === null) return fail("cache", `cache is ${show(v)}; use false or { ttl, negativeTtl, max }.`);
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return fail("cache", `cache is ${show(v)}; use false or { ttl, negativeTtl, max }.`);
   const c = v as Record<string, unknown>;
   return {
     ttl: millis("cache.ttl", c.ttl, DEFAULTS.cache.ttl, 0),
@@ -318,6 +330,16 @@ function buildClient(
   );
 }
 
+/** Plans the request shape of the checked shape options; a static permission query is parsed here, once. */
+function planShapeOnce<Req>(options: ShapeOptions<Req>): ShapePlan<Req> {
+  try {
+    return planShape(options);
+  } catch (e) {
+    if (!(e instanceof PermissionQuerySyntaxError)) throw e;
+    return fail("permissions", `permissions ${JSON.stringify(options.permissions)} is not a valid query: ${e.message}.`);
+  }
+}
+
 /** Parses the options of `apiKeyAuth()` once. */
 export function parseOptions<Req extends IncomingMessage, Res extends ServerResponse>(
   input: ApiKeyAuthOptions<Req, Res> | undefined,
@@ -330,7 +352,7 @@ export function parseOptions<Req extends IncomingMessage, Res extends ServerResp
   if (typeof logger.warn !== "function" || typeof logger.error !== "function") {
     fail("logger", "logger needs warn(fields, msg) and error(fields, msg) methods (pino works).");
   }
-  warnUnknownOptions("apiKeyAuth", Object.keys(options), OPTION_NAMES, logger);
+  warnUnknownOptions("apiKeyAuth", givenOptionNames(options, ["cache", "retry"]), KNOWN_NAMES, logger);
 
   const header = parseHeader(options.header);
   const extract: ExtractOptions = Object.freeze({ bearer: bool(options, "bearer", true), header: header.name, headerLabel: header.label });
@@ -344,18 +366,18 @@ export function parseOptions<Req extends IncomingMessage, Res extends ServerResp
     fail("realm", `realm is ${show(realm)}; use printable ASCII without quotes or backslashes.`);
   }
 
-  if (typeof options.permissions === "string") {
-    try {
-      parsePermissionQuery(options.permissions);
-    } catch (e) {
-      fail("permissions", `permissions ${JSON.stringify(options.permissions)} is not a valid query: ${(e as Error).message}.`);
-    }
-  } else optionalFunction("permissions", options.permissions);
+  if (typeof options.permissions !== "string") optionalFunction("permissions", options.permissions);
   const shapeProblem = (name: string, problem: string | undefined) =>
     problem !== undefined && fail(name, `${name}${problem.startsWith("[") ? "" : " "}${problem}`);
   if (typeof options.cost !== "function") shapeProblem("cost", checkCost(options.cost));
   if (typeof options.ratelimits !== "function") shapeProblem("ratelimits", checkRatelimits(options.ratelimits));
   if (typeof options.tags !== "function") shapeProblem("tags", checkTags(options.tags));
+  const permissions = options.permissions;
+  // Copies, so that later changes to the caller's arrays cannot change what is sent.
+  const ratelimits = frozenCopy(options.ratelimits);
+  const tags = frozenCopy(options.tags);
+  const shapeOptions = { permissions, cost: options.cost, ratelimits, tags };
+  const shape = planShapeOnce(shapeOptions);
 
   const onServiceError = options.onServiceError ?? "closed";
   if (onServiceError !== "closed" && onServiceError !== "open") {
@@ -390,21 +412,17 @@ export function parseOptions<Req extends IncomingMessage, Res extends ServerResp
   const staleIfError = options.staleIfError === false ? 0 : millis("staleIfError", options.staleIfError, 0, 0);
   const cache = parseCache(options.cache);
   const store = parseStore(options.store, cache);
-  const permissions = options.permissions;
-  // Copies, so that later changes to the caller's arrays cannot change what is sent.
-  const ratelimits = frozenCopy(options.ratelimits);
-  const tags = frozenCopy(options.tags);
-  const shapeOptions = { permissions, cost: options.cost, ratelimits, tags };
 
   return Object.freeze({
     client: buildClient(options, logger, call.settings, telemetry),
     extract,
     getKey,
     ...shapeOptions,
-    fixedShape: staticShape(shapeOptions),
+    fixedShape: shape.fixed,
+    resolveShape: shape.resolve,
     optional: bool(options, "optional", false),
     denial: Object.freeze({
-      policy: buildStatusPolicy(options.policy),
+      policy: buildStatusPolicy(options.policy, logger),
       realm,
       keyHint: keyHint(extract, getKey !== undefined),
       rateLimitHeaders: bool(options, "rateLimitHeaders", true),

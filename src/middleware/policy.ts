@@ -1,7 +1,10 @@
 // The status policy: which HTTP status and Bearer `error` each outcome gets, as a data table.
 // Pure. The default table is frozen; user overrides are merged entry by entry at factory time.
 
-import { ConfigError } from "./errors";
+import type { Logger } from "../logger";
+import type { KnownVerifyCode } from "../protocol/types";
+import { nearestName } from "../unknown-options";
+import { ConfigError, ERROR_CODES } from "./errors";
 
 /** The `error` parameter of `WWW-Authenticate: Bearer …` (RFC 6750 §3.1). */
 export type BearerError = "invalid_request" | "invalid_token" | "insufficient_scope";
@@ -36,9 +39,16 @@ export type StatusPolicy = Readonly<Record<PolicyOutcome, StatusRule>> & Readonl
  * Overrides merged over the default table. A number is shorthand for `{ status }` with the
  * Bearer error that fits it (401 → `invalid_token`, 403 → `insufficient_scope`,
  * 400 → `invalid_request`; none for `MISSING_KEY` or other statuses).
- * Codes not in {@link PolicyOutcome} are allowed, for codes the service may add.
+ * Codes not in {@link PolicyOutcome} are allowed, for codes the service may add (with a warning,
+ * once, in case of a typo). `VALID`, `SERVICE_UNAVAILABLE`, `VERIFICATION_FAILED` and
+ * `INSUFFICIENT_SCOPE` cannot be set: their answers are not in the table.
  */
-export type StatusPolicyOverrides = Partial<Record<PolicyOutcome | (string & {}), StatusRule | number>>;
+export type StatusPolicyOverrides = Partial<Record<PolicyOutcome | (string & {}), StatusRule | number>> & {
+  readonly [K in FixedOutcome]?: never;
+};
+
+/** Outcomes the middleware answers itself, outside the table (see `FIXED_OUTCOMES`). */
+type FixedOutcome = "VALID" | "SERVICE_UNAVAILABLE" | "VERIFICATION_FAILED" | "INSUFFICIENT_SCOPE";
 
 const rule = (status: number, error?: BearerError): StatusRule =>
   Object.freeze(error === undefined ? { status } : { status, error });
@@ -56,6 +66,21 @@ export const DEFAULT_STATUS_POLICY: StatusPolicy = Object.freeze({
   USAGE_EXCEEDED: rule(429),
   UNKNOWN: rule(401, "invalid_token"),
 });
+
+// Every code the service is known to report, except VALID, has a row: the compiler checks it.
+const SERVICE_CODES_HAVE_ROWS: Exclude<KnownVerifyCode, "VALID"> extends PolicyOutcome ? true : never = true;
+void SERVICE_CODES_HAVE_ROWS;
+
+/**
+ * Outcomes whose answer is not in the table, so `policy` cannot change them: the middleware sets
+ * their status itself. Each with the reason given to a user who tries.
+ */
+const FIXED_OUTCOMES: Readonly<Record<string, string>> = Object.freeze({
+  VALID: "a valid key always passes",
+  [ERROR_CODES.serviceUnavailable]: "a key service that cannot answer is always 503 with Retry-After",
+  [ERROR_CODES.verificationFailed]: "a verification that fails by misconfiguration is always 500",
+  [ERROR_CODES.insufficientScope]: 'a guard\'s refusal is always 403 error="insufficient_scope"',
+} satisfies Record<FixedOutcome, string>);
 
 /**
  * Ready-made overrides. `forbidden`: the spec's "403 for anything except NOT_FOUND": every
@@ -101,22 +126,42 @@ function toRule(outcome: string, value: unknown): StatusRule {
   return rule(status, bearerError);
 }
 
-/** Merges overrides over the default table into a new frozen table. Throws {@link ConfigError}. */
-export function buildStatusPolicy(overrides: StatusPolicyOverrides | undefined): StatusPolicy {
+/**
+ * Merges overrides over the default table into a new frozen table. Throws {@link ConfigError};
+ * warns once on `logger` about codes that neither the table nor the service's protocol knows
+ * (a typo, or a code a newer service may send: such an entry is kept).
+ */
+export function buildStatusPolicy(overrides: StatusPolicyOverrides | undefined, logger: Logger): StatusPolicy {
   if (overrides === undefined) return DEFAULT_STATUS_POLICY;
   if (typeof overrides !== "object" || overrides === null || Array.isArray(overrides)) {
     throw new ConfigError("policy", "apiKeyAuth: policy must be an object of overrides, e.g. { EXPIRED: 403 } or STATUS_PRESETS.forbidden.");
   }
   const table: Record<string, StatusRule> = { ...DEFAULT_STATUS_POLICY };
+  const known = Object.keys(DEFAULT_STATUS_POLICY);
+  const unknown: string[] = [];
   for (const [outcome, value] of Object.entries(overrides)) {
     if (value === undefined) continue;
-    if (outcome === "VALID") {
-      throw new ConfigError("policy", "apiKeyAuth: policy.VALID cannot be set; a valid key always passes. Remove it.");
+    const fixed = Object.hasOwn(FIXED_OUTCOMES, outcome) ? FIXED_OUTCOMES[outcome] : undefined;
+    if (fixed !== undefined) {
+      const hook = outcome === "VALID" ? "" : ` To answer it differently, use onDenied (err.code === "${outcome}").`;
+      throw new ConfigError("policy", `apiKeyAuth: policy.${outcome} cannot be set; ${fixed}.${hook} Remove it.`);
     }
     if (!/^[A-Z][A-Z0-9_]*$/.test(outcome)) {
       throw new ConfigError("policy", `apiKeyAuth: policy key ${JSON.stringify(outcome)} is not a code; codes are upper case, e.g. EXPIRED or MISSING_KEY.`);
     }
     table[outcome] = toRule(outcome, value);
+    if (!known.includes(outcome)) unknown.push(outcome);
+  }
+  if (unknown.length > 0) {
+    const didYouMean: Record<string, string> = {};
+    for (const code of unknown) {
+      const near = nearestName(code, known);
+      if (near !== undefined) didYouMean[code] = near;
+    }
+    logger.warn(
+      { unknownCodes: unknown, didYouMean },
+      `apiKeyAuth: policy names unknown code(s) ${unknown.join(", ")} (neither a row of the status table nor a code the key service is known to send); each applies only if the service answers it`,
+    );
   }
   return Object.freeze(table) as StatusPolicy;
 }

@@ -1,6 +1,7 @@
 // What a verification asks besides the key: permission query, credit cost, rate limits, tags,
 // fixed or computed per request. Also decides whether the answer may come from the cache. The
-// permission query is parsed here, once per shape (so once at factory time when it is fixed).
+// static options are resolved once, at factory time (a fixed permission query parsed then); per
+// request only the option functions run, and only what they return is checked and parsed.
 
 import { parsePermissionQuery } from "../protocol/permission-query";
 import type { VerifyKeyRequest } from "../protocol/types";
@@ -62,10 +63,6 @@ export function checkTags(v: unknown): string | undefined {
   return undefined;
 }
 
-async function valueOf<T, Req>(option: PerRequest<T, Req> | undefined, req: Req): Promise<T | undefined> {
-  return typeof option === "function" ? (option as (req: Req) => T | undefined | Promise<T | undefined>)(req) : option;
-}
-
 export interface ShapeOptions<Req> {
   readonly permissions: PerRequest<string, Req> | undefined;
   readonly cost: PerRequest<number, Req> | undefined;
@@ -73,61 +70,99 @@ export interface ShapeOptions<Req> {
   readonly tags: PerRequest<string[], Req> | undefined;
 }
 
-/**
- * Computes the request shape for one request. Errors thrown by the option functions propagate;
- * a returned value the service would reject throws {@link ShapeError}.
- */
-export async function resolveShape<Req>(options: ShapeOptions<Req>, req: Req): Promise<ResolvedShape> {
-  const [permissions, cost, ratelimits, tags] = await Promise.all([
-    valueOf(options.permissions, req),
-    valueOf(options.cost, req),
-    valueOf(options.ratelimits, req),
-    valueOf(options.tags, req),
-  ]);
-  return buildShape(permissions, cost, ratelimits, tags);
+/** How each request's shape is found, decided once at factory time. */
+export interface ShapePlan<Req> {
+  /** The shape of every request when no option is a function; undefined otherwise. */
+  readonly fixed: ResolvedShape | undefined;
+  /**
+   * One request's shape: calls the option functions and checks only what they return; the static
+   * options were checked, copied and parsed once. Errors thrown by the functions propagate; a
+   * returned value the service would reject throws {@link ShapeError}.
+   */
+  readonly resolve: (req: Req) => Promise<ResolvedShape>;
 }
 
-/**
- * The shape shared by every request when no option is a function, computed once at factory
- * time; undefined when some option depends on the request.
- */
-export function staticShape<Req>(options: ShapeOptions<Req>): ResolvedShape | undefined {
-  const values = [options.permissions, options.cost, options.ratelimits, options.tags];
-  if (values.some((v) => typeof v === "function")) return undefined;
-  return buildShape(
-    options.permissions as string | undefined,
-    options.cost as number | undefined,
-    options.ratelimits as VerifyRatelimit[] | undefined,
-    options.tags as string[] | undefined,
-  );
+type Computed<T, Req> = ((req: Req) => T | undefined | Promise<T | undefined>) | undefined;
+
+const computed = <T, Req>(option: PerRequest<T, Req> | undefined): Computed<T, Req> =>
+  typeof option === "function" ? (option as Computed<T, Req>) : undefined;
+
+async function valueOf<T, Req>(fn: Computed<T, Req>, req: Req): Promise<T | undefined> {
+  return fn === undefined ? undefined : fn(req);
 }
 
-function buildShape(
-  permissions: string | undefined,
-  cost: number | undefined,
-  ratelimits: VerifyRatelimit[] | undefined,
-  tags: string[] | undefined,
-): ResolvedShape {
-  const body: VerifyShape = {};
-  let scope: string | undefined;
-  if (permissions !== undefined && permissions !== "") {
-    if (typeof permissions !== "string") throw new ShapeError(`permissions returned ${typeof permissions}, not a query string`);
-    try {
-      scope = scopeOf(parsePermissionQuery(permissions));
-    } catch (e) {
-      throw new ShapeError(`permissions returned an invalid query: ${(e as Error).message}`);
-    }
-    body.permissions = permissions;
+/** The body's part for a permission query, and its `scope`; "" or undefined sends none. */
+function permissionPart(permissions: string | undefined): { body: VerifyShape; scope: string | undefined } {
+  if (permissions === undefined || permissions === "") return { body: {}, scope: undefined };
+  return { body: { permissions }, scope: scopeOf(parsePermissionQuery(permissions)) };
+}
+
+function computedPermissions(value: unknown): { body: VerifyShape; scope: string | undefined } {
+  if (value !== undefined && value !== "" && typeof value !== "string") {
+    throw new ShapeError(`permissions returned ${typeof value}, not a query string`);
   }
-  const problem = checkCost(cost) ?? checkRatelimits(ratelimits) ?? checkTags(tags);
-  if (problem !== undefined) throw new ShapeError(`a computed cost, ratelimits or tags value ${problem}`);
-  if (cost !== undefined) body.credits = { cost };
-  if (ratelimits !== undefined && ratelimits.length > 0) body.ratelimits = ratelimits.map((r) => ({ ...r }));
-  if (tags !== undefined && tags.length > 0) body.tags = [...tags];
+  try {
+    return permissionPart(value);
+  } catch (e) {
+    throw new ShapeError(`permissions returned an invalid query: ${(e as Error).message}`);
+  }
+}
+
+const costPart = (cost: number | undefined): VerifyShape => (cost === undefined ? {} : { credits: { cost } });
+const ratelimitsPart = (ratelimits: readonly VerifyRatelimit[] | undefined): VerifyShape =>
+  ratelimits === undefined || ratelimits.length === 0 ? {} : { ratelimits: ratelimits.map((r) => ({ ...r })) };
+const tagsPart = (tags: readonly string[] | undefined): VerifyShape =>
+  tags === undefined || tags.length === 0 ? {} : { tags: [...tags] };
+
+function shapeOf(body: VerifyShape, scope: string | undefined): ResolvedShape {
   return Object.freeze({
     body,
     cacheable: body.credits === undefined && body.ratelimits === undefined,
     query: body.permissions ?? "",
     scope,
   });
+}
+
+/**
+ * Plans the request shape once, at factory time. The static options must already be valid (the
+ * options' parser checks them): here they are resolved into the parts of the body they give.
+ */
+export function planShape<Req>(options: ShapeOptions<Req>): ShapePlan<Req> {
+  const fn = {
+    permissions: computed(options.permissions),
+    cost: computed(options.cost),
+    ratelimits: computed(options.ratelimits),
+    tags: computed(options.tags),
+  };
+  const fixedPermissions = fn.permissions === undefined ? permissionPart(options.permissions as string | undefined) : undefined;
+  const fixedCost = fn.cost === undefined ? costPart(options.cost as number | undefined) : undefined;
+  const fixedRatelimits = fn.ratelimits === undefined ? ratelimitsPart(options.ratelimits as VerifyRatelimit[] | undefined) : undefined;
+  const fixedTags = fn.tags === undefined ? tagsPart(options.tags as string[] | undefined) : undefined;
+
+  if (fixedPermissions !== undefined && fixedCost !== undefined && fixedRatelimits !== undefined && fixedTags !== undefined) {
+    const fixed = shapeOf({ ...fixedPermissions.body, ...fixedCost, ...fixedRatelimits, ...fixedTags }, fixedPermissions.scope);
+    return Object.freeze({ fixed, resolve: () => Promise.resolve(fixed) });
+  }
+
+  const resolve = async (req: Req): Promise<ResolvedShape> => {
+    const [permissions, cost, ratelimits, tags] = await Promise.all([
+      valueOf(fn.permissions, req),
+      valueOf(fn.cost, req),
+      valueOf(fn.ratelimits, req),
+      valueOf(fn.tags, req),
+    ]);
+    const query = fixedPermissions ?? computedPermissions(permissions);
+    const problem = checkCost(cost) ?? checkRatelimits(ratelimits) ?? checkTags(tags);
+    if (problem !== undefined) throw new ShapeError(`a computed cost, ratelimits or tags value ${problem}`);
+    return shapeOf(
+      {
+        ...query.body,
+        ...(fixedCost ?? costPart(cost)),
+        ...(fixedRatelimits ?? ratelimitsPart(ratelimits)),
+        ...(fixedTags ?? tagsPart(tags)),
+      },
+      query.scope,
+    );
+  };
+  return Object.freeze({ fixed: undefined, resolve });
 }

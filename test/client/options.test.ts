@@ -92,6 +92,7 @@ describe("misconfiguration", () => {
     ["retry.factor", { retry: { factor: 0.5 } }, "retry.factor"],
     ["retry.jitter", { retry: { jitter: 2 } }, "retry.jitter"],
     ["retry", { retry: true }, "retry"],
+    ["retry", { retry: [] }, "must be an object or false, got an array"],
     ["fetch", { fetch: "fetch" }, "fetch"],
     ["logger", { logger: {} }, "logger"],
     ["maxResponseBytes", { maxResponseBytes: 0 }, "maxResponseBytes"],
@@ -125,7 +126,9 @@ describe("misconfiguration", () => {
   it("per-call options are checked too", () => {
     const config = parseClientOptions({ rootKey: "r" }, {});
     expect(() => resolveCallOptions(config, { timeout: -5 }, "keys.verifyKey")).toThrow(/keys\.verifyKey: option `timeout`/);
-    expect(() => resolveCallOptions(config, { tiemout: 5 } as never, "keys.verifyKey")).toThrow(/unknown call option `tiemout`/);
+    expect(() => resolveCallOptions(config, { tiemout: 5 } as never, "keys.verifyKey")).toThrow(
+      "keys.verifyKey: unknown call option `tiemout`. Known: timeout, deadline, retry, signal.",
+    );
     expect(() => resolveCallOptions(config, { signal: {} } as never, "keys.verifyKey")).toThrow(/signal/);
     expect(resolveCallOptions(config, { timeout: 10, retry: { attempts: 2 } }, "op")).toMatchObject({ timeout: 10, deadline: 31_000, retry: { attempts: 2, factor: 2 } });
   });

@@ -13,6 +13,7 @@ import {
 } from "../../src/middleware/denials";
 import { isKeyguardError, KeyRejectedError, MissingKeyError } from "../../src/middleware/errors";
 import { problemBody } from "../../src/middleware/respond";
+import { silentLogger } from "../../src/logger";
 import { classifyServiceFailure } from "../../src/middleware/verify";
 
 const ctx: DenialContext = { policy: DEFAULT_STATUS_POLICY, realm: "api", keyHint: "send it in X-API-Key", rateLimitHeaders: true };
@@ -38,7 +39,7 @@ describe("denials", () => {
   it("FORBIDDEN (which the local service can also produce) → 403 insufficient_scope; 403 under the preset", () => {
     const result = { valid: false, code: "FORBIDDEN", keyId: "key_1" } as const;
     expect(rejectedKeyDenial(ctx, result, { now })).toMatchObject({ status: 403, code: "FORBIDDEN", headers: { "WWW-Authenticate": 'Bearer realm="api", error="insufficient_scope"' } });
-    const preset = { ...ctx, policy: buildStatusPolicy(STATUS_PRESETS.forbidden) };
+    const preset = { ...ctx, policy: buildStatusPolicy(STATUS_PRESETS.forbidden, silentLogger) };
     expect(rejectedKeyDenial(preset, result, { now }).status).toBe(403);
     expect(rejectedKeyDenial(preset, { valid: false, code: "NOT_FOUND" }, { now }).status).toBe(401);
   });

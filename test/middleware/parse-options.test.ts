@@ -68,6 +68,8 @@ describe("parseOptions", () => {
     [{ deadline: 1.5 }, /option `deadline` must be an integer .* got 1\.5\. Leave it undefined for the default \(2500\)/],
     [{ cache: { ttl: -1 } }, /cache\.ttl is -1/],
     [{ cache: "yes" }, /cache is "yes"/],
+    [{ cache: [] }, "apiKeyAuth: cache is an array; use false or { ttl, negativeTtl, max }."],
+    [{ retry: [] }, "apiKeyAuth: option `retry` must be an object or false, got an array."],
     [{ staleIfError: "1m" }, /staleIfError is "1m"/],
     [{ header: "X API Key" }, /header is "X API Key"/],
     [{ header: "authorization" }, /bearer` already reads/],
@@ -81,6 +83,9 @@ describe("parseOptions", () => {
     [{ onDenied: () => {}, passErrors: true }, /either onDenied or passErrors/],
     [{ optional: "yes" }, /optional is "yes"/],
     [{ policy: { EXPIRED: 99 } }, /policy\.EXPIRED\.status is 99/],
+    [{ policy: { SERVICE_UNAVAILABLE: 500 } }, /policy\.SERVICE_UNAVAILABLE cannot be set/],
+    [{ policy: { VERIFICATION_FAILED: 503 } }, /policy\.VERIFICATION_FAILED cannot be set/],
+    [{ policy: { INSUFFICIENT_SCOPE: 401 } }, /policy\.INSUFFICIENT_SCOPE cannot be set/],
     [{ retry: 3 }, "apiKeyAuth: option `retry` must be an object or false, got 3."],
     [{ retry: { attempts: 0 } }, "apiKeyAuth: option `retry.attempts` must be an integer from 1 to 20, got 0. Leave it undefined for the default (2)."],
     [{ retry: { jitter: 2 } }, /option `retry\.jitter` must be a number from 0 to 1, got 2/],
@@ -92,6 +97,21 @@ describe("parseOptions", () => {
   ] as Array<[Record<string, unknown>, string | RegExp]>)("rejects %j", (bad, message) => {
     expect(() => parseOptions({ ...ok, ...bad } as ApiKeyAuthOptions)).toThrow(ConfigError);
     expect(() => parseOptions({ ...ok, ...bad } as ApiKeyAuthOptions)).toThrow(message);
+  });
+
+  it("leaves a base URL's query and fragment out of the error, where a token may be", () => {
+    for (const baseUrl of ["https://proxy.example/?token=SECRET123", "http://127.0.0.1:9/prefix#SECRET123"]) {
+      let err: unknown;
+      try {
+        apiKeyAuth({ ...ok, baseUrl });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(ConfigError);
+      expect(err).toMatchObject({ option: "baseUrl" });
+      expect((err as Error).message).toMatch(/must not have a query or fragment, got "[^"?#]+" \(its query and fragment are left out of this message\)/);
+      expect(JSON.stringify({ message: (err as Error).message, ...(err as object) })).not.toContain("SECRET123");
+    }
   });
 
   it("never puts the root key in an error message", () => {
@@ -113,6 +133,39 @@ describe("parseOptions", () => {
         fields: { unknownOptions: ["optinal", "realmm", "whatever"], didYouMean: { optinal: "optional", realmm: "realm" } },
       },
     ]);
+  });
+
+  it("warns about unknown names inside cache and retry too, in the same one warning", () => {
+    const logger = recordingLogger();
+    const config = parseOptions({ ...ok, logger, optinal: true, cache: { ttll: 5, max: 10 }, retry: { attemps: 3 } } as ApiKeyAuthOptions);
+    expect(logger.entries).toEqual([
+      {
+        level: "warn",
+        message: "apiKeyAuth: ignoring unknown option(s) optinal, cache.ttll, retry.attemps",
+        fields: {
+          unknownOptions: ["optinal", "cache.ttll", "retry.attemps"],
+          didYouMean: { optinal: "optional", "cache.ttll": "cache.ttl", "retry.attemps": "retry.attempts" },
+        },
+      },
+    ]);
+    // Ignored as the warning says: the defaults apply.
+    expect(config.cache).toEqual({ ttl: 30_000, negativeTtl: 5_000 });
+    expect(config.call.settings.retry?.attempts).toBe(2);
+  });
+
+  it("says nothing when every name inside cache and retry is known", () => {
+    const logger = recordingLogger();
+    parseOptions({ ...ok, logger, cache: { ttl: 1, negativeTtl: 2, max: 3 }, retry: { attempts: 1, initialDelay: 1, factor: 1, maxDelay: 1, jitter: 0 } });
+    parseOptions({ ...ok, logger, cache: false, retry: false });
+    expect(logger.entries).toEqual([]);
+  });
+
+  it("warns through the configured logger about a policy code nobody sends (a typo), and keeps it", () => {
+    const logger = recordingLogger();
+    const config = parseOptions({ ...ok, logger, policy: { EXPIRD: 403 } });
+    expect(logger.entries).toHaveLength(1);
+    expect(logger.entries[0]).toMatchObject({ level: "warn", fields: { unknownCodes: ["EXPIRD"], didYouMean: { EXPIRD: "EXPIRED" } } });
+    expect(config.denial.policy.EXPIRD).toEqual({ status: 403, error: "insufficient_scope" });
   });
 
   it("merges a partial retry over the middleware's defaults", () => {

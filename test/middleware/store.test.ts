@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { KeyServiceClient } from "keyguard/client";
 import { ConfigError, silentLogger } from "keyguard";
-import { staticShape } from "../../src/middleware/request-shape";
+import { planShape } from "../../src/middleware/request-shape";
 import { memoryStore, storableFor } from "../../src/middleware/store";
 import { createVerifier } from "../../src/middleware/verify";
 import { invalidateAll, invalidateKey, invalidateKeyId, parseInvalidation } from "../../src/protocol/invalidation";
@@ -14,8 +14,8 @@ import type { VerifyKeyResult } from "../../src/protocol/types";
 const settings = { ttl: 30_000, negativeTtl: 5_000 };
 const VALID: VerifyKeyResult = { valid: true, code: "VALID", keyId: "key_1", enabled: true };
 const NOT_FOUND: VerifyKeyResult = { valid: false, code: "NOT_FOUND" };
-const SHAPE = staticShape({ permissions: undefined, cost: undefined, ratelimits: undefined, tags: undefined })!;
-const QUERY = staticShape({ permissions: "x.read", cost: undefined, ratelimits: undefined, tags: undefined })!;
+const SHAPE = planShape({ permissions: undefined, cost: undefined, ratelimits: undefined, tags: undefined }).fixed!;
+const QUERY = planShape({ permissions: "x.read", cost: undefined, ratelimits: undefined, tags: undefined }).fixed!;
 const ref = (key: string, query = "") => ({ keyHash: keyHash(key), query });
 
 beforeEach(() => {
@@ -232,7 +232,7 @@ describe("the verifier over a store", () => {
     const { verify, verifier } = verifierFor(c.client);
     await settle(verify("a"));
     answer = { ...VALID, credits: 5 };
-    await settle(verifier.verify("a", keyHash("a"), staticShape({ permissions: undefined, cost: 1, ratelimits: undefined, tags: undefined })!));
+    await settle(verifier.verify("a", keyHash("a"), planShape({ permissions: undefined, cost: 1, ratelimits: undefined, tags: undefined }).fixed!));
     expect(verifier.peek(keyHash("a"), SHAPE)).toBeUndefined();
     await settle(Promise.all([verify("a"), verify("a")]));
     expect(c.calls()).toBe(4);

@@ -61,6 +61,12 @@ describe("types", () => {
     expectTypeOf<{ permissions: (req: Request) => string }>().toExtend<ApiKeyAuthOptions<Request>>();
     expectTypeOf<{ cost: number; tags: string[]; cache: false; staleIfError: number }>().toExtend<ApiKeyAuthOptions>();
     expectTypeOf<{ onServiceError: "maybe" }>().not.toExtend<ApiKeyAuthOptions>();
+    // The outcomes the middleware answers itself cannot be overridden; other codes can.
+    expectTypeOf<{ policy: { EXPIRED: 403; NEW_CODE: { status: 402 } } }>().toExtend<ApiKeyAuthOptions>();
+    expectTypeOf<{ policy: { SERVICE_UNAVAILABLE: 500 } }>().not.toExtend<ApiKeyAuthOptions>();
+    expectTypeOf<{ policy: { VERIFICATION_FAILED: { status: 503 } } }>().not.toExtend<ApiKeyAuthOptions>();
+    expectTypeOf<{ policy: { INSUFFICIENT_SCOPE: 401 } }>().not.toExtend<ApiKeyAuthOptions>();
+    expectTypeOf<{ policy: { VALID: 200 } }>().not.toExtend<ApiKeyAuthOptions>();
     expectTypeOf<{ cost: string }>().not.toExtend<ApiKeyAuthOptions>();
     expectTypeOf<ReturnType<DeniedHandler>>().toEqualTypeOf<void | Promise<void>>();
     apiKeyAuth<Request, Response>({

@@ -3,13 +3,13 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { KeyServiceClient } from "keyguard/client";
 import { silentLogger } from "keyguard";
-import { staticShape } from "../../src/middleware/request-shape";
+import { planShape } from "../../src/middleware/request-shape";
 import { memoryStore } from "../../src/middleware/store";
 import { createVerifier } from "../../src/middleware/verify";
 import { keyHash } from "../../src/protocol/key-hash";
 import type { VerifyKeyResult } from "../../src/protocol/types";
 
-const SHAPE = staticShape({ permissions: undefined, cost: undefined, ratelimits: undefined, tags: undefined })!;
+const SHAPE = planShape({ permissions: undefined, cost: undefined, ratelimits: undefined, tags: undefined }).fixed!;
 const H = keyHash("sk_1");
 const CHARGED: VerifyKeyResult = { valid: true, code: "VALID", keyId: "key_1", credits: 9 };
 
