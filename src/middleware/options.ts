@@ -144,7 +144,7 @@ export interface ApiKeyAuthOptions<Req extends IncomingMessage = IncomingMessage
   telemetry?: boolean | TelemetryOptions;
 }
 
-export const DEFAULTS = Object.freeze({
+const DEFAULTS = Object.freeze({
   header: "X-API-Key",
   realm: "api",
   timeout: 1000,
@@ -173,7 +173,7 @@ const KNOWN_NAMES = Object.freeze([
   ...RETRY_OPTION_NAMES.map((k) => `retry.${k}`),
 ]);
 
-export interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
+interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
   readonly client: KeyServiceClient;
   readonly extract: ExtractOptions;
   readonly getKey: ((req: Req) => unknown) | undefined;
