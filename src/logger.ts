@@ -39,9 +39,9 @@ export const defaultLogger: Logger = Object.freeze({
 // first event of a kind is logged, then at most one per interval with a count of the rest.
 
 /** How often one kind of event may be logged. */
-export const LOG_INTERVAL_MS = 60_000;
+const LOG_INTERVAL_MS = 60_000;
 
-export interface ThrottleDecision {
+interface ThrottleDecision {
   log: boolean;
   /** Events of this kind not logged since the last logged one. */
   suppressed: number;

@@ -2,7 +2,7 @@
 // attempt's timer in one), and racing a promise that may ignore its signal.
 
 /** A signal for one attempt; `dispose()` stops its timer and detaches it from the caller's signal. */
-export interface AttemptSignal {
+interface AttemptSignal {
   readonly signal: AbortSignal;
   dispose(): void;
 }

@@ -15,7 +15,7 @@ export interface EnsurePermissionInput {
 }
 
 /** The operations ensure() needs; the client's permissions namespace provides them. */
-export interface PermissionOps {
+interface PermissionOps {
   listAllPermissions(body?: Omit<ListPermissionsRequest, "cursor">, options?: CallOptions): AsyncGenerator<Permission, void, undefined>;
   createPermission(body: CreatePermissionRequest, options?: CallOptions): Promise<CreatePermissionResult>;
   getPermission(body: GetPermissionRequest, options?: CallOptions): Promise<Permission>;

@@ -7,12 +7,12 @@ import type { Pagination, ValidationErrorDetail } from "../protocol/types";
 import { LIST_OPERATIONS } from "../protocol/types";
 import { redact, safeRequestId } from "./redact";
 
-export type ParsedSuccess =
+type ParsedSuccess =
   | { ok: true; data: object; requestId: string; pagination?: Pagination }
   | { ok: false; reason: string; requestId?: string };
 
 /** What an error answer says, or what we say for it when it is not an envelope. */
-export interface ParsedError {
+interface ParsedError {
   requestId?: string;
   title: string;
   detail: string;

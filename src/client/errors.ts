@@ -48,7 +48,7 @@ export class KeyServiceError extends Error {
   }
 }
 
-export interface HttpErrorInit extends Omit<BaseInit, "retryable"> {
+interface HttpErrorInit extends Omit<BaseInit, "retryable"> {
   status: number;
   title: string;
   detail: string;

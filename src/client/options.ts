@@ -100,11 +100,11 @@ export interface CallConfig {
   readonly signal: AbortSignal | undefined;
 }
 
-export const DEFAULT_BASE_URL = "https://api.unkey.com";
-export const DEFAULT_TIMEOUT = 5000;
-export const DEFAULT_DEADLINE = 31_000;
-export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
-export const DEFAULT_USER_AGENT = "keyguard";
+const DEFAULT_BASE_URL = "https://api.unkey.com";
+const DEFAULT_TIMEOUT = 5000;
+const DEFAULT_DEADLINE = 31_000;
+const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+const DEFAULT_USER_AGENT = "keyguard";
 
 const MAX_TIMER_MS = 2_147_483_647; // the largest delay a Node timer accepts
 const CLIENT_KEYS = new Set(

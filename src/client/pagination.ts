@@ -13,7 +13,7 @@ export interface ListAllOptions extends CallOptions {
   maxPages?: number;
 }
 
-export const DEFAULT_MAX_PAGES = 1000;
+const DEFAULT_MAX_PAGES = 1000;
 
 /**
  * Yields every item of every page, fetching the next page only when the previous one is consumed.

@@ -12,7 +12,7 @@ export function redact(text: string, secrets: readonly string[]): string {
 // What the service's request ids look like (`req_…`); anything else is not passed on.
 const REQUEST_ID = /^[A-Za-z0-9_-]{1,128}$/;
 /** Stands for a request id the service sent but the client will not pass on. */
-export const UNKNOWN_REQUEST_ID = "unknown";
+const UNKNOWN_REQUEST_ID = "unknown";
 
 /**
  * A request id safe to put in errors, logs and results: `id` itself when it looks like one and

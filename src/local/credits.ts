@@ -38,7 +38,7 @@ export function dueRefill(credits: CreditsRecord | undefined, now: number): DueR
 }
 
 /** Whether this refill fell due for these credits (their last refill is before its boundary). */
-export function refillIsDue(credits: CreditsRecord, refill: DueRefill | undefined): refill is DueRefill {
+function refillIsDue(credits: CreditsRecord, refill: DueRefill | undefined): refill is DueRefill {
   return refill !== undefined && credits.lastRefillAt < refill.boundary;
 }
 

@@ -6,7 +6,7 @@ import { encodeBase58 } from "./base58";
 
 export const DEFAULT_BYTE_LENGTH = 16;
 
-export interface GeneratedKey {
+interface GeneratedKey {
   key: string;
   hash: string;
   start: string;

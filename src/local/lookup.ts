@@ -34,7 +34,7 @@ export async function findKey(tx: StoreTx, workspaceId: string, keyId: string): 
   return key;
 }
 
-export function keyNotFound(keyId: string): ServiceError {
+function keyNotFound(keyId: string): ServiceError {
   return new ServiceError("data.key_not_found", `The key ${JSON.stringify(keyId)} does not exist or has been deleted.`);
 }
 
@@ -92,7 +92,7 @@ export async function resolveRoles(tx: StoreTx, workspaceId: string, refs: reado
 }
 
 /** An identity by id or externalId. */
-export async function findIdentity(tx: StoreTx, workspaceId: string, ref: string): Promise<IdentityRecord | undefined> {
+async function findIdentity(tx: StoreTx, workspaceId: string, ref: string): Promise<IdentityRecord | undefined> {
   return (await inWorkspace(tx, "identities", workspaceId, ref)) ?? (await tx.find("identities", workspaceId, "externalId", ref))[0];
 }
 

@@ -7,7 +7,7 @@ import { TABLE_NAMES } from "./storage";
 import { sqliteStore } from "./stores/sqlite";
 
 /** How many records of each table were imported. */
-export type MigrationCounts = Record<(typeof TABLE_NAMES)[number], number>;
+type MigrationCounts = Record<(typeof TABLE_NAMES)[number], number>;
 
 /**
  * Imports the JSON state file `jsonFile` into the SQLite data file `dataFile` (created when

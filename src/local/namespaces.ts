@@ -24,7 +24,7 @@ export async function requireNamespace(tx: StoreTx, workspaceId: string, ref: st
  * The id of the namespace `name` creates in a workspace: derived from both, so that requests
  * racing to create it (ratelimit.limit runs outside transactions) all write the same record.
  */
-export function namespaceIdFor(workspaceId: string, name: string): string {
+function namespaceIdFor(workspaceId: string, name: string): string {
   const digest = createHash("sha256").update(`${workspaceId}\0${name}`, "utf8").digest();
   return `rlns_${encodeBase58Fixed(BigInt(`0x${digest.subarray(0, 16).toString("hex")}`), 22)}`;
 }

@@ -13,7 +13,7 @@ import type { Schema } from "./validate";
  * racing requests may repeat without harm (a namespace created on first use under an id derived from
  * its name; a migrated key rehashed to the same hash).
  */
-export type Access = "read" | "write" | "direct";
+type Access = "read" | "write" | "direct";
 
 export interface OpContext {
   tx: StoreTx;

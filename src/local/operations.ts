@@ -14,7 +14,7 @@ import { verifyKeyOperation } from "./handlers/verify-key";
 import * as workspace from "./handlers/workspace";
 import type { ExtensionDef, OperationTable } from "./operation";
 
-export const OPERATIONS: Readonly<OperationTable> = Object.freeze({
+const OPERATIONS: Readonly<OperationTable> = Object.freeze({
   "keys.verifyKey": verifyKeyOperation,
   "keys.createKey": createKey.createKeyOperation,
   "keys.getKey": keys.getKeyOperation,

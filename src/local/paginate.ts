@@ -2,9 +2,9 @@
 // next page's first item (inclusive), omitted on the last page.
 import type { Pagination } from "../protocol/types";
 
-export const DEFAULT_PAGE_SIZE = 100;
+const DEFAULT_PAGE_SIZE = 100;
 
-export interface Page<T> {
+interface Page<T> {
   items: T[];
   pagination: Pagination;
 }

@@ -13,7 +13,7 @@ export interface WindowCounter {
 }
 
 /** A counter to write after a check that passed: its new counts. */
-export interface CounterWrite {
+interface CounterWrite {
   check: LimitCheck;
   value: WindowCounter;
 }
@@ -37,7 +37,7 @@ export function namespaceCounter(workspaceId: string, namespace: string, identif
 }
 
 /** The counts as seen at `now`: rolled into the current window. */
-export function rollWindow(stored: WindowCounter | undefined, duration: number, now: number): WindowCounter {
+function rollWindow(stored: WindowCounter | undefined, duration: number, now: number): WindowCounter {
   const window = Math.floor(now / duration);
   if (stored) {
     if (stored.window === window) return { window, current: stored.current, previous: stored.previous };

@@ -7,7 +7,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { ServiceError } from "./envelope";
 
 /** Largest request body accepted, in bytes (after decompression). */
-export const BODY_LIMIT_BYTES = 1024 * 1024;
+const BODY_LIMIT_BYTES = 1024 * 1024;
 const BODY_LIMIT_TEXT = "1mb";
 
 /** Whether the request carries a body at all (chunked, or a positive Content-Length). */

@@ -3,7 +3,7 @@
 import type { ValidationErrorDetail } from "../protocol/types";
 import { arr, bool, int, nullable, obj, oneOf, record, str, type Schema } from "./validate";
 
-export const SLUG_PATTERN = /^[A-Za-z0-9_:\-.*]+$/;
+const SLUG_PATTERN = /^[A-Za-z0-9_:\-.*]+$/;
 export const slug = (): Schema =>
   str({ max: 128, pattern: SLUG_PATTERN, patternHint: "Use letters, digits and _ : - . * only." });
 
@@ -14,7 +14,7 @@ const ID_HINT = "Use the id as returned, e.g. key_… (letters, digits and under
 export const id = (min = 3): Schema => str({ min, max: 255, pattern: ID_PATTERN, patternHint: ID_HINT });
 
 /** Latest accepted `expires` (and rerollKey `expiration`): 2100-01-01T00:00:00Z in Unix ms. */
-export const MAX_EXPIRES = 4102444800000;
+const MAX_EXPIRES = 4102444800000;
 export const expires = (): Schema => int({ min: 0, max: MAX_EXPIRES });
 
 /** Longest window of `ratelimit.limit`: 30 days in ms. */
@@ -30,7 +30,7 @@ export const meta = (): Schema => record({ maxProperties: 100 });
 /** A role name in a key's `roles[]`, createRole, getRole and deleteRole. */
 export const roleName = (): Schema => str({ max: 128 });
 
-export const ratelimitRequest = (): Schema =>
+const ratelimitRequest = (): Schema =>
   obj(
     { name: str({ min: 3, max: 128 }), limit: int({ min: 1 }), duration: int({ min: 1000 }), autoApply: bool() },
     ["name", "limit", "duration", "autoApply"],

@@ -8,11 +8,11 @@ import { LocalServiceArgumentError } from "./argument-error";
 /** Meta value holding the bootstrap ids, as JSON `{ workspaceId, apiId }`. */
 export const BOOTSTRAP_META = "bootstrap";
 /** Meta value listing every workspace id, as a JSON array: how an export finds the workspaces. */
-export const WORKSPACES_META = "workspaces";
+const WORKSPACES_META = "workspaces";
 /** Meta value holding the registered key migrations, as a JSON object of `KeyMigrationRecord` by id. */
 export const KEY_MIGRATIONS_META = "keyMigrations";
 
-export function emptyState(): LocalState {
+function emptyState(): LocalState {
   return {
     version: 1,
     workspaces: {},
@@ -51,7 +51,7 @@ export function stateMeta(state: LocalState): Array<[name: string, value: string
 }
 
 /** Every record of every workspace, read through `tx` (inside a transaction for a consistent copy). */
-export async function exportFrom(tx: StoreTx): Promise<LocalState> {
+async function exportFrom(tx: StoreTx): Promise<LocalState> {
   const state = emptyState();
   const bootstrap = await tx.getMeta(BOOTSTRAP_META);
   if (bootstrap !== undefined) state.bootstrap = JSON.parse(bootstrap) as LocalState["bootstrap"];

@@ -5,7 +5,7 @@ import type { Logger } from "../logger";
 import { ServiceError } from "./envelope";
 
 /** Minimum time between two log lines of the same failure kind. */
-export const STORE_FAILURE_LOG_EVERY_MS = 10_000;
+const STORE_FAILURE_LOG_EVERY_MS = 10_000;
 
 /** Whether `err` says the store cannot serve now (any copy of `StoreUnavailableError`). */
 export function isStoreUnavailable(err: unknown): err is Error {

@@ -32,7 +32,7 @@ export const record = (o: Opts<"record"> = {}): Schema => ({ kind: "record", ...
 export const nullable = (s: Schema): Schema => ({ ...s, nullable: true });
 
 /** Most problems reported for one body; the validator stops reading once it has this many. */
-export const MAX_ERRORS = 20;
+const MAX_ERRORS = 20;
 /** Deepest nesting of objects and arrays accepted in free-form metadata (the object itself is level 1). */
 export const MAX_META_DEPTH = 32;
 /** Largest free-form metadata accepted, in bytes of its JSON encoding. */

@@ -36,7 +36,7 @@ export async function roleView(tx: StoreTx, r: RoleRecord, withPermissions = tru
   return out;
 }
 
-export function ratelimitView(r: RatelimitRecord): RatelimitConfig {
+function ratelimitView(r: RatelimitRecord): RatelimitConfig {
   return { id: r.id, name: r.name, limit: r.limit, duration: r.duration, autoApply: r.autoApply };
 }
 

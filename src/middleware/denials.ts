@@ -17,7 +17,7 @@ import {
 import { ruleFor, type BearerError, type StatusPolicy } from "./policy";
 import { rateLimitHeaders, retryAfterFromRatelimits } from "./ratelimit-headers";
 
-export interface ChallengeParams {
+interface ChallengeParams {
   realm: string;
   error?: BearerError;
   /** RFC 6750 scope: space-separated scope tokens; sent with `insufficient_scope` only. */
@@ -40,7 +40,7 @@ export function bearerChallenge(params: ChallengeParams): string {
 }
 
 /** Whether a denial with this status and error carries a challenge: every 401, and any Bearer error. */
-export function needsChallenge(status: number, error: BearerError | undefined): boolean {
+function needsChallenge(status: number, error: BearerError | undefined): boolean {
   return status === 401 || error !== undefined;
 }
 
@@ -85,13 +85,13 @@ const REJECTION_DETAILS: Readonly<Record<string, string>> = Object.freeze({
   USAGE_EXCEEDED: "The API key has no remaining uses.",
 });
 
-export const titleFor = (status: number): string => STATUS_CODES[status] ?? "Error";
+const titleFor = (status: number): string => STATUS_CODES[status] ?? "Error";
 
 /** A code the service may name: echoed into the body and the `type` URN only when it looks like one. */
 const SAFE_CODE = /^[A-Z][A-Z0-9_]{0,63}$/;
 
 /** The outcome code of a rejected result: the service's code when safe to echo, else `UNKNOWN`. */
-export function rejectionCode(result: Readonly<VerifyKeyResult>): string {
+function rejectionCode(result: Readonly<VerifyKeyResult>): string {
   const code: unknown = result.code;
   return typeof code === "string" && code !== "VALID" && SAFE_CODE.test(code) ? code : "UNKNOWN";
 }
@@ -130,7 +130,7 @@ export function invalidRequestDenial(ctx: DenialContext, reason: string): Invali
   });
 }
 
-export interface RejectionExtras {
+interface RejectionExtras {
   /** The permission query the request sent: named in the detail of `INSUFFICIENT_PERMISSIONS`. */
   query?: string;
   /** The `scope` of an `insufficient_scope` challenge for that query (see {@link scopeOf}). */

@@ -16,7 +16,7 @@ export const ERROR_CODES = Object.freeze({
   config: CONFIG_ERROR_CODE,
 } as const);
 
-export interface KeyguardErrorInit {
+interface KeyguardErrorInit {
   status: number;
   code: string;
   title: string;

@@ -47,7 +47,7 @@ export interface AuthDecision {
 /** `onDecision(decision, req)`: called synchronously; its return value is ignored. */
 export type DecisionHandler<Req> = (decision: AuthDecision, req: Req) => void;
 
-export interface DecisionReporter<Req> {
+interface DecisionReporter<Req> {
   /** The hot path: a kept VALID answer; one frozen decision per answer, no allocation per request. */
   cached(result: Readonly<VerifyKeyResult>, req: Req): void;
   /** A denial. */

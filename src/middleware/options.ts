@@ -144,7 +144,7 @@ export interface ApiKeyAuthOptions<Req extends IncomingMessage = IncomingMessage
   telemetry?: boolean | TelemetryOptions;
 }
 
-export const DEFAULTS = Object.freeze({
+const DEFAULTS = Object.freeze({
   header: "X-API-Key",
   realm: "api",
   timeout: 1000,
@@ -173,14 +173,10 @@ const KNOWN_NAMES = Object.freeze([
   ...RETRY_OPTION_NAMES.map((k) => `retry.${k}`),
 ]);
 
-export interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
+interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
   readonly client: KeyServiceClient;
   readonly extract: ExtractOptions;
   readonly getKey: ((req: Req) => unknown) | undefined;
-  readonly permissions: PerRequest<string, Req> | undefined;
-  readonly cost: PerRequest<number, Req> | undefined;
-  readonly ratelimits: PerRequest<VerifyRatelimit[], Req> | undefined;
-  readonly tags: PerRequest<string[], Req> | undefined;
   /** The request shape when no option depends on the request (computed here, once). */
   readonly fixedShape: ResolvedShape | undefined;
   /** One request's shape: only the option functions run and are checked; the static options were resolved here. */
@@ -225,12 +221,6 @@ function millis(name: string, v: unknown, fallback: number, min: number): number
 function optionalFunction<T>(name: string, v: unknown): T | undefined {
   if (v === undefined || typeof v === "function") return v as T | undefined;
   return fail(name, `${name} is ${show(v)}; pass a function.`);
-}
-
-/** A frozen copy of an array option and of the objects in it; functions and undefined as they are. */
-function frozenCopy<T>(v: T): T {
-  if (!Array.isArray(v)) return v;
-  return Object.freeze(v.map((item: unknown) => (typeof item === "object" && item !== null ? Object.freeze({ ...item }) : item))) as T;
 }
 
 function parseCache(v: unknown): (StoreSettings & { max: number | undefined }) | undefined {
@@ -372,12 +362,8 @@ export function parseOptions<Req extends IncomingMessage, Res extends ServerResp
   if (typeof options.cost !== "function") shapeProblem("cost", checkCost(options.cost));
   if (typeof options.ratelimits !== "function") shapeProblem("ratelimits", checkRatelimits(options.ratelimits));
   if (typeof options.tags !== "function") shapeProblem("tags", checkTags(options.tags));
-  const permissions = options.permissions;
-  // Copies, so that later changes to the caller's arrays cannot change what is sent.
-  const ratelimits = frozenCopy(options.ratelimits);
-  const tags = frozenCopy(options.tags);
-  const shapeOptions = { permissions, cost: options.cost, ratelimits, tags };
-  const shape = planShapeOnce(shapeOptions);
+  // The static options are copied into the plan: later changes to the caller's arrays change nothing.
+  const shape = planShapeOnce({ permissions: options.permissions, cost: options.cost, ratelimits: options.ratelimits, tags: options.tags });
 
   const onServiceError = options.onServiceError ?? "closed";
   if (onServiceError !== "closed" && onServiceError !== "open") {
@@ -417,7 +403,6 @@ export function parseOptions<Req extends IncomingMessage, Res extends ServerResp
     client: buildClient(options, logger, call.settings, telemetry),
     extract,
     getKey,
-    ...shapeOptions,
     fixedShape: shape.fixed,
     resolveShape: shape.resolve,
     optional: bool(options, "optional", false),

@@ -8,7 +8,7 @@ import type { VerifyKeyRequest } from "../protocol/types";
 import { scopeOf } from "./denials";
 import type { PerRequest, VerifyRatelimit } from "./options";
 
-export type VerifyShape = Omit<VerifyKeyRequest, "key">;
+type VerifyShape = Omit<VerifyKeyRequest, "key">;
 
 export interface ResolvedShape {
   readonly body: VerifyShape;

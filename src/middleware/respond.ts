@@ -60,7 +60,7 @@ export interface ProblemBody {
 
 const HIDDEN_DETAIL = "The request could not be authenticated because of a server error.";
 
-export const PROBLEM_CONTENT_TYPE = "application/problem+json; charset=utf-8";
+const PROBLEM_CONTENT_TYPE = "application/problem+json; charset=utf-8";
 
 /** The body for a denial; `detail` is generic unless the error is marked `expose`. */
 export function problemBody(err: KeyguardError): ProblemBody {
@@ -76,7 +76,7 @@ export function problemBody(err: KeyguardError): ProblemBody {
 }
 
 /** Writes the denial: status, the error's headers, `Cache-Control: no-store` and the problem body. */
-export function sendProblem(res: ServerResponse, err: KeyguardError): void {
+function sendProblem(res: ServerResponse, err: KeyguardError): void {
   const body = JSON.stringify(problemBody(err));
   res.statusCode = err.status;
   for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
@@ -86,7 +86,7 @@ export function sendProblem(res: ServerResponse, err: KeyguardError): void {
   res.end(body);
 }
 
-export interface Responder {
+interface Responder {
   /** Policy, realm and key hint of the `apiKeyAuth()` this responder belongs to. */
   readonly denial: DenialContext;
   deny(err: KeyguardError, req: IncomingMessage, res: ServerResponse, next: NextFunction): void;
@@ -106,7 +106,7 @@ export interface Responder {
  * every loaded copy of keyguard, so a guard from one copy finds the responder of another; no
  * global registry is kept.
  */
-export const RESPONDER = Symbol.for("keyguard.responder");
+const RESPONDER = Symbol.for("keyguard.responder");
 
 function lateErrorReporter(logger: Logger): (err: unknown) => void {
   const throttle = createLogThrottle();
@@ -160,7 +160,7 @@ export function createResponder(settings: {
 }
 
 /** The responder used when no `apiKeyAuth()` ran before a guard: problem+json, realm "api". */
-export const DEFAULT_RESPONDER: Responder = createResponder({
+const DEFAULT_RESPONDER: Responder = createResponder({
   denial: Object.freeze({ policy: DEFAULT_STATUS_POLICY, realm: "api", keyHint: "send your API key", rateLimitHeaders: false }),
   onDenied: undefined,
   passErrors: false,

@@ -16,7 +16,7 @@ import type { VerifyKeyResult } from "../protocol/types";
 import type { ResolvedShape } from "./request-shape";
 import { deepFreeze, isReusable, isRefKeyOf, memoryStore, refKey, storableFor, type AnswerRef, type Store, type StoreSettings, type Ticket } from "./store";
 
-export type VerifyOutcome =
+type VerifyOutcome =
   | {
       readonly kind: "result";
       readonly result: Readonly<VerifyKeyResult>;
@@ -29,7 +29,7 @@ export type VerifyOutcome =
     }
   | { readonly kind: "failure"; readonly failure: ServiceFailure; readonly serviceMs: number };
 
-export interface Verifier {
+interface Verifier {
   /** A kept answer for this key hash and shape, without waiting; undefined on a miss. */
   peek(keyHash: string, shape: ResolvedShape): Readonly<VerifyKeyResult> | undefined;
   verify(key: string, keyHash: string, shape: ResolvedShape): Promise<VerifyOutcome>;
@@ -39,7 +39,7 @@ export interface Verifier {
   invalidate(message: InvalidationMessage): Promise<void>;
 }
 
-export interface VerifierSettings {
+interface VerifierSettings {
   readonly client: KeyServiceClient;
   readonly call: { readonly settings: CallSettings; readonly options: CallOptions };
   readonly cache: StoreSettings | undefined;
@@ -250,7 +250,7 @@ export function createVerifier(settings: VerifierSettings): Verifier {
 }
 
 /** `Retry-After` (seconds) of a 503 when the service did not send one. */
-export const DEFAULT_RETRY_AFTER_SECONDS = 5;
+const DEFAULT_RETRY_AFTER_SECONDS = 5;
 
 interface FailureBase {
   /** `meta.requestId` of the service's answer, when there was one. */
@@ -261,7 +261,7 @@ interface FailureBase {
   readonly cause: unknown;
 }
 
-export type ServiceFailure =
+type ServiceFailure =
   | (FailureBase & {
       readonly kind: "unavailable";
       readonly retryAfter: number;

@@ -78,7 +78,7 @@ export const ERROR_CATALOG: Readonly<Record<ErrorKind, CatalogEntry>> = Object.f
 });
 
 /** Base of the `type` URLs the local service writes. */
-export const ERROR_DOCS_BASE = "https://unkey.com/docs/api-reference/errors-v2";
+const ERROR_DOCS_BASE = "https://unkey.com/docs/api-reference/errors-v2";
 
 /** The `type` URL for a kind in the catalog. */
 export function errorTypeUrl(kind: ErrorKind): string {
@@ -86,7 +86,7 @@ export function errorTypeUrl(kind: ErrorKind): string {
   return `${ERROR_DOCS_BASE}/${ERROR_CATALOG[kind].vendor}/${category}/${name}`;
 }
 
-export interface ParsedErrorType {
+interface ParsedErrorType {
   /** `err:<system>:<category>:<name>`, e.g. `err:unkey:data:key_not_found` */
   identifier: string;
   /** `<category>.<name>`, vendor-free; compare against {@link ErrorKind}. */

@@ -7,7 +7,7 @@ import { KEY_HASH_PATTERN, keyHash } from "./key-hash";
 import type { OperationName } from "./types";
 
 /** Version of the message format. */
-export const INVALIDATION_VERSION = 1;
+const INVALIDATION_VERSION = 1;
 
 /** The channel is `<prefix>` followed by this, e.g. `keyguard:invalidate`. */
 export const INVALIDATION_CHANNEL_SUFFIX = "invalidate";

@@ -16,7 +16,7 @@ export type PermissionQuery =
 /** Longest query accepted, in characters. */
 export const MAX_PERMISSION_QUERY_LENGTH = 1000;
 /** Deepest nesting of parentheses accepted. */
-export const MAX_PERMISSION_QUERY_DEPTH = 32;
+const MAX_PERMISSION_QUERY_DEPTH = 32;
 
 /** A query that does not follow the grammar. `position` is the 0-based offset of the problem. */
 export class PermissionQuerySyntaxError extends Error {

@@ -1,5 +1,6 @@
 // Factory-time option parsing: defaults, fail-fast messages naming the option, unknown-option warning,
 // the compiler-checked option list, retry and timeout normalised once by the client's own function.
+import type { IncomingMessage } from "node:http";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createClient } from "keyguard/client";
 import { apiKeyAuth, ConfigError, memoryStore, silentLogger, type ApiKeyAuthOptions } from "keyguard";
@@ -212,19 +213,21 @@ describe("parseOptions", () => {
     }
   });
 
-  it("keeps deep-frozen copies of the caller's ratelimits and tags", () => {
+  it("plans the shape from copies of the caller's ratelimits and tags: later changes to them change nothing", async () => {
     const ratelimits = [{ name: "requests", cost: 1 }];
     const tags = ["a", "b"];
-    const config = parseOptions({ ...ok, ratelimits, tags });
+    const fixed = parseOptions({ ...ok, ratelimits, tags });
+    // With another option computed per request, the static ones are still resolved at creation.
+    const mixed = parseOptions({ ...ok, ratelimits, tags, permissions: () => "docs.read" });
     ratelimits[0]!.name = "changed";
     ratelimits.push({ name: "more", cost: 2 });
     tags.push("c");
-    expect(config.ratelimits).toEqual([{ name: "requests", cost: 1 }]);
-    expect(config.tags).toEqual(["a", "b"]);
-    expect(Object.isFrozen(config.ratelimits)).toBe(true);
-    expect(Object.isFrozen((config.ratelimits as object[])[0])).toBe(true);
-    expect(Object.isFrozen(config.tags)).toBe(true);
+    const planned = { ratelimits: [{ name: "requests", cost: 1 }], tags: ["a", "b"] };
+    expect(fixed.fixedShape?.body).toEqual(planned);
+    expect(mixed.fixedShape).toBeUndefined();
+    expect((await mixed.resolveShape({} as IncomingMessage)).body).toEqual({ permissions: "docs.read", ...planned });
     expect(Object.isFrozen(ratelimits)).toBe(false);
+    expect(Object.isFrozen(tags)).toBe(false);
   });
 
   it("warns at factory time when timeout is longer than deadline", () => {

@@ -22,7 +22,7 @@ import {
 } from "./plan";
 
 /** The one table a query may read. */
-export const TABLE = "key_verifications_v1";
+const TABLE = "key_verifications_v1";
 /** Longest query text accepted (characters), checked before parsing. */
 const MAX_QUERY_LENGTH = 10_000;
 /** Most rows one answer holds: a query that would return more is refused (422). */
@@ -83,7 +83,7 @@ function invalid(detail: string): never {
 /** The first word of a statement, after comments, blanks and opening parentheses. */
 const FIRST_WORD = /^(?:\s|\(|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*([A-Za-z]+)/;
 
-export interface ParseContext {
+interface ParseContext {
   /** The service clock: what `now()` is. */
   now: number;
   /** Retention of the events, ms: a query asking for older rows is refused. */

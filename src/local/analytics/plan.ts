@@ -42,7 +42,7 @@ export type Condition =
   | { kind: "and" | "or"; args: Condition[] }
   | { kind: "not"; arg: Condition };
 
-export type Aggregate =
+type Aggregate =
   | { kind: "count" }
   /** `sum(column)` of a number column; 0 over no rows. */
   | { kind: "sum"; column: Column }

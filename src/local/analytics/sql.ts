@@ -2,7 +2,7 @@
 // parameter, every identifier one of ours (column names from plan.ts, output aliases c0, c1…).
 import { BUCKET_MS, outputType, setField, type AnalyticsPlan, type AnalyticsScope, type Condition, type Scalar } from "./plan";
 
-export interface SqlDialect {
+interface SqlDialect {
   /** The placeholder of the n-th parameter (1-based). */
   param(n: number): string;
   integer: string;
@@ -30,7 +30,7 @@ export const POSTGRES_DIALECT: SqlDialect = {
   readTags: (v) => (Array.isArray(v) ? (v as string[]) : []),
 };
 
-export interface CompiledQuery {
+interface CompiledQuery {
   text: string;
   params: Array<string | number>;
   /** Turns a driver row (c0, c1, …) into the answer's row. */

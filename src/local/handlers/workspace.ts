@@ -12,13 +12,13 @@ import * as s from "../schemas";
 import type { RootKeyRecord } from "../storage";
 import { arr, obj, str } from "../validate";
 
-export interface ApiListItem {
+interface ApiListItem {
   id: string;
   name: string;
   createdAt: number;
 }
 
-export interface RootKeyItem {
+interface RootKeyItem {
   keyId: string;
   name?: string;
   permissions: string[];

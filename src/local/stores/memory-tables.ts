@@ -7,7 +7,7 @@ import { TABLE_NAMES, type IndexedFields, type TableName, type Tables, type Veri
 export type AnyRecord = Tables[TableName];
 
 /** A counter with what it belongs to. */
-export interface StoredCounter extends WindowCounter {
+interface StoredCounter extends WindowCounter {
   duration: number;
   owner?: string;
 }

@@ -14,7 +14,7 @@ import { Mutex } from "./mutex";
 const PRUNE_EVERY_MS = 60_000;
 
 /** The memory backend. `memoryStore()` makes one; `counterCount` is there for diagnostics and tests. */
-export class MemoryStore implements Store, MemoryTxHost {
+class MemoryStore implements Store, MemoryTxHost {
   readonly kind = "memory";
   readonly direct: StoreTx;
   private readonly data = new MemoryTables();

@@ -3,7 +3,7 @@
 import type { CreditsRefill } from "../../protocol/types";
 import type { IndexedFields, KeyRecord, RoleRecord, TableName, Tables } from "../storage";
 
-export interface TableLayout {
+interface TableLayout {
   /** Unquoted table name. */
   table: string;
   /** Indexed columns (besides id and data): record field → column. */
@@ -58,7 +58,7 @@ export interface RecordRow {
 }
 
 /** A key as its columns: what lives outside `data`. */
-export interface KeyColumns {
+interface KeyColumns {
   data: Omit<KeyRecord, "permissionIds" | "roleIds" | "identityId" | "credits">;
   identityId: string | null;
   remaining: number | null;

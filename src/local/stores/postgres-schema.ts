@@ -105,7 +105,7 @@ CREATE TABLE $S.key_last_used (key_id text COLLATE "C" PRIMARY KEY, at bigint NO
 ];
 
 /** The schema version this code writes. */
-export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
 /** `"name"`: a schema name quoted for SQL (names are checked by the options: letters, digits, `_`). */
 export function quoteIdent(name: string): string {

@@ -79,24 +79,39 @@ export async function sqliteStore(file: string, options: SqliteStoreOptions = {}
   }
   checkFileKind(file);
   const settings: ConnectionSettings = { driver: options.driver, synchronous, busyTimeoutMs };
-  let lock: SqlConnection | undefined;
-  let db: SqlConnection | undefined;
+  // What the open has taken so far, given back in reverse order should a later step fail.
+  const acquired: Array<() => unknown> = [];
   try {
-    lock = await lockDataFile(file, options.driver);
-    db = await openDataFile(file, settings);
+    const lock = await lockDataFile(file, options.driver);
+    acquired.push(() => lock.close());
+    const db = await openDataFile(file, settings);
+    acquired.push(() => db.close());
     const identity = FileIdentity.of(file);
     const checkpointer = await startCheckpointer(file, db.driver, CHECKPOINT_EVERY_MS);
-    // With the worker checkpointing, the automatic checkpoint is only a safety net (~80 MB of WAL).
-    if (checkpointer) db.exec(`PRAGMA wal_autocheckpoint = ${SAFETY_NET_CHECKPOINT_PAGES}`);
+    if (checkpointer) {
+      acquired.push(() => checkpointer.stop());
+      // With the worker checkpointing, the automatic checkpoint is only a safety net (~80 MB of WAL).
+      db.exec(`PRAGMA wal_autocheckpoint = ${SAFETY_NET_CHECKPOINT_PAGES}`);
+    }
     return new SqliteStoreImpl(file, db, lock, identity, checkpointer);
   } catch (err) {
-    db?.close();
-    lock?.close();
+    await releaseInReverse(acquired);
     if (err instanceof LocalServiceConfigError) throw err;
     throw new LocalServiceConfigError(
       `keyguard/local: cannot open the SQLite data file ${JSON.stringify(file)}: ${(err as Error).message}. ` +
         "Check that its directory exists and is writable.",
     );
+  }
+}
+
+/** Runs each release, the last acquired first; one that fails does not keep the others from running. */
+async function releaseInReverse(acquired: ReadonlyArray<() => unknown>): Promise<void> {
+  for (const release of [...acquired].reverse()) {
+    try {
+      await release();
+    } catch {
+      // Best effort: the error reported is the one that failed the open.
+    }
   }
 }
 
