@@ -95,9 +95,10 @@ export async function startCheckpointer(file: string, driver: SqliteDriverName, 
     return undefined;
   }
   worker.unref();
+  // Listened for from the start: a worker that has already exited (stopped before, or died) never emits "exit" again.
+  const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
   return {
     stop: async () => {
-      const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
       worker.postMessage("stop");
       const timer = setTimeout(() => void worker.terminate(), 2000);
       await exited;
