@@ -102,29 +102,19 @@ function readSecretFile(file: string, flag: string, what: string): string {
 }
 
 /**
- * `--postgres`/`--redis` (or their env variables): both or neither, not with `--data`. The banner
- * names the servers by host and port only: a URL may hold a password.
+ * `--postgres`, `--redis` and `--postgres-schema`, else their env variables. The rules (both or
+ * neither, not with --data) are the service's; a schema from the environment is used only with a
+ * server, so that a variable set for other programs does not stop a start on SQLite.
  */
 function sharedStorage(
   values: { postgres?: string; redis?: string; "postgres-schema"?: string },
   env: NodeJS.ProcessEnv,
-  withData: boolean,
-): { options: { postgres: string; redis: string; postgresSchema?: string }; banner: string } | undefined {
+): { postgres?: string; redis?: string; postgresSchema?: string } {
   const postgres = values.postgres ?? (env.KEYGUARD_POSTGRES_URL || undefined);
   const redis = values.redis ?? (env.KEYGUARD_REDIS_URL || undefined);
-  const schema = values["postgres-schema"] ?? (env.KEYGUARD_POSTGRES_SCHEMA || undefined);
-  if (postgres === undefined && redis === undefined) {
-    if (schema !== undefined && values["postgres-schema"] !== undefined) usageError("--postgres-schema needs --postgres and --redis.");
-    return undefined;
-  }
-  if (postgres === undefined) usageError("--redis needs --postgres too (or env KEYGUARD_POSTGRES_URL): PostgreSQL holds the state, Redis the rate-limit counters.");
-  if (redis === undefined) usageError("--postgres needs --redis too (or env KEYGUARD_REDIS_URL): PostgreSQL holds the state, Redis the rate-limit counters.");
-  if (withData) usageError("--data cannot be combined with --postgres/--redis (or KEYGUARD_POSTGRES_URL/KEYGUARD_REDIS_URL): choose one storage.");
-
-  return {
-    options: { postgres, redis, ...(schema === undefined ? {} : { postgresSchema: schema }) },
-    banner: `PostgreSQL at ${hostOf(postgres)} (schema ${schema ?? "keyguard"}), rate-limit counters in Redis at ${hostOf(redis)}`,
-  };
+  const servers = postgres !== undefined || redis !== undefined;
+  const schema = values["postgres-schema"] ?? (servers ? env.KEYGUARD_POSTGRES_SCHEMA || undefined : undefined);
+  return { ...(postgres !== undefined && { postgres }), ...(redis !== undefined && { redis }), ...(schema !== undefined && { postgresSchema: schema }) };
 }
 
 /** host:port of a URL, for the banner: a URL may hold a password. */
@@ -139,31 +129,47 @@ function hostOf(url: string): string {
 
 /**
  * Where `serve` announces key changes (`--invalidate-redis`, else env KEYGUARD_INVALIDATE_REDIS_URL,
- * else the `--redis` URL) and under which prefix; undefined when nowhere. The rules are redisStore()'s
- * (src/redis/redis-store.ts), said here by flag. The URL is never shown: it may hold a password.
+ * else the `--redis` URL of a state on PostgreSQL + Redis) and under which prefix; undefined when
+ * nowhere. `from` is how the command line names the URL's source. redisStore() checks both.
  */
 function invalidation(
   values: { "invalidate-redis"?: string; "invalidate-prefix"?: string; redis?: string },
   env: NodeJS.ProcessEnv,
-  sharedRedis: string | undefined,
-): { url: string; prefix: string } | undefined {
-  const prefix = values["invalidate-prefix"] ?? "keyguard:";
+  shared: { postgres?: string; redis?: string },
+): { url: string; from: string; prefix: string | undefined } | undefined {
+  const prefix = values["invalidate-prefix"];
   const [url, from] =
     values["invalidate-redis"] !== undefined
       ? [values["invalidate-redis"], "--invalidate-redis"]
       : env.KEYGUARD_INVALIDATE_REDIS_URL
         ? [env.KEYGUARD_INVALIDATE_REDIS_URL, "KEYGUARD_INVALIDATE_REDIS_URL"]
-        : [sharedRedis, values.redis !== undefined ? "--redis" : "KEYGUARD_REDIS_URL"];
+        : [shared.postgres !== undefined ? shared.redis : undefined, values.redis !== undefined ? "--redis" : "KEYGUARD_REDIS_URL"];
   if (url === undefined) {
-    if (values["invalidate-prefix"] !== undefined) usageError("--invalidate-prefix needs --invalidate-redis (or --redis).");
+    if (prefix !== undefined) usageError("--invalidate-prefix needs --invalidate-redis (or --redis).");
     return undefined;
   }
-  if (url.trim() === "") usageError(`${from} needs a Redis URL.`);
-  if (!/^rediss?:\/\//.test(url)) usageError(`${from} must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379 (the value is not shown: it may hold a password).`);
-  if (!/^[\x21-\x7e]{0,64}$/.test(prefix)) {
-    usageError(`--invalidate-prefix must be the apps' redisStore() prefix: up to 64 printable ASCII characters without spaces, e.g. "keyguard:", got ${JSON.stringify(prefix)}.`);
-  }
-  return { url, prefix };
+  return { url, from, prefix };
+}
+
+/** How the command line names an option: by flag, or by the variable or file its value came from. */
+type Names = Readonly<Record<string, string>>;
+
+/** Any of `names` as a whole word of a sentence: not part of a longer name, a path (keyguard/redis) or a URL (redis://). */
+const wordsOf = (names: readonly string[]) => new RegExp(`(?<![\\w./:-])(?:${names.map((n) => n.replaceAll(".", "\\.")).join("|")})(?![\\w/:-])`, "g");
+
+/**
+ * A configuration error of the service or of redisStore() said by flag: its option becomes the flag
+ * (or variable) in `names`, and so do the options its advice names. The rule and the advice stay
+ * the library's, so the two cannot disagree. Undefined when the option has no flag or the error no
+ * advice: then the library's message is shown as it is. Values are shown as the library shows
+ * them, which never echoes a secret.
+ */
+function byFlag(err: ConfigError, names: Names): string | undefined {
+  const label = names[err.option];
+  if (label === undefined || err.fix === undefined) return undefined;
+  const fix = err.fix.replace(wordsOf(Object.keys(names)), (option) => names[option]!);
+  const advice = fix.charAt(0).toUpperCase() + fix.slice(1);
+  return `invalid ${label}${err.shown === undefined ? "" : ` = ${err.shown}`}. ${advice}`;
 }
 
 function parse(argv: string[]) {
@@ -224,61 +230,83 @@ async function migrate(positionals: string[], values: Values): Promise<void> {
   }
 }
 
+/** `value` of `flag` as a whole number; its range is the service's rule, said by {@link byFlag}. */
+function wholeNumber(value: string | undefined, flag: string, what: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) usageError(`${flag} must be ${what}, got ${JSON.stringify(value)}.`);
+  return Number(value);
+}
+
+/** How the command line names `option`'s value: its flag, else the variable it came from, else both. */
+function sourceOf(flag: string, given: boolean, env: string, fromEnv: boolean): string {
+  return given ? flag : fromEnv ? env : `${flag} (or ${env})`;
+}
+
 async function serve(positionals: string[], values: Values): Promise<void> {
   if (positionals.length > 1) usageError(`keyguard serve takes no arguments, got ${JSON.stringify(positionals.slice(1).join(" "))}.`);
-  const port = values.port === undefined ? 8787 : Number(values.port);
-  if (!/^\d+$/.test(values.port ?? "0") || !Number.isInteger(port) || port > 65535) {
-    usageError(`--port must be an integer 0..65535, got ${JSON.stringify(values.port)}.`);
-  }
-  const dataFile = values.data;
-  if (dataFile !== undefined && dataFile.trim() === "") usageError("--data needs a file path.");
+  const env = process.env;
+  const port = wholeNumber(values.port, "--port", "an integer") ?? 8787;
+  const retention = wholeNumber(values["verification-retention-days"], "--verification-retention-days", "a whole number of days");
   if (values["root-key"] !== undefined && values["root-key-file"] !== undefined) {
     usageError("give the root key with --root-key or with --root-key-file, not both.");
   }
   const rootKey = values["root-key-file"] !== undefined ? readSecretFile(values["root-key-file"], "--root-key-file", "the root key") : values["root-key"];
   const given = values["root-key-file"] !== undefined ? "--root-key-file" : values["root-key"] !== undefined ? "--root-key" : undefined;
-  const retention = values["verification-retention-days"];
-  if (retention !== undefined && !(/^\d{1,4}$/.test(retention) && Number(retention) >= 1 && Number(retention) <= 3650)) {
-    usageError(`--verification-retention-days must be a whole number of days 1..3650, got ${JSON.stringify(retention)}.`);
-  }
-  const shared = sharedStorage(values, process.env, dataFile !== undefined);
-  const invalidate = invalidation(values, process.env, shared?.options.redis);
+  const shared = sharedStorage(values, env);
+  const invalidate = invalidation(values, env, shared);
   if (values["metrics-token-file"] !== undefined && !values.metrics) usageError("--metrics-token-file needs --metrics.");
   const metricsToken = values["metrics-token-file"] !== undefined
     ? readSecretFile(values["metrics-token-file"], "--metrics-token-file", "the metrics token")
-    : (values.metrics && process.env.KEYGUARD_METRICS_TOKEN) || undefined;
-  // The rule of the metrics option's token (src/local/options.ts), said here by where the token came from.
-  if (metricsToken !== undefined && !/^[\x21-\x7e]{16,512}$/.test(metricsToken)) {
-    const from = values["metrics-token-file"] !== undefined ? "the file of --metrics-token-file" : "KEYGUARD_METRICS_TOKEN";
-    usageError(`${from} must hold a metrics token of 16..512 printable characters without spaces, e.g. from \`openssl rand -base64 24\`.`);
-  }
+    : (values.metrics && env.KEYGUARD_METRICS_TOKEN) || undefined;
 
+  // The service's options (and the store's it opens) by flag: what its errors name.
+  const serviceNames: Names = {
+    rootKey: given === "--root-key-file" ? "--root-key-file (its content)" : "--root-key",
+    UNKEY_ROOT_KEY: "UNKEY_ROOT_KEY",
+    dataFile: "--data",
+    postgres: sourceOf("--postgres", values.postgres !== undefined, "KEYGUARD_POSTGRES_URL", shared.postgres !== undefined),
+    redis: sourceOf("--redis", values.redis !== undefined, "KEYGUARD_REDIS_URL", shared.redis !== undefined),
+    postgresSchema: sourceOf("--postgres-schema", values["postgres-schema"] !== undefined, "KEYGUARD_POSTGRES_SCHEMA", shared.postgresSchema !== undefined),
+    schema: sourceOf("--postgres-schema", values["postgres-schema"] !== undefined, "KEYGUARD_POSTGRES_SCHEMA", shared.postgresSchema !== undefined),
+    port: "--port",
+    host: "--host",
+    encryptionKeyFile: "--encryption-key-file",
+    KEYGUARD_ENCRYPTION_KEY: "KEYGUARD_ENCRYPTION_KEY",
+    storeKeys: "--store-keys",
+    "metrics.token": values["metrics-token-file"] !== undefined ? "--metrics-token-file (its content)" : "KEYGUARD_METRICS_TOKEN",
+    verificationRetentionDays: "--verification-retention-days",
+  };
   let running;
-  let publisher: { invalidate: Local.LocalKeyServiceOptions["invalidate"]; close(): Promise<void> } | undefined;
+  let publisher: { invalidate: Local.LocalKeyServiceOptions["invalidate"]; prefix: string; close(): Promise<void> } | undefined;
+  let names: Names = {};
   try {
     // Loaded on demand: `--help` and usage errors answer without loading the service.
     const { startLocalKeyService } = await import("./local");
     if (invalidate !== undefined) {
+      names = { url: invalidate.from, prefix: "--invalidate-prefix" };
       const { redisStore } = await import("./redis");
-      const store = await redisStore({ url: invalidate.url, prefix: invalidate.prefix });
-      publisher = { invalidate: store, close: () => store.close() };
+      const store = await redisStore({ url: invalidate.url, ...(invalidate.prefix !== undefined && { prefix: invalidate.prefix }) });
+      publisher = { invalidate: store, prefix: store.prefix, close: () => store.close() };
     }
+    names = serviceNames;
     running = await startLocalKeyService({
       port,
       host: values.host,
       rootKey,
-      dataFile,
+      dataFile: values.data,
       encryptionKeyFile: values["encryption-key-file"],
       storeKeys: values["store-keys"],
       trustProxy: values["trust-proxy"],
       ...(values.metrics && { metrics: { ...(metricsToken === undefined ? {} : { token: metricsToken }) } }),
       console: values["no-console"] !== true,
-      ...(retention !== undefined && { verificationRetentionDays: Number(retention) }),
-      ...shared?.options,
+      ...(retention !== undefined && { verificationRetentionDays: retention }),
+      ...shared,
       ...(publisher && { invalidate: publisher.invalidate }),
     });
   } catch (err) {
     await publisher?.close();
+    const said = err instanceof ConfigError ? byFlag(err, names) : undefined;
+    if (said !== undefined) usageError(said);
     const e = err as Error & { code?: string };
     console.error(`keyguard: cannot start the local key service: ${e.message}`);
     process.exit(exitCodeOf(err));
@@ -290,8 +318,14 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   console.log(`  API id:       ${running.apiId}`);
   console.log(`  workspace id: ${running.workspaceId}`);
   if (values.metrics) console.log(`  metrics:      ${running.baseUrl}/metrics${metricsToken === undefined ? "" : " (with the metrics token as bearer token)"}`);
-  console.log(`  state:        ${shared ? shared.banner : dataFile ? `kept in ${dataFile}` : "in memory (lost on exit; use --data FILE to keep it)"}`);
-  if (invalidate !== undefined) console.log(`  key changes:  announced on Redis at ${hostOf(invalidate.url)} (prefix ${invalidate.prefix})`);
+  const state =
+    shared.postgres !== undefined && shared.redis !== undefined
+      ? `PostgreSQL at ${hostOf(shared.postgres)} (schema ${shared.postgresSchema ?? "keyguard"}), rate-limit counters in Redis at ${hostOf(shared.redis)}`
+      : values.data
+        ? `kept in ${values.data}`
+        : "in memory (lost on exit; use --data FILE to keep it)";
+  console.log(`  state:        ${state}`);
+  if (invalidate !== undefined && publisher) console.log(`  key changes:  announced on Redis at ${hostOf(invalidate.url)} (prefix ${publisher.prefix})`);
 
   const stop = () => {
     running

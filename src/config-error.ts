@@ -10,10 +10,26 @@ export class ConfigError extends Error {
   readonly code: string = CONFIG_ERROR_CODE;
   /** The option at fault, e.g. `"rootKey"`. */
   readonly option: string;
-  constructor(option: string, message: string) {
+  /** The bad value as the message shows it (a placeholder such as `<hidden>` for a secret), when it shows one. */
+  readonly shown: string | undefined;
+  /**
+   * The advice of the message alone, naming options by their names, when the message has one: lets
+   * a caller with names of its own for the options (the `keyguard` command line: flags) say the
+   * error in its names without restating the rule.
+   */
+  readonly fix: string | undefined;
+  constructor(option: string, message: string, details: ConfigErrorDetails = {}) {
     super(message);
     this.option = option;
+    this.shown = details.shown;
+    this.fix = details.fix;
   }
+}
+
+/** The parts of a ConfigError's message, for {@link ConfigError.shown} and {@link ConfigError.fix}. */
+export interface ConfigErrorDetails {
+  readonly shown?: string;
+  readonly fix?: string;
 }
 
 /** A value as shown in an error message: short, never a function's source or an object's fields. */

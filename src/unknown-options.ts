@@ -22,7 +22,7 @@ function editDistance(a: string, b: string): number {
 /** Option names a factory does not know, each with its near miss when there is one. */
 export interface UnknownOptions {
   readonly names: readonly string[];
-  /** Unknown name → the known name it is close to (same letters in another case, or at most two edits away). */
+  /** Unknown name → the known name it is a near miss of (see {@link nearestName}). */
   readonly didYouMean: Readonly<Record<string, string>>;
 }
 
@@ -51,9 +51,41 @@ export function givenOptionNames(options: object, nested: readonly string[]): st
   return names;
 }
 
-/** The name of `known` that `name` is a near miss of (same letters in another case, or at most two edits away). */
+/**
+ * Edits allowed between a name and a known one: one for short names, two when both have 5 or more
+ * characters. Two edits on short names suggest unrelated words (`ttl` is two edits from `url`).
+ */
+function editsAllowed(a: string, b: string): number {
+  return Math.min(a.length, b.length) >= 5 ? 2 : 1;
+}
+
+/** `a.b.c` → [`a.b`, `c`]: an option inside another is compared only with names inside the same one. */
+function splitName(name: string): [parent: string, leaf: string] {
+  const dot = name.lastIndexOf(".");
+  return dot < 0 ? ["", name] : [name.slice(0, dot), name.slice(dot + 1)];
+}
+
+/**
+ * The name of `known` that `name` is a near miss of: the same letters in another case, else the
+ * closest within {@link editsAllowed} edits (the first one on a tie). A nested name (`cache.ttll`)
+ * is compared only with the names of the same option (`cache.ttl`), by its last part.
+ */
 export function nearestName(name: string, known: readonly string[]): string | undefined {
-  return known.find((k) => k.toLowerCase() === name.toLowerCase() || editDistance(k, name) <= 2);
+  const sameLetters = known.find((k) => k.toLowerCase() === name.toLowerCase());
+  if (sameLetters !== undefined) return sameLetters;
+  const [parent, leaf] = splitName(name);
+  let nearest: string | undefined;
+  let nearestDistance = Infinity;
+  for (const k of known) {
+    const [kParent, kLeaf] = splitName(k);
+    if (kParent !== parent) continue;
+    const distance = editDistance(kLeaf, leaf);
+    if (distance <= editsAllowed(kLeaf, leaf) && distance < nearestDistance) {
+      nearest = k;
+      nearestDistance = distance;
+    }
+  }
+  return nearest;
 }
 
 /**

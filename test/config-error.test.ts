@@ -33,6 +33,30 @@ describe("one ConfigError base for every entry point", () => {
     ]);
   });
 
+  it("the local service's and redisStore's errors carry the value as shown and the advice apart, never a secret", async () => {
+    const { parseOptions, LocalServiceConfigError } = await import("../src/local/options");
+    const { redisStore } = await import("keyguard/redis");
+    const { ConfigError } = await import("keyguard");
+    const errorOf = async (f: () => unknown) => Promise.resolve().then(f).then(() => new Error("did not throw"), (e: unknown) => e);
+    const cases = [
+      [await errorOf(() => parseOptions({ verificationRetentionDays: 0 }, {})), "verificationRetentionDays", "0", "Use a whole number of days 1..3650 (default 30)."],
+      [await errorOf(() => parseOptions({ rootKey: "secret 1234" }, {})), "rootKey", "<hidden>", "Use 8..512 visible ASCII characters (no spaces, control or non-ASCII characters), or leave it unset to generate one."],
+      [await errorOf(() => parseOptions({ redis: "redis://:secret@cache" }, {})), "redis", "<a URL, hidden>", "Pass postgres too: PostgreSQL holds the state, Redis only the rate-limit counters."],
+      [await errorOf(() => redisStore({ url: "http://u:secret@cache" })), "url", "<hidden>", "use a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379."],
+      [await errorOf(() => redisStore({ url: "redis://cache", prefix: "a b" })), "prefix", '"a b"', 'use up to 64 printable ASCII characters without spaces, e.g. "keyguard:".'],
+    ] as const;
+    for (const [err, option, shown, fix] of cases) {
+      expect(err, option).toBeInstanceOf(ConfigError);
+      const e = err as InstanceType<typeof ConfigError>;
+      expect([e.option, e.shown, e.fix]).toEqual([option, shown, fix]);
+      // The message is made of the same parts, unquoted placeholders included.
+      expect(e.message).toContain(shown);
+      expect(e.message).toContain(fix.replace(/\.$/, ""));
+      expect(e.message).not.toContain("secret");
+    }
+    expect(cases[0][0]).toBeInstanceOf(LocalServiceConfigError);
+  });
+
   it("ERROR_CODES.config is the code of apiKeyAuth's ConfigError", async () => {
     const { ConfigError, ERROR_CODES } = await import("keyguard");
     expect(ERROR_CODES.config).toBe("KEYGUARD_CONFIG_ERROR");

@@ -1,7 +1,7 @@
 // Options of the local key service, parsed once into a frozen config. Misconfiguration throws
 // LocalServiceConfigError naming the option, the bad value and the fix.
 import { readFileSync } from "node:fs";
-import { ConfigError } from "../config-error";
+import { ConfigError, type ConfigErrorDetails } from "../config-error";
 import { defaultLogger, type Logger } from "../logger";
 import { ENCRYPTION_KEY_ENV, parseEncryptionKey } from "./key-vault";
 import type { InvalidationPublisher } from "../protocol/invalidation";
@@ -135,8 +135,8 @@ export interface LocalServiceConfig {
 export class LocalServiceConfigError extends ConfigError {
   override readonly name: string = "LocalServiceConfigError";
   override readonly code: string = "LOCAL_SERVICE_CONFIG_ERROR";
-  constructor(message: string, details: { readonly option?: string } = {}) {
-    super(details.option ?? "options", message);
+  constructor(message: string, details: { readonly option?: string } & ConfigErrorDetails = {}) {
+    super(details.option ?? "options", message, details);
   }
 }
 
@@ -194,20 +194,28 @@ function encryptionKeyOf(options: LocalKeyServiceOptions, env: NodeJS.ProcessEnv
   }
   const key = typeof text === "string" ? parseEncryptionKey(text) : undefined;
   // The value is a secret: never echo it.
-  if (!key) fail(source, "<hidden>", KEY_FORMS, source === "encryptionKeyFile" ? `${source} (its content)` : source);
+  if (!key) fail(source, HIDDEN, KEY_FORMS, source === "encryptionKeyFile" ? `${source} (its content)` : source);
   return key;
 }
 
+/** What a message shows in place of a value it must not echo (a secret, a URL that may hold a password), as it is: `<hidden>`. */
+class Placeholder {
+  constructor(readonly text: string) {}
+}
+const HIDDEN = new Placeholder("<hidden>");
+const A_URL = new Placeholder("<a URL, hidden>");
+
 /** Throws the error for `option`; `label` is how the message names it (default: the option's name). */
 function fail(option: string, value: unknown, fix: string, label = option): never {
-  const shown = typeof value === "string" ? JSON.stringify(value) : typeof value === "function" ? "a function" : String(value);
-  throw new LocalServiceConfigError(`keyguard/local: invalid option ${label} = ${shown}. ${fix}`, { option });
+  const shown =
+    value instanceof Placeholder ? value.text : typeof value === "string" ? JSON.stringify(value) : typeof value === "function" ? "a function" : String(value);
+  throw new LocalServiceConfigError(`keyguard/local: invalid option ${label} = ${shown}. ${fix}`, { option, shown, fix });
 }
 
 /** `postgres` and `redis`: both or neither, and then neither `dataFile` nor `store`. URLs are never echoed. */
 function parseShared(options: LocalKeyServiceOptions, dataFile: string | undefined, store: Store | undefined): LocalServiceConfig["postgres"] {
   const { postgres, redis, postgresSchema } = options;
-  const hidden = (v: unknown) => (typeof v === "string" ? "<a URL, hidden>" : v);
+  const hidden = (v: unknown) => (typeof v === "string" ? A_URL : v);
   if (postgres !== undefined && (typeof postgres !== "string" || postgres.trim() === "")) {
     fail("postgres", hidden(postgres), "Pass a URL such as postgres://user:password@127.0.0.1:5432/keyguard.");
   }
@@ -216,10 +224,10 @@ function parseShared(options: LocalKeyServiceOptions, dataFile: string | undefin
     if (postgresSchema !== undefined) fail("postgresSchema", postgresSchema, "It applies only with postgres and redis; pass those too or drop it.");
     return undefined;
   }
-  if (postgres === undefined) fail("redis", "<a URL, hidden>", "Pass postgres too: PostgreSQL holds the state, Redis only the rate-limit counters.");
-  if (redis === undefined) fail("postgres", "<a URL, hidden>", "Pass redis too: PostgreSQL holds the state, Redis the rate-limit counters.");
+  if (postgres === undefined) fail("redis", A_URL, "Pass postgres too: PostgreSQL holds the state, Redis only the rate-limit counters.");
+  if (redis === undefined) fail("postgres", A_URL, "Pass redis too: PostgreSQL holds the state, Redis the rate-limit counters.");
   if (dataFile !== undefined) fail("dataFile", dataFile, "Pass either dataFile or postgres and redis, not both.");
-  if (store !== undefined) fail("store", "<a Store>", "Pass either store or postgres and redis, not both.");
+  if (store !== undefined) fail("store", new Placeholder("<a Store>"), "Pass either store or postgres and redis, not both.");
   if (postgresSchema !== undefined && typeof postgresSchema !== "string") fail("postgresSchema", postgresSchema, 'Pass a schema name such as "keyguard".');
   return Object.freeze({ postgres, redis, schema: postgresSchema });
 }
@@ -234,11 +242,11 @@ function parseMetrics(metrics: LocalKeyServiceOptions["metrics"]): LocalServiceC
     fail("metrics", metrics, "Pass true, false or { token, processMetrics }.");
   }
   const unknown = Object.keys(metrics).find((k) => !METRICS_KEYS.includes(k));
-  if (unknown !== undefined) fail(`metrics.${unknown}`, "<given>", `metrics takes ${METRICS_KEYS.join(" and ")}.`);
+  if (unknown !== undefined) fail(`metrics.${unknown}`, new Placeholder("<given>"), `metrics takes ${METRICS_KEYS.join(" and ")}.`);
   const { token, processMetrics = true } = metrics;
   // The token is a secret: never echo it.
   if (token !== undefined && (typeof token !== "string" || !/^[\x21-\x7e]{16,512}$/.test(token))) {
-    fail("metrics.token", "<hidden>", "Use 16..512 printable characters without spaces, e.g. from `openssl rand -base64 24`.");
+    fail("metrics.token", HIDDEN, "Use 16..512 printable characters without spaces, e.g. from `openssl rand -base64 24`.");
   }
   if (typeof processMetrics !== "boolean") fail("metrics.processMetrics", processMetrics, "Pass true or false.");
   return Object.freeze({ token, processMetrics });
@@ -257,7 +265,7 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
     // The value is a secret: never echo it.
     fail(
       options.rootKey !== undefined ? "rootKey" : "UNKEY_ROOT_KEY",
-      "<hidden>",
+      HIDDEN,
       "Use 8..512 visible ASCII characters (no spaces, control or non-ASCII characters), or leave it unset to generate one.",
     );
   }
@@ -281,7 +289,7 @@ export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.P
   }
   const postgres = parseShared(options, dataFile, store);
   const port = options.port ?? 0;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) fail("port", port, "Use an integer 0..65535 (0 picks a free port).");
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail("port", port, "Use an integer 0..65535 (0 picks any free one).");
   const host = options.host ?? "127.0.0.1";
   if (typeof host !== "string" || host === "") fail("host", host, 'Use an address such as "127.0.0.1".');
   const encryptionKey = encryptionKeyOf(options, env);

@@ -15,7 +15,7 @@
 // that could not be sent are applied here at once and sent when Redis is back.
 
 import { randomUUID } from "node:crypto";
-import { ConfigError, describeValue, optionNames } from "../config-error";
+import { ConfigError, describeValue, optionNames, type ConfigErrorDetails } from "../config-error";
 import { warnUnknownOptions } from "../unknown-options";
 import { createLogThrottle, defaultLogger, type Logger } from "../logger";
 import {
@@ -160,8 +160,8 @@ interface RedisTicket extends Ticket {
   readonly at: number;
 }
 
-const fail = (option: string, message: string): never => {
-  throw new ConfigError(option, `redisStore: ${message}`);
+const fail = (option: string, message: string, details?: ConfigErrorDetails): never => {
+  throw new ConfigError(option, `redisStore: ${message}`, details);
 };
 
 function positive(name: string, value: unknown, fallback: number): number {
@@ -182,7 +182,9 @@ async function connect(options: RedisStoreOptions): Promise<RedisClientLike> {
   }
   if (typeof options.url !== "string" || !/^rediss?:\/\//.test(options.url)) {
     // The URL may hold a password: never shown.
-    return fail("url", 'pass { url: "redis://host:6379" } or { client } (an ioredis client).');
+    const shown = typeof options.url === "string" ? "<hidden>" : describeValue(options.url);
+    const fix = "use a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379";
+    return fail("url", `url is ${shown}; ${fix}, or pass { client } (an ioredis client).`, { shown, fix: `${fix}.` });
   }
   let mod: { Redis?: unknown; default?: unknown };
   try {
@@ -210,7 +212,8 @@ export async function redisStore(options: RedisStoreOptions): Promise<RedisStore
   if (typeof options !== "object" || options === null) fail("options", "pass { url } or { client }.");
   const prefix = options.prefix ?? DEFAULTS.prefix;
   if (typeof prefix !== "string" || !/^[\x21-\x7e]{0,64}$/.test(prefix)) {
-    fail("prefix", `prefix is ${describeValue(prefix)}; use up to 64 printable ASCII characters, e.g. "keyguard:".`);
+    const fix = 'use up to 64 printable ASCII characters without spaces, e.g. "keyguard:".';
+    fail("prefix", `prefix is ${describeValue(prefix)}; ${fix}`, { shown: describeValue(prefix), fix });
   }
   const max = positive("max", options.max, DEFAULTS.max);
   const timeout = positive("timeout", options.timeout, DEFAULTS.timeout);

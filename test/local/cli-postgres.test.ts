@@ -9,11 +9,12 @@ afterEach(killChildren);
 describe("keyguard serve --postgres --redis: flags", () => {
   it("needs both servers, not --data too, and says so with exit code 2", async () => {
     const cases: Array<[string[], Record<string, string>, RegExp]> = [
-      [["serve", "--postgres", "postgres://u:pw1@db/x"], {}, /--postgres needs --redis too/],
-      [["serve", "--redis", "redis://cache"], {}, /--redis needs --postgres too/],
-      [["serve", "--data", "x.json"], { KEYGUARD_POSTGRES_URL: "postgres://u:pw1@db/x", KEYGUARD_REDIS_URL: "redis://cache" }, /--data cannot be combined/],
-      [["serve", "--postgres-schema", "other"], {}, /--postgres-schema needs --postgres and --redis/],
-      [["serve", "--postgres", "mysql://u:pw1@db/x", "--redis", "redis://cache"], {}, /invalid option postgres = <a mysql: URL>/],
+      [["serve", "--postgres", "postgres://u:pw1@db/x"], {}, /invalid --postgres = <a URL, hidden>\. Pass --redis \(or KEYGUARD_REDIS_URL\) too/],
+      [["serve", "--redis", "redis://cache"], {}, /invalid --redis = <a URL, hidden>\. Pass --postgres \(or KEYGUARD_POSTGRES_URL\) too/],
+      [["serve"], { KEYGUARD_REDIS_URL: "redis://cache" }, /invalid KEYGUARD_REDIS_URL = <a URL, hidden>\. Pass --postgres \(or KEYGUARD_POSTGRES_URL\) too/],
+      [["serve", "--data", "x.json"], { KEYGUARD_POSTGRES_URL: "postgres://u:pw1@db/x", KEYGUARD_REDIS_URL: "redis://cache" }, /invalid --data = "x\.json"\. Pass either --data or KEYGUARD_POSTGRES_URL and KEYGUARD_REDIS_URL, not both/],
+      [["serve", "--postgres-schema", "other"], {}, /invalid --postgres-schema = "other"\. It applies only with --postgres \(or KEYGUARD_POSTGRES_URL\) and --redis/],
+      [["serve", "--postgres", "mysql://u:pw1@db/x", "--redis", "redis://cache"], {}, /invalid --postgres = <a mysql: URL>\. Use a postgres:\/\/ or postgresql:\/\/ URL/],
     ];
     const results = await Promise.all(cases.map(([args, env]) => run(args, env)));
     results.forEach((res, i) => {
@@ -21,6 +22,7 @@ describe("keyguard serve --postgres --redis: flags", () => {
       expect(res.status, args.join(" ")).toBe(2);
       expect(res.stderr).toMatch(message);
       expect(res.stderr).not.toContain("pw1");
+      expect(res.stderr).not.toMatch(/keyguard\/local:|invalid option/);
     });
   });
 

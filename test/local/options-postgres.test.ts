@@ -9,11 +9,11 @@ const REDIS = "redis://:pw-secret@127.0.0.1:6379";
 
 describe("postgres and redis options", () => {
   it.each<[string, LocalKeyServiceOptions, string]>([
-    ["postgres alone", { postgres: PG }, 'invalid option postgres = "<a URL, hidden>". Pass redis too'],
-    ["redis alone", { redis: REDIS }, 'invalid option redis = "<a URL, hidden>". Pass postgres too'],
+    ["postgres alone", { postgres: PG }, 'invalid option postgres = <a URL, hidden>. Pass redis too'],
+    ["redis alone", { redis: REDIS }, 'invalid option redis = <a URL, hidden>. Pass postgres too'],
     ["with dataFile", { postgres: PG, redis: REDIS, dataFile: "x.json" }, 'invalid option dataFile = "x.json". Pass either dataFile or postgres and redis, not both.'],
-    ["with store", { postgres: PG, redis: REDIS, store: memoryStore() }, 'invalid option store = "<a Store>". Pass either store or postgres and redis, not both.'],
-    ["an empty URL", { postgres: " ", redis: REDIS }, 'invalid option postgres = "<a URL, hidden>". Pass a URL such as postgres://'],
+    ["with store", { postgres: PG, redis: REDIS, store: memoryStore() }, 'invalid option store = <a Store>. Pass either store or postgres and redis, not both.'],
+    ["an empty URL", { postgres: " ", redis: REDIS }, 'invalid option postgres = <a URL, hidden>. Pass a URL such as postgres://'],
     ["a schema alone", { postgresSchema: "other" }, 'invalid option postgresSchema = "other". It applies only with postgres and redis'],
   ])("%s: LocalServiceConfigError", (_, options, message) => {
     let err: unknown;

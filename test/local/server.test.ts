@@ -87,11 +87,11 @@ describe("startLocalKeyService", () => {
       );
       expect(err, JSON.stringify(rootKey)).toBeInstanceOf(LocalServiceConfigError);
       expect((err as Error).message).toBe(
-        'keyguard/local: invalid option rootKey = "<hidden>". Use 8..512 visible ASCII characters (no spaces, control or non-ASCII characters), or leave it unset to generate one.',
+        'keyguard/local: invalid option rootKey = <hidden>. Use 8..512 visible ASCII characters (no spaces, control or non-ASCII characters), or leave it unset to generate one.',
       );
     }
     vi.stubEnv("UNKEY_ROOT_KEY", "root_ключ_12345");
-    await expect(createLocalKeyService({ logger: silentLogger })).rejects.toThrow(/^keyguard\/local: invalid option UNKEY_ROOT_KEY = "<hidden>"\. Use 8\.\.512 visible ASCII/);
+    await expect(createLocalKeyService({ logger: silentLogger })).rejects.toThrow(/^keyguard\/local: invalid option UNKEY_ROOT_KEY = <hidden>\. Use 8\.\.512 visible ASCII/);
     vi.unstubAllEnvs();
     for (const rootKey of ["root_!~{}12", "r".repeat(512)]) {
       const instance = await createLocalKeyService({ rootKey, logger: silentLogger });

@@ -56,7 +56,7 @@ interface Config {
 }
 
 function fail(option: string, shown: string, fix: string): never {
-  throw new LocalServiceConfigError(`keyguard/local: invalid option ${option} = ${shown}. ${fix}`, { option });
+  throw new LocalServiceConfigError(`keyguard/local: invalid option ${option} = ${shown}. ${fix}`, { option, shown, fix });
 }
 
 /** Checks a connection URL without ever echoing it (it may hold a password). */
