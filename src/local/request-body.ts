@@ -40,28 +40,49 @@ const tooLarge = (): ServiceError =>
  * The NUL character (U+0000) is refused in every string and property name: PostgreSQL cannot store
  * it, and the service behaves the same on every store.
  */
-const nulRefused = (path: string): ServiceError => {
+const nulRefused = (found: string): ServiceError => {
+  // A deeply nested body has a long path: its start is enough to find the place.
+  const path = found.length > 200 ? `${found.slice(0, 200)}…` : found;
   const message = `Invalid request body: ${path} contains the NUL character (U+0000), which is not accepted.`;
   return new ServiceError("application.invalid_input", message, {
     errors: [{ location: path, message, fix: "Remove the NUL character (\\u0000) from the value." }],
   });
 };
 
-/** Where the first NUL character is in `value` (a string, or an object's property name or value), as a path like `body.meta.name`. */
-function nulPath(value: unknown, path: string): string | undefined {
-  if (typeof value === "string") return value.includes("\0") ? path : undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = nulPath(value[i], `${path}[${i}]`);
-      if (found !== undefined) return found;
+/**
+ * Where the first NUL character is in `value` (a string, or an object's property name or value),
+ * as a path like `body.meta.name`. Iterative, and a path is spelled out only for the value found:
+ * a body may nest deeper than the call stack, and its paths would grow with the square of the depth.
+ */
+function nulPath(value: unknown, root: string): string | undefined {
+  // Every value visited, as its parent's index and its own segment (".name" or "[i]").
+  const parents: number[] = [-1];
+  const segments: string[] = [root];
+  const pathOf = (node: number, suffix = ""): string => {
+    const parts: string[] = [suffix];
+    for (let n = node; n !== -1; n = parents[n]!) parts.push(segments[n]!);
+    return parts.reverse().join("");
+  };
+  const pending: Array<[unknown, number]> = [[value, 0]];
+  while (pending.length > 0) {
+    const [item, node] = pending.pop()!;
+    if (typeof item === "string") {
+      if (item.includes("\0")) return pathOf(node);
+      continue;
     }
-    return undefined;
-  }
-  if (typeof value !== "object" || value === null) return undefined;
-  for (const [name, item] of Object.entries(value)) {
-    if (name.includes("\0")) return `${path} (a property name)`;
-    const found = nulPath(item, `${path}.${name}`);
-    if (found !== undefined) return found;
+    if (typeof item !== "object" || item === null) continue;
+    const children: Array<[string, unknown]> = Array.isArray(item) ? item.map((v, i) => [`[${i}]`, v]) : [];
+    if (!Array.isArray(item)) {
+      for (const [name, child] of Object.entries(item)) {
+        if (name.includes("\0")) return pathOf(node, " (a property name)");
+        children.push([`.${name}`, child]);
+      }
+    }
+    for (let i = children.length - 1; i >= 0; i--) {
+      parents.push(node);
+      segments.push(children[i]![0]);
+      pending.push([children[i]![1], parents.length - 1]);
+    }
   }
   return undefined;
 }
@@ -139,7 +160,13 @@ export function readJsonBody(req: IncomingMessage): Promise<unknown> {
         return reject(notJson());
       }
       // A NUL can only arrive escaped; the walk runs only when the text holds that escape.
-      const nul = text.includes("\\u0000") ? nulPath(body, "body") : undefined;
+      let nul: string | undefined;
+      try {
+        nul = text.includes("\\u0000") ? nulPath(body, "body") : undefined;
+      } catch {
+        // Nothing here may escape: this runs in a stream's event handler.
+        return reject(notJson());
+      }
       if (nul !== undefined) return reject(nulRefused(nul));
       resolve(body);
     });

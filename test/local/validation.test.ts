@@ -191,3 +191,21 @@ describe("the NUL character", () => {
     await rejects("keys.createKey", { apiId: s.apiId, name: "path\\u0000", meta: { n: "\u0000" } }, "body.meta.n");
   });
 });
+
+describe("a deeply nested body", () => {
+  it("with a NUL 100,000 levels down is refused with a 400 (a shortened path), and the service answers on", async () => {
+    const depth = 100_000;
+    const raw = `{"apiId":${JSON.stringify(s.apiId)},"meta":${'{"a":'.repeat(depth)}"\\u0000"${"}".repeat(depth)}}`;
+    const res = await fetch(`${s.baseUrl}/v2/keys.createKey`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.rootKey}`, "content-type": "application/json" },
+      body: raw,
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { type: string; errors: Array<{ location: string }> } };
+    expect(body.error.type).toMatch(/\/application\/invalid_input$/);
+    expect(body.error.errors[0]!.location).toMatch(/^body\.meta(\.a)+\.?…$/);
+    expect(body.error.errors[0]!.location.length).toBeLessThanOrEqual(201);
+    await accepts("keys.createKey", { apiId: s.apiId, name: "after the deep body" });
+  });
+});
