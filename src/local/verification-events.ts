@@ -5,11 +5,12 @@
 // A batch the store cannot take is kept and retried; nothing is lost while the store is
 // unavailable. A batch it refuses with another error (a bad event, a bug) is retried whole for a few
 // flushes, then split: written by halves, recursively and in order, so the events it takes are
-// written and the ones it refuses are isolated one by one. An event refused alone is dropped (and
-// counted in the log) only when the store took other events in the same pass: then the fault is
-// the event's. When it took none of them nor of the newer events, the store is refusing everything:
+// written and the ones it refuses are isolated one by one. An event refused alone while the store
+// took other events in the same pass earns a strike and waits for the next flush; it is dropped
+// (and counted in the log) at its third strike, so a failure that passes (a lock timeout, a
+// migration) loses nothing. When the store took none of the events, it may be refusing everything:
 // the events are kept as while it is unavailable, and the next split waits longer. The events
-// written keep their order.
+// written keep their order, but for those that waited with a strike.
 import type { Logger } from "../logger";
 import type { Store, VerificationEvent } from "./storage";
 import { isStoreUnavailable, type StoreFailureLog } from "./store-failures";
@@ -26,15 +27,19 @@ const SWEEP_EVERY_MS = 5 * 60_000;
 const SPLIT_AFTER_REFUSALS = 3;
 /** After a split in which the store took no event, the next one waits twice as many refused flushes, up to this many. */
 const MAX_SPLIT_AFTER_REFUSALS = 300;
+/** A split that wrote nothing with at least this many calls makes the next split wait longer (a few refused events cost a few calls). */
+const COSTLY_SPLIT_CALLS = 64;
+/** An event refused alone, while the store took others, at this many flushes is dropped. */
+const DROP_AT_STRIKE = 3;
 
 /** One split: what the store took, and the events it refused alone (in order). */
 interface Split {
   written: number;
+  /** Appends tried. */
+  calls: number;
   refused: VerificationEvent[];
   /** The store's last refusal. */
   error: unknown;
-  /** Whether newer events were tried too (the store took none of the batch). */
-  witnessed: boolean;
   /** Set when the store became unavailable during the split: its error, and the events not tried yet (in order). */
   cut?: { error: unknown; untried: VerificationEvent[] };
 }
@@ -51,6 +56,8 @@ export class VerificationRecorder {
   private refusals = 0;
   /** Refused flushes before a split (1 while the store refuses some events and takes others). */
   private splitAfter = SPLIT_AFTER_REFUSALS;
+  /** Events refused alone while the store took others: at how many flushes. */
+  private readonly strikes = new WeakMap<VerificationEvent, number>();
   private readonly timers: NodeJS.Timeout[] = [];
   private closed = false;
 
@@ -95,6 +102,9 @@ export class VerificationRecorder {
   private async drain(): Promise<void> {
     let wrote = false;
     let refused = false;
+    // Events refused alone at this flush (with a strike): retried at the next one, not in this one.
+    const deferred: VerificationEvent[] = [];
+    let deferredBecause: unknown;
     this.trim();
     while (this.buffer.length > 0) {
       // Taken out while it is written, so a trim meanwhile drops only events still waiting.
@@ -106,26 +116,42 @@ export class VerificationRecorder {
         continue;
       }
       // Kept for the next flush (the store may be back, or the failure passed, by then); on close there is none.
-      if (isStoreUnavailable(failed.error)) return this.keep(batch, failed.error);
+      if (isStoreUnavailable(failed.error)) return this.keep(deferred.concat(batch), failed.error);
       refused = true;
-      if (++this.refusals < this.splitAfter && !this.closed) return this.keep(batch, failed.error);
+      if (++this.refusals < this.splitAfter && !this.closed) return this.keep(deferred.concat(batch), failed.error);
       const split = await this.split(batch, failed.error);
-      if (split.cut) return this.keep(split.refused.concat(split.cut.untried), split.cut.error);
+      if (split.cut) return this.keep(deferred.concat(split.refused, split.cut.untried), split.cut.error);
       this.refusals = 0;
       if (split.written === 0) {
-        // With newer events refused too, the store refuses everything; without any, it cannot be told yet.
-        if (split.witnessed) this.splitAfter = Math.min(Math.max(this.splitAfter, SPLIT_AFTER_REFUSALS) * 2, MAX_SPLIT_AFTER_REFUSALS);
-        return this.keep(split.refused, split.error);
+        // The store took nothing, and nothing newer was there to tell: no strikes. It may refuse
+        // every event: when that split cost many calls, the next one waits longer.
+        if (split.calls >= COSTLY_SPLIT_CALLS) {
+          this.splitAfter = Math.min(Math.max(this.splitAfter, SPLIT_AFTER_REFUSALS) * 2, MAX_SPLIT_AFTER_REFUSALS);
+        }
+        return this.keep(deferred.concat(split.refused), split.error);
       }
       wrote = true;
       // A failure that passed during the split: everything was written.
       if (split.refused.length === 0) continue;
       this.splitAfter = 1;
-      this.logger.error(
-        { store: this.store.kind, dropped: split.refused.length, written: split.written, error: messageOf(split.error) },
-        "keyguard/local: dropped verification events the store refuses even one at a time while it takes the others",
-      );
+      let dropped = 0;
+      for (const event of split.refused) {
+        const strikes = (this.strikes.get(event) ?? 0) + 1;
+        if (strikes >= DROP_AT_STRIKE) dropped++;
+        else {
+          this.strikes.set(event, strikes);
+          deferred.push(event);
+          deferredBecause = split.error;
+        }
+      }
+      if (dropped > 0) {
+        this.logger.error(
+          { store: this.store.kind, dropped, written: split.written, error: messageOf(split.error) },
+          `keyguard/local: dropped verification events the store refuses one at a time, at ${DROP_AT_STRIKE} flushes at which it took the others`,
+        );
+      }
     }
+    if (deferred.length > 0) return this.keep(deferred, deferredBecause);
     this.retrying = false;
     if (!refused) this.splitAfter = SPLIT_AFTER_REFUSALS;
     if (this.failing) {
@@ -164,10 +190,9 @@ export class VerificationRecorder {
    * back the newer ones, and when the store takes none of either it is refusing every event.
    */
   private async split(batch: VerificationEvent[], error: unknown): Promise<Split> {
-    const split: Split = { written: 0, refused: [], error, witnessed: false };
+    const split: Split = { written: 0, calls: 0, refused: [], error };
     await this.halve(batch, true, split);
     if (split.cut || split.written > 0 || this.buffer.length === 0) return split;
-    split.witnessed = true;
     await this.halve(this.buffer.splice(0, BATCH_SIZE), false, split);
     return split;
   }
@@ -185,6 +210,7 @@ export class VerificationRecorder {
     else todo.push(events);
     while (todo.length > 0) {
       const segment = todo.pop()!;
+      split.calls++;
       const failed = await this.append(segment);
       if (!failed) {
         split.written += segment.length;

@@ -87,7 +87,7 @@ describe("verification events the store refuses", () => {
   beforeEach(() => void vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] }));
   afterEach(() => void vi.useRealTimers());
 
-  it("retries a refused batch whole for 3 flushes, then writes the others in order and drops only the refused event, in one error line without values", async () => {
+  it("retries a refused batch whole for 3 flushes, then writes the others in order; the refused event waits, and is dropped at its third flush beside others, in one error line without values", async () => {
     const h = harness(poison);
     for (const i of range(0, 1000)) h.recorder.record(i === 400 ? event(i, { requestId: "poison_400" }) : event(i));
     await h.recorder.flush();
@@ -99,11 +99,21 @@ describe("verification events the store refuses", () => {
     expect(times(h.written)).toEqual(range(0, 1000).filter((i) => i !== 400));
     // Split by halves: a few calls per level of the split (10 levels for 1,000 events), not one per event.
     expect(h.calls.length - 3).toBeLessThanOrEqual(2 * 10);
+    // A first strike: the event waits for the next flush (a failure that passes would let it through).
+    expect(h.drops()).toEqual([]);
+    // Alone, it shows nothing new (no strike); beside newer events the store takes, strikes 2 and 3.
+    await h.recorder.flush();
+    h.recorder.record(event(1000));
+    await h.recorder.flush();
+    expect(h.drops()).toEqual([]);
+    h.recorder.record(event(1001));
+    await h.recorder.flush();
+    expect(times(h.written).slice(-2)).toEqual([1000, 1001]);
     expect(h.drops()).toEqual([
       {
         level: "error",
-        fields: { store: "faulty memory", dropped: 1, written: 999, error: "test: the store refuses this value" },
-        message: expect.stringContaining("one at a time while it takes the others") as string,
+        fields: { store: "faulty memory", dropped: 1, written: 1, error: "test: the store refuses this value" },
+        message: expect.stringContaining("one at a time, at 3 flushes at which it took the others") as string,
       },
     ]);
     // One line when the batch was first refused, one for the drop, one when all is written again.
@@ -114,9 +124,9 @@ describe("verification events the store refuses", () => {
     ]);
     expect(JSON.stringify(h.lines)).not.toContain(SECRET_TAG);
     // Newer events go through at once.
-    h.recorder.record(event(1000));
+    h.recorder.record(event(1002));
     await h.recorder.flush();
-    expect(times(h.written).at(-1)).toBe(1000);
+    expect(times(h.written).at(-1)).toBe(1002);
   });
 
   it("holds newer events back only until the split: those noted meanwhile are written after the older ones, and a later refused event is split at once", async () => {
@@ -128,13 +138,19 @@ describe("verification events the store refuses", () => {
     expect(h.written).toEqual([]);
     await h.recorder.flush();
     expect(times(h.written)).toEqual(range(0, 20).filter((i) => i !== 3 && i !== 7));
-    expect(h.drops().map((l) => l.fields.dropped)).toEqual([2]);
+    expect(h.drops()).toEqual([]);
     // The store refuses some events and takes others: the next refused batch is split at its first refusal.
     h.recorder.record(event(20));
     h.recorder.record(event(21, { requestId: "poison_21" }));
     h.recorder.record(event(22));
     await h.recorder.flush();
     expect(times(h.written).slice(-2)).toEqual([20, 22]);
+    h.recorder.record(event(23));
+    await h.recorder.flush();
+    h.recorder.record(event(24));
+    await h.recorder.flush();
+    expect(times(h.written).slice(-4)).toEqual([20, 22, 23, 24]);
+    // 3 and 7 at their third strike (with 23), 21 at its third (with 24).
     expect(h.drops().map((l) => l.fields.dropped)).toEqual([2, 1]);
   });
 
@@ -185,18 +201,33 @@ describe("verification events the store refuses", () => {
     for (const i of range(1000, 1005)) h.recorder.record(event(i));
     for (let f = 0; f < 3; f++) await h.recorder.flush();
     expect(times(h.written)).toEqual(range(1000, 1005));
-    expect(h.drops().map((l) => l.fields)).toEqual([{ store: "faulty memory", dropped: 1000, written: 5, error: "test: the store refuses this value" }]);
+    expect(h.drops()).toEqual([]);
+    // Each later flush splits at once: the refused batch, then the newer events beside it.
+    for (const i of [1005, 1006]) {
+      h.recorder.record(event(i));
+      await h.recorder.flush();
+    }
+    expect(times(h.written)).toEqual(range(1000, 1007));
+    expect(h.drops().map((l) => l.fields)).toEqual([{ store: "faulty memory", dropped: 1000, written: 1, error: "test: the store refuses this value" }]);
   });
 
-  it("keeps a refused event while no other event shows the store works, and drops it within 3 flushes of a newer one arriving", async () => {
+  it("keeps a refused event while no other event shows the store works, and drops it at the third flush that writes others beside it", async () => {
     const h = harness(poison);
     h.recorder.record(event(0, { requestId: "poison_0" }));
     for (let f = 0; f < 10; f++) await h.recorder.flush();
     expect(h.written).toEqual([]);
     expect(h.drops()).toEqual([]);
+    // A lone event costs no split calls, so the splits do not back off: a newer event waits 3 flushes at most.
+    expect(h.calls).toEqual(Array(10).fill(1));
     h.recorder.record(event(1));
     for (let f = 0; f < 3; f++) await h.recorder.flush();
     expect(times(h.written)).toEqual([1]);
+    expect(h.drops()).toEqual([]);
+    for (const i of [2, 3]) {
+      h.recorder.record(event(i));
+      await h.recorder.flush();
+    }
+    expect(times(h.written)).toEqual([1, 2, 3]);
     expect(h.drops().map((l) => l.fields)).toEqual([{ store: "faulty memory", dropped: 1, written: 1, error: "test: the store refuses this value" }]);
   });
 
@@ -216,7 +247,8 @@ describe("verification events the store refuses", () => {
     h.plan.error = refuse;
     await h.recorder.flush();
     expect(times(h.written)).toEqual(range(0, 100).filter((i) => i !== 10));
-    expect(h.drops().map((l) => l.fields.dropped)).toEqual([1]);
+    // The refused event has its first strike only: it waits.
+    expect(h.drops()).toEqual([]);
   });
 
   it("on close, splits a refused batch at once (no later flush will), and counts in one error line what the store could not take", async () => {
@@ -224,7 +256,8 @@ describe("verification events the store refuses", () => {
     for (const i of range(0, 50)) h.recorder.record(event(i, i === 5 ? { requestId: "poison_5" } : {}));
     await h.recorder.close();
     expect(times(h.written)).toEqual(range(0, 50).filter((i) => i !== 5));
-    expect(h.drops().map((l) => l.fields.dropped)).toEqual([1]);
+    expect(h.drops()).toEqual([]);
+    expect(h.lines.filter((l) => l.fields.lost !== undefined).map((l) => l.fields)).toEqual([{ store: "faulty memory", lost: 1 }]);
 
     const down = harness();
     for (const i of range(0, 30)) down.recorder.record(event(i));
@@ -235,6 +268,43 @@ describe("verification events the store refuses", () => {
     expect(down.lines.filter((l) => l.fields.lost !== undefined)).toEqual([
       { level: "error", fields: { store: "faulty memory", lost: 30 }, message: expect.stringContaining("before close") as string },
     ]);
+  });
+
+  it("loses nothing to a refusal that passes during a split, however the split cuts it", async () => {
+    for (const [failNext, count] of [
+      [10, 100],
+      [2001, 1500],
+    ] as const) {
+      const h = harness();
+      for (const i of range(0, count)) h.recorder.record(event(i));
+      h.plan.failNext = failNext;
+      for (let f = 0; f < 12 && h.written.length < count; f++) await h.recorder.flush();
+      expect(times(h.written).sort((a, b) => a - b), `failing the next ${failNext} calls`).toEqual(range(0, count));
+      expect(h.drops()).toEqual([]);
+    }
+  });
+
+  it("loses nothing to a refusal that passes during close", async () => {
+    const h = harness();
+    for (const i of range(0, 50)) h.recorder.record(event(i));
+    // Enough refused calls for the split to reach single events (50, 25, 13, 7, 4, 2, 1, 1).
+    h.plan.failNext = 8;
+    await h.recorder.close();
+    expect(times(h.written).sort((a, b) => a - b)).toEqual(range(0, 50));
+    expect(h.lines.filter((l) => l.fields.lost !== undefined || l.fields.dropped !== undefined)).toEqual([]);
+  });
+
+  it("while the store refuses every event and fewer than a batch wait, splits less and less often", async () => {
+    const h = harness();
+    h.plan.failNext = Infinity;
+    for (const i of range(0, 500)) h.recorder.record(event(i));
+    for (let f = 0; f < 30; f++) await h.recorder.flush();
+    // Splits at flushes 3, 9 and 21 (about 1,000 calls each: 500 events halved down to one), one whole try at the others.
+    expect(h.calls.length).toBeLessThan(3 * 1000 + 30);
+    expect(h.calls.length).toBeGreaterThan(2 * 1000);
+    h.plan.failNext = 0;
+    await h.recorder.flush();
+    expect(times(h.written)).toEqual(range(0, 500));
   });
 
   it("while the store cannot take events, retries them each second, not at every new event", async () => {
@@ -275,8 +345,14 @@ describe("a poison event on real databases", () => {
         ["key_2", T0 + 299],
       ]),
     );
+    expect(errors.find((f) => f.dropped !== undefined)).toBeUndefined();
+    // Dropped at its third flush beside events the store takes.
+    for (const i of [300, 301]) {
+      recorder.record(event(i));
+      await recorder.flush();
+    }
     const drop = errors.find((f) => f.dropped !== undefined);
-    expect(drop).toEqual({ store: expect.stringContaining("sqlite") as string, dropped: 1, written: 299, error: "NOT NULL constraint failed: key_verifications.key_id" });
+    expect(drop).toEqual({ store: expect.stringContaining("sqlite") as string, dropped: 1, written: 1, error: "NOT NULL constraint failed: key_verifications.key_id" });
     expect(JSON.stringify(errors)).not.toContain(SECRET_TAG);
   });
 
@@ -293,10 +369,14 @@ describe("a poison event on real databases", () => {
     cleanups.push(() => recorder.close());
     for (const i of range(0, 40)) recorder.record(i === 7 ? event(i, { tags: [`${SECRET_TAG}\u0000`] }) : event(i));
     for (let f = 0; f < 3; f++) await recorder.flush();
+    for (const i of [40, 41]) {
+      recorder.record(event(i));
+      await recorder.flush();
+    }
     const plan = await parseAnalyticsQuery("SELECT time FROM key_verifications_v1 ORDER BY time", { now: T0 + 1000, retentionMs: DAY });
     const rows = await store.queryVerifications(plan, { workspaceId: "ws_refused" });
-    expect(rows.map((r) => (r.time as number) - T0)).toEqual(range(0, 40).filter((i) => i !== 7));
-    expect(errors.find((f) => f.dropped !== undefined)).toMatchObject({ dropped: 1, written: 39 });
+    expect(rows.map((r) => (r.time as number) - T0)).toEqual(range(0, 42).filter((i) => i !== 7));
+    expect(errors.find((f) => f.dropped !== undefined)).toMatchObject({ dropped: 1, written: 1 });
     expect(JSON.stringify(errors)).not.toContain("customer=ada");
   });
 });
