@@ -62,7 +62,8 @@ export interface ClientOptions {
    * Where to announce key changes, e.g. a `redisStore()` shared with `apiKeyAuth({ store })`:
    * after deleteKey, updateKey, updateCredits, rerollKey and the key's permission and role changes
    * succeed, the key is invalidated (by keyId) on every instance; after deletePermission,
-   * deleteRole and deleteApi, every answer is. Default: none.
+   * deleteRole, setRolePermissions, deleteApi, updateIdentity and deleteIdentity, every answer is.
+   * Default: none.
    */
   invalidate?: InvalidationPublisher;
   /**

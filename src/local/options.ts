@@ -66,8 +66,8 @@ export interface LocalKeyServiceOptions {
    * Where to announce key changes, so that every `apiKeyAuth()` sharing that bus forgets its
    * remembered answers at once: e.g. `await redisStore({ url })` from `keyguard/redis` on the Redis
    * your apps' stores use. After each change that succeeded (updateKey, deleteKey, updateCredits,
-   * rerollKey, a key's permissions and roles: by keyId; deleting a permission, role or API, changing
-   * or deleting an identity: everything), before the answer. Default: none.
+   * rerollKey, a key's permissions and roles: by keyId; deleting a permission, role or API, setting
+   * a role's permissions, changing or deleting an identity: everything), before the answer. Default: none.
    */
   invalidate?: InvalidationPublisher;
   /**
