@@ -9,9 +9,9 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { startLocalKeyService } from "keyguard/local";
 import type { KeyRecord, Store, StoreTx } from "../src/local/storage";
 import { keyHash } from "../src/protocol/key-hash";
-import { memoryStore } from "../src/local/stores/memory";
-import { postgresStore } from "../src/local/stores/postgres";
-import { sqliteStore } from "../src/local/stores/sqlite";
+import { memoryStore } from "../src/local/stores/memory/store";
+import { postgresStore } from "../src/local/stores/postgres/store";
+import { sqliteStore } from "../src/local/stores/sqlite/store";
 import { benchKey, type ChildReply, type ChildRequest, type StoreConfig } from "./storage-keys";
 
 async function openStore(config: StoreConfig): Promise<Store> {

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { resolve } from "node:path";
 import type { KeyRecord, Store } from "../src/local/storage";
-import { sqliteStore, type SqliteStore } from "../src/local/stores/sqlite";
+import { sqliteStore, type SqliteStore } from "../src/local/stores/sqlite/store";
 import { hashOf, probeKey, quantiles } from "./store-probe";
 
 const N = Number(process.env.KEYS ?? 1_000_000);
@@ -140,7 +140,7 @@ try {
   await time("find keys of an identity (~N/1000)", (i) => store.direct.find("keys", "ws_bench", "identityId", `id_${i % 1000}`));
   await time("verifyKey's store calls (7: root key … credits)", (i) => verifyCalls(store, i, Date.now()));
   if (process.env.BASELINE) {
-    const other = (await import(resolve(process.env.BASELINE, "src/local/stores/sqlite.ts"))) as { sqliteStore: typeof sqliteStore };
+    const other = (await import(resolve(process.env.BASELINE, "src/local.ts"))) as { sqliteStore: typeof sqliteStore };
     baseline = await other.sqliteStore(join(dir, "baseline.db"));
     await fill(baseline);
     await compare([{ name: `baseline (${process.env.BASELINE})`, store: baseline }, { name: "this checkout", store }], 100, 400);

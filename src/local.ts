@@ -11,11 +11,11 @@ export type { CreateApiInput, CreateKeyMigrationInput, LocalKeyService, Unavaila
 export { LocalServiceConfigError } from "./local/options";
 export { LocalServiceArgumentError } from "./local/argument-error";
 export type { LocalKeyServiceOptions, MetricsOptions } from "./local/options";
-export { memoryStore } from "./local/stores/memory";
-export { sqliteStore } from "./local/stores/sqlite";
-export type { SqliteStore, SqliteStoreOptions } from "./local/stores/sqlite";
-export { postgresStore } from "./local/stores/postgres";
-export type { PostgresStoreOptions } from "./local/stores/postgres";
+export { memoryStore } from "./local/stores/memory/store";
+export { sqliteStore } from "./local/stores/sqlite/store";
+export type { SqliteStore, SqliteStoreOptions } from "./local/stores/sqlite/store";
+export { postgresStore } from "./local/stores/postgres/store";
+export type { PostgresStoreOptions } from "./local/stores/postgres/store";
 export { exportState, importState } from "./local/state-file";
 export { StoreUnavailableError } from "./local/storage";
 export type {

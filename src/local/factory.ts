@@ -8,9 +8,9 @@ import { loadServiceMetrics } from "./metrics";
 import { LocalServiceConfigError, parseOptions, type LocalKeyServiceOptions, type LocalServiceConfig } from "./options";
 import { ServiceCore, type LocalKeyService } from "./service";
 import type { Store } from "./storage";
-import { memoryStore } from "./stores/memory";
-import { sqliteStore } from "./stores/sqlite";
-import { postgresStore } from "./stores/postgres";
+import { memoryStore } from "./stores/memory/store";
+import { sqliteStore } from "./stores/sqlite/store";
+import { postgresStore } from "./stores/postgres/store";
 
 export interface LocalKeyServiceInstance {
   /**

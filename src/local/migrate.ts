@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import { LocalServiceConfigError } from "./options";
 import { importState, loadState } from "./state-file";
 import { TABLE_NAMES } from "./storage";
-import { sqliteStore } from "./stores/sqlite";
+import { sqliteStore } from "./stores/sqlite/store";
 
 /** How many records of each table were imported. */
 type MigrationCounts = Record<(typeof TABLE_NAMES)[number], number>;

@@ -12,9 +12,9 @@ import { parseAnalyticsQuery } from "../../src/local/analytics/parse";
 import type { AnalyticsScope } from "../../src/local/analytics/plan";
 import { ServiceError } from "../../src/local/envelope";
 import type { Store, VerificationEvent } from "../../src/local/storage";
-import { memoryStore } from "../../src/local/stores/memory";
-import { postgresStore } from "../../src/local/stores/postgres";
-import { sqliteStore } from "../../src/local/stores/sqlite";
+import { memoryStore } from "../../src/local/stores/memory/store";
+import { postgresStore } from "../../src/local/stores/postgres/store";
+import { sqliteStore } from "../../src/local/stores/sqlite/store";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../support/postgres-redis";
 
 const RUNS = 10_000;

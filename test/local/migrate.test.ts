@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ALL_ROOT_PERMISSIONS } from "../../src/local/auth";
 import type { LocalState } from "../../src/local/storage";
-import { sqliteStore } from "../../src/local/stores/sqlite";
+import { sqliteStore } from "../../src/local/stores/sqlite/store";
 import { killChildren, run, serve } from "./cli-process";
 import { makeCall } from "./helpers";
 

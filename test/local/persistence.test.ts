@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { exportState, LocalServiceConfigError, sqliteStore } from "keyguard/local";
-import { openConnection } from "../../src/local/stores/sqlite-driver";
+import { openConnection } from "../../src/local/stores/sqlite/driver";
 import { start } from "./helpers";
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-local-"));

@@ -5,7 +5,7 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { LocalServiceConfigError } from "../../src/local/options";
 import { StoreUnavailableError } from "../../src/local/storage";
-import { postgresStore, type PostgresStoreOptions } from "../../src/local/stores/postgres";
+import { postgresStore, type PostgresStoreOptions } from "../../src/local/stores/postgres/store";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../support/postgres-redis";
 
 describe("postgresStore options", () => {

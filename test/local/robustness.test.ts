@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_META_BYTES, MAX_META_DEPTH, obj, record, str, validate } from "../../src/local/validate";
-import { openConnection } from "../../src/local/stores/sqlite-driver";
+import { openConnection } from "../../src/local/stores/sqlite/driver";
 import { start, type Started } from "./helpers";
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-robust-"));

@@ -6,8 +6,8 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { sqliteStore } from "../../src/local/stores/sqlite";
-import { openConnection } from "../../src/local/stores/sqlite-driver";
+import { sqliteStore } from "../../src/local/stores/sqlite/store";
+import { openConnection } from "../../src/local/stores/sqlite/driver";
 import { exited, killChildren, run, serve, type Served } from "./cli-process";
 import { makeCall, type Call } from "./helpers";
 

@@ -1,7 +1,7 @@
 // The memory backend: the store conformance suite, plus what only memory does (pruning counters,
 // loading a state, serialising transactions that await between steps).
 import { describe, expect, it } from "vitest";
-import { memoryStore } from "../../src/local/stores/memory";
+import { memoryStore } from "../../src/local/stores/memory/store";
 import { describeStoreConformance } from "./store-conformance";
 
 describeStoreConformance("memory", async () => memoryStore());

@@ -3,7 +3,7 @@
 // recovers by itself when the server is back.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StoreUnavailableError, type KeyRecord, type Store } from "../../src/local/storage";
-import { postgresStore } from "../../src/local/stores/postgres";
+import { postgresStore } from "../../src/local/stores/postgres/store";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../support/postgres-redis";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy";
 

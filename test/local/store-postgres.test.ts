@@ -1,7 +1,7 @@
 // The store conformance suite on the PostgreSQL + Redis backend (real servers, own schema and
 // Redis prefix).
 import { afterAll } from "vitest";
-import { postgresStore } from "../../src/local/stores/postgres";
+import { postgresStore } from "../../src/local/stores/postgres/store";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../support/postgres-redis";
 import { describeStoreConformance } from "./store-conformance";
 

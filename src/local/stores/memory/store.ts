@@ -1,14 +1,14 @@
-// The memory backend: the whole state in Maps (see memory-tables.ts), for demos and tests, and
+// The memory backend: the whole state in Maps (see tables.ts), for demos and tests, and
 // under the JSON data file. Transactions run one at a time (an async lock) and undo their
 // writes when they throw; calls on `direct` are synchronous inside, so each is atomic.
-import { evaluatePlan } from "../analytics/evaluate";
-import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
-import { windowEnded } from "../ratelimit";
-import { stateMeta } from "../state-file";
-import { TABLE_NAMES, type LocalState, type Store, type StoreTx, type VerificationEvent } from "../storage";
-import { MemoryTables, type AnyRecord } from "./memory-tables";
-import { MemoryTx, copy, settle, type MemoryTxHost } from "./memory-tx";
-import { Mutex } from "./mutex";
+import { evaluatePlan } from "../../analytics/evaluate";
+import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
+import { windowEnded } from "../../ratelimit";
+import { stateMeta } from "../../state-file";
+import { TABLE_NAMES, type LocalState, type Store, type StoreTx, type VerificationEvent } from "../../storage";
+import { MemoryTables, type AnyRecord } from "./tables";
+import { MemoryTx, copy, settle, type MemoryTxHost } from "./tx";
+import { Mutex } from "../mutex";
 
 /** How often (in service-clock ms, as `limit` sees it) counters of ended windows are dropped. */
 const PRUNE_EVERY_MS = 60_000;

@@ -1,8 +1,8 @@
 // The SQLite store's hot-path writes: charging credits (one UPDATE … RETURNING, the due refill in
 // CASE expressions) and sliding-window rate-limit counters (read, decide, write all or none).
-import { evaluateLimits } from "../ratelimit";
-import type { DueRefill, LimitCheck, LimitState, SpendOutcome } from "../storage";
-import type { SqliteTables } from "./sqlite-tables";
+import { evaluateLimits } from "../../ratelimit";
+import type { DueRefill, LimitCheck, LimitState, SpendOutcome } from "../../storage";
+import type { SqliteTables } from "./tables";
 
 const DUE = "(? IS NOT NULL AND credits_last_refill_at < ?)";
 const BALANCE = `(CASE WHEN ${DUE} THEN ? ELSE credits_remaining END)`;

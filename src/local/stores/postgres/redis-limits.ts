@@ -2,8 +2,8 @@
 // all-or-nothing in one round trip; counters expire on their own; index sets (per owner and per
 // limit id) let `dropCounters` find a key's or a limit's counters without scanning the keyspace.
 import type { Redis } from "ioredis";
-import type { LimitCheck, LimitState } from "../storage";
-import { storeError } from "./store-errors";
+import type { LimitCheck, LimitState } from "../../storage";
+import { storeError } from "../store-errors";
 
 /**
  * Extra lifetime of a counter past the end of the window after it (where it still counts as the

@@ -1,8 +1,8 @@
 // Charging credits in PostgreSQL: the due refill, the balance check and the charge in ONE
 // `UPDATE` (a concurrent spend waits for the row and re-checks the condition on the balance the
 // other left), so a balance never goes below zero and no credit is charged twice.
-import type { DueRefill, SpendOutcome } from "../storage";
-import type { Query } from "./postgres-tx";
+import type { DueRefill, SpendOutcome } from "../../storage";
+import type { Query } from "./tx";
 
 /** `Store.spendCredits` over `query`; `keys` is the schema-qualified keys table. */
 export async function spendCredits(

@@ -1,7 +1,7 @@
 // One view of the memory store's tables as a StoreTx: a transaction's (each write noted in an
 // undo log) or `direct`'s (each call waits for no transaction to run, then runs synchronously).
-import { spendFrom } from "../credits";
-import { evaluateLimits, isLimitCounterOf } from "../ratelimit";
+import { spendFrom } from "../../credits";
+import { evaluateLimits, isLimitCounterOf } from "../../ratelimit";
 import type {
   DueRefill,
   IndexedFields,
@@ -12,8 +12,8 @@ import type {
   StoreTx,
   TableName,
   Tables,
-} from "../storage";
-import type { AnyRecord, MemoryTables } from "./memory-tables";
+} from "../../storage";
+import type { AnyRecord, MemoryTables } from "./tables";
 
 /** What a view needs of its store. */
 export interface MemoryTxHost {

@@ -1,20 +1,20 @@
 // The SQLite store: the local key service's state in one file on one machine. One connection,
 // WAL, every operation one transaction (BEGIN IMMEDIATE … COMMIT) serialised by an async mutex;
 // credits charged by one UPDATE … RETURNING; rate-limit counters in a table of their own; WAL
-// checkpoints in a worker thread (sqlite-checkpointer.ts).
-import { describeValue, optionNames } from "../../config-error";
-import { findUnknownOptions, unknownOptionsMessage } from "../../unknown-options";
-import { LocalServiceConfigError } from "../options";
-import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
-import { StoreUnavailableError, type Store, type StoreTx, type VerificationEvent } from "../storage";
-import { Mutex } from "./mutex";
-import { startCheckpointer, type Checkpointer } from "./sqlite-checkpointer";
-import { chargeLimits, dropCounters, pruneCounters, spendCredits } from "./sqlite-counters";
-import type { SqlConnection, SqliteDriverName } from "./sqlite-driver";
-import { appendEvents, deleteEventsBefore, lastUsed, queryEvents } from "./sqlite-events";
-import { lockDataFile } from "./sqlite-lock";
-import { checkFileKind, FileIdentity, openDataFile, unavailableReason, type ConnectionSettings } from "./sqlite-open";
-import { SqliteTables } from "./sqlite-tables";
+// checkpoints in a worker thread (checkpointer.ts).
+import { describeValue, optionNames } from "../../../config-error";
+import { findUnknownOptions, unknownOptionsMessage } from "../../../unknown-options";
+import { LocalServiceConfigError } from "../../options";
+import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
+import { StoreUnavailableError, type Store, type StoreTx, type VerificationEvent } from "../../storage";
+import { Mutex } from "../mutex";
+import { startCheckpointer, type Checkpointer } from "./checkpointer";
+import { chargeLimits, dropCounters, pruneCounters, spendCredits } from "./counters";
+import type { SqlConnection, SqliteDriverName } from "./driver";
+import { appendEvents, deleteEventsBefore, lastUsed, queryEvents } from "./events";
+import { lockDataFile } from "./lock";
+import { checkFileKind, FileIdentity, openDataFile, unavailableReason, type ConnectionSettings } from "./open";
+import { SqliteTables } from "./tables";
 
 export interface SqliteStoreOptions {
   /** The driver. Default: `node:sqlite` when the runtime has it (Node >= 22.13), else `better-sqlite3`. */

@@ -6,7 +6,7 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import { join } from "node:path";
-import type { SqliteDriverName } from "./sqlite-driver";
+import type { SqliteDriverName } from "./driver";
 
 // CommonJS run by the worker (`eval`), so no separate file has to be found next to a bundle.
 const WORKER_SOURCE = `

@@ -13,11 +13,11 @@ import type {
   StoreTx,
   TableName,
   Tables,
-} from "../storage";
-import { LAYOUTS, filterColumn, keyColumns, roleData, toRecord, type RecordRow } from "./postgres-rows";
-import { spendCredits } from "./postgres-credits";
-import { lastUsed } from "./postgres-events";
-import { quoteIdent } from "./postgres-schema";
+} from "../../storage";
+import { LAYOUTS, filterColumn, keyColumns, roleData, toRecord, type RecordRow } from "./rows";
+import { spendCredits } from "./credits";
+import { lastUsed } from "./events";
+import { quoteIdent } from "./schema";
 import type { RedisLimits } from "./redis-limits";
 
 /** Runs one statement; errors are already turned into `StoreUnavailableError` for outages. */

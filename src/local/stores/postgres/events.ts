@@ -1,10 +1,10 @@
 // The PostgreSQL store's verification events: a batch inserted by one statement (the batch as
 // one JSON parameter), the retention delete, an analytics plan compiled to one SELECT with bound
 // parameters, and the keys' last use.
-import { POSTGRES_DIALECT, compilePlan } from "../analytics/sql";
-import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
-import type { VerificationEvent } from "../storage";
-import type { Query } from "./postgres-tx";
+import { POSTGRES_DIALECT, compilePlan } from "../../analytics/sql";
+import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
+import type { VerificationEvent } from "../../storage";
+import type { Query } from "./tx";
 
 // The events' own field names: the batch is sent as JSON.stringify(events), no per-event copy.
 const RECORD = `"time" bigint, "workspaceId" text, "keySpaceId" text, "keyId" text, "identityId" text, "externalId" text,

@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
-import { hasNodeSqlite, openConnection } from "../../../src/local/stores/sqlite-driver";
-import { sqliteStore } from "../../../src/local/stores/sqlite";
-import { describeStoreConformance } from "../store-conformance";
+import { hasNodeSqlite, openConnection } from "../../../../src/local/stores/sqlite/driver";
+import { sqliteStore } from "../../../../src/local/stores/sqlite/store";
+import { describeStoreConformance } from "../../store-conformance";
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-sqlite-conformance-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,10 +1,10 @@
 // The SQLite store's verification events: the batch insert, the retention delete, an analytics
 // plan compiled to one SELECT with bound parameters, and the keys' last use.
-import { SQLITE_DIALECT, compilePlan } from "../analytics/sql";
-import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
-import type { VerificationEvent } from "../storage";
-import type { SqlConnection, SqlValue } from "./sqlite-driver";
-import type { SqliteTables } from "./sqlite-tables";
+import { SQLITE_DIALECT, compilePlan } from "../../analytics/sql";
+import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
+import type { VerificationEvent } from "../../storage";
+import type { SqlConnection, SqlValue } from "./driver";
+import type { SqliteTables } from "./tables";
 
 /** Rows per INSERT statement (11 parameters each). */
 const ROWS_PER_INSERT = 50;

@@ -7,13 +7,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { LocalServiceConfigError } from "../../../src/local/options";
-import { sqliteStore } from "../../../src/local/stores/sqlite";
-import type * as SqliteOpen from "../../../src/local/stores/sqlite-open";
+import { LocalServiceConfigError } from "../../../../src/local/options";
+import { sqliteStore } from "../../../../src/local/stores/sqlite/store";
+import type * as SqliteOpen from "../../../../src/local/stores/sqlite/open";
 
 const fault = vi.hoisted(() => ({ on: false }));
 
-vi.mock("../../../src/local/stores/sqlite-open", async (importOriginal) => {
+vi.mock("../../../../src/local/stores/sqlite/open", async (importOriginal) => {
   const actual = await importOriginal<typeof SqliteOpen>();
   return {
     ...actual,

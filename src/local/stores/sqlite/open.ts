@@ -2,9 +2,9 @@
 // synchronous level, a busy timeout), a write probe and the migrations; which SQLite errors mean
 // the store cannot serve now; and the file's identity, to notice it deleted, moved or replaced.
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
-import { LocalServiceConfigError } from "../options";
-import { openConnection, sqliteCode, type SqlConnection, type SqliteDriverName } from "./sqlite-driver";
-import { migrate } from "./sqlite-schema";
+import { LocalServiceConfigError } from "../../options";
+import { openConnection, sqliteCode, type SqlConnection, type SqliteDriverName } from "./driver";
+import { migrate } from "./schema";
 
 export interface ConnectionSettings {
   driver: SqliteDriverName | undefined;
@@ -107,7 +107,7 @@ export async function openDataFile(file: string, settings: ConnectionSettings): 
     }
     // In WAL mode NORMAL syncs at checkpoints only: a commit is in the OS before it is acknowledged.
     db.exec(`PRAGMA synchronous = ${settings.synchronous.toUpperCase()}`);
-    // Cascades are explicit statements (sqlite-tables.ts); records may name ids of other tables freely.
+    // Cascades are explicit statements (tables.ts); records may name ids of other tables freely.
     db.exec("PRAGMA foreign_keys = OFF");
     db.exec("PRAGMA journal_size_limit = 67108864");
     // 64 MiB of page cache (SQLite's default is 2 MiB): at a million keys the key-hash index no

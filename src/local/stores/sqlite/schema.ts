@@ -1,7 +1,7 @@
 // The SQLite store's schema: an ordered list of migrations shipped in the package, applied at open
 // and recorded in `PRAGMA user_version`. Append a step to change the schema; never edit a shipped one.
-import { LocalServiceConfigError } from "../options";
-import type { SqlConnection } from "./sqlite-driver";
+import { LocalServiceConfigError } from "../../options";
+import type { SqlConnection } from "./driver";
 
 /** Marks a keyguard database (`PRAGMA application_id`): "kgrd". */
 export const APPLICATION_ID = 0x6b677264;

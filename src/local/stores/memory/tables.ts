@@ -1,8 +1,8 @@
 // The memory store's data: one Map per table, the hash lookups, the workspace and `find`-field
 // indexes, meta values and rate-limit counters. Every change goes through `write*`, which keeps
 // the indexes right and can report the previous value (for a transaction's undo log).
-import type { WindowCounter } from "../ratelimit";
-import { TABLE_NAMES, type IndexedFields, type TableName, type Tables, type VerificationEvent } from "../storage";
+import type { WindowCounter } from "../../ratelimit";
+import { TABLE_NAMES, type IndexedFields, type TableName, type Tables, type VerificationEvent } from "../../storage";
 
 export type AnyRecord = Tables[TableName];
 

@@ -6,17 +6,17 @@ import type * as PgModule from "pg";
 import type { Pool, PoolClient } from "pg";
 import type * as IoredisModule from "ioredis";
 import type { Redis, RedisOptions } from "ioredis";
-import { optionNames } from "../../config-error";
-import { findUnknownOptions, unknownOptionsMessage } from "../../unknown-options";
-import { LocalServiceConfigError } from "../options";
-import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
-import type { Store, StoreTx, VerificationEvent } from "../storage";
-import { appendEvents, deleteEventsBefore, queryEvents } from "./postgres-events";
-import { loadPeer } from "./peer-module";
-import { migrate, quoteIdent } from "./postgres-schema";
-import { PgTx, type Query } from "./postgres-tx";
+import { optionNames } from "../../../config-error";
+import { findUnknownOptions, unknownOptionsMessage } from "../../../unknown-options";
+import { LocalServiceConfigError } from "../../options";
+import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
+import type { Store, StoreTx, VerificationEvent } from "../../storage";
+import { appendEvents, deleteEventsBefore, queryEvents } from "./events";
+import { loadPeer } from "../peer-module";
+import { migrate, quoteIdent } from "./schema";
+import { PgTx, type Query } from "./tx";
 import { RedisLimits } from "./redis-limits";
-import { describeServer, storeError } from "./store-errors";
+import { describeServer, storeError } from "../store-errors";
 
 export interface PostgresStoreOptions {
   /** PostgreSQL connection URL, e.g. `postgres://user:password@127.0.0.1:5432/keyguard`. Required. */

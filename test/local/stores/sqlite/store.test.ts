@@ -5,11 +5,11 @@ import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, unlin
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { StoreUnavailableError, type KeyRecord } from "../../../src/local/storage";
-import { sqliteStore, type SqliteStore } from "../../../src/local/stores/sqlite";
-import { APPLICATION_ID, MIGRATIONS } from "../../../src/local/stores/sqlite-schema";
-import { hasNodeSqlite, openConnection } from "../../../src/local/stores/sqlite-driver";
-import { LocalServiceConfigError } from "../../../src/local/options";
+import { StoreUnavailableError, type KeyRecord } from "../../../../src/local/storage";
+import { sqliteStore, type SqliteStore } from "../../../../src/local/stores/sqlite/store";
+import { APPLICATION_ID, MIGRATIONS } from "../../../../src/local/stores/sqlite/schema";
+import { hasNodeSqlite, openConnection } from "../../../../src/local/stores/sqlite/driver";
+import { LocalServiceConfigError } from "../../../../src/local/options";
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-sqlite-"));
 let n = 0;

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { sqliteStore } from "../../../src/local/stores/sqlite";
-import { startCheckpointer } from "../../../src/local/stores/sqlite-checkpointer";
+import { sqliteStore } from "../../../../src/local/stores/sqlite/store";
+import { startCheckpointer } from "../../../../src/local/stores/sqlite/checkpointer";
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-checkpointer-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
