@@ -186,8 +186,8 @@ export class VerificationRecorder {
 
   /**
    * Writes `batch`, which the store keeps refusing, by halves. When the store takes none of it, the
-   * next batch waiting is written the same way: a batch made only of refused events must not hold
-   * back the newer ones, and when the store takes none of either it is refusing every event.
+   * next batch waiting is written too: a batch made only of refused events must not hold back the
+   * newer ones, and the events the store takes there are what shows the refused ones are at fault.
    */
   private async split(batch: VerificationEvent[], error: unknown): Promise<Split> {
     const split: Split = { written: 0, calls: 0, refused: [], error };

@@ -3,7 +3,7 @@
 
 import type { Logger } from "../logger";
 import type { KnownVerifyCode } from "../protocol/types";
-import { nearestName } from "../unknown-options";
+import { findUnknownOptions } from "../unknown-options";
 import { ConfigError, ERROR_CODES } from "./errors";
 
 /** The `error` parameter of `WWW-Authenticate: Bearer …` (RFC 6750 §3.1). */
@@ -137,8 +137,6 @@ export function buildStatusPolicy(overrides: StatusPolicyOverrides | undefined, 
     throw new ConfigError("policy", "apiKeyAuth: policy must be an object of overrides, e.g. { EXPIRED: 403 } or STATUS_PRESETS.forbidden.");
   }
   const table: Record<string, StatusRule> = { ...DEFAULT_STATUS_POLICY };
-  const known = Object.keys(DEFAULT_STATUS_POLICY);
-  const unknown: string[] = [];
   for (const [outcome, value] of Object.entries(overrides)) {
     if (value === undefined) continue;
     const fixed = Object.hasOwn(FIXED_OUTCOMES, outcome) ? FIXED_OUTCOMES[outcome] : undefined;
@@ -150,17 +148,12 @@ export function buildStatusPolicy(overrides: StatusPolicyOverrides | undefined, 
       throw new ConfigError("policy", `apiKeyAuth: policy key ${JSON.stringify(outcome)} is not a code; codes are upper case, e.g. EXPIRED or MISSING_KEY.`);
     }
     table[outcome] = toRule(outcome, value);
-    if (!known.includes(outcome)) unknown.push(outcome);
   }
-  if (unknown.length > 0) {
-    const didYouMean: Record<string, string> = {};
-    for (const code of unknown) {
-      const near = nearestName(code, known);
-      if (near !== undefined) didYouMean[code] = near;
-    }
+  const found = findUnknownOptions(Object.keys(table), Object.keys(DEFAULT_STATUS_POLICY));
+  if (found !== undefined) {
     logger.warn(
-      { unknownCodes: unknown, didYouMean },
-      `apiKeyAuth: policy names unknown code(s) ${unknown.join(", ")} (neither a row of the status table nor a code the key service is known to send); each applies only if the service answers it`,
+      { unknownCodes: found.names, didYouMean: found.didYouMean },
+      `apiKeyAuth: policy names unknown code(s) ${found.names.join(", ")} (neither a row of the status table nor a code the key service is known to send); each applies only if the service answers it`,
     );
   }
   return Object.freeze(table) as StatusPolicy;
