@@ -4,6 +4,7 @@ export default defineConfig({
   entry: {
     index: "src/index.ts",
     client: "src/client.ts",
+    server: "src/server.ts",
     local: "src/local.ts",
     redis: "src/redis.ts",
     cli: "src/cli.ts",

@@ -9,7 +9,9 @@ const src = (p: string) => fileURLToPath(new URL(`./src/${p}`, import.meta.url))
  * so each runs again on every storage backend (the store conformance suite covers the seam itself).
  */
 const SERVICE_SUITES = [
-  "test/local/{auth,clock,root-keys,concurrency,ip-allowlist,keys,migrate-keys,ratelimit,recoverable,resources,role-permissions,server,state-file,store-failures,transport,units,validation,verify,verification-events}.test.ts",
+  "test/server/operations/{auth,clock,root-keys,concurrency,ip-allowlist,keys,migrate-keys,ratelimit,recoverable,resources,role-permissions,units,validation,verify}.test.ts",
+  "test/server/http/{server,transport}.test.ts",
+  "test/server/storage/{state-file,store-failures,verification-events}.test.ts",
   // sdk-analytics.test.ts picks its stores itself (SQLite and PostgreSQL).
   "test/interop/sdk.test.ts",
   "test/client/local-service.test.ts",
@@ -60,6 +62,7 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^keyguard\/client$/, replacement: src("client.ts") },
+      { find: /^keyguard\/server$/, replacement: src("server.ts") },
       { find: /^keyguard\/local$/, replacement: src("local.ts") },
       { find: /^keyguard\/redis$/, replacement: src("redis.ts") },
       { find: /^keyguard$/, replacement: src("index.ts") },

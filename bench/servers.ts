@@ -11,7 +11,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import express from "express";
 import { apiKeyAuth, silentLogger, type AuthDecision } from "keyguard";
-import { sqliteStore, startLocalKeyService, type Store } from "keyguard/local";
+import { sqliteStore, startLocalKeyService, type Store } from "keyguard/server";
 import { sdkMiddleware } from "./sdk-middleware";
 
 export interface ServiceInfo {

@@ -6,12 +6,12 @@
 
 import { statSync } from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { startLocalKeyService } from "keyguard/local";
-import type { KeyRecord, Store, StoreTx } from "../src/local/storage";
+import { startLocalKeyService } from "keyguard/server";
+import type { KeyRecord, Store, StoreTx } from "../src/server/storage/seam";
 import { keyHash } from "../src/protocol/key-hash";
-import { memoryStore } from "../src/local/stores/memory/store";
-import { postgresStore } from "../src/local/stores/postgres/store";
-import { sqliteStore } from "../src/local/stores/sqlite/store";
+import { memoryStore } from "../src/server/storage/memory/store";
+import { postgresStore } from "../src/server/storage/postgres/store";
+import { sqliteStore } from "../src/server/storage/sqlite/store";
 import { benchKey, type ChildReply, type ChildRequest, type StoreConfig } from "./storage-keys";
 
 async function openStore(config: StoreConfig): Promise<Store> {

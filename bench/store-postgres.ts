@@ -8,8 +8,8 @@ import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { Redis } from "ioredis";
-import type { KeyRecord, Store } from "../src/local/storage";
-import { postgresStore } from "../src/local/stores/postgres/store";
+import type { KeyRecord, Store } from "../src/server/storage/seam";
+import { postgresStore } from "../src/server/storage/postgres/store";
 import { hashOf, idOf, probeKey, quantiles } from "./store-probe";
 
 const N = Number(process.env.KEYS ?? 100_000);

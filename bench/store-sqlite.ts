@@ -13,8 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { resolve } from "node:path";
-import type { KeyRecord, Store } from "../src/local/storage";
-import { sqliteStore, type SqliteStore } from "../src/local/stores/sqlite/store";
+import type { KeyRecord, Store } from "../src/server/storage/seam";
+import { sqliteStore, type SqliteStore } from "../src/server/storage/sqlite/store";
 import { hashOf, probeKey, quantiles } from "./store-probe";
 
 const N = Number(process.env.KEYS ?? 1_000_000);

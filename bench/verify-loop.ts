@@ -3,7 +3,7 @@
 // and CPU time of this process (client and service both run in it) per call.
 // Run: npx tsx bench/verify-loop.ts [calls]
 import { silentLogger } from "../src/index";
-import { startLocalKeyService } from "../src/local";
+import { startLocalKeyService } from "../src/server";
 
 const CALLS = Number(process.argv[2] ?? 2000);
 const svc = await startLocalKeyService({ logger: silentLogger });

@@ -8,7 +8,7 @@ import type { Server } from "node:http";
 import express from "express";
 import { apiKeyAuth, requirePermissions } from "keyguard";
 import { createClient } from "keyguard/client";
-import { startLocalKeyService } from "keyguard/local";
+import { startLocalKeyService } from "keyguard/server";
 
 function port(name: string, fallback: number): number {
   const raw = process.env[name];

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import express from "express";
 import { apiKeyAuth, requirePermissions } from "keyguard";
 import { createClient } from "keyguard/client";
-import { startLocalKeyService } from "keyguard/local";
+import { startLocalKeyService } from "keyguard/server";
 
 async function main(): Promise<void> {
   const local = await startLocalKeyService(); // 127.0.0.1, any free port, state in memory

@@ -4,7 +4,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ConfigError } from "./config-error";
-import type * as Local from "./local";
+import type * as Local from "./server";
 
 const USAGE = `Usage: keyguard serve [options]
        keyguard migrate <state.json> --data <file.db>
@@ -215,7 +215,7 @@ async function migrate(positionals: string[], values: Values): Promise<void> {
   if (positionals.length !== 2) usageError("keyguard migrate needs one JSON state file: keyguard migrate <state.json> --data <file.db>");
   if (values.data === undefined || values.data.trim() === "") usageError("keyguard migrate needs --data <file.db>: the new SQLite file to import into.");
   // Its own module: migrating needs no HTTP service.
-  const { migrateStateFile } = await import("./local/migrate");
+  const { migrateStateFile } = await import("./server/storage/migrate-json");
   try {
     const counts = await migrateStateFile(positionals[1]!, values.data);
     const summary = Object.entries(counts)
@@ -281,7 +281,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   let names: Names = {};
   try {
     // Loaded on demand: `--help` and usage errors answer without loading the service.
-    const { startLocalKeyService } = await import("./local");
+    const { startLocalKeyService } = await import("./server");
     if (invalidate !== undefined) {
       names = { url: invalidate.from, prefix: "--invalidate-prefix" };
       const { redisStore } = await import("./redis");

@@ -24,8 +24,8 @@ export type {
 } from "./middleware/options";
 export type { AuthDecision, DecisionHandler, DecisionSource } from "./middleware/on-decision";
 export type { TelemetryOptions } from "./client/telemetry";
-export { memoryStore } from "./middleware/store";
-export type { Store, MemoryStore, MemoryStoreOptions, AnswerRef, Ticket, Lookup, StoreSettings } from "./middleware/store";
+export { memoryStore } from "./middleware/cache-store";
+export type { Store, MemoryStore, MemoryStoreOptions, AnswerRef, Ticket, Lookup, StoreSettings } from "./middleware/cache-store";
 export { INVALIDATION_CHANNEL_SUFFIX } from "./protocol/invalidation";
 export { keyHash } from "./protocol/key-hash";
 export type { InvalidationMessage, InvalidationPublisher } from "./protocol/invalidation";

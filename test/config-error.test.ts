@@ -5,7 +5,7 @@ describe("one ConfigError base for every entry point", () => {
   it("createClient's, apiKeyAuth's and the local service's configuration errors are all ConfigError", async () => {
     const { ConfigError, apiKeyAuth, silentLogger } = await import("keyguard");
     const { createClient, KeyServiceConfigError } = await import("keyguard/client");
-    const { createLocalKeyService, LocalServiceConfigError } = await import("keyguard/local");
+    const { createLocalKeyService, LocalServiceConfigError } = await import("keyguard/server");
     const errorOf = (f: () => unknown) => {
       try {
         f();
@@ -34,7 +34,7 @@ describe("one ConfigError base for every entry point", () => {
   });
 
   it("the local service's and redisStore's errors carry the value as shown and the advice apart, never a secret", async () => {
-    const { parseOptions, LocalServiceConfigError } = await import("../src/local/options");
+    const { parseOptions, LocalServiceConfigError } = await import("../src/server/options");
     const { redisStore } = await import("keyguard/redis");
     const { ConfigError } = await import("keyguard");
     const errorOf = async (f: () => unknown) => Promise.resolve().then(f).then(() => new Error("did not throw"), (e: unknown) => e);

@@ -47,3 +47,12 @@ describe("package.json", () => {
     expect(packed!.files.map((f) => f.path)).toContain("LICENSE");
   });
 });
+
+describe("entry points", () => {
+  it("keyguard/local, the former name of keyguard/server, exports the same values", async () => {
+    const server = await import("keyguard/server");
+    const local = await import("keyguard/local");
+    expect(Object.keys(local).sort()).toEqual(Object.keys(server).sort());
+    for (const name of Object.keys(server)) expect((local as Record<string, unknown>)[name]).toBe((server as Record<string, unknown>)[name]);
+  });
+});

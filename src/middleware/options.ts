@@ -23,7 +23,7 @@ import type { ExtractOptions } from "./extract-key";
 import type { DecisionHandler } from "./on-decision";
 import { buildStatusPolicy, type StatusPolicyOverrides } from "./policy";
 import { checkCost, checkRatelimits, checkTags, planShape, type ResolvedShape, type ShapeOptions, type ShapePlan } from "./request-shape";
-import { memoryStore, type Store, type StoreSettings } from "./store";
+import { memoryStore, type Store, type StoreSettings } from "./cache-store";
 
 
 /** A fixed value, or one computed from the request (sync or async); undefined = not sent. */

@@ -14,7 +14,7 @@ import { createLogThrottle, type LogFields, type Logger } from "../logger";
 import type { InvalidationMessage } from "../protocol/invalidation";
 import type { VerifyKeyResult } from "../protocol/types";
 import type { ResolvedShape } from "./request-shape";
-import { deepFreeze, isReusable, isRefKeyOf, memoryStore, refKey, storableFor, type AnswerRef, type Store, type StoreSettings, type Ticket } from "./store";
+import { deepFreeze, isReusable, isRefKeyOf, memoryStore, refKey, storableFor, type AnswerRef, type Store, type StoreSettings, type Ticket } from "./cache-store";
 
 type VerifyOutcome =
   | {

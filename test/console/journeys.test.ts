@@ -13,7 +13,7 @@ import express from "express";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiKeyAuth, silentLogger } from "keyguard";
-import { killChildren, serve, type Served } from "../local/cli-process";
+import { killChildren, serve, type Served } from "../cli/cli-process";
 import { launch, RUN_BROWSER, seriousViolations, type Browser } from "./browser";
 
 const SHOTS = process.env.KEYGUARD_SCREENSHOTS === "1" ? join(process.cwd(), "docs", "console") : undefined;

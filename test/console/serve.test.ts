@@ -1,7 +1,7 @@
 // `keyguard serve` serves the console at / by default and prints its address; --no-console turns
 // it off, leaving / to the API's 404.
 import { afterEach, describe, expect, it } from "vitest";
-import { killChildren, serve } from "../local/cli-process";
+import { killChildren, serve } from "../cli/cli-process";
 
 afterEach(() => killChildren());
 

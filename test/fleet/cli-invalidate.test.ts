@@ -2,8 +2,8 @@
 // channel an apiKeyAuth() fleet's redisStore() listens to, naming keys by keyId only.
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
-import { makeCall } from "../local/helpers";
-import { killChildren, run, serve } from "../local/cli-process";
+import { makeCall } from "../server/helpers";
+import { killChildren, run, serve } from "../cli/cli-process";
 import { eventually, REDIS_HOST, REDIS_PORT, REDIS_URL, skipWithoutRedis, uniquePrefix } from "./support";
 
 const skip = await skipWithoutRedis("test/fleet/cli-invalidate.test.ts (keyguard serve --invalidate-redis)");

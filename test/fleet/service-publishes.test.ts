@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import express from "express";
 import { createClient } from "keyguard/client";
 import { apiKeyAuth, silentLogger } from "keyguard";
-import { LocalServiceConfigError } from "keyguard/local";
+import { LocalServiceConfigError } from "keyguard/server";
 import { redisStore, type RedisStore } from "keyguard/redis";
-import { makeCall } from "../local/helpers";
+import { makeCall } from "../server/helpers";
 import { startLocalUnderTest } from "../support/store-under-test";
 import { countingProxy, eventually, listen, REDIS_URL, skipWithoutRedis, uniquePrefix } from "./support";
 

@@ -8,7 +8,7 @@ import { Unkey } from "@unkey/api";
 import * as errors from "@unkey/api/models/errors";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "keyguard";
-import { startLocalKeyService, type LocalKeyServiceOptions, type RunningLocalKeyService } from "keyguard/local";
+import { startLocalKeyService, type LocalKeyServiceOptions, type RunningLocalKeyService } from "keyguard/server";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../support/postgres-redis";
 
 const HOUR = 3_600_000;

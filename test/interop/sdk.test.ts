@@ -6,7 +6,7 @@ import { Unkey } from "@unkey/api";
 import * as errors from "@unkey/api/models/errors";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "keyguard";
-import type { RunningLocalKeyService } from "keyguard/local";
+import type { RunningLocalKeyService } from "keyguard/server";
 import { startLocalUnderTest } from "../support/store-under-test";
 
 let local: RunningLocalKeyService;

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import express5 from "express";
 import express4 from "express4";
 import { createClient, type KeyServiceClient } from "keyguard/client";
-import type { LocalKeyServiceOptions, RunningLocalKeyService } from "keyguard/local";
+import type { LocalKeyServiceOptions, RunningLocalKeyService } from "keyguard/server";
 import { startLocalUnderTest } from "../support/store-under-test";
 import { silentLogger, type Logger, type LogFields } from "keyguard";
 import type { CreateKeyInput } from "keyguard/client";

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { KeyServiceClient } from "keyguard/client";
 import { silentLogger } from "keyguard";
 import { planShape } from "../../src/middleware/request-shape";
-import { memoryStore } from "../../src/middleware/store";
+import { memoryStore } from "../../src/middleware/cache-store";
 import { createVerifier } from "../../src/middleware/verify";
 import { keyHash } from "../../src/protocol/key-hash";
 import type { VerifyKeyResult } from "../../src/protocol/types";

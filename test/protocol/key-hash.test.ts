@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { keyHash as exported, silentLogger } from "keyguard";
-import { createLocalKeyService, memoryStore } from "keyguard/local";
+import { createLocalKeyService, memoryStore } from "keyguard/server";
 import { KEY_HASH_PATTERN, keyHash } from "../../src/protocol/key-hash";
 import { parseInvalidation } from "../../src/protocol/invalidation";
 

@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createClient, type CreateKeyInput, type KeyServiceClient } from "keyguard/client";
-import type { RunningLocalKeyService } from "keyguard/local";
+import type { RunningLocalKeyService } from "keyguard/server";
 import { startLocalUnderTest } from "../support/store-under-test";
 import type { Logger, LogFields } from "keyguard";
 

@@ -1,7 +1,7 @@
 // A Store wrapper that injects faults a real backend cannot produce on demand: before each call
 // (`transaction` or any StoreTx method, on `direct` or inside a transaction) it asks `fault` whether
 // to fail it, and rejects with that error instead of calling the store.
-import type { Store, StoreTx } from "keyguard/local";
+import type { Store, StoreTx } from "keyguard/server";
 
 /** Which call to fail: return the error to reject with, or undefined to let the call through. */
 export type FaultPlan = (call: string, args: unknown[]) => Error | undefined;

@@ -13,7 +13,7 @@ import {
   type RunningLocalKeyService,
   postgresStore,
   type Store,
-} from "keyguard/local";
+} from "keyguard/server";
 
 /** Backends a test run can choose with KEYGUARD_TEST_STORE. */
 const BACKENDS: Record<string, () => Promise<Store | undefined>> = {

@@ -1,0 +1,48 @@
+// keyguard/server: the key server, an implementation of the v2 key-service API that runs in-process
+// (createLocalKeyService) or listening (startLocalKeyService, `keyguard serve`). Re-exports only.
+
+export type * from "./protocol/types";
+export { createLocalKeyService } from "./server/factory";
+export type { LocalKeyServiceInstance } from "./server/factory";
+export type { LocalServiceApp } from "./server/http/app";
+export { startLocalKeyService } from "./server/http/listen";
+export type { RunningLocalKeyService } from "./server/http/listen";
+export type { CreateApiInput, CreateKeyMigrationInput, LocalKeyService, UnavailableOptions } from "./server/service";
+export { LocalServiceConfigError } from "./server/options";
+export { LocalServiceArgumentError } from "./server/argument-error";
+export type { LocalKeyServiceOptions, MetricsOptions } from "./server/options";
+export { memoryStore } from "./server/storage/memory/store";
+export { sqliteStore } from "./server/storage/sqlite/store";
+export type { SqliteStore, SqliteStoreOptions } from "./server/storage/sqlite/store";
+export { postgresStore } from "./server/storage/postgres/store";
+export type { PostgresStoreOptions } from "./server/storage/postgres/store";
+export { exportState, importState } from "./server/storage/state-file";
+export { StoreUnavailableError } from "./server/storage/seam";
+export type {
+  ApiRecord,
+  CreditsRecord,
+  DueRefill,
+  IdentityRecord,
+  IndexedFields,
+  KeyMigrationAlgorithm,
+  KeyMigrationRecord,
+  KeyRecord,
+  LimitCheck,
+  LimitState,
+  LocalState,
+  PermissionRecord,
+  RatelimitNamespaceRecord,
+  RatelimitOverrideRecord,
+  RatelimitRecord,
+  RoleRecord,
+  RootKeyRecord,
+  SpendOutcome,
+  Store,
+  StoreTx,
+  TableName,
+  Tables,
+  VerificationEvent,
+  WorkspaceRecord,
+} from "./server/storage/seam";
+export type { AnalyticsPlan, AnalyticsScope, Column as AnalyticsColumn, Condition as AnalyticsCondition, Scalar as AnalyticsScalar } from "./server/analytics/plan";
+export { ALL_ROOT_PERMISSIONS } from "./server/operations/auth";

@@ -1,0 +1,66 @@
+// Credits of a key: refills (daily at 00:00 UTC, monthly on `refillDay` clamped to the month's
+// last day) and charging a cost. A refill sets `remaining` to `amount`; it does not add. Pure
+// functions: the operations compute what is due, the store applies it atomically.
+import type { CreditsRefill } from "../../protocol/types";
+import type { CreditsRecord, DueRefill, SpendOutcome } from "../storage/seam";
+
+const DAY = 86_400_000;
+
+function daysInMonth(year: number, month: number): number {
+  return new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+}
+
+/** The most recent refill instant at or before `now`. */
+export function lastRefillBoundary(refill: CreditsRefill, now: number): number {
+  const today = Math.floor(now / DAY) * DAY;
+  if (refill.interval !== "monthly") return today;
+  const d = new Date(now);
+  let year = d.getUTCFullYear();
+  let month = d.getUTCMonth();
+  const day = refill.refillDay ?? 1;
+  const thisMonth = Date.UTC(year, month, Math.min(day, daysInMonth(year, month)));
+  if (thisMonth <= now) return thisMonth;
+  month -= 1;
+  if (month < 0) {
+    month = 11;
+    year -= 1;
+  }
+  return Date.UTC(year, month, Math.min(day, daysInMonth(year, month)));
+}
+
+/**
+ * The refill `spendCredits` applies when it fell due (the latest boundary at or before `now`);
+ * undefined when the credits have no refill.
+ */
+export function dueRefill(credits: CreditsRecord | undefined, now: number): DueRefill | undefined {
+  const refill = credits?.refill;
+  return refill ? { boundary: lastRefillBoundary(refill, now), amount: refill.amount } : undefined;
+}
+
+/** Whether this refill fell due for these credits (their last refill is before its boundary). */
+function refillIsDue(credits: CreditsRecord, refill: DueRefill | undefined): refill is DueRefill {
+  return refill !== undefined && credits.lastRefillAt < refill.boundary;
+}
+
+/**
+ * The credits as they stand at `now`: with a refill that fell due applied (a copy; what the next
+ * spend writes). Views show this without writing anything.
+ */
+export function creditsAt(credits: CreditsRecord, now: number): CreditsRecord {
+  const refill = dueRefill(credits, now);
+  return refillIsDue(credits, refill) ? { ...credits, remaining: refill.amount, lastRefillAt: now } : credits;
+}
+
+/**
+ * Applies a due refill, then charges `cost` when the balance covers it; changes `credits` in
+ * place. What a backend that holds the record in memory (or in a locked row) runs.
+ */
+export function spendFrom(credits: CreditsRecord, cost: number, now: number, refill: DueRefill | undefined): SpendOutcome {
+  if (refillIsDue(credits, refill)) {
+    credits.remaining = refill.amount;
+    credits.lastRefillAt = now;
+  }
+  if (cost > credits.remaining) return { ok: false, remaining: credits.remaining };
+  credits.remaining -= cost;
+  return { ok: true, remaining: credits.remaining };
+}

@@ -1,0 +1,128 @@
+// Finding and creating records within one workspace. Anything of another workspace is
+// reported exactly like a missing record (404 of the matching kind).
+import { ServiceError } from "../http/envelope";
+import { newId } from "./ids";
+import type {
+  ApiRecord,
+  IdentityRecord,
+  KeyRecord,
+  PermissionRecord,
+  RatelimitRecord,
+  RoleRecord,
+  StoreTx,
+  TableName,
+  Tables,
+} from "../storage/seam";
+
+/** A record by id, only when it belongs to the workspace. */
+async function inWorkspace<T extends Exclude<TableName, "workspaces">>(tx: StoreTx, table: T, workspaceId: string, id: string): Promise<Tables[T] | undefined> {
+  const record = await tx.get(table, id);
+  return record && (record as { workspaceId: string }).workspaceId === workspaceId ? record : undefined;
+}
+
+export function findApi(tx: StoreTx, workspaceId: string, apiId: string): Promise<ApiRecord | undefined> {
+  return inWorkspace(tx, "apis", workspaceId, apiId);
+}
+
+export function apiNotFound(apiId: string): ServiceError {
+  return new ServiceError("data.api_not_found", `The requested API ${JSON.stringify(apiId)} does not exist or has been deleted.`);
+}
+
+export async function findKey(tx: StoreTx, workspaceId: string, keyId: string): Promise<KeyRecord> {
+  const key = await inWorkspace(tx, "keys", workspaceId, keyId);
+  if (!key) throw keyNotFound(keyId);
+  return key;
+}
+
+function keyNotFound(keyId: string): ServiceError {
+  return new ServiceError("data.key_not_found", `The key ${JSON.stringify(keyId)} does not exist or has been deleted.`);
+}
+
+/** A permission by id or slug. */
+export async function findPermission(tx: StoreTx, workspaceId: string, ref: string): Promise<PermissionRecord | undefined> {
+  return (await inWorkspace(tx, "permissions", workspaceId, ref)) ?? (await tx.find("permissions", workspaceId, "slug", ref))[0];
+}
+
+export async function requirePermissionRecord(tx: StoreTx, workspaceId: string, ref: string): Promise<PermissionRecord> {
+  const found = await findPermission(tx, workspaceId, ref);
+  if (!found) {
+    throw new ServiceError(
+      "data.permission_not_found",
+      `The permission ${JSON.stringify(ref)} does not exist in this workspace. List permissions to find its id or slug, or create it.`,
+    );
+  }
+  return found;
+}
+
+/** Permission ids for slugs (or ids); missing slugs are created with name = slug. */
+export async function ensurePermissions(tx: StoreTx, workspaceId: string, refs: readonly string[], now: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (const ref of refs) {
+    let perm = await findPermission(tx, workspaceId, ref);
+    if (!perm) {
+      perm = { id: newId("perm"), workspaceId, name: ref, slug: ref, createdAt: now };
+      await tx.put("permissions", perm);
+    }
+    if (!ids.includes(perm.id)) ids.push(perm.id);
+  }
+  return ids;
+}
+
+/** A role by id or name. */
+export async function findRole(tx: StoreTx, workspaceId: string, ref: string): Promise<RoleRecord | undefined> {
+  return (await inWorkspace(tx, "roles", workspaceId, ref)) ?? (await tx.find("roles", workspaceId, "name", ref))[0];
+}
+
+export async function requireRole(tx: StoreTx, workspaceId: string, ref: string): Promise<RoleRecord> {
+  const found = await findRole(tx, workspaceId, ref);
+  if (!found) {
+    throw new ServiceError("data.role_not_found", `The role ${JSON.stringify(ref)} does not exist in this workspace. Create it first.`);
+  }
+  return found;
+}
+
+/** Role ids for names (or ids); every role must exist. */
+export async function resolveRoles(tx: StoreTx, workspaceId: string, refs: readonly string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const ref of refs) {
+    const role = await requireRole(tx, workspaceId, ref);
+    if (!ids.includes(role.id)) ids.push(role.id);
+  }
+  return ids;
+}
+
+/** An identity by id or externalId. */
+async function findIdentity(tx: StoreTx, workspaceId: string, ref: string): Promise<IdentityRecord | undefined> {
+  return (await inWorkspace(tx, "identities", workspaceId, ref)) ?? (await tx.find("identities", workspaceId, "externalId", ref))[0];
+}
+
+export async function requireIdentity(tx: StoreTx, workspaceId: string, ref: string): Promise<IdentityRecord> {
+  const found = await findIdentity(tx, workspaceId, ref);
+  if (!found) {
+    throw new ServiceError("data.identity_not_found", `The identity ${JSON.stringify(ref)} does not exist in this workspace.`);
+  }
+  return found;
+}
+
+/** The identity with this externalId, created when missing. */
+export async function upsertIdentity(tx: StoreTx, workspaceId: string, externalId: string, now: number): Promise<IdentityRecord> {
+  const existing = (await tx.find("identities", workspaceId, "externalId", externalId))[0];
+  if (existing) return existing;
+  const identity: IdentityRecord = { id: newId("id"), workspaceId, externalId, ratelimits: [], createdAt: now };
+  await tx.put("identities", identity);
+  return identity;
+}
+
+/** Rate-limit records for a request list, keeping the id (and so the counters) of names that stay. */
+export function toRatelimitRecords(
+  input: ReadonlyArray<{ name: string; limit: number; duration: number; autoApply?: boolean }>,
+  previous: readonly RatelimitRecord[] = [],
+): RatelimitRecord[] {
+  return input.map((r) => ({
+    id: previous.find((p) => p.name === r.name)?.id ?? newId("rl"),
+    name: r.name,
+    limit: r.limit,
+    duration: r.duration,
+    autoApply: r.autoApply ?? false,
+  }));
+}

@@ -1,0 +1,94 @@
+// Records → wire objects. Absent optional fields are omitted (never `null`, except the
+// nullable `credits.remaining`).
+import type { Identity, KeyInfo, Permission, RatelimitConfig, Role } from "../../protocol/types";
+import { creditsAt } from "./credits";
+import type {
+  IdentityRecord,
+  KeyRecord,
+  PermissionRecord,
+  RatelimitRecord,
+  RoleRecord,
+  StoreTx,
+  TableName,
+  Tables,
+} from "../storage/seam";
+
+/** The records of these ids that exist, in order. */
+export async function recordsOf<T extends TableName>(tx: StoreTx, table: T, ids: readonly string[]): Promise<Array<Tables[T]>> {
+  const found = await Promise.all(ids.map((id) => tx.get(table, id)));
+  return found.filter((r): r is Awaited<Tables[T]> => r !== undefined);
+}
+
+export function permissionView(p: PermissionRecord): Permission {
+  const out: Permission = { id: p.id, name: p.name, slug: p.slug };
+  if (p.description !== undefined) out.description = p.description;
+  return out;
+}
+
+/** A role; with its permissions unless `withPermissions` is false. */
+export async function roleView(tx: StoreTx, r: RoleRecord, withPermissions = true): Promise<Role> {
+  const out: Role = { id: r.id, name: r.name };
+  if (r.description !== undefined) out.description = r.description;
+  if (withPermissions) {
+    const perms = (await recordsOf(tx, "permissions", r.permissionIds)).map(permissionView);
+    if (perms.length > 0) out.permissions = perms;
+  }
+  return out;
+}
+
+function ratelimitView(r: RatelimitRecord): RatelimitConfig {
+  return { id: r.id, name: r.name, limit: r.limit, duration: r.duration, autoApply: r.autoApply };
+}
+
+export function identityView(i: IdentityRecord): Identity {
+  const out: Identity = { id: i.id, externalId: i.externalId };
+  if (i.meta !== undefined) out.meta = i.meta;
+  if (i.ratelimits.length > 0) out.ratelimits = i.ratelimits.map(ratelimitView);
+  return out;
+}
+
+/** What a key's answers report besides the key itself: its access and its identity. */
+export interface KeyRelations {
+  /** Slugs of the key's permissions, direct and through its roles, without duplicates. */
+  permissions: string[];
+  /** Names of the key's roles. */
+  roles: string[];
+  identity: IdentityRecord | undefined;
+}
+
+export async function keyRelations(tx: StoreTx, key: KeyRecord): Promise<KeyRelations> {
+  const [roles, identity] = await Promise.all([
+    recordsOf(tx, "roles", key.roleIds),
+    key.identityId === undefined ? undefined : tx.get("identities", key.identityId),
+  ]);
+  const ids = new Set(key.permissionIds);
+  for (const role of roles) for (const id of role.permissionIds) ids.add(id);
+  const permissions = (await recordsOf(tx, "permissions", [...ids])).map((p) => p.slug);
+  return { permissions, roles: roles.map((r) => r.name), identity };
+}
+
+/**
+ * A key as getKey, whoami and listKeys report it at `now`. Never holds the key itself.
+ * `lastUsed`: the last uses of a page of keys read at once; else this key's is read.
+ */
+export async function keyInfoView(tx: StoreTx, key: KeyRecord, now: number, lastUsed?: ReadonlyMap<string, number>): Promise<KeyInfo> {
+  const [rel, used] = await Promise.all([keyRelations(tx, key), lastUsed ?? tx.lastUsed([key.id])]);
+  const out: KeyInfo = { keyId: key.id, start: key.start, enabled: key.enabled, createdAt: key.createdAt };
+  if (key.name !== undefined) out.name = key.name;
+  if (key.meta !== undefined) out.meta = key.meta;
+  if (key.updatedAt !== undefined) out.updatedAt = key.updatedAt;
+  // The latest verification event written to the store (events are written every second).
+  const lastUsedAt = used.get(key.id);
+  if (lastUsedAt !== undefined) out.lastUsedAt = lastUsedAt;
+  if (key.expires !== undefined) out.expires = key.expires;
+  if (rel.permissions.length > 0) out.permissions = rel.permissions;
+  if (rel.roles.length > 0) out.roles = rel.roles;
+  if (key.credits) {
+    // The balance a refill that fell due gives (the next spend writes it).
+    out.credits = { remaining: creditsAt(key.credits, now).remaining };
+    if (key.credits.refill) out.credits.refill = { ...key.credits.refill };
+  }
+  if (rel.identity) out.identity = identityView(rel.identity);
+  if (key.ratelimits.length > 0) out.ratelimits = key.ratelimits.map(ratelimitView);
+  return out;
+}

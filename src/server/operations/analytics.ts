@@ -1,0 +1,36 @@
+// Operation analytics.getVerifications: a SQL query over key_verifications_v1, checked into a plan
+// (../analytics/parse.ts) and run by the store within the root key's workspace (and APIs).
+import { MAX_ROWS, parseAnalyticsQuery } from "../analytics/query-check";
+import type { AnalyticsScope } from "../analytics/plan";
+import { requirePermission, type RootContext } from "./auth";
+import { ServiceError } from "../http/envelope";
+import { defineOperation } from "./operation";
+import { obj, str } from "./validate";
+
+const READ_ANALYTICS = /^api\.([^.]+)\.read_analytics$/;
+
+/** What the root key may read: its workspace, and only some APIs when it holds no `api.*.read_analytics`. */
+function scopeOf(root: RootContext): AnalyticsScope {
+  if (root.permissions.has("api.*.read_analytics")) return { workspaceId: root.workspaceId };
+  const apiIds = [...root.permissions].flatMap((p) => READ_ANALYTICS.exec(p)?.[1] ?? []);
+  if (apiIds.length === 0) requirePermission(root, ["api.*.read_analytics"]);
+  return { workspaceId: root.workspaceId, keySpaceIds: apiIds };
+}
+
+export const getVerificationsOperation = defineOperation("analytics.getVerifications", {
+  access: "direct",
+  // The length limit is checked by the parser (production's invalid_analytics_query), not here.
+  schema: obj({ query: str({ min: 0, max: 1_000_000 }) }, ["query"]),
+  async run(ctx, body) {
+    const scope = scopeOf(ctx.root);
+    const plan = await parseAnalyticsQuery(body.query, { now: ctx.now, retentionMs: ctx.analytics.retentionMs });
+    const rows = await ctx.analytics.query(plan, scope);
+    if (rows.length > MAX_ROWS) {
+      throw new ServiceError(
+        "unprocessable_entity.query_rows_limit_exceeded",
+        `The query returns more than ${MAX_ROWS} rows. Add a LIMIT, aggregate with GROUP BY, or narrow the time range.`,
+      );
+    }
+    return { data: rows };
+  },
+});

@@ -1,0 +1,120 @@
+// Root-key authentication and authorization: the Bearer header, the hashed lookup, and
+// permission tuples (`resource.<id|*>.action`, matched literally as strings).
+import { ServiceError } from "../http/envelope";
+import { keyHash } from "../../protocol/key-hash";
+import type { StoreTx } from "../storage/seam";
+
+/** Every permission tuple the local service checks; a bootstrap root key holds all of them. */
+export const ALL_ROOT_PERMISSIONS: readonly string[] = Object.freeze([
+  "api.*.create_api",
+  "api.*.read_api",
+  "api.*.delete_api",
+  "api.*.create_key",
+  "api.*.read_key",
+  "api.*.update_key",
+  "api.*.delete_key",
+  "api.*.verify_key",
+  "api.*.encrypt_key",
+  "api.*.decrypt_key",
+  "rbac.*.create_permission",
+  "rbac.*.read_permission",
+  "rbac.*.delete_permission",
+  "rbac.*.create_role",
+  "rbac.*.read_role",
+  "rbac.*.delete_role",
+  "rbac.*.add_permission_to_role",
+  "rbac.*.add_permission_to_key",
+  "rbac.*.remove_permission_from_key",
+  "rbac.*.add_role_to_key",
+  "rbac.*.remove_role_from_key",
+  "identity.*.create_identity",
+  "identity.*.read_identity",
+  "identity.*.update_identity",
+  "identity.*.delete_identity",
+  "rbac.*.remove_permission_from_role",
+  "ratelimit.*.limit",
+  "ratelimit.*.create_namespace",
+  "ratelimit.*.set_override",
+  "ratelimit.*.read_override",
+  "ratelimit.*.delete_override",
+  "api.*.read_analytics",
+  // keyguard's own operations (rootKeys.*), not production's.
+  "workspace.*.create_root_key",
+  "workspace.*.read_root_key",
+  "workspace.*.delete_root_key",
+]);
+
+/** Shape of a permission tuple: `resource.<id|*>.action`. */
+export const PERMISSION_TUPLE = /^[a-z_]+\.[A-Za-z0-9_*-]+\.[a-z_]+$/;
+
+export interface RootContext {
+  rootKeyId: string;
+  workspaceId: string;
+  permissions: ReadonlySet<string>;
+}
+
+/** Exactly what production requires before the root key: this prefix, case and single space included. */
+const BEARER = "Bearer ";
+
+/**
+ * Reads `Authorization: Bearer <root key>` and finds the root key (by hash). As production: no
+ * header → 400 `invalid_input`; anything not starting with exactly `Bearer ` (after trimming), an
+ * empty token included → 400 `authentication.malformed`; an unknown key → 401.
+ */
+export async function authenticate(tx: StoreTx, header: string | undefined): Promise<RootContext> {
+  if (header === undefined) {
+    throw new ServiceError("application.invalid_input", "Authorization header for 'bearer' scheme", {
+      errors: [
+        { location: "security", message: "Authorization header was not found", fix: "Add an 'Authorization' header to this request" },
+      ],
+    });
+  }
+  const value = header.trim();
+  const token = value.startsWith(BEARER) ? value.slice(BEARER.length).trim() : "";
+  if (token === "") {
+    throw new ServiceError(
+      "authentication.malformed",
+      "You must provide a valid root key in the Authorization header in the format 'Bearer ROOT_KEY'. Your authorization header is missing the 'Bearer ' prefix.",
+    );
+  }
+  const record = await tx.rootKeyByHash(keyHash(token));
+  if (!record) {
+    throw new ServiceError("authentication.key_not_found", "The provided root key is invalid. We could not find the requested key.");
+  }
+  return { rootKeyId: record.id, workspaceId: record.workspaceId, permissions: new Set(record.permissions) };
+}
+
+function forbidden(anyOf: readonly string[]): ServiceError {
+  return new ServiceError(
+    "authorization.insufficient_permissions",
+    `Missing one of these permissions: ${anyOf.join(" or ")}`,
+  );
+}
+
+/** Throws 403 unless the root key holds this one tuple (production's single-permission detail). */
+export function requireTuple(root: RootContext, tuple: string): void {
+  if (!root.permissions.has(tuple)) {
+    throw new ServiceError("authorization.insufficient_permissions", `Missing permission: '${tuple}'`);
+  }
+}
+
+/** Throws 403 unless the root key holds `anyOf` one tuple, or else `allOf` of these. */
+export function requireAnyOrAll(root: RootContext, any: string, allOf: readonly string[]): void {
+  if (root.permissions.has(any) || allOf.every((p) => root.permissions.has(p))) return;
+  throw new ServiceError("authorization.insufficient_permissions", `Missing one of these permissions: ${any} or ${allOf.join(" and ")}`);
+}
+
+/** Throws 403 unless the root key holds one of the tuples. */
+export function requirePermission(root: RootContext, anyOf: readonly string[]): void {
+  if (!anyOf.some((p) => root.permissions.has(p))) throw forbidden(anyOf);
+}
+
+/** Whether the root key may do `action` on this API (`api.*.action` or `api.<apiId>.action`). */
+export function canOnApi(root: RootContext, action: string, apiId: string): boolean {
+  return root.permissions.has(`api.*.${action}`) || root.permissions.has(`api.${apiId}.${action}`);
+}
+
+/** Throws 403 unless the root key may do `action` on this API (`api.*.action` or `api.<apiId>.action`). */
+export function requireOnApi(root: RootContext, action: string, apiId: string): void {
+  requirePermission(root, [`api.*.${action}`, `api.${apiId}.${action}`]);
+}

@@ -1,0 +1,157 @@
+// Operations keys.createKey and keys.rerollKey. The key is shown once, in the response; only its
+// hash is stored. Credits come nested (`credits`) or flat (`remaining`/`refill`), not both.
+import type { CreateKeyRequest, CreateKeyFlatCredits, ValidationErrorDetail } from "../../protocol/types";
+import { requireOnApi } from "./auth";
+import { creditsAt } from "../domain/credits";
+import { newId } from "../domain/ids";
+import { DEFAULT_BYTE_LENGTH, generateKey } from "../domain/key-material";
+import {
+  ensurePermissions,
+  findApi,
+  findKey,
+  resolveRoles,
+  toRatelimitRecords,
+  upsertIdentity,
+} from "../domain/lookup";
+import type { KeyVault } from "../domain/key-vault";
+import { defineOperation } from "./operation";
+import { NOT_FOUND_API, canCreateOn, requireStorage, requireVault } from "../domain/recoverable";
+import * as s from "./schemas";
+import type { CreditsRecord, KeyRecord } from "../storage/seam";
+import { arr, bool, int, obj, str } from "./validate";
+
+type CreateKeyBody = CreateKeyRequest & CreateKeyFlatCredits;
+
+export const createKeyOperation = defineOperation("keys.createKey", {
+  access: "write",
+  schema: obj(
+    {
+      apiId: s.id(),
+      prefix: str({ max: 16, pattern: /^[A-Za-z0-9_]+$/, patternHint: "Use letters, digits and underscores." }),
+      name: str({ max: 255 }),
+      byteLength: int({ min: 16, max: 255 }),
+      externalId: s.externalId(),
+      meta: s.meta(),
+      roles: arr(s.roleName(), { max: 100 }),
+      permissions: arr(s.slug(), { max: 1000 }),
+      expires: s.expires(),
+      credits: s.credits(),
+      remaining: int({ min: 0 }),
+      refill: s.refill(),
+      ratelimits: s.ratelimitList(),
+      enabled: bool(),
+      recoverable: bool(),
+    },
+    ["apiId"],
+  ),
+  refine(body) {
+    const b = body as CreateKeyBody;
+    const out: ValidationErrorDetail[] = [];
+    if (b.credits !== undefined && (b.remaining !== undefined || b.refill !== undefined)) {
+      out.push({
+        location: "body.credits",
+        message: "credits cannot be combined with the top-level remaining/refill fields",
+        fix: "Send either credits: {remaining, refill} or the flat remaining and refill, not both.",
+      });
+    }
+    if (b.refill !== undefined && b.remaining === undefined && b.credits === undefined) {
+      out.push({ location: "body.remaining", message: "is required when refill is set", fix: "Add remaining." });
+    }
+    out.push(...s.checkCredits("body.credits", b.credits), ...s.checkCredits("body", { refill: b.refill }));
+    out.push(...s.checkUniqueNames("body.ratelimits", b.ratelimits));
+    return out;
+  },
+  async run(ctx, body) {
+    const b = body as CreateKeyBody;
+    const { tx, root, now } = ctx;
+    // As production: the vault first, then permissions masked as "not found", then the API's setting.
+    const vault = b.recoverable ? requireVault(ctx) : undefined;
+    const api = canCreateOn(root, b.apiId, b.recoverable === true) ? await findApi(tx, root.workspaceId, b.apiId) : undefined;
+    if (!api) throw NOT_FOUND_API();
+    if (vault) requireStorage(api, "This API does not support key encryption.");
+    const roleIds = await resolveRoles(tx, root.workspaceId, b.roles ?? []);
+    const permissionIds = await ensurePermissions(tx, root.workspaceId, b.permissions ?? [], now);
+    const remaining = b.credits ? b.credits.remaining : b.remaining;
+    const refill = b.credits ? b.credits.refill : b.refill;
+    let credits: CreditsRecord | undefined;
+    if (remaining !== undefined && remaining !== null) {
+      credits = { remaining, lastRefillAt: now };
+      if (refill) credits.refill = cleanRefill(refill);
+    }
+    const byteLength = b.byteLength ?? DEFAULT_BYTE_LENGTH;
+    const material = generateKey(b.prefix, byteLength);
+    const key: KeyRecord = {
+      id: newId("key"),
+      workspaceId: root.workspaceId,
+      apiId: api.id,
+      hash: material.hash,
+      start: material.start,
+      byteLength,
+      createdAt: now,
+      enabled: b.enabled ?? true,
+      permissionIds,
+      roleIds,
+      ratelimits: toRatelimitRecords(b.ratelimits ?? []),
+    };
+    if (b.prefix !== undefined) key.prefix = b.prefix;
+    if (b.name !== undefined) key.name = b.name;
+    if (b.meta !== undefined) key.meta = b.meta;
+    if (b.expires !== undefined) key.expires = b.expires;
+    if (credits) key.credits = credits;
+    if (b.externalId !== undefined) key.identityId = (await upsertIdentity(tx, root.workspaceId, b.externalId, now)).id;
+    if (vault) key.encrypted = vault.seal(material.key, key);
+    await tx.put("keys", key);
+    return { data: { keyId: key.id, key: material.key } };
+  },
+});
+
+/** Rounds up to the next full minute (a time already on a minute stays). */
+function ceilToMinute(ms: number): number {
+  return Math.ceil(ms / 60_000) * 60_000;
+}
+
+/** Keeps `refillDay` only for monthly refills. */
+export function cleanRefill<T extends { interval: "daily" | "monthly"; amount: number; refillDay?: number }>(r: T) {
+  return r.interval === "monthly"
+    ? { interval: r.interval, amount: r.amount, refillDay: r.refillDay }
+    : { interval: r.interval, amount: r.amount };
+}
+
+export const rerollKeyOperation = defineOperation("keys.rerollKey", {
+  access: "write",
+  schema: obj({ keyId: s.id(), expiration: s.expires() }, ["keyId", "expiration"]),
+  async run(ctx, body) {
+    const { tx, root, now } = ctx;
+    const old = await findKey(tx, root.workspaceId, body.keyId);
+    requireOnApi(root, "create_key", old.apiId);
+    // A recoverable key stays recoverable: its successor is sealed too.
+    let vault: KeyVault | undefined;
+    if (old.encrypted !== undefined) {
+      requireOnApi(root, "encrypt_key", old.apiId);
+      vault = requireVault(ctx);
+      requireStorage(await tx.get("apis", old.apiId), "This API does not support key encryption.");
+    }
+    const material = generateKey(old.prefix, old.byteLength);
+    // The new key starts from the old one's balance as it stands now (a due refill applied).
+    if (old.credits) old.credits = creditsAt(old.credits, now);
+    const key: KeyRecord = structuredClone({
+      ...old,
+      id: newId("key"),
+      hash: material.hash,
+      start: material.start,
+      createdAt: now,
+      ratelimits: toRatelimitRecords(old.ratelimits),
+    });
+    delete key.updatedAt;
+    if (vault) key.encrypted = vault.seal(material.key, key);
+    else delete key.encrypted;
+    await tx.put("keys", key);
+    // The old key stays (getKey finds it) and expires: now, or at the next full minute after the
+    // grace period, as production; never later than it already would.
+    const until = body.expiration === 0 ? now : ceilToMinute(now + body.expiration);
+    old.expires = old.expires === undefined ? until : Math.min(old.expires, until);
+    old.updatedAt = now;
+    await tx.put("keys", old);
+    return { data: { keyId: key.id, key: material.key } };
+  },
+});

@@ -1,0 +1,91 @@
+// Operations identities.*: an identity groups keys under the caller's `externalId` and carries
+// rate limits shared by all its keys.
+import { requirePermission } from "./auth";
+import { ServiceError } from "../http/envelope";
+import { newId } from "../domain/ids";
+import { requireIdentity, toRatelimitRecords } from "../domain/lookup";
+import { defineOperation } from "./operation";
+import { matchesSearch, pageOf } from "../domain/pagination";
+import * as s from "./schemas";
+import type { IdentityRecord } from "../storage/seam";
+import { obj, str } from "./validate";
+import { identityView } from "../domain/views";
+
+export const createIdentityOperation = defineOperation("identities.createIdentity", {
+  access: "write",
+  schema: obj({ externalId: s.externalId(), meta: s.meta(), ratelimits: s.ratelimitList() }, ["externalId"]),
+  refine: (body) => s.checkUniqueNames("body.ratelimits", body.ratelimits),
+  async run(ctx, body) {
+    requirePermission(ctx.root, ["identity.*.create_identity"]);
+    const ws = ctx.root.workspaceId;
+    if ((await ctx.tx.find("identities", ws, "externalId", body.externalId)).length > 0) {
+      throw new ServiceError("data.identity_already_exists", `An identity with externalId ${JSON.stringify(body.externalId)} already exists.`);
+    }
+    const identity: IdentityRecord = {
+      id: newId("id"),
+      workspaceId: ws,
+      externalId: body.externalId,
+      ratelimits: toRatelimitRecords(body.ratelimits ?? []),
+      createdAt: ctx.now,
+    };
+    if (body.meta !== undefined) identity.meta = body.meta;
+    await ctx.tx.put("identities", identity);
+    return { data: { identityId: identity.id } };
+  },
+});
+
+export const getIdentityOperation = defineOperation("identities.getIdentity", {
+  access: "read",
+  schema: obj({ identity: str() }, ["identity"]),
+  async run(ctx, body) {
+    requirePermission(ctx.root, ["identity.*.read_identity"]);
+    return { data: identityView(await requireIdentity(ctx.tx, ctx.root.workspaceId, body.identity)) };
+  },
+});
+
+export const listIdentitiesOperation = defineOperation("identities.listIdentities", {
+  access: "read",
+  schema: obj({ ...s.listFields(), search: str({ max: 255 }) }),
+  async run(ctx, body) {
+    requirePermission(ctx.root, ["identity.*.read_identity"]);
+    const ws = ctx.root.workspaceId;
+    const page = await pageOf(
+      (from, limit) => ctx.tx.list("identities", ws, { from, limit }),
+      body.cursor,
+      body.limit,
+      body.search ? (i) => matchesSearch(body.search, i.id, i.externalId) : undefined,
+    );
+    return { data: page.items.map(identityView), pagination: page.pagination };
+  },
+});
+
+export const updateIdentityOperation = defineOperation("identities.updateIdentity", {
+  access: "write",
+  schema: obj({ identity: str(), meta: s.meta(), ratelimits: s.ratelimitList() }, ["identity"]),
+  refine: (body) => s.checkUniqueNames("body.ratelimits", body.ratelimits),
+  async run(ctx, body) {
+    requirePermission(ctx.root, ["identity.*.update_identity"]);
+    const identity = await requireIdentity(ctx.tx, ctx.root.workspaceId, body.identity);
+    if (body.meta !== undefined) identity.meta = body.meta;
+    if (body.ratelimits) {
+      const next = toRatelimitRecords(body.ratelimits, identity.ratelimits);
+      const dropped = identity.ratelimits.filter((old) => !next.some((r) => r.id === old.id));
+      if (dropped.length > 0) await ctx.tx.dropCounters({ limitIds: dropped.map((r) => r.id) });
+      identity.ratelimits = next;
+    }
+    await ctx.tx.put("identities", identity);
+    return { data: identityView(identity) };
+  },
+});
+
+export const deleteIdentityOperation = defineOperation("identities.deleteIdentity", {
+  access: "write",
+  schema: obj({ identity: str() }, ["identity"]),
+  async run(ctx, body) {
+    requirePermission(ctx.root, ["identity.*.delete_identity"]);
+    const identity = await requireIdentity(ctx.tx, ctx.root.workspaceId, body.identity);
+    // Its keys lose the link; its counters go.
+    await ctx.tx.delete("identities", identity.id);
+    return { data: {} };
+  },
+});

@@ -1,0 +1,89 @@
+// Operations ratelimit.limit and ratelimit.multiLimit: sliding-window limits per namespace,
+// identifier and window length. A namespace is created on first use (with
+// `ratelimit.*.create_namespace`); an override of the namespace replaces the request's limit and
+// window for the identifiers it matches.
+import type { RatelimitLimitRequest, RatelimitMultiLimitCheck } from "../../protocol/types";
+import { requireAnyOrAll, requirePermission, requireTuple } from "./auth";
+import { createNamespace, findNamespace, matchingOverride } from "../domain/namespaces";
+import { defineOperation, type OpContext } from "./operation";
+import { namespaceCounter } from "../domain/sliding-window";
+import { MAX_LIMIT_DURATION } from "./schemas";
+import type { LimitCheck, RatelimitNamespaceRecord } from "../storage/seam";
+import { arr, int, obj, str } from "./validate";
+
+const limitBody = () =>
+  obj(
+    {
+      namespace: str({ max: 512 }),
+      identifier: str({ max: 512 }),
+      limit: int({ min: 1 }),
+      duration: int({ min: 1000, max: MAX_LIMIT_DURATION }),
+      cost: int({ min: 0 }),
+    },
+    ["namespace", "identifier", "limit", "duration"],
+  );
+
+/** The namespaces of the requests, in order; missing ones are created, which needs `ratelimit.*.create_namespace`. */
+async function namespacesOf(ctx: OpContext, requests: readonly RatelimitLimitRequest[]): Promise<RatelimitNamespaceRecord[]> {
+  const { tx, root, now } = ctx;
+  const byRef = new Map<string, RatelimitNamespaceRecord | undefined>();
+  for (const { namespace } of requests) if (!byRef.has(namespace)) byRef.set(namespace, await findNamespace(tx, root.workspaceId, namespace));
+  const missing = [...byRef].filter(([, ns]) => ns === undefined).map(([ref]) => ref);
+  if (missing.length > 0) requireTuple(root, "ratelimit.*.create_namespace");
+  for (const name of missing) byRef.set(name, await createNamespace(tx, root.workspaceId, name, now));
+  return requests.map((r) => byRef.get(r.namespace)!);
+}
+
+/** The check of one request: its override (when one matches) sets the limit and the window. */
+async function checkOf(ctx: OpContext, ns: RatelimitNamespaceRecord, request: RatelimitLimitRequest): Promise<{ check: LimitCheck; overrideId?: string }> {
+  const override = await matchingOverride(ctx.tx, ns, request.identifier);
+  const limit = override?.limit ?? request.limit;
+  const duration = override?.duration ?? request.duration;
+  const check = { counter: namespaceCounter(ctx.root.workspaceId, ns.id, request.identifier, duration), limit, duration, cost: request.cost ?? 1 };
+  return override ? { check, overrideId: override.id } : { check };
+}
+
+export const ratelimitLimitOperation = defineOperation("ratelimit.limit", {
+  access: "direct",
+  schema: limitBody(),
+  async run(ctx, body) {
+    const [ns] = await namespacesOf(ctx, [body]);
+    requirePermission(ctx.root, [`ratelimit.${ns!.id}.limit`, "ratelimit.*.limit"]);
+    const { check, overrideId } = await checkOf(ctx, ns!, body);
+    const { passed, states } = await ctx.tx.limit([check], ctx.now);
+    const state = states[0]!;
+    const data = { limit: check.limit, remaining: state.remaining, reset: state.reset, success: passed };
+    return { data: overrideId === undefined ? data : { ...data, overrideId } };
+  },
+});
+
+export const ratelimitMultiLimitOperation = defineOperation("ratelimit.multiLimit", {
+  access: "direct",
+  schema: arr(limitBody(), { min: 1, max: 100 }),
+  async run(ctx, body) {
+    const namespaces = await namespacesOf(ctx, body);
+    requireAnyOrAll(ctx.root, "ratelimit.*.limit", [...new Set(namespaces.map((ns) => `ratelimit.${ns.id}.limit`))]);
+    const checks: Array<{ check: LimitCheck; overrideId?: string }> = [];
+    for (let i = 0; i < body.length; i++) checks.push(await checkOf(ctx, namespaces[i]!, body[i]!));
+    // All or nothing: when one limit fails, none is charged.
+    const { passed, states } = await ctx.tx.limit(
+      checks.map((c) => c.check),
+      ctx.now,
+    );
+    const limits = body.map((request, i): RatelimitMultiLimitCheck => {
+      const { check, overrideId } = checks[i]!;
+      const state = states[i]!;
+      const item: RatelimitMultiLimitCheck = {
+        namespace: request.namespace,
+        identifier: request.identifier,
+        limit: check.limit,
+        remaining: state.remaining,
+        reset: state.reset,
+        passed: state.passed,
+      };
+      if (overrideId !== undefined) item.overrideId = overrideId;
+      return item;
+    });
+    return { data: { passed, limits } };
+  },
+});

@@ -1,0 +1,78 @@
+// The operation table of the local service: every entry of the protocol's `Operations`, by
+// wire name (`group.operation`).
+import { getVerificationsOperation } from "./analytics";
+import * as apis from "./apis";
+import * as createKey from "./create-key";
+import * as identities from "./identities";
+import * as access from "./key-access";
+import * as keys from "./keys";
+import * as permissions from "./permissions";
+import * as overrides from "./overrides";
+import { migrateKeysOperation } from "./migrate-keys";
+import { ratelimitLimitOperation, ratelimitMultiLimitOperation } from "./ratelimit";
+import { verifyKeyOperation } from "./verify-key";
+import * as workspace from "./workspace";
+import type { ExtensionDef, OperationTable } from "./operation";
+
+const OPERATIONS: Readonly<OperationTable> = Object.freeze({
+  "keys.verifyKey": verifyKeyOperation,
+  "keys.createKey": createKey.createKeyOperation,
+  "keys.getKey": keys.getKeyOperation,
+  "keys.whoami": keys.whoamiOperation,
+  "keys.updateKey": keys.updateKeyOperation,
+  "keys.deleteKey": keys.deleteKeyOperation,
+  "keys.updateCredits": keys.updateCreditsOperation,
+  "keys.addPermissions": access.addPermissionsOperation,
+  "keys.removePermissions": access.removePermissionsOperation,
+  "keys.setPermissions": access.setPermissionsOperation,
+  "keys.addRoles": access.addRolesOperation,
+  "keys.removeRoles": access.removeRolesOperation,
+  "keys.setRoles": access.setRolesOperation,
+  "keys.rerollKey": createKey.rerollKeyOperation,
+  "keys.migrateKeys": migrateKeysOperation,
+  "apis.createApi": apis.createApiOperation,
+  "apis.getApi": apis.getApiOperation,
+  "apis.listKeys": apis.listKeysOperation,
+  "apis.deleteApi": apis.deleteApiOperation,
+  "permissions.createPermission": permissions.createPermissionOperation,
+  "permissions.getPermission": permissions.getPermissionOperation,
+  "permissions.listPermissions": permissions.listPermissionsOperation,
+  "permissions.deletePermission": permissions.deletePermissionOperation,
+  "permissions.createRole": permissions.createRoleOperation,
+  "permissions.getRole": permissions.getRoleOperation,
+  "permissions.listRoles": permissions.listRolesOperation,
+  "permissions.deleteRole": permissions.deleteRoleOperation,
+  "permissions.setRolePermissions": permissions.setRolePermissionsOperation,
+  "identities.createIdentity": identities.createIdentityOperation,
+  "identities.getIdentity": identities.getIdentityOperation,
+  "identities.listIdentities": identities.listIdentitiesOperation,
+  "identities.updateIdentity": identities.updateIdentityOperation,
+  "identities.deleteIdentity": identities.deleteIdentityOperation,
+  "ratelimit.limit": ratelimitLimitOperation,
+  "ratelimit.multiLimit": ratelimitMultiLimitOperation,
+  "ratelimit.setOverride": overrides.setOverrideOperation,
+  "ratelimit.getOverride": overrides.getOverrideOperation,
+  "ratelimit.listOverrides": overrides.listOverridesOperation,
+  "ratelimit.deleteOverride": overrides.deleteOverrideOperation,
+  "analytics.getVerifications": getVerificationsOperation,
+});
+
+/**
+ * keyguard's own operations, served like the others: what production does only in its dashboard
+ * (listing APIs, managing root keys), so that the console needs no private way in.
+ */
+const EXTENSION_OPERATIONS = Object.freeze({
+  "apis.listApis": workspace.listApisOperation,
+  "rootKeys.createRootKey": workspace.createRootKeyOperation,
+  "rootKeys.listRootKeys": workspace.listRootKeysOperation,
+  "rootKeys.deleteRootKey": workspace.deleteRootKeyOperation,
+});
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies are validated against `schema` before `run`
+type AnyOperation = OperationTable[keyof OperationTable] | ExtensionDef<any, unknown>;
+
+export function findOperation(name: string): AnyOperation | undefined {
+  if (Object.hasOwn(OPERATIONS, name)) return OPERATIONS[name as keyof OperationTable];
+  if (Object.hasOwn(EXTENSION_OPERATIONS, name)) return EXTENSION_OPERATIONS[name as keyof typeof EXTENSION_OPERATIONS];
+  return undefined;
+}

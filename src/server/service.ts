@@ -1,0 +1,294 @@
+// The local key service's core: the store, the bootstrap (workspace, API, root key), the
+// in-process admin surface (not reachable over HTTP) and fault injection.
+import { LocalServiceArgumentError } from "./argument-error";
+import { ALL_ROOT_PERMISSIONS, PERMISSION_TUPLE } from "./operations/auth";
+import { newId } from "./domain/ids";
+import { generateKey } from "./domain/key-material";
+import { keyHash } from "../protocol/key-hash";
+import { ENCRYPTION_KEY_ENV, KeyVault } from "./domain/key-vault";
+import type { ServiceMetrics } from "./metrics";
+import type { LocalServiceConfig } from "./options";
+import { BOOTSTRAP_META, exportState, putWorkspace } from "./storage/state-file";
+import { KEY_MIGRATION_ALGORITHMS, addMigration, readMigrations } from "./domain/key-migrations";
+import type { OpContext } from "./operations/operation";
+import type { ApiRecord, KeyMigrationAlgorithm, LocalState, Store, StoreTx, VerificationEvent } from "./storage/seam";
+import { StoreFailureLog } from "./storage/store-failures";
+import { VerificationRecorder } from "./storage/verification-events";
+
+export interface UnavailableOptions {
+  /** Fail only the next N requests, then recover. Default: every request until turned off. */
+  failures?: number;
+  /** Seconds sent in `Retry-After`. Default: 1. */
+  retryAfter?: number;
+}
+
+/**
+ * The admin surface of a running local key service. Bad arguments reject with
+ * `LocalServiceArgumentError`; a change the store cannot keep rejects with the store's error and
+ * is not kept.
+ */
+export interface LocalKeyService {
+  /** The bootstrap workspace (the default for the methods below). */
+  readonly workspaceId: string;
+  /** The bootstrap API. */
+  readonly apiId: string;
+  /** The bootstrap root key (holds every permission). */
+  readonly rootKey: string;
+  /** Whether `rootKey` was generated at start (neither given nor taken from UNKEY_ROOT_KEY). */
+  readonly rootKeyGenerated: boolean;
+  /** Whether the store already held a state (a bootstrap) when the service started. */
+  readonly restored: boolean;
+  createWorkspace(input?: { name?: string }): Promise<{ workspaceId: string }>;
+  /**
+   * `ipWhitelist`: caller addresses allowed to verify this API's keys; others get FORBIDDEN.
+   * `storeKeys`: keep an encrypted copy of each recoverable key (needs an encryption key).
+   */
+  createApi(input: CreateApiInput): Promise<{ apiId: string }>;
+  /** `permissions`: tuples such as `api.*.verify_key` or `api.<apiId>.create_key`. */
+  createRootKey(input: { workspaceId?: string; permissions: readonly string[] }): Promise<{ rootKey: string }>;
+  /**
+   * Registers a key migration for `keys.migrateKeys` (production's support staff create these).
+   * `algorithm`: how the imported hashes were made, `"sha256"` (base64 SHA-256 of the key, the
+   * default) or `"github.com/seamapi/prefixed-api-key"` (hex SHA-256 of the key's long token).
+   * `migrationId`: the id to use (3..255 characters), default a new `mig_…` id.
+   */
+  createKeyMigration(input?: CreateKeyMigrationInput): Promise<{ migrationId: string }>;
+  /** Answer 503 `service_unavailable` (with `Retry-After`) to every request, or to the next N. */
+  setUnavailable(on: boolean | UnavailableOptions): void;
+  /** The whole state, as one consistent copy (hashes and sealed copies only, never a plaintext key). */
+  exportState(): Promise<LocalState>;
+  /**
+   * Writes the verification events noted so far to the store now (the service does it every
+   * second, every 1,000 events and on close): then analytics.getVerifications and lastUsedAt see them.
+   */
+  flushVerifications(): Promise<void>;
+  /** The service clock. */
+  now(): number;
+}
+
+export interface CreateApiInput {
+  workspaceId?: string;
+  name: string;
+  ipWhitelist?: string[];
+  storeKeys?: boolean;
+}
+
+export interface CreateKeyMigrationInput {
+  workspaceId?: string;
+  algorithm?: KeyMigrationAlgorithm;
+  migrationId?: string;
+}
+
+interface Bootstrap {
+  workspaceId: string;
+  apiId: string;
+  restored: boolean;
+}
+
+/** Finds the bootstrap workspace, API and root key in the store, creating what is missing. */
+async function bootstrap(tx: StoreTx, rootKey: string, now: number, storeKeys: boolean): Promise<Bootstrap> {
+  const raw = await tx.getMeta(BOOTSTRAP_META);
+  const stored = raw === undefined ? undefined : (JSON.parse(raw) as { workspaceId?: string; apiId?: string });
+  let workspaceId = stored?.workspaceId;
+  if (!workspaceId || !(await tx.get("workspaces", workspaceId))) {
+    workspaceId = newId("ws");
+    await putWorkspace(tx, { id: workspaceId, name: "default", createdAt: now });
+  }
+  let apiId = stored?.apiId;
+  const api = apiId === undefined ? undefined : await tx.get("apis", apiId);
+  if (!apiId || api?.workspaceId !== workspaceId) {
+    apiId = newId("api");
+    const created: ApiRecord = { id: apiId, workspaceId, name: "default", createdAt: now };
+    if (storeKeys) created.storeKeys = true;
+    await tx.put("apis", created);
+  } else if (storeKeys && !api.storeKeys) {
+    // Turning storage on is not retroactive: keys created before have no copy.
+    await tx.put("apis", { ...api, storeKeys: true });
+  }
+  if (stored?.workspaceId !== workspaceId || stored.apiId !== apiId) {
+    await tx.setMeta(BOOTSTRAP_META, JSON.stringify({ workspaceId, apiId }));
+  }
+  const hash = keyHash(rootKey);
+  const root = await tx.rootKeyByHash(hash);
+  if (!root) {
+    await tx.put("rootKeys", { id: newId("rk"), workspaceId, hash, permissions: [...ALL_ROOT_PERMISSIONS], createdAt: now });
+  } else if (root.workspaceId === workspaceId) {
+    // The bootstrap root key holds every permission, also those of operations added since it was stored.
+    const missing = ALL_ROOT_PERMISSIONS.filter((p) => !root.permissions.includes(p));
+    if (missing.length > 0) await tx.put("rootKeys", { ...root, permissions: [...root.permissions, ...missing] });
+  }
+  return { workspaceId, apiId, restored: stored !== undefined };
+}
+
+export class ServiceCore implements LocalKeyService {
+  readonly failures: StoreFailureLog;
+  /** Seals and opens recoverable keys; undefined without a key-encryption key. */
+  readonly vault: KeyVault | undefined;
+  /** Verification events on their way to the store. */
+  readonly events: VerificationRecorder;
+  private fault: { left: number; retryAfter: number } | undefined;
+
+  private constructor(
+    readonly config: LocalServiceConfig,
+    readonly store: Store,
+    readonly rootKey: string,
+    private readonly boot: Bootstrap,
+    /** The service's Prometheus metrics, when on (`store` is then already metered). */
+    readonly metrics: ServiceMetrics | undefined,
+  ) {
+    this.failures = new StoreFailureLog(config.logger, store.kind);
+    this.vault = config.encryptionKey && new KeyVault(config.encryptionKey);
+    this.events = new VerificationRecorder(store, config.verificationRetentionMs, config.now, config.logger, this.failures);
+  }
+
+  /** Opens the service over `store`: finds or creates the bootstrap, in one transaction. */
+  static async open(config: LocalServiceConfig, store: Store, metrics?: ServiceMetrics): Promise<ServiceCore> {
+    const rootKey = config.rootKey ?? generateKey("root", 24).key;
+    const boot = await store.transaction((tx) => bootstrap(tx, rootKey, config.now(), config.storeKeys));
+    return new ServiceCore(config, store, rootKey, boot, metrics);
+  }
+
+  get workspaceId(): string {
+    return this.boot.workspaceId;
+  }
+
+  get apiId(): string {
+    return this.boot.apiId;
+  }
+
+  get restored(): boolean {
+    return this.boot.restored;
+  }
+
+  get rootKeyGenerated(): boolean {
+    return this.config.rootKey === undefined;
+  }
+
+  now(): number {
+    return this.config.now();
+  }
+
+  async createWorkspace(input: { name?: string } = {}): Promise<{ workspaceId: string }> {
+    if (input.name !== undefined && (typeof input.name !== "string" || input.name === "")) {
+      throw new LocalServiceArgumentError("createWorkspace: name must be a non-empty string when given.");
+    }
+    const id = newId("ws");
+    await this.store.transaction((tx) => putWorkspace(tx, { id, name: input.name ?? "workspace", createdAt: this.now() }));
+    return { workspaceId: id };
+  }
+
+  async createApi(input: CreateApiInput): Promise<{ apiId: string }> {
+    if (typeof input.name !== "string" || input.name === "") {
+      throw new LocalServiceArgumentError("createApi: name must be a non-empty string.");
+    }
+    const ips = input.ipWhitelist;
+    if (ips !== undefined && (!Array.isArray(ips) || ips.some((ip) => typeof ip !== "string" || ip === ""))) {
+      throw new LocalServiceArgumentError('createApi: ipWhitelist must be an array of addresses, e.g. ["127.0.0.1"].');
+    }
+    const storeKeys = input.storeKeys ?? false;
+    if (typeof storeKeys !== "boolean") throw new LocalServiceArgumentError("createApi: storeKeys must be true or false.");
+    if (storeKeys && !this.vault) {
+      throw new LocalServiceArgumentError(
+        `createApi: storeKeys needs a key-encryption key. Start the service with ${ENCRYPTION_KEY_ENV}, encryptionKey or encryptionKeyFile.`,
+      );
+    }
+    const id = newId("api");
+    await this.store.transaction(async (tx) => {
+      const api: ApiRecord = { id, workspaceId: await this.workspace(tx, input.workspaceId), name: input.name, createdAt: this.now() };
+      if (ips) api.ipWhitelist = [...ips];
+      if (storeKeys) api.storeKeys = true;
+      await tx.put("apis", api);
+    });
+    return { apiId: id };
+  }
+
+  async createRootKey(input: { workspaceId?: string; permissions: readonly string[] }): Promise<{ rootKey: string }> {
+    const bad = (input.permissions ?? []).find((p) => typeof p !== "string" || !PERMISSION_TUPLE.test(p));
+    if (!Array.isArray(input.permissions) || bad !== undefined) {
+      throw new LocalServiceArgumentError(
+        `createRootKey: invalid permission ${JSON.stringify(bad)}. Use tuples like "api.*.verify_key" or "rbac.*.create_permission".`,
+      );
+    }
+    const { key, hash } = generateKey("root", 24);
+    await this.store.transaction(async (tx) => {
+      const workspaceId = await this.workspace(tx, input.workspaceId);
+      await tx.put("rootKeys", { id: newId("rk"), workspaceId, hash, permissions: [...input.permissions], createdAt: this.now() });
+    });
+    return { rootKey: key };
+  }
+
+  async createKeyMigration(input: CreateKeyMigrationInput = {}): Promise<{ migrationId: string }> {
+    const algorithm = input.algorithm ?? "sha256";
+    if (!KEY_MIGRATION_ALGORITHMS.includes(algorithm)) {
+      throw new LocalServiceArgumentError(
+        `createKeyMigration: algorithm ${JSON.stringify(algorithm)} is not supported. Use ${KEY_MIGRATION_ALGORITHMS.map((a) => JSON.stringify(a)).join(" or ")}.`,
+      );
+    }
+    const id = input.migrationId ?? newId("mig");
+    if (typeof id !== "string" || id.length < 3 || id.length > 255) {
+      throw new LocalServiceArgumentError("createKeyMigration: migrationId must be a string of 3 to 255 characters.");
+    }
+    await this.store.transaction(async (tx) => {
+      const workspaceId = await this.workspace(tx, input.workspaceId);
+      if (Object.hasOwn(await readMigrations(tx), id)) {
+        throw new LocalServiceArgumentError(`createKeyMigration: a migration with id ${JSON.stringify(id)} already exists.`);
+      }
+      await addMigration(tx, { id, workspaceId, algorithm, createdAt: this.now() });
+    });
+    return { migrationId: id };
+  }
+
+  setUnavailable(on: boolean | UnavailableOptions): void {
+    if (on === false) {
+      this.fault = undefined;
+      return;
+    }
+    const opts = on === true ? {} : on;
+    const left = opts.failures ?? Infinity;
+    const retryAfter = opts.retryAfter ?? 1;
+    if (!(left > 0) || !Number.isInteger(retryAfter) || retryAfter < 0) {
+      throw new LocalServiceArgumentError("setUnavailable: failures must be > 0 and retryAfter a whole number of seconds >= 0.");
+    }
+    this.fault = { left, retryAfter };
+  }
+
+  /** Consumes one injected failure; returns its Retry-After seconds, or undefined when healthy. */
+  takeFault(): number | undefined {
+    const f = this.fault;
+    if (!f) return undefined;
+    if (--f.left <= 0) this.fault = undefined;
+    return f.retryAfter;
+  }
+
+  exportState(): Promise<LocalState> {
+    return exportState(this.store);
+  }
+
+  /** Notes a verification event (OpContext.record). */
+  readonly record = (event: VerificationEvent): void => this.events.record(event);
+
+  /** What analytics.getVerifications runs on (OpContext.analytics). */
+  get analytics(): OpContext["analytics"] {
+    return {
+      retentionMs: this.config.verificationRetentionMs,
+      query: (plan, scope) => this.store.queryVerifications(plan, scope),
+    };
+  }
+
+  flushVerifications(): Promise<void> {
+    return this.events.flush();
+  }
+
+  /** Stops the timers and writes the events still buffered (before the store closes). */
+  close(): Promise<void> {
+    return this.events.close();
+  }
+
+  private async workspace(tx: StoreTx, id: string | undefined): Promise<string> {
+    const workspaceId = id ?? this.workspaceId;
+    if (!(await tx.get("workspaces", workspaceId))) {
+      throw new LocalServiceArgumentError(`keyguard/local: unknown workspace ${JSON.stringify(id)}. Use an id from createWorkspace().`);
+    }
+    return workspaceId;
+  }
+}

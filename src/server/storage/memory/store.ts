@@ -1,0 +1,103 @@
+// The memory backend: the whole state in Maps (see tables.ts), for demos and tests, and
+// under the JSON data file. Transactions run one at a time (an async lock) and undo their
+// writes when they throw; calls on `direct` are synchronous inside, so each is atomic.
+import { evaluatePlan } from "../../analytics/evaluate";
+import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
+import { windowEnded } from "../../domain/sliding-window";
+import { stateMeta } from "../state-file";
+import { TABLE_NAMES, type LocalState, type Store, type StoreTx, type VerificationEvent } from "../seam";
+import { MemoryTables, type AnyRecord } from "./tables";
+import { MemoryTx, copy, settle, type MemoryTxHost } from "./tx";
+import { Mutex } from "../mutex";
+
+/** How often (in service-clock ms, as `limit` sees it) counters of ended windows are dropped. */
+const PRUNE_EVERY_MS = 60_000;
+
+/** The memory backend. `memoryStore()` makes one; `counterCount` is there for diagnostics and tests. */
+class MemoryStore implements Store, MemoryTxHost {
+  readonly kind = "memory";
+  readonly direct: StoreTx;
+  private readonly data = new MemoryTables();
+  private readonly mutex = new Mutex();
+  private lastPrune = -Infinity;
+
+  constructor(initial?: LocalState) {
+    this.direct = new MemoryTx(this, this.data, undefined);
+    if (initial) {
+      for (const table of TABLE_NAMES) {
+        for (const record of Object.values(initial[table]) as AnyRecord[]) this.data.write(table, record.id, copy(record));
+      }
+      for (const [name, value] of stateMeta(initial)) this.data.writeMeta(name, value);
+    }
+  }
+
+  async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    await this.mutex.lock();
+    const undo: Array<() => void> = [];
+    const tx = new MemoryTx(this, this.data, undo);
+    try {
+      return await fn(tx);
+    } catch (err) {
+      for (let i = undo.length - 1; i >= 0; i--) undo[i]!();
+      throw err;
+    } finally {
+      tx.ended = true;
+      this.mutex.unlock();
+    }
+  }
+
+  /** Runs `fn` at once when no transaction runs, else right after the ones started before. */
+  whenIdle<T>(fn: () => T): Promise<T> {
+    if (!this.mutex.locked) return settle(fn);
+    return this.mutex.lock().then(() => {
+      try {
+        return fn();
+      } finally {
+        this.mutex.unlock();
+      }
+    });
+  }
+
+  /** Drops counters of windows that ended, at most once a minute of service time. */
+  pruneCounters(now: number): void {
+    if (now >= this.lastPrune && now - this.lastPrune < PRUNE_EVERY_MS) return;
+    this.lastPrune = now;
+    for (const [counter, value] of this.data.counters) {
+      if (windowEnded(value.window, value.duration, now)) this.data.counters.delete(counter);
+    }
+  }
+
+  /** How many rate-limit counters the store holds. */
+  counterCount(): number {
+    return this.data.counters.size;
+  }
+
+  async appendVerifications(events: readonly VerificationEvent[]): Promise<void> {
+    for (const e of events) {
+      this.data.events.push({ ...e, tags: [...e.tags] });
+      const last = this.data.lastUsed.get(e.keyId);
+      if (last === undefined || e.time > last) this.data.lastUsed.set(e.keyId, e.time);
+    }
+  }
+
+  async deleteVerificationsBefore(before: number): Promise<number> {
+    const kept = this.data.events.filter((e) => e.time >= before);
+    const deleted = this.data.events.length - kept.length;
+    this.data.events = kept;
+    return deleted;
+  }
+
+  async queryVerifications(plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>> {
+    return evaluatePlan(plan, scope, this.data.events);
+  }
+
+  async close(): Promise<void> {}
+}
+
+/**
+ * A store that keeps everything in memory (lost on exit), optionally starting from a state
+ * (e.g. one read from a file).
+ */
+export function memoryStore(initial?: LocalState): MemoryStore {
+  return new MemoryStore(initial);
+}

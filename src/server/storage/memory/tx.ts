@@ -1,0 +1,229 @@
+// One view of the memory store's tables as a StoreTx: a transaction's (each write noted in an
+// undo log) or `direct`'s (each call waits for no transaction to run, then runs synchronously).
+import { spendFrom } from "../../domain/credits";
+import { evaluateLimits, isLimitCounterOf } from "../../domain/sliding-window";
+import type {
+  DueRefill,
+  IndexedFields,
+  KeyRecord,
+  LimitCheck,
+  LimitState,
+  SpendOutcome,
+  StoreTx,
+  TableName,
+  Tables,
+} from "../seam";
+import type { AnyRecord, MemoryTables } from "./tables";
+
+/** What a view needs of its store. */
+export interface MemoryTxHost {
+  /** Runs `fn` at once when no transaction runs, else right after the ones started before. */
+  whenIdle<T>(fn: () => T): Promise<T>;
+  /** Drops counters of windows that ended (at most once a minute of service time). */
+  pruneCounters(now: number): void;
+}
+
+/** A deep copy of plain JSON data (records are nothing else): faster than structuredClone. */
+export function copy<T>(value: T): T {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return value.map(copy) as T;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(value)) {
+    const v = copy((value as Record<string, unknown>)[k]);
+    // A "__proto__" key (possible in meta) stays an own property.
+    if (k === "__proto__") Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[k] = v;
+  }
+  return out as T;
+}
+
+/** `fn()` as a promise: its value, or its throw as a rejection. */
+export function settle<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+/** One view of the tables: a transaction's (with an undo log) or `direct`'s (without). */
+export class MemoryTx implements StoreTx {
+  /** Set when the transaction ended: using it after that is a bug. */
+  ended = false;
+
+  constructor(
+    private readonly store: MemoryTxHost,
+    private readonly data: MemoryTables,
+    /** Undo steps of the transaction; undefined on `direct`. */
+    private readonly undo: Array<() => void> | undefined,
+  ) {}
+
+  /** Runs a step: inside the transaction at once; on `direct` as soon as no transaction runs. */
+  private step<T>(fn: () => T): Promise<T> {
+    if (this.ended) return Promise.reject(new Error("keyguard/local: memory store transaction used after it ended."));
+    return this.undo ? settle(fn) : this.store.whenIdle(fn);
+  }
+
+  private write(table: TableName, id: string, next: AnyRecord | undefined): void {
+    const prev = this.data.write(table, id, next);
+    this.undo?.push(() => this.data.write(table, id, prev));
+  }
+
+  private writeCounter(counter: string, value: Parameters<MemoryTables["writeCounter"]>[1]): void {
+    const prev = this.data.writeCounter(counter, value);
+    this.undo?.push(() => this.data.writeCounter(counter, prev));
+  }
+
+  get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
+    return this.step(() => {
+      const found = this.data.get(table, id);
+      return found && copy(found);
+    });
+  }
+
+  keyByHash(hash: string): Promise<KeyRecord | undefined> {
+    return this.step(() => {
+      const id = this.data.keyByHash.get(hash);
+      const found = id === undefined ? undefined : this.data.get("keys", id);
+      return found && copy(found);
+    });
+  }
+
+  rootKeyByHash(hash: string): Promise<Tables["rootKeys"] | undefined> {
+    return this.step(() => {
+      const id = this.data.rootKeyByHash.get(hash);
+      const found = id === undefined ? undefined : this.data.get("rootKeys", id);
+      return found && copy(found);
+    });
+  }
+
+  find<T extends TableName>(table: T, workspaceId: string, field: IndexedFields[T], value: string): Promise<Tables[T][]> {
+    return this.list(table, workspaceId, { where: { field, value } });
+  }
+
+  list<T extends TableName>(
+    table: T,
+    workspaceId: string,
+    options: { from?: string; limit?: number; where?: { field: IndexedFields[T]; value: string } } = {},
+  ): Promise<Tables[T][]> {
+    return this.step(() => {
+      const ids = this.data.ids(table, workspaceId, options.where as { field: string; value: string } | undefined).sort();
+      const from = options.from;
+      const start = from === undefined ? 0 : ids.findIndex((id) => id >= from);
+      if (start < 0) return [];
+      const end = options.limit === undefined ? ids.length : start + options.limit;
+      return ids.slice(start, end).map((id) => copy(this.data.get(table, id)!));
+    });
+  }
+
+  put<T extends TableName>(table: T, record: Tables[T]): Promise<void> {
+    const stored = copy(record);
+    return this.step(() => this.write(table, stored.id, stored));
+  }
+
+  delete(table: TableName, id: string): Promise<void> {
+    return this.step(() => this.cascade(table, id));
+  }
+
+  /** Deletes a record and what depends on it (see `StoreTx.delete`). */
+  private cascade(table: TableName, id: string): void {
+    const record = this.data.get(table, id);
+    if (!record) return;
+    const ws = (record as { workspaceId?: string }).workspaceId ?? id;
+    if (table === "apis") {
+      for (const keyId of this.data.ids("keys", ws, { field: "apiId", value: id })) this.cascade("keys", keyId);
+    } else if (table === "ratelimitNamespaces") {
+      for (const overrideId of this.data.ids("ratelimitOverrides", ws, { field: "namespaceId", value: id })) {
+        this.write("ratelimitOverrides", overrideId, undefined);
+      }
+    } else if (table === "keys" || table === "identities") {
+      this.dropOwned(id);
+    }
+    if (table === "identities") {
+      for (const keyId of this.data.ids("keys", ws, { field: "identityId", value: id })) {
+        const { identityId: _, ...unlinked } = this.data.get("keys", keyId)!;
+        this.write("keys", keyId, unlinked);
+      }
+    }
+    if (table === "permissions" || table === "roles") {
+      const field = table === "permissions" ? "permissionIds" : "roleIds";
+      for (const key of this.data.records.keys.values() as Iterable<KeyRecord>) {
+        if (key.workspaceId === ws && key[field].includes(id)) {
+          this.write("keys", key.id, { ...key, [field]: key[field].filter((x) => x !== id) });
+        }
+      }
+    }
+    if (table === "permissions") {
+      for (const role of this.data.records.roles.values() as Iterable<Tables["roles"]>) {
+        if (role.workspaceId === ws && role.permissionIds.includes(id)) {
+          this.write("roles", role.id, { ...role, permissionIds: role.permissionIds.filter((x) => x !== id) });
+        }
+      }
+    }
+    this.write(table, id, undefined);
+  }
+
+  spendCredits(keyId: string, cost: number, now: number, refill?: DueRefill): Promise<SpendOutcome | undefined> {
+    return this.step(() => {
+      const key = this.data.get("keys", keyId);
+      const before = key?.credits;
+      if (!before) return undefined;
+      const credits = { ...before };
+      const outcome = spendFrom(credits, cost, now, refill);
+      if (credits.remaining !== before.remaining || credits.lastRefillAt !== before.lastRefillAt) {
+        // Only the credits change: no index to update. Records are never shared with callers.
+        key.credits = credits;
+        this.undo?.push(() => (key.credits = before));
+      }
+      return outcome;
+    });
+  }
+
+  limit(checks: readonly LimitCheck[], now: number): Promise<{ passed: boolean; states: LimitState[] }> {
+    return this.step(() => {
+      this.store.pruneCounters(now);
+      const { passed, states, writes } = evaluateLimits((counter) => this.data.counters.get(counter), checks, now);
+      for (const { check, value } of writes) {
+        this.writeCounter(check.counter, { ...value, duration: check.duration, ...(check.owner !== undefined && { owner: check.owner }) });
+      }
+      return { passed, states };
+    });
+  }
+
+  dropCounters(target: { limitIds: readonly string[] } | { owner: string }): Promise<void> {
+    return this.step(() => {
+      if ("owner" in target) return this.dropOwned(target.owner);
+      if (target.limitIds.length === 0) return;
+      for (const counter of [...this.data.counters.keys()]) {
+        if (target.limitIds.some((id) => isLimitCounterOf(counter, id))) this.writeCounter(counter, undefined);
+      }
+    });
+  }
+
+  private dropOwned(owner: string): void {
+    for (const [counter, value] of [...this.data.counters]) if (value.owner === owner) this.writeCounter(counter, undefined);
+  }
+
+  lastUsed(keyIds: readonly string[]): Promise<Map<string, number>> {
+    return this.step(() => {
+      const out = new Map<string, number>();
+      for (const id of keyIds) {
+        const at = this.data.lastUsed.get(id);
+        if (at !== undefined) out.set(id, at);
+      }
+      return out;
+    });
+  }
+
+  getMeta(name: string): Promise<string | undefined> {
+    return this.step(() => this.data.meta.get(name));
+  }
+
+  setMeta(name: string, value: string): Promise<void> {
+    return this.step(() => {
+      const prev = this.data.writeMeta(name, value);
+      this.undo?.push(() => this.data.writeMeta(name, prev));
+    });
+  }
+}
+

@@ -1,0 +1,89 @@
+// A Store that times each call into the service's metrics (`keyguard_store_duration_seconds`) and
+// counts the failed ones (`keyguard_store_errors_total`): wraps whatever backend runs under the
+// seam, once, so no backend knows about metrics.
+import type { ServiceMetrics, StoreErrorKind } from "../metrics";
+import type { Store, StoreTx } from "./seam";
+import { isStoreUnavailable } from "./store-failures";
+
+/** Every StoreTx call: the compiler checks the list against the interface. */
+const CALLS = Object.keys({
+  get: true,
+  keyByHash: true,
+  rootKeyByHash: true,
+  find: true,
+  list: true,
+  put: true,
+  delete: true,
+  spendCredits: true,
+  limit: true,
+  dropCounters: true,
+  getMeta: true,
+  setMeta: true,
+  lastUsed: true,
+} satisfies Record<keyof StoreTx, true>) as Array<keyof StoreTx>;
+
+const kindOf = (err: unknown): StoreErrorKind => (isStoreUnavailable(err) ? "unavailable" : "unexpected");
+
+type Call = (...args: unknown[]) => Promise<unknown>;
+
+/** `call` timed and counted as the store call `name`; an error is marked as counted in `failed`. */
+function meteredCall(name: string, call: Call, metrics: ServiceMetrics, failed: WeakSet<object>): Call {
+  const observe = metrics.storeCall(name);
+  return (...args) => {
+    const start = performance.now();
+    return call(...args).then(
+      (value) => {
+        observe(performance.now() - start);
+        return value;
+      },
+      (err: unknown) => {
+        observe(performance.now() - start, kindOf(err));
+        // Counted here: the transaction it fails does not count it again.
+        if (typeof err === "object" && err !== null) failed.add(err);
+        throw err;
+      },
+    );
+  };
+}
+
+function meteredTx(tx: StoreTx, metrics: ServiceMetrics, failed: WeakSet<object>): StoreTx {
+  const metered: Record<string, Call> = {};
+  for (const name of CALLS) metered[name] = meteredCall(name, (tx[name] as Call).bind(tx), metrics, failed);
+  return metered as unknown as StoreTx;
+}
+
+export function meteredStore(store: Store, metrics: ServiceMetrics): Store {
+  const failed = new WeakSet<object>();
+  const observe = metrics.storeCall("transaction");
+  return {
+    kind: store.kind,
+    direct: meteredTx(store.direct, metrics, failed),
+    async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+      const start = performance.now();
+      // What the operation itself threw (its own refusal, or a store call's error counted above).
+      let thrown: { err: unknown } | undefined;
+      try {
+        const value = await store.transaction(async (tx) => {
+          try {
+            return await fn(meteredTx(tx, metrics, failed));
+          } catch (err) {
+            thrown = { err };
+            throw err;
+          }
+        });
+        observe(performance.now() - start);
+        return value;
+      } catch (err) {
+        // The store's own failure (begin, lock, commit) is counted; an operation's refusal is not.
+        const ownFailure = thrown?.err !== err && !(typeof err === "object" && err !== null && failed.has(err));
+        observe(performance.now() - start, ownFailure ? kindOf(err) : undefined);
+        throw err;
+      }
+    },
+    // The verification events' batch writes, retention sweeps and analytics queries.
+    appendVerifications: meteredCall("appendVerifications", store.appendVerifications.bind(store) as Call, metrics, failed) as Store["appendVerifications"],
+    deleteVerificationsBefore: meteredCall("deleteVerificationsBefore", store.deleteVerificationsBefore.bind(store) as Call, metrics, failed) as Store["deleteVerificationsBefore"],
+    queryVerifications: meteredCall("queryVerifications", store.queryVerifications.bind(store) as Call, metrics, failed) as Store["queryVerifications"],
+    close: () => store.close(),
+  };
+}

@@ -1,0 +1,305 @@
+// The StoreTx of the PostgreSQL + Redis backend over one connection (a transaction) or the pool
+// (`direct`). In a transaction every record read is locked (`SELECT … FOR UPDATE`) until it ends,
+// and lookups by an indexed value take an advisory lock on that value, so a check-then-insert
+// (a permission's slug, an identity's external id) cannot race another transaction.
+import type {
+  DueRefill,
+  IndexedFields,
+  KeyRecord,
+  LimitCheck,
+  LimitState,
+  RoleRecord,
+  SpendOutcome,
+  StoreTx,
+  TableName,
+  Tables,
+} from "../seam";
+import { LAYOUTS, filterColumn, keyColumns, roleData, toRecord, type RecordRow } from "./rows";
+import { spendCredits } from "./credits";
+import { lastUsed } from "./events";
+import { quoteIdent } from "./schema";
+import type { RedisLimits } from "./redis-limits";
+
+/** Runs one statement; errors are already turned into `StoreUnavailableError` for outages. */
+export type Query = <R>(text: string, params?: readonly unknown[]) => Promise<R[]>;
+
+interface LinkRow {
+  owner: string;
+  id: string;
+  kind: "p" | "r";
+}
+
+export class PgTx implements StoreTx {
+  /** A table's schema-qualified name. */
+  private readonly t: (table: string) => string;
+  /** Start of this schema's advisory-lock names. */
+  private readonly lockPrefix: string;
+
+  /**
+   * `locking`: inside a transaction (lock what is read). `atomically`: how a multi-statement
+   * change (a cascading delete) runs outside one: in a transaction of its own.
+   */
+  constructor(
+    private readonly query: Query,
+    schema: string,
+    private readonly limits: RedisLimits,
+    private readonly locking: boolean,
+    private readonly atomically?: (fn: (tx: StoreTx) => Promise<void>) => Promise<void>,
+  ) {
+    const s = quoteIdent(schema);
+    this.t = (table) => `${s}.${table}`;
+    this.lockPrefix = `keyguard.${schema}.`;
+  }
+
+  /** Waits for (and holds until the transaction ends) an advisory lock on `name`. */
+  private async lockName(name: string): Promise<void> {
+    await this.query("SELECT pg_advisory_xact_lock(hashtext($1))", [this.lockPrefix + name]);
+  }
+
+  private async read<T extends TableName>(table: T, where: string, params: readonly unknown[], tail = ""): Promise<Tables[T][]> {
+    const t = this.t(LAYOUTS[table].table);
+    const cols =
+      table === "keys"
+        ? "r.id, r.data, r.identity_id, r.credits_remaining::float8 AS credits_remaining, r.credits_last_refill_at::float8 AS credits_last_refill_at, r.credits_refill"
+        : "r.id, r.data";
+    const linked = table === "keys" || table === "roles";
+    if (!this.locking && linked) {
+      // One round trip: the links come along as arrays (no lock, so one snapshot is right).
+      const arrays =
+        table === "keys"
+          ? `, ARRAY(SELECT l.permission_id FROM ${this.t("key_permissions")} l WHERE l.key_id = r.id ORDER BY l.position) AS permission_ids` +
+            `, ARRAY(SELECT l.role_id FROM ${this.t("key_roles")} l WHERE l.key_id = r.id ORDER BY l.position) AS role_ids`
+          : `, ARRAY(SELECT l.permission_id FROM ${this.t("role_permissions")} l WHERE l.role_id = r.id ORDER BY l.position) AS permission_ids`;
+      const rows = await this.query<RecordRow & { permission_ids: string[]; role_ids?: string[] }>(
+        `SELECT ${cols}${arrays} FROM ${t} r WHERE ${where} ${tail}`,
+        params,
+      );
+      return rows.map((r) => toRecord(table, r, { permissionIds: r.permission_ids, roleIds: r.role_ids ?? [] }));
+    }
+    const rows = await this.query<RecordRow>(`SELECT ${cols} FROM ${t} r WHERE ${where} ${tail}${this.locking ? " FOR UPDATE" : ""}`, params);
+    if (!linked || rows.length === 0) return rows.map((r) => toRecord(table, r, { permissionIds: [], roleIds: [] }));
+    // Read after the lock, in a statement of its own: it sees every link committed before it.
+    const ids = rows.map((r) => r.id);
+    const links = await this.query<LinkRow>(
+      table === "keys"
+        ? `SELECT key_id AS owner, permission_id AS id, 'p' AS kind, position FROM ${this.t("key_permissions")} WHERE key_id = ANY($1)
+           UNION ALL SELECT key_id, role_id, 'r', position FROM ${this.t("key_roles")} WHERE key_id = ANY($1) ORDER BY position`
+        : `SELECT role_id AS owner, permission_id AS id, 'p' AS kind FROM ${this.t("role_permissions")} WHERE role_id = ANY($1) ORDER BY position`,
+      [ids],
+    );
+    const by = new Map(ids.map((id) => [id, { permissionIds: [] as string[], roleIds: [] as string[] }]));
+    for (const l of links) by.get(l.owner)?.[l.kind === "p" ? "permissionIds" : "roleIds"].push(l.id);
+    return rows.map((r) => toRecord(table, r, by.get(r.id)!));
+  }
+
+  async get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
+    return (await this.read(table, "r.id = $1", [id]))[0];
+  }
+
+  async keyByHash(hash: string): Promise<KeyRecord | undefined> {
+    return (await this.read("keys", "r.hash = $1", [hash]))[0];
+  }
+
+  async rootKeyByHash(hash: string): Promise<Tables["rootKeys"] | undefined> {
+    return (await this.read("rootKeys", "r.hash = $1", [hash]))[0];
+  }
+
+  async find<T extends TableName>(table: T, workspaceId: string, field: IndexedFields[T], value: string): Promise<Tables[T][]> {
+    return this.list(table, workspaceId, { where: { field, value } });
+  }
+
+  async list<T extends TableName>(
+    table: T,
+    workspaceId: string,
+    options: { from?: string; limit?: number; where?: { field: IndexedFields[T]; value: string } } = {},
+  ): Promise<Tables[T][]> {
+    if (!LAYOUTS[table].scoped) return [];
+    const params: unknown[] = [workspaceId];
+    let where = "r.workspace_id = $1";
+    if (options.where) {
+      const column = filterColumn(table, options.where.field);
+      if (this.locking) await this.lockName(`${table}.${workspaceId}.${column}.${options.where.value}`);
+      params.push(options.where.value);
+      where += ` AND r.${column} = $${params.length}`;
+    }
+    if (options.from !== undefined) {
+      params.push(options.from);
+      where += ` AND r.id >= $${params.length}`;
+    }
+    let tail = "ORDER BY r.id";
+    if (options.limit !== undefined) {
+      params.push(options.limit);
+      tail += ` LIMIT $${params.length}`;
+    }
+    return this.read(table, where, params, tail);
+  }
+
+  async put<T extends TableName>(table: T, record: Tables[T]): Promise<void> {
+    if (table === "keys") return this.putKey(record as KeyRecord);
+    if (table === "roles") return this.putRole(record as RoleRecord);
+    const layout = LAYOUTS[table];
+    const fields = Object.keys(layout.columns);
+    const columns = ["id", ...fields.map((f) => layout.columns[f]!), "data"];
+    const values = [record.id, ...fields.map((f) => (record as unknown as Record<string, unknown>)[f]), JSON.stringify(record)];
+    const placeholders = columns.map((c, i) => (c === "data" ? `$${i + 1}::jsonb` : `$${i + 1}`));
+    const updates = columns.slice(1).map((c) => `${c} = EXCLUDED.${c}`);
+    await this.query(
+      `INSERT INTO ${this.t(layout.table)} (${columns.join(", ")}) VALUES (${placeholders.join(", ")})
+       ON CONFLICT (id) DO UPDATE SET ${updates.join(", ")}`,
+      values,
+    );
+  }
+
+  private async putKey(key: KeyRecord): Promise<void> {
+    const c = keyColumns(key);
+    // One statement: the row and its links are replaced together, atomically even outside a transaction.
+    await this.query(
+      `WITH k AS (
+         INSERT INTO ${this.t("keys")} (id, workspace_id, api_id, hash, identity_id, credits_remaining, credits_last_refill_at, credits_refill, data)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb)
+         ON CONFLICT (id) DO UPDATE SET workspace_id = EXCLUDED.workspace_id, api_id = EXCLUDED.api_id, hash = EXCLUDED.hash,
+           identity_id = EXCLUDED.identity_id, credits_remaining = EXCLUDED.credits_remaining,
+           credits_last_refill_at = EXCLUDED.credits_last_refill_at, credits_refill = EXCLUDED.credits_refill, data = EXCLUDED.data
+         RETURNING id),
+       dp AS (DELETE FROM ${this.t("key_permissions")} WHERE key_id = $1),
+       dr AS (DELETE FROM ${this.t("key_roles")} WHERE key_id = $1),
+       ip AS (INSERT INTO ${this.t("key_permissions")} (key_id, permission_id, position)
+              SELECT $1, x, o FROM unnest($10::text[]) WITH ORDINALITY AS u(x, o)),
+       ir AS (INSERT INTO ${this.t("key_roles")} (key_id, role_id, position)
+              SELECT $1, x, o FROM unnest($11::text[]) WITH ORDINALITY AS u(x, o))
+       SELECT id FROM k`,
+      [
+        key.id,
+        key.workspaceId,
+        key.apiId,
+        key.hash,
+        c.identityId,
+        c.remaining,
+        c.lastRefillAt,
+        c.refill === null ? null : JSON.stringify(c.refill),
+        JSON.stringify(c.data),
+        key.permissionIds,
+        key.roleIds,
+      ],
+    );
+  }
+
+  private async putRole(role: RoleRecord): Promise<void> {
+    await this.query(
+      `WITH r AS (
+         INSERT INTO ${this.t("roles")} (id, workspace_id, name, data) VALUES ($1, $2, $3, $4::jsonb)
+         ON CONFLICT (id) DO UPDATE SET workspace_id = EXCLUDED.workspace_id, name = EXCLUDED.name, data = EXCLUDED.data
+         RETURNING id),
+       d AS (DELETE FROM ${this.t("role_permissions")} WHERE role_id = $1),
+       i AS (INSERT INTO ${this.t("role_permissions")} (role_id, permission_id, position)
+             SELECT $1, x, o FROM unnest($5::text[]) WITH ORDINALITY AS u(x, o))
+       SELECT id FROM r`,
+      [role.id, role.workspaceId, role.name, JSON.stringify(roleData(role)), role.permissionIds],
+    );
+  }
+
+  async delete(table: TableName, id: string): Promise<void> {
+    if (!this.locking && this.atomically && (table === "keys" || table === "apis" || table === "permissions" || table === "roles" || table === "identities")) {
+      return this.atomically((tx) => tx.delete(table, id));
+    }
+    switch (table) {
+      case "keys":
+      case "apis":
+        return this.deleteKeys(table, id);
+      case "permissions":
+        await this.lockRows("keys", `SELECT key_id FROM ${this.t("key_permissions")} WHERE permission_id = $1`, id);
+        await this.lockRows("roles", `SELECT role_id FROM ${this.t("role_permissions")} WHERE permission_id = $1`, id);
+        await this.query(
+          `WITH p AS (DELETE FROM ${this.t("permissions")} WHERE id = $1),
+           k AS (DELETE FROM ${this.t("key_permissions")} WHERE permission_id = $1),
+           r AS (DELETE FROM ${this.t("role_permissions")} WHERE permission_id = $1)
+           SELECT 1`,
+          [id],
+        );
+        return;
+      case "roles":
+        await this.lockRows("keys", `SELECT key_id FROM ${this.t("key_roles")} WHERE role_id = $1`, id);
+        await this.query(
+          `WITH r AS (DELETE FROM ${this.t("roles")} WHERE id = $1),
+           k AS (DELETE FROM ${this.t("key_roles")} WHERE role_id = $1),
+           p AS (DELETE FROM ${this.t("role_permissions")} WHERE role_id = $1)
+           SELECT 1`,
+          [id],
+        );
+        return;
+      case "identities":
+        await this.query(
+          `WITH i AS (DELETE FROM ${this.t("identities")} WHERE id = $1),
+           k AS (UPDATE ${this.t("keys")} SET identity_id = NULL WHERE identity_id = $1)
+           SELECT 1`,
+          [id],
+        );
+        await this.limits.dropCounters({ owner: id });
+        return;
+      case "ratelimitNamespaces":
+        // One statement: the namespace and its overrides go together, atomically even outside a transaction.
+        await this.query(
+          `WITH n AS (DELETE FROM ${this.t("ratelimit_namespaces")} WHERE id = $1),
+           o AS (DELETE FROM ${this.t("ratelimit_overrides")} WHERE namespace_id = $1)
+           SELECT 1`,
+          [id],
+        );
+        return;
+      default:
+        await this.query(`DELETE FROM ${this.t(LAYOUTS[table].table)} WHERE id = $1`, [id]);
+    }
+  }
+
+  /** Locks the rows of `table` whose ids `idsSql` selects, in id order, before a cascade changes their links. */
+  private async lockRows(table: "keys" | "roles", idsSql: string, id: string): Promise<void> {
+    if (!this.locking) return;
+    await this.query(`SELECT 1 FROM ${this.t(table)} WHERE id IN (${idsSql}) ORDER BY id FOR UPDATE`, [id]);
+  }
+
+  /** Deletes a key (or an API and its keys) with their links, then their rate-limit counters. */
+  private async deleteKeys(table: "keys" | "apis", id: string): Promise<void> {
+    const rows = await this.query<{ id: string; limit_ids: string[] | null }>(
+      `WITH ${table === "apis" ? `a AS (DELETE FROM ${this.t("apis")} WHERE id = $1),` : ""}
+       d AS (DELETE FROM ${this.t("keys")} WHERE ${table === "apis" ? "api_id" : "id"} = $1 RETURNING id, data),
+       p AS (DELETE FROM ${this.t("key_permissions")} WHERE key_id IN (SELECT id FROM d)),
+       r AS (DELETE FROM ${this.t("key_roles")} WHERE key_id IN (SELECT id FROM d))
+       SELECT id, ARRAY(SELECT jsonb_array_elements(d.data->'ratelimits')->>'id') AS limit_ids FROM d`,
+      [id],
+    );
+    if (rows.length === 0) return;
+    await this.limits.dropCounters({ owners: rows.map((r) => r.id) });
+    const limitIds = rows.flatMap((r) => r.limit_ids ?? []);
+    if (limitIds.length > 0) await this.limits.dropCounters({ limitIds });
+  }
+
+  spendCredits(keyId: string, cost: number, now: number, refill?: DueRefill): Promise<SpendOutcome | undefined> {
+    return spendCredits(this.query, this.t("keys"), keyId, cost, now, refill);
+  }
+
+  limit(checks: readonly LimitCheck[], now: number): Promise<{ passed: boolean; states: LimitState[] }> {
+    return this.limits.limit(checks, now);
+  }
+
+  dropCounters(target: { limitIds: readonly string[] } | { owner: string }): Promise<void> {
+    return this.limits.dropCounters(target);
+  }
+
+  lastUsed(keyIds: readonly string[]): Promise<Map<string, number>> {
+    return lastUsed(this.query, this.t, keyIds);
+  }
+
+  async getMeta(name: string): Promise<string | undefined> {
+    // In a transaction, a read of a meta value serialises with other transactions reading it: two
+    // instances starting together see one bootstrap, not two.
+    if (this.locking) await this.lockName(`meta.${name}`);
+    const rows = await this.query<{ value: string }>(`SELECT value FROM ${this.t("meta")} WHERE name = $1`, [name]);
+    return rows[0]?.value;
+  }
+
+  async setMeta(name: string, value: string): Promise<void> {
+    await this.query(
+      `INSERT INTO ${this.t("meta")} (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`,
+      [name, value],
+    );
+  }
+}

@@ -1,0 +1,361 @@
+// The storage seam of the local key service: the records it keeps and the `Store` interface, the
+// only thing a storage backend implements (memory, SQLite, PostgreSQL + Redis). The operations'
+// logic lives above this seam and never knows which backend runs under it.
+import type { CreditsRefill, Meta } from "../../protocol/types";
+import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
+
+export interface WorkspaceRecord {
+  id: string;
+  name: string;
+  createdAt: number;
+}
+
+export interface RootKeyRecord {
+  id: string;
+  workspaceId: string;
+  /** base64(SHA-256(root key)). */
+  hash: string;
+  permissions: string[];
+  createdAt: number;
+  /** Set by rootKeys.createRootKey; for people, never checked. */
+  name?: string;
+}
+
+export interface ApiRecord {
+  id: string;
+  workspaceId: string;
+  name: string;
+  createdAt: number;
+  /** Source addresses allowed to verify this API's keys; others get FORBIDDEN. Admin surface only. */
+  ipWhitelist?: string[];
+  /** Keeps an encrypted copy of each recoverable key (`KeyRecord.encrypted`). Admin surface only. */
+  storeKeys?: boolean;
+}
+
+export interface RatelimitRecord {
+  id: string;
+  name: string;
+  limit: number;
+  duration: number;
+  autoApply: boolean;
+}
+
+export interface CreditsRecord {
+  remaining: number;
+  refill?: CreditsRefill;
+  /** Unix ms of the last refill (or of creation): the next refill is the first boundary after it. */
+  lastRefillAt: number;
+}
+
+export interface KeyRecord {
+  id: string;
+  workspaceId: string;
+  apiId: string;
+  /** base64(SHA-256(key)). Never the key. */
+  hash: string;
+  /**
+   * A recoverable key of an API that stores keys: the key sealed with AES-256-GCM under the
+   * service's key-encryption key (which the state never holds), bound to this record.
+   */
+  encrypted?: string;
+  start: string;
+  prefix?: string;
+  byteLength: number;
+  name?: string;
+  meta?: Meta;
+  createdAt: number;
+  updatedAt?: number;
+  expires?: number;
+  enabled: boolean;
+  identityId?: string;
+  permissionIds: string[];
+  roleIds: string[];
+  /** Absent: unlimited. */
+  credits?: CreditsRecord;
+  ratelimits: RatelimitRecord[];
+  /**
+   * Imported by `keys.migrateKeys` under this migration and not yet verified: for a migration of
+   * the `github.com/seamapi/prefixed-api-key` algorithm `hash` is still the source system's hash
+   * (hex SHA-256 of the key's long token) until the first verification with this `migrationId`.
+   */
+  pendingMigrationId?: string;
+}
+
+export interface PermissionRecord {
+  id: string;
+  workspaceId: string;
+  name: string;
+  slug: string;
+  description?: string;
+  createdAt: number;
+}
+
+export interface RoleRecord {
+  id: string;
+  workspaceId: string;
+  name: string;
+  description?: string;
+  permissionIds: string[];
+  createdAt: number;
+}
+
+export interface IdentityRecord {
+  id: string;
+  workspaceId: string;
+  externalId: string;
+  meta?: Meta;
+  ratelimits: RatelimitRecord[];
+  createdAt: number;
+}
+
+/** A `ratelimit.limit` namespace: created on first use (with `ratelimit.*.create_namespace`). */
+export interface RatelimitNamespaceRecord {
+  id: string;
+  workspaceId: string;
+  name: string;
+  createdAt: number;
+}
+
+/** A namespace's limit for one identifier, or for every identifier a `*` pattern matches. */
+export interface RatelimitOverrideRecord {
+  id: string;
+  workspaceId: string;
+  namespaceId: string;
+  /** An identifier, or a pattern where `*` stands for any sequence of characters. */
+  identifier: string;
+  limit: number;
+  /** Window length, ms. */
+  duration: number;
+  createdAt: number;
+}
+
+/** A key migration registered on the admin surface: what `keys.migrateKeys` imports under. */
+export interface KeyMigrationRecord {
+  id: string;
+  workspaceId: string;
+  algorithm: KeyMigrationAlgorithm;
+  createdAt: number;
+}
+
+/** How a migration's hashes were made (production's two algorithms). */
+export type KeyMigrationAlgorithm = "sha256" | "github.com/seamapi/prefixed-api-key";
+
+/** The tables of the state, by name. Every record has a unique `id`. */
+export interface Tables {
+  workspaces: WorkspaceRecord;
+  rootKeys: RootKeyRecord;
+  apis: ApiRecord;
+  keys: KeyRecord;
+  permissions: PermissionRecord;
+  roles: RoleRecord;
+  identities: IdentityRecord;
+  ratelimitNamespaces: RatelimitNamespaceRecord;
+  ratelimitOverrides: RatelimitOverrideRecord;
+}
+
+export type TableName = keyof Tables;
+
+/** The table names, in the order an export lists (and an import writes) them. */
+export const TABLE_NAMES: readonly TableName[] = Object.freeze([
+  "workspaces",
+  "rootKeys",
+  "apis",
+  "permissions",
+  "roles",
+  "identities",
+  "keys",
+  "ratelimitNamespaces",
+  "ratelimitOverrides",
+]);
+
+/** Fields a backend indexes within a workspace, per table: what `find` and `list`'s `where` accept. */
+export interface IndexedFields {
+  workspaces: never;
+  rootKeys: never;
+  apis: never;
+  keys: "apiId" | "identityId";
+  permissions: "slug";
+  roles: "name";
+  identities: "externalId";
+  ratelimitNamespaces: "name";
+  ratelimitOverrides: "namespaceId";
+}
+
+/** One sliding-window rate limit to check and charge (see `Store.limit`). */
+export interface LimitCheck {
+  /**
+   * The counter: one per limit id and window length (`limitCounter`), or per workspace,
+   * namespace, identifier and window length for `ratelimit.limit` (`namespaceCounter`).
+   */
+  counter: string;
+  limit: number;
+  /** Window length, ms. */
+  duration: number;
+  cost: number;
+  /** Key or identity whose limit this is: `dropCounters({ owner })` drops its counters. */
+  owner?: string;
+}
+
+export interface LimitState {
+  passed: boolean;
+  /** Uses left in the window after this check, never negative. */
+  remaining: number;
+  /** Unix ms at the end of the current window. */
+  reset: number;
+}
+
+/**
+ * A refill that `spendCredits` applies first when it fell due: when the key's `lastRefillAt` is
+ * before `boundary`, `remaining` becomes `amount` and `lastRefillAt` becomes `now`.
+ */
+export interface DueRefill {
+  boundary: number;
+  amount: number;
+}
+
+export type SpendOutcome =
+  /** Charged: the balance after the charge. */
+  | { ok: true; remaining: number }
+  /** Not enough credits: nothing charged; the balance (after any refill). */
+  | { ok: false; remaining: number };
+
+/** The whole state as JSON: what `exportState` returns and `importState` takes (hashes only). */
+export interface LocalState {
+  version: 1;
+  /** What the service created first: reused on restart with the same store. */
+  bootstrap?: { workspaceId: string; apiId: string };
+  workspaces: Record<string, WorkspaceRecord>;
+  rootKeys: Record<string, RootKeyRecord>;
+  apis: Record<string, ApiRecord>;
+  keys: Record<string, KeyRecord>;
+  permissions: Record<string, PermissionRecord>;
+  roles: Record<string, RoleRecord>;
+  identities: Record<string, IdentityRecord>;
+  /** Absent in state files of earlier versions (read as empty). */
+  ratelimitNamespaces: Record<string, RatelimitNamespaceRecord>;
+  ratelimitOverrides: Record<string, RatelimitOverrideRecord>;
+  /** Key migrations registered on the admin surface (kept as a meta value by every backend). */
+  keyMigrations?: Record<string, KeyMigrationRecord>;
+  /** Rate-limit counters. Exported as `{}`; kept only for reading state files of earlier versions. */
+  windows: Record<string, unknown>;
+}
+
+/**
+ * What an operation sees of the state. Reads and writes are by whole record; a record returned
+ * is the caller's own copy (changing it changes nothing until `put`).
+ *
+ * Inside `Store.transaction` every read sees the transaction's own writes, and a record read
+ * there cannot be changed by anybody else until the transaction ends (the backend serialises
+ * writers or locks the rows it read). Outside a transaction (`Store.direct`) each call stands
+ * alone and is atomic on its own.
+ */
+export interface StoreTx {
+  /** A record by id, of any workspace (the caller checks the workspace). */
+  get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined>;
+  /** The key whose `hash` this is. */
+  keyByHash(hash: string): Promise<KeyRecord | undefined>;
+  /** The root key whose `hash` this is. */
+  rootKeyByHash(hash: string): Promise<RootKeyRecord | undefined>;
+  /** Records of a workspace whose indexed `field` equals `value`, ordered by id. */
+  find<T extends TableName>(table: T, workspaceId: string, field: IndexedFields[T], value: string): Promise<Tables[T][]>;
+  /**
+   * Records of a workspace ordered by id (ascending, by code unit), from `from` (inclusive) on,
+   * at most `limit` of them (all when absent), optionally only those whose indexed field equals
+   * a value.
+   */
+  list<T extends TableName>(
+    table: T,
+    workspaceId: string,
+    options?: { from?: string; limit?: number; where?: { field: IndexedFields[T]; value: string } },
+  ): Promise<Tables[T][]>;
+  /** Inserts or replaces the record with this id (a key's `credits` included). */
+  put<T extends TableName>(table: T, record: Tables[T]): Promise<void>;
+  /**
+   * Deletes a record and what depends on it: a key's rate-limit counters; an API's keys (and
+   * their counters); a permission's place in every key and role; a role's place in every key; an
+   * identity's link from its keys (`identityId` cleared) and its counters; a rate-limit
+   * namespace's overrides. Unknown ids: no-op.
+   */
+  delete(table: TableName, id: string): Promise<void>;
+  /**
+   * Charges `cost` credits of a key with credits, atomically: applies `refill` first when it fell
+   * due, then charges only when the balance covers the cost (a cost of 0 only applies the refill).
+   * Never below zero, never charged twice. `undefined` when the key does not exist or has no
+   * credits.
+   */
+  spendCredits(keyId: string, cost: number, now: number, refill?: DueRefill): Promise<SpendOutcome | undefined>;
+  /**
+   * Checks sliding-window limits and charges them all-or-nothing, atomically: window =
+   * floor(now / duration); used = current + previous × (1 − elapsed fraction of the window);
+   * a check passes when used + cost ≤ limit; only when every check passes is every counter
+   * charged. Returns one state per check, in order.
+   */
+  limit(checks: readonly LimitCheck[], now: number): Promise<{ passed: boolean; states: LimitState[] }>;
+  /** Drops rate-limit counters: those of these limit ids (every window length), or every counter of an owner. */
+  dropCounters(target: { limitIds: readonly string[] } | { owner: string }): Promise<void>;
+  /** When each of these keys was last verified (Unix ms), as the events appended so far say; keys never verified are absent. */
+  lastUsed(keyIds: readonly string[]): Promise<Map<string, number>>;
+  /** A value of the service's own (the bootstrap ids). */
+  getMeta(name: string): Promise<string | undefined>;
+  setMeta(name: string, value: string): Promise<void>;
+}
+
+/** A storage backend. Errors it cannot recover from are thrown as `StoreUnavailableError`. */
+export interface Store {
+  /** Short name for logs and the banner: "memory", "sqlite", "postgres". */
+  readonly kind: string;
+  /**
+   * Runs `fn` as one transaction: all its writes are kept, or (when it throws) none. Counters
+   * (`limit`, `dropCounters`) kept outside the database (Redis) are not rolled back.
+   */
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  /** Calls outside any transaction, each atomic on its own: the path of keys.verifyKey and ratelimit.limit. */
+  readonly direct: StoreTx;
+  /**
+   * Appends a batch of verification events, all or none, and moves each key's last use
+   * (`StoreTx.lastUsed`) forward to its latest event (never back).
+   */
+  appendVerifications(events: readonly VerificationEvent[]): Promise<void>;
+  /** Deletes the events older than `before` (Unix ms); returns how many. */
+  deleteVerificationsBefore(before: number): Promise<number>;
+  /**
+   * Runs a validated analytics query over the events of `scope` only (its workspace, and its
+   * APIs when given), with bound parameters. Rows hold the plan's outputs by name, in order:
+   * numbers as numbers, `tags` as arrays of strings. At most `plan.limit` rows.
+   */
+  queryVerifications(plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>>;
+  /** Releases connections and files. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** One verification of a key found in the caller's workspace: a row of `key_verifications_v1`. Never the key. */
+export interface VerificationEvent {
+  /** Unix ms. */
+  time: number;
+  workspaceId: string;
+  /** The key's API (production's key space). */
+  keySpaceId: string;
+  keyId: string;
+  /** The key's identity, "" when none. */
+  identityId: string;
+  /** That identity's external id, "" when none. */
+  externalId: string;
+  /** The verification's code: VALID, RATE_LIMITED, USAGE_EXCEEDED, DISABLED, EXPIRED, FORBIDDEN, INSUFFICIENT_PERMISSIONS. */
+  outcome: string;
+  /** The request's `tags` (the caller's array: a store copies or serialises it, never changes it). */
+  tags: readonly string[];
+  /** Credits charged by this verification (0 when none). */
+  spentCredits: number;
+  requestId: string;
+  /** Where it was verified: always "local". */
+  region: string;
+}
+
+/** The store cannot serve now (database down, disk full, read-only file): answered 503, retried by callers. */
+export class StoreUnavailableError extends Error {
+  readonly code = "STORE_UNAVAILABLE";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StoreUnavailableError";
+  }
+}

@@ -1,0 +1,307 @@
+// The SQLite store: the local key service's state in one file on one machine. One connection,
+// WAL, every operation one transaction (BEGIN IMMEDIATE … COMMIT) serialised by an async mutex;
+// credits charged by one UPDATE … RETURNING; rate-limit counters in a table of their own; WAL
+// checkpoints in a worker thread (checkpointer.ts).
+import { describeValue, optionNames } from "../../../config-error";
+import { findUnknownOptions, unknownOptionsMessage } from "../../../unknown-options";
+import { LocalServiceConfigError } from "../../options";
+import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
+import { StoreUnavailableError, type Store, type StoreTx, type VerificationEvent } from "../seam";
+import { Mutex } from "../mutex";
+import { startCheckpointer, type Checkpointer } from "./checkpointer";
+import { chargeLimits, dropCounters, pruneCounters, spendCredits } from "./counters";
+import type { SqlConnection, SqliteDriverName } from "./driver";
+import { appendEvents, deleteEventsBefore, lastUsed, queryEvents } from "./events";
+import { lockDataFile } from "./lock";
+import { checkFileKind, FileIdentity, openDataFile, unavailableReason, type ConnectionSettings } from "./open";
+import { SqliteTables } from "./tables";
+
+export interface SqliteStoreOptions {
+  /** The driver. Default: `node:sqlite` when the runtime has it (Node >= 22.13), else `better-sqlite3`. */
+  driver?: SqliteDriverName;
+  /**
+   * `"normal"` (default): a commit is durable once the process has handed it to the operating
+   * system: a crash or `kill -9` of the process loses nothing acknowledged; a power loss or an
+   * operating-system crash can lose the last commits (the file stays consistent). `"full"`:
+   * every commit waits for the disk (fsync of the WAL), surviving a power loss too, at a cost per write.
+   */
+  synchronous?: "normal" | "full";
+  /**
+   * How long a statement waits for another connection to the file (e.g. the `sqlite3` shell
+   * writing to it) before the store answers unavailable, ms. The wait blocks the process. Default 250.
+   */
+  busyTimeoutMs?: number;
+}
+
+/** A SQLite store (see `sqliteStore`). */
+export interface SqliteStore extends Store {
+  readonly kind: "sqlite";
+  readonly file: string;
+  readonly driver: SqliteDriverName;
+  /** Whether the database holds nothing yet (no record, no meta value): what `keyguard migrate` needs. */
+  isEmpty(): Promise<boolean>;
+  /**
+   * Sets a SQLite PRAGMA on the store's connection, between transactions (e.g. `max_page_count`
+   * to cap the file's size). Returns the first row of the answer.
+   */
+  pragma(name: string, value?: number | string): Promise<unknown>;
+}
+
+const OPTION_NAMES = optionNames<SqliteStoreOptions>()({ driver: true, synchronous: true, busyTimeoutMs: true });
+
+/**
+ * Opens (creating when absent) the SQLite data file `file`: takes its lock (one process per file),
+ * brings its schema up to date, and returns the store. Throws `LocalServiceConfigError` for a file
+ * of the wrong kind, one in use by another process, when no SQLite driver is installed, and for an
+ * unknown option name (a misspelled `synchronous` must not leave the file less durable than asked).
+ */
+export async function sqliteStore(file: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
+  if (typeof file !== "string" || file.trim() === "" || file === ":memory:") {
+    throw new LocalServiceConfigError(`keyguard/local: sqliteStore needs a file path, got ${JSON.stringify(file)}.`);
+  }
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new LocalServiceConfigError(`keyguard/local: invalid option options = ${describeValue(options)}. Pass an object such as { synchronous: "full" }, or nothing.`, { option: "options" });
+  }
+  const unknown = findUnknownOptions(Object.keys(options), OPTION_NAMES);
+  if (unknown !== undefined) {
+    throw new LocalServiceConfigError(`keyguard/local: sqliteStore: ${unknownOptionsMessage(unknown, OPTION_NAMES)}`, { option: unknown.names[0] });
+  }
+  const synchronous = options.synchronous ?? "normal";
+  if (synchronous !== "normal" && synchronous !== "full") {
+    throw new LocalServiceConfigError(`keyguard/local: invalid option synchronous = ${JSON.stringify(synchronous)}. Use "normal" or "full".`, { option: "synchronous" });
+  }
+  const busyTimeoutMs = options.busyTimeoutMs ?? 250;
+  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+    throw new LocalServiceConfigError(`keyguard/local: invalid option busyTimeoutMs = ${String(busyTimeoutMs)}. Use an integer >= 0.`, { option: "busyTimeoutMs" });
+  }
+  if (options.driver !== undefined && options.driver !== "node:sqlite" && options.driver !== "better-sqlite3") {
+    throw new LocalServiceConfigError(`keyguard/local: invalid option driver = ${JSON.stringify(options.driver)}. Use "node:sqlite" or "better-sqlite3", or leave it unset.`, { option: "driver" });
+  }
+  checkFileKind(file);
+  const settings: ConnectionSettings = { driver: options.driver, synchronous, busyTimeoutMs };
+  // What the open has taken so far, given back in reverse order should a later step fail.
+  const acquired: Array<() => unknown> = [];
+  try {
+    const lock = await lockDataFile(file, options.driver);
+    acquired.push(() => lock.close());
+    const db = await openDataFile(file, settings);
+    acquired.push(() => db.close());
+    const identity = FileIdentity.of(file);
+    const checkpointer = await startCheckpointer(file, db.driver, CHECKPOINT_EVERY_MS);
+    if (checkpointer) {
+      acquired.push(() => checkpointer.stop());
+      // With the worker checkpointing, the automatic checkpoint is only a safety net (~80 MB of WAL).
+      db.exec(`PRAGMA wal_autocheckpoint = ${SAFETY_NET_CHECKPOINT_PAGES}`);
+    }
+    return new SqliteStoreImpl(file, db, lock, identity, checkpointer);
+  } catch (err) {
+    await releaseInReverse(acquired);
+    if (err instanceof LocalServiceConfigError) throw err;
+    throw new LocalServiceConfigError(
+      `keyguard/local: cannot open the SQLite data file ${JSON.stringify(file)}: ${(err as Error).message}. ` +
+        "Check that its directory exists and is writable.",
+    );
+  }
+}
+
+/** Runs each release, the last acquired first; one that fails does not keep the others from running. */
+async function releaseInReverse(acquired: ReadonlyArray<() => unknown>): Promise<void> {
+  for (const release of [...acquired].reverse()) {
+    try {
+      await release();
+    } catch {
+      // Best effort: the error reported is the one that failed the open.
+    }
+  }
+}
+
+const PRUNE_EVERY_MS = 60_000;
+const CHECKPOINT_EVERY_MS = 250;
+const SAFETY_NET_CHECKPOINT_PAGES = 20_000;
+
+class SqliteStoreImpl implements SqliteStore {
+  readonly kind = "sqlite" as const;
+  readonly driver: SqliteDriverName;
+  readonly direct: StoreTx;
+  private readonly tables: SqliteTables;
+  private readonly mutex = new Mutex();
+  private inTransaction = false;
+  private closed = false;
+  private lastPrune = -Infinity;
+
+  constructor(
+    readonly file: string,
+    private readonly db: SqlConnection,
+    private readonly lock: SqlConnection,
+    /** The file opened: a write to a file deleted, moved or replaced under us would be lost. */
+    private readonly identity: FileIdentity,
+    private readonly checkpointer: Checkpointer | undefined,
+  ) {
+    this.driver = db.driver;
+    this.tables = new SqliteTables(db);
+    this.direct = this.txApi(<T>(fn: () => T) => this.exclusive(fn));
+  }
+
+  async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    await this.enter();
+    let open = true;
+    const tx = this.txApi(async <R>(call: () => R) => {
+      if (!open) throw new Error("keyguard/local: a store transaction was used after it ended");
+      return this.guard(call);
+    });
+    try {
+      this.guard(() => this.db.exec("BEGIN IMMEDIATE"));
+      this.inTransaction = true;
+      let result: T;
+      try {
+        result = await fn(tx);
+        this.guard(() => this.db.exec("COMMIT"));
+      } catch (err) {
+        this.rollback();
+        throw err;
+      }
+      return result;
+    } finally {
+      open = false;
+      this.inTransaction = false;
+      this.mutex.unlock();
+    }
+  }
+
+  appendVerifications(events: readonly VerificationEvent[]): Promise<void> {
+    return this.exclusive(() => this.atomically(() => appendEvents(this.tables, events)));
+  }
+
+  deleteVerificationsBefore(before: number): Promise<number> {
+    return this.exclusive(() => deleteEventsBefore(this.tables, before));
+  }
+
+  queryVerifications(plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>> {
+    return this.exclusive(() => queryEvents(this.db, plan, scope));
+  }
+
+  async isEmpty(): Promise<boolean> {
+    return this.exclusive(() => this.tables.isEmpty());
+  }
+
+  async pragma(name: string, value?: number | string): Promise<unknown> {
+    if (!/^[a-z_]+$/.test(name)) throw new TypeError(`not a PRAGMA name: ${JSON.stringify(name)}`);
+    if (value !== undefined && !/^[\w.-]+$/.test(String(value))) throw new TypeError(`not a PRAGMA value: ${JSON.stringify(value)}`);
+    return this.exclusive(() => {
+      if (value !== undefined) this.db.exec(`PRAGMA ${name} = ${value}`);
+      return this.db.prepare(`PRAGMA ${name}`).get();
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.checkpointer?.stop();
+    await this.mutex.lock();
+    try {
+      // The last connection to close folds the WAL into the file and removes it.
+      this.db.close();
+    } finally {
+      this.lock.close();
+      this.mutex.unlock();
+    }
+  }
+
+  /**
+   * The StoreTx methods over `run`, which decides where each call runs (in the caller's
+   * transaction, or alone). A write of several statements is a transaction of its own when alone.
+   */
+  private txApi(run: <T>(fn: () => T) => Promise<T>): StoreTx {
+    const write = <T>(fn: () => T) => run(() => this.atomically(fn));
+    return {
+      get: (table, id) => run(() => this.tables.get(table, id)),
+      keyByHash: (hash) => run(() => this.tables.byHash("keys", hash)),
+      rootKeyByHash: (hash) => run(() => this.tables.byHash("rootKeys", hash)),
+      find: (table, workspaceId, field, value) => run(() => this.tables.list(table, workspaceId, { where: { field, value } })),
+      list: (table, workspaceId, options) => run(() => this.tables.list(table, workspaceId, options)),
+      put: (table, record) => write(() => this.tables.put(table, record)),
+      delete: (table, id) => write(() => this.tables.delete(table, id)),
+      spendCredits: (keyId, cost, now, refill) => run(() => spendCredits(this.tables, keyId, cost, now, refill)),
+      limit: (checks, now) =>
+        run(() => {
+          if (now - this.lastPrune >= PRUNE_EVERY_MS) {
+            this.lastPrune = now;
+            pruneCounters(this.tables, now);
+          }
+          return chargeLimits(this.tables, (fn) => this.atomically(fn), checks, now);
+        }),
+      dropCounters: (target) => write(() => dropCounters(this.tables, target)),
+      lastUsed: (keyIds) => run(() => lastUsed(this.tables, keyIds)),
+      getMeta: (name) => run(() => this.tables.getMeta(name)),
+      setMeta: (name, value) => run(() => this.tables.setMeta(name, value)),
+    };
+  }
+
+  /** Runs `fn` alone: holding the mutex, so never inside another caller's transaction. */
+  private async exclusive<T>(fn: () => T): Promise<T> {
+    await this.enter();
+    try {
+      return this.guard(fn);
+    } finally {
+      this.mutex.unlock();
+    }
+  }
+
+  /** Takes the mutex and checks the file is still the one open. Unlocks again when it throws. */
+  private async enter(): Promise<void> {
+    if (this.closed) throw new StoreUnavailableError(`SQLite store unavailable: the store of ${this.file} is closed.`);
+    await this.mutex.lock();
+    let same: boolean;
+    try {
+      same = this.identity.isAt(this.file);
+    } catch (err) {
+      this.mutex.unlock();
+      throw new StoreUnavailableError(`SQLite store unavailable: cannot check the database file ${this.file}: ${(err as Error).message}`, { cause: err });
+    }
+    if (!same) {
+      this.mutex.unlock();
+      // Writing on would write to the old file, lost at the next start. Its WAL cannot be joined to
+      // a new file at the same path either: only a restart opens the new one. A file moved back is fine.
+      throw new StoreUnavailableError(
+        `SQLite store unavailable: the database file ${this.file} was deleted, moved or replaced while in use; ` +
+          "put it back, or restart keyguard to open the file now at that path.",
+      );
+    }
+  }
+
+  /** Runs `fn` as one transaction of its own unless one is open. */
+  private atomically<T>(fn: () => T): T {
+    if (this.inTransaction) return fn();
+    this.db.exec("BEGIN IMMEDIATE");
+    this.inTransaction = true;
+    try {
+      const result = fn();
+      this.db.exec("COMMIT");
+      return result;
+    } catch (err) {
+      this.rollback();
+      throw err;
+    } finally {
+      this.inTransaction = false;
+    }
+  }
+
+  private rollback(): void {
+    try {
+      this.db.exec("ROLLBACK");
+    } catch {
+      // SQLite already rolled back (it does after some I/O errors): nothing left to undo.
+    }
+  }
+
+  /** Runs `fn`; an error of SQLite that the service cannot help becomes `StoreUnavailableError`. */
+  private guard<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      const reason = unavailableReason(err);
+      if (reason === undefined) throw err;
+      throw new StoreUnavailableError(`SQLite store unavailable: ${reason} (${this.file}).`, { cause: err });
+    }
+  }
+}

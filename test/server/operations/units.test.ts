@@ -1,0 +1,106 @@
+// Pure parts of the local service: base58, ids, key material, validation, pagination and
+// content negotiation.
+import { createHash } from "node:crypto";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { BASE58_ALPHABET, encodeBase58, encodeBase58Fixed } from "../../../src/server/domain/base58";
+import { errorContentType } from "../../../src/server/http/envelope";
+import { encodeWords, newId } from "../../../src/server/domain/ids";
+import { generateKey } from "../../../src/server/domain/key-material";
+import { keyHash } from "../../../src/protocol/key-hash";
+import { paginate } from "../../../src/server/domain/pagination";
+import { arr, int, nullable, obj, str, validate } from "../../../src/server/operations/validate";
+
+describe("base58", () => {
+  it("encodes known vectors (Bitcoin alphabet, leading zeros as 1)", () => {
+    expect(encodeBase58(new Uint8Array([]))).toBe("");
+    expect(encodeBase58(new Uint8Array([0, 0, 1]))).toBe("112");
+    expect(encodeBase58(Buffer.from("hello world"))).toBe("StV1DL6CwTryKyV");
+    expect(encodeBase58(new Uint8Array([255, 255]))).toBe("LUv");
+  });
+
+  it("fixed-width encodings sort like the numbers", () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 2n ** 60n }), fc.bigInt({ min: 0n, max: 2n ** 60n }), (a, b) => {
+        const ea = encodeBase58Fixed(a, 11);
+        const eb = encodeBase58Fixed(b, 11);
+        expect(ea < eb).toBe(a < b);
+      }),
+    );
+    expect([...BASE58_ALPHABET].sort().join("")).toBe(BASE58_ALPHABET);
+  });
+});
+
+describe("ids", () => {
+  it("have the prefix and sort in creation order", () => {
+    const ids = Array.from({ length: 500 }, () => newId("perm"));
+    for (const id of ids) expect(id).toMatch(/^perm_[1-9A-HJ-NP-Za-km-z]{22}$/);
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("encode their 64 random bits as the fixed-width base58 of the number", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 32 - 1 }), fc.integer({ min: 0, max: 2 ** 32 - 1 }), (hi, lo) => {
+        expect(encodeWords(hi, lo)).toBe(encodeBase58Fixed((BigInt(hi) << 32n) | BigInt(lo), 11));
+      }),
+    );
+    expect(encodeWords(2 ** 32 - 1, 2 ** 32 - 1)).toBe(encodeBase58Fixed(2n ** 64n - 1n, 11));
+    expect(encodeWords(0, 0)).toBe("11111111111");
+  });
+});
+
+describe("key material", () => {
+  it("prefix_ + base58 of byteLength random bytes; start = prefix + 4; hash = base64 SHA-256", () => {
+    const { key, hash, start } = generateKey("sk", 16);
+    expect(key).toMatch(/^sk_[1-9A-HJ-NP-Za-km-z]{16,23}$/);
+    expect(start).toBe(key.slice(0, 7));
+    expect(hash).toBe(createHash("sha256").update(key).digest("base64"));
+    expect(keyHash(key)).toBe(hash);
+    expect(generateKey(undefined, 32).key).toMatch(/^[1-9A-HJ-NP-Za-km-z]{40,44}$/);
+    expect(generateKey("sk").key).not.toBe(generateKey("sk").key);
+  });
+});
+
+describe("validate", () => {
+  const schema = obj({ name: str({ max: 3 }), n: int({ min: 1 }), list: arr(str(), { max: 2 }), opt: nullable(str()) }, ["name"]);
+
+  it("accepts valid bodies", () => {
+    expect(validate(schema, { name: "abc", n: 1, list: ["a"], opt: null })).toEqual([]);
+  });
+
+  it("reports location, message and a fix", () => {
+    expect(validate(schema, { n: 0.5, list: ["a", "b", 3], extra: 1 })).toEqual([
+      { location: "body.name", message: "is required", fix: 'Add the "name" field.' },
+      { location: "body.n", message: "must be an integer, got number" },
+      { location: "body.list", message: "must have at most 2 items" },
+      { location: "body.list[2]", message: "must be a string, got number" },
+      { location: "body.extra", message: "is not a known field", fix: "Remove it. Known fields: name, n, list, opt." },
+    ]);
+    expect(validate(schema, [])).toEqual([{ location: "body", message: "must be an object, got array" }]);
+  });
+
+  it("never lets a prototype key through", () => {
+    expect(validate(schema, JSON.parse('{"name":"a","__proto__":{"x":1}}'))[0]).toMatchObject({ location: "body.__proto__" });
+  });
+});
+
+describe("paginate", () => {
+  const items = ["a", "b", "c", "d", "e"].map((id) => ({ id }));
+  it("cursor is the next page's first id; omitted on the last page", () => {
+    expect(paginate(items, undefined, 2)).toEqual({ items: items.slice(0, 2), pagination: { cursor: "c", hasMore: true } });
+    expect(paginate(items, "c", 2)).toEqual({ items: items.slice(2, 4), pagination: { cursor: "e", hasMore: true } });
+    expect(paginate(items, "e", 2)).toEqual({ items: items.slice(4), pagination: { hasMore: false } });
+    expect(paginate(items, undefined, 5).pagination).toEqual({ hasMore: false });
+  });
+});
+
+describe("errorContentType", () => {
+  it("follows the Accept header", () => {
+    expect(errorContentType("application/problem+json")).toBe("application/problem+json");
+    expect(errorContentType("text/plain, */*;q=0.1")).toBe("application/problem+json");
+    expect(errorContentType("Application/*")).toBe("application/problem+json");
+    expect(errorContentType("application/json")).toBe("application/json");
+    expect(errorContentType(undefined)).toBe("application/json");
+  });
+});

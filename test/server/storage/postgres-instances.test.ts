@@ -1,0 +1,98 @@
+// Three service instances on one PostgreSQL + Redis, as behind a load balancer: they share one
+// bootstrap, charge credits and rate limits exactly across instances, and see each other's
+// changes at once (no per-instance cache).
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { silentLogger } from "keyguard";
+import { startLocalKeyService, type RunningLocalKeyService } from "keyguard/server";
+import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
+import { makeCall, type Call } from "../helpers";
+
+const skip = await postgresRedisSkipReason("3 service instances on one PostgreSQL + Redis");
+const ROOT_KEY = `root_instances${Date.now()}`;
+/** Half-way through a minute: a 60 s window never rolls over during a test. */
+const NOW = Date.UTC(2030, 0, 1, 0, 0, 30);
+
+describe.skipIf(skip !== undefined)("3 service instances on one PostgreSQL + Redis", () => {
+  const ns = isolatedNamespace();
+  let instances: RunningLocalKeyService[] = [];
+  let calls: Call[] = [];
+  const on = (i: number): Call => calls[i % calls.length]!;
+
+  beforeAll(async () => {
+    // Started together: the bootstrap must be created once, not three times.
+    instances = await Promise.all(
+      [0, 1, 2].map(() =>
+        startLocalKeyService({
+          postgres: POSTGRES_URL,
+          redis: REDIS_URL,
+          postgresSchema: ns.schema,
+          rootKey: ROOT_KEY,
+          now: () => NOW,
+          logger: silentLogger,
+        }),
+      ),
+    );
+    calls = instances.map((s) => makeCall(s.baseUrl, ROOT_KEY));
+  });
+  afterAll(async () => {
+    await Promise.all(instances.map((s) => s.close()));
+    await ns.drop();
+  });
+
+  async function createKey(body: Record<string, unknown> = {}): Promise<{ keyId: string; key: string }> {
+    const res = await on(0)("keys.createKey", { apiId: instances[0]!.apiId, ...body });
+    expect(res.status).toBe(200);
+    return res.body.data;
+  }
+
+  /** `n` concurrent verifications, spread round-robin over the instances; the codes answered. */
+  async function verifyConcurrently(key: string, n: number): Promise<Record<string, number>> {
+    const results = await Promise.all(Array.from({ length: n }, (_, i) => on(i)("keys.verifyKey", { key })));
+    const codes: Record<string, number> = {};
+    for (const r of results) {
+      expect(r.status).toBe(200);
+      codes[r.body.data.code] = (codes[r.body.data.code] ?? 0) + 1;
+    }
+    return codes;
+  }
+
+  it("instances started together share one workspace, API and root key", async () => {
+    expect(new Set(instances.map((s) => s.workspaceId)).size).toBe(1);
+    expect(new Set(instances.map((s) => s.apiId)).size).toBe(1);
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      const count = async (table: string) => Number((await client.query(`SELECT count(*) AS n FROM "${ns.schema}".${table}`)).rows[0].n);
+      expect(await count("workspaces")).toBe(1);
+      expect(await count("apis")).toBe(1);
+      expect(await count("root_keys")).toBe(1);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("a key with 40 credits gives exactly 40 VALID of 200 concurrent verifications over 3 instances", async () => {
+    const { key, keyId } = await createKey({ credits: { remaining: 40 } });
+    expect(await verifyConcurrently(key, 200)).toEqual({ VALID: 40, USAGE_EXCEEDED: 160 });
+    const got = await on(2)("keys.getKey", { keyId });
+    expect(got.body.data.credits.remaining).toBe(0);
+  });
+
+  it("a 10-per-minute limit lets exactly 10 of 100 concurrent verifications through", async () => {
+    const { key } = await createKey({ ratelimits: [{ name: "requests", limit: 10, duration: 60_000, autoApply: true }] });
+    expect(await verifyConcurrently(key, 100)).toEqual({ VALID: 10, RATE_LIMITED: 90 });
+  });
+
+  it("a key deleted or disabled through one instance is so on the others at once", async () => {
+    const deleted = await createKey();
+    const disabled = await createKey();
+    for (const i of [0, 1, 2]) expect((await on(i)("keys.verifyKey", { key: deleted.key })).body.data.code).toBe("VALID");
+    expect((await on(0)("keys.deleteKey", { keyId: deleted.keyId })).status).toBe(200);
+    expect((await on(1)("keys.updateKey", { keyId: disabled.keyId, enabled: false })).status).toBe(200);
+    for (const i of [1, 2, 0]) {
+      expect((await on(i)("keys.verifyKey", { key: deleted.key })).body.data.code).toBe("NOT_FOUND");
+      expect((await on(i)("keys.verifyKey", { key: disabled.key })).body.data.code).toBe("DISABLED");
+    }
+  });
+});

@@ -1,0 +1,126 @@
+// Opening the PostgreSQL + Redis store: options checked with clear messages (never echoing a
+// URL), migrations applied once even when several instances start together, and a schema written
+// by a newer version refused.
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { LocalServiceConfigError } from "../../../src/server/options";
+import { StoreUnavailableError } from "../../../src/server/storage/seam";
+import { postgresStore, type PostgresStoreOptions } from "../../../src/server/storage/postgres/store";
+import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
+
+describe("postgresStore options", () => {
+  it.each<[string, Partial<PostgresStoreOptions>, string]>([
+    ["no postgres URL", { postgres: undefined }, "invalid option postgres = undefined. Pass a URL such as postgres://"],
+    ["not a URL", { postgres: "pw-secret-but-no-url" }, "invalid option postgres = <not a URL>."],
+    ["another database", { postgres: "mysql://u:pw-secret@db/x" }, "invalid option postgres = <a mysql: URL>. Use a postgres:// or postgresql:// URL"],
+    ["a Redis URL that is not Redis", { redis: "http://u:pw-secret@cache" }, "invalid option redis = <a http: URL>. Use a redis:// or rediss:// URL"],
+    ["a bad schema name", { schema: "drop table;" }, 'invalid option schema = "drop table;". Use 1..63 letters, digits or _'],
+    ["an empty Redis prefix", { redisPrefix: "" }, 'invalid option redisPrefix = "".'],
+    ["a zero pool", { poolSize: 0 }, "invalid option poolSize = 0. Use an integer 1..1000."],
+    ["a tiny timeout", { timeoutMs: 5 }, "invalid option timeoutMs = 5."],
+  ])("%s: LocalServiceConfigError, before any connection", async (_, over, message) => {
+    const err = await postgresStore({ postgres: "postgres://u:pw-secret@127.0.0.1:1/x", redis: "redis://127.0.0.1:1", ...over }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(LocalServiceConfigError);
+    expect((err as Error).message).toContain(message);
+    expect((err as Error).message).not.toContain("pw-secret");
+  });
+
+  it("an unknown option name: LocalServiceConfigError naming it and the near one, before any connection", async () => {
+    const err = await postgresStore({ postgres: "postgres://u:pw-secret@127.0.0.1:1/x", redis: "redis://127.0.0.1:1", poolsize: 3 } as never).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(LocalServiceConfigError);
+    expect((err as LocalServiceConfigError).option).toBe("poolsize");
+    expect((err as Error).message).toBe(
+      "keyguard/local: postgresStore: unknown option poolsize (did you mean poolSize?); the options are postgres, redis, schema, redisPrefix, poolSize, timeoutMs.",
+    );
+  });
+});
+
+const skip = await postgresRedisSkipReason("postgres store: opening and migrations");
+
+describe.skipIf(skip !== undefined)("postgres store: opening and migrations", () => {
+  const namespaces: Array<ReturnType<typeof isolatedNamespace>> = [];
+  const fresh = () => {
+    const ns = isolatedNamespace();
+    namespaces.push(ns);
+    return ns;
+  };
+  afterAll(() => Promise.all(namespaces.map((ns) => ns.drop())));
+
+  async function sql<R extends pg.QueryResultRow>(text: string): Promise<R[]> {
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      return (await client.query<R>(text)).rows;
+    } finally {
+      await client.end();
+    }
+  }
+
+  it("instances opening a new schema together apply each migration once", async () => {
+    const ns = fresh();
+    const stores = await Promise.all(
+      Array.from({ length: 4 }, () => postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix })),
+    );
+    await Promise.all(stores.map((s) => s.close()));
+    const rows = await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`);
+    expect(rows.map((r) => r.version)).toEqual([1, 2, 3]);
+    // Reopening an up-to-date schema changes nothing.
+    const again = await postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
+    await again.close();
+    await again.close(); // twice is fine
+    expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(3);
+  });
+
+  it("a schema at version 1 (before rate-limit namespaces) is brought to the latest version, keeping its records", async () => {
+    const ns = fresh();
+    const open = () => postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
+    const first = await open();
+    await first.transaction((tx) => tx.put("workspaces", { id: "ws_v1", name: "kept", createdAt: 1 }));
+    await first.close();
+    // As version 1 left it.
+    await sql(`DROP TABLE "${ns.schema}".ratelimit_overrides, "${ns.schema}".ratelimit_namespaces, "${ns.schema}".key_verifications, "${ns.schema}".key_last_used`);
+    await sql(`DELETE FROM "${ns.schema}".schema_migrations WHERE version >= 2`);
+    const upgraded = await open();
+    try {
+      expect(await upgraded.direct.get("workspaces", "ws_v1")).toEqual({ id: "ws_v1", name: "kept", createdAt: 1 });
+      await upgraded.transaction((tx) => tx.put("ratelimitNamespaces", { id: "rlns_1", workspaceId: "ws_v1", name: "api", createdAt: 2 }));
+      expect(await upgraded.direct.find("ratelimitNamespaces", "ws_v1", "name", "api")).toHaveLength(1);
+      // Version 3: verification events and the keys' last use.
+      const event = { time: 5, workspaceId: "ws_v1", keySpaceId: "api_1", keyId: "key_1", identityId: "", externalId: "", outcome: "VALID", tags: [], spentCredits: 0, requestId: "req_1", region: "local" };
+      await upgraded.appendVerifications([event]);
+      expect(await upgraded.direct.lastUsed(["key_1"])).toEqual(new Map([["key_1", 5]]));
+    } finally {
+      await upgraded.close();
+    }
+    expect((await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`)).map((r) => r.version)).toEqual([1, 2, 3]);
+  });
+
+  it("a database that does not exist: StoreUnavailableError naming it, not the URL", async () => {
+    const url = new URL(POSTGRES_URL);
+    url.pathname = "/kg_no_such_database";
+    url.password = "pw-secret";
+    const err = await postgresStore({ postgres: url.toString(), redis: REDIS_URL }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(StoreUnavailableError);
+    expect((err as Error).message).toMatch(/^PostgreSQL at .+ is unavailable: database "kg_no_such_database" does not exist$/);
+    expect((err as Error).message).not.toContain("pw-secret");
+  });
+
+  it("refuses a schema written by a newer keyguard", async () => {
+    const ns = fresh();
+    const store = await postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
+    await store.close();
+    await sql(`INSERT INTO "${ns.schema}".schema_migrations (version, name) VALUES (999, 'from the future')`);
+    await expect(postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix })).rejects.toThrow(
+      `keyguard/local: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (3). Upgrade keyguard.`,
+    );
+  });
+});

@@ -1,0 +1,662 @@
+// The store conformance suite: what every storage backend of the local key service must do, as
+// `src/local/storage.ts` documents it. Each backend's test file calls `describeStoreConformance`.
+// One store is opened per suite; every test works in workspaces and counters of its own.
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type {
+  ApiRecord,
+  IdentityRecord,
+  KeyRecord,
+  PermissionRecord,
+  RatelimitNamespaceRecord,
+  RatelimitOverrideRecord,
+  RoleRecord,
+  RootKeyRecord,
+  Store,
+  VerificationEvent,
+} from "../../../src/server/storage/seam";
+import { parseAnalyticsQuery } from "../../../src/server/analytics/query-check";
+
+const uid = (): string => randomBytes(6).toString("hex");
+
+export function describeStoreConformance(name: string, open: () => Promise<Store>, options: { skip?: string } = {}): void {
+  describe.skipIf(options.skip !== undefined)(`store conformance: ${name}`, () => {
+    let store: Store;
+    beforeAll(async () => {
+      store = await open();
+    });
+    afterAll(async () => {
+      await store?.close();
+    });
+
+    const ws = (): string => `ws_${uid()}`;
+    const key = (workspaceId: string, over: Partial<KeyRecord> = {}): KeyRecord => ({
+      id: `key_${uid()}`,
+      workspaceId,
+      apiId: "api_x",
+      hash: randomBytes(32).toString("base64"),
+      start: "sk_abc",
+      byteLength: 16,
+      createdAt: 1_700_000_000_000,
+      enabled: true,
+      permissionIds: [],
+      roleIds: [],
+      ratelimits: [],
+      ...over,
+    });
+    const put = (k: KeyRecord) => store.transaction((tx) => tx.put("keys", k));
+
+    describe("records", () => {
+      it("keeps every table's records and returns them by id", async () => {
+        const w = ws();
+        const api: ApiRecord = { id: `api_${uid()}`, workspaceId: w, name: "payments", createdAt: 1, ipWhitelist: ["127.0.0.1"], storeKeys: true };
+        const perm: PermissionRecord = { id: `perm_${uid()}`, workspaceId: w, name: "Read", slug: "docs.read", description: "d", createdAt: 2 };
+        const role: RoleRecord = { id: `role_${uid()}`, workspaceId: w, name: "admin", permissionIds: [perm.id], createdAt: 3 };
+        const ident: IdentityRecord = {
+          id: `id_${uid()}`,
+          workspaceId: w,
+          externalId: "user_1",
+          meta: { plan: "pro", nested: { a: [1, 2] } },
+          ratelimits: [{ id: `rl_${uid()}`, name: "req", limit: 10, duration: 60_000, autoApply: true }],
+          createdAt: 4,
+        };
+        const root: RootKeyRecord = { id: `rk_${uid()}`, workspaceId: w, hash: randomBytes(32).toString("base64"), permissions: ["api.*.verify_key"], createdAt: 5 };
+        const k = key(w, {
+          apiId: api.id,
+          prefix: "sk",
+          encrypted: "v1.aXZpdml2aXZpdml2.dGFndGFndGFndGFndGFn.Ym9keQ",
+          name: "n",
+          meta: { tier: 1, flags: [true, null] },
+          updatedAt: 7,
+          expires: 9_000_000_000_000,
+          identityId: ident.id,
+          permissionIds: [perm.id],
+          roleIds: [role.id],
+          credits: { remaining: 5, refill: { interval: "monthly", amount: 10, refillDay: 31 }, lastRefillAt: 6 },
+          ratelimits: [{ id: `rl_${uid()}`, name: "burst", limit: 3, duration: 1000, autoApply: false }],
+        });
+        await store.transaction(async (tx) => {
+          await tx.put("workspaces", { id: w, name: "w", createdAt: 0 });
+          await tx.put("apis", api);
+          await tx.put("permissions", perm);
+          await tx.put("roles", role);
+          await tx.put("identities", ident);
+          await tx.put("rootKeys", root);
+          await tx.put("keys", k);
+        });
+        const tx = store.direct;
+        expect(await tx.get("workspaces", w)).toEqual({ id: w, name: "w", createdAt: 0 });
+        expect(await tx.get("apis", api.id)).toEqual(api);
+        expect(await tx.get("permissions", perm.id)).toEqual(perm);
+        expect(await tx.get("roles", role.id)).toEqual(role);
+        expect(await tx.get("identities", ident.id)).toEqual(ident);
+        expect(await tx.get("rootKeys", root.id)).toEqual(root);
+        expect(await tx.get("keys", k.id)).toEqual(k);
+        expect(await tx.keyByHash(k.hash)).toEqual(k);
+        expect(await tx.rootKeyByHash(root.hash)).toEqual(root);
+      });
+
+      it("keeps absent optional fields absent and empty lists empty", async () => {
+        const k = key(ws());
+        await put(k);
+        const got = (await store.direct.get("keys", k.id))!;
+        for (const field of ["prefix", "name", "meta", "updatedAt", "expires", "identityId", "credits"]) {
+          expect(Object.hasOwn(got, field), field).toBe(false);
+        }
+        expect(got.permissionIds).toEqual([]);
+        expect(got.roleIds).toEqual([]);
+        expect(got.ratelimits).toEqual([]);
+      });
+
+      it("answers undefined for unknown ids and hashes, whatever the string", async () => {
+        for (const id of ["nope", "__proto__", "constructor", "toString", "", "' OR 1=1 --"]) {
+          expect(await store.direct.get("keys", id)).toBeUndefined();
+          expect(await store.direct.get("apis", id)).toBeUndefined();
+          expect(await store.direct.keyByHash(id)).toBeUndefined();
+          expect(await store.direct.rootKeyByHash(id)).toBeUndefined();
+        }
+      });
+
+      it("returns copies: changing a returned record changes nothing until put", async () => {
+        const k = key(ws(), { name: "before", meta: { a: 1 }, credits: { remaining: 3, lastRefillAt: 0 } });
+        await put(k);
+        const got = (await store.direct.get("keys", k.id))!;
+        got.name = "after";
+        got.permissionIds.push("perm_x");
+        (got.meta as Record<string, unknown>).a = 2;
+        got.credits!.remaining = 99;
+        k.name = "changed-after-put";
+        expect(await store.direct.get("keys", k.id)).toEqual({ ...k, name: "before" });
+      });
+
+      it("put replaces the whole record, removing fields that are gone", async () => {
+        const k = key(ws(), { name: "n", expires: 5, credits: { remaining: 3, lastRefillAt: 0 } });
+        await put(k);
+        const { name: _n, expires: _e, credits: _c, ...rest } = k;
+        const next: KeyRecord = { ...rest, enabled: false, updatedAt: 10 };
+        await put(next);
+        const got = (await store.direct.get("keys", k.id))!;
+        expect(got).toEqual(next);
+        expect(Object.hasOwn(got, "name")).toBe(false);
+        expect(Object.hasOwn(got, "credits")).toBe(false);
+      });
+
+      it("a changed hash moves the hash lookup", async () => {
+        const k = key(ws());
+        await put(k);
+        const old = k.hash;
+        const moved = { ...k, hash: randomBytes(32).toString("base64") };
+        await put(moved);
+        expect(await store.direct.keyByHash(old)).toBeUndefined();
+        expect((await store.direct.keyByHash(moved.hash))?.id).toBe(k.id);
+      });
+
+      it("keeps the service's meta values", async () => {
+        const name = `bootstrap_${uid()}`;
+        expect(await store.direct.getMeta(name)).toBeUndefined();
+        await store.transaction((tx) => tx.setMeta(name, '{"a":1}'));
+        expect(await store.direct.getMeta(name)).toBe('{"a":1}');
+        await store.transaction((tx) => tx.setMeta(name, "2"));
+        expect(await store.direct.getMeta(name)).toBe("2");
+      });
+    });
+
+    describe("find and list", () => {
+      it("finds by indexed fields within one workspace, ordered by id", async () => {
+        const w = ws();
+        const other = ws();
+        const ident = `id_${uid()}`;
+        const a = key(w, { id: "key_a" + uid(), apiId: "api_1", identityId: ident });
+        const b = key(w, { id: "key_B" + uid(), apiId: "api_1" });
+        const c = key(w, { id: "key_c" + uid(), apiId: "api_2", identityId: ident });
+        const foreign = key(other, { id: "key_0" + uid(), apiId: "api_1", identityId: ident });
+        for (const k of [a, b, c, foreign]) await put(k);
+        const ids = (rs: Array<{ id: string }>) => rs.map((r) => r.id);
+        // Ordered by code unit: "key_B…" < "key_a…" < "key_c…".
+        expect(ids(await store.direct.find("keys", w, "apiId", "api_1"))).toEqual([b.id, a.id]);
+        expect(ids(await store.direct.find("keys", w, "identityId", ident))).toEqual([a.id, c.id]);
+        expect(ids(await store.direct.find("keys", other, "apiId", "api_1"))).toEqual([foreign.id]);
+        expect(await store.direct.find("keys", w, "apiId", "api_none")).toEqual([]);
+
+        await store.transaction(async (tx) => {
+          await tx.put("permissions", { id: `perm_${uid()}`, workspaceId: w, name: "R", slug: "docs.read", createdAt: 1 });
+          await tx.put("permissions", { id: `perm_${uid()}`, workspaceId: other, name: "R", slug: "docs.read", createdAt: 1 });
+          await tx.put("roles", { id: `role_${uid()}`, workspaceId: w, name: "admin", permissionIds: [], createdAt: 1 });
+          await tx.put("identities", { id: `id_${uid()}`, workspaceId: w, externalId: "u@x", ratelimits: [], createdAt: 1 });
+        });
+        expect((await store.direct.find("permissions", w, "slug", "docs.read")).map((p) => p.workspaceId)).toEqual([w]);
+        expect((await store.direct.find("roles", w, "name", "admin")).length).toBe(1);
+        expect((await store.direct.find("roles", other, "name", "admin")).length).toBe(0);
+        expect((await store.direct.find("identities", w, "externalId", "u@x")).length).toBe(1);
+      });
+
+      it("lists a workspace's records by id, from a cursor, with a limit and a filter", async () => {
+        const w = ws();
+        const keys = Array.from({ length: 7 }, (_, i) => key(w, { id: `key_${String.fromCharCode(65 + i * 7)}${uid()}`, apiId: i % 2 ? "api_odd" : "api_even" }));
+        for (const k of [...keys].reverse()) await put(k);
+        await put(key(ws()));
+        const sorted = keys.map((k) => k.id).sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+        const ids = (rs: Array<{ id: string }>) => rs.map((r) => r.id);
+        expect(ids(await store.direct.list("keys", w))).toEqual(sorted);
+        expect(ids(await store.direct.list("keys", w, { limit: 3 }))).toEqual(sorted.slice(0, 3));
+        expect(ids(await store.direct.list("keys", w, { from: sorted[3], limit: 2 }))).toEqual(sorted.slice(3, 5));
+        expect(ids(await store.direct.list("keys", w, { from: sorted[6] + "~" }))).toEqual([]);
+        const odd = keys.filter((k) => k.apiId === "api_odd").map((k) => k.id).sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+        expect(ids(await store.direct.list("keys", w, { where: { field: "apiId", value: "api_odd" } }))).toEqual(odd);
+        expect(ids(await store.direct.list("keys", w, { from: odd[1], limit: 1, where: { field: "apiId", value: "api_odd" } }))).toEqual([odd[1]]);
+        expect(await store.direct.list("apis", w)).toEqual([]);
+      });
+    });
+
+    describe("rate-limit namespaces and overrides", () => {
+      const ns = (workspaceId: string, name: string, id = `rlns_${uid()}`): RatelimitNamespaceRecord => ({ id, workspaceId, name, createdAt: 11 });
+      const ovr = (n: RatelimitNamespaceRecord, identifier: string, id = `rlor_${uid()}`): RatelimitOverrideRecord => ({
+        id,
+        workspaceId: n.workspaceId,
+        namespaceId: n.id,
+        identifier,
+        limit: 0,
+        duration: 2_592_000_001,
+        createdAt: 12,
+      });
+
+      it("keeps them, finds namespaces by name and overrides by namespace, within one workspace", async () => {
+        const w = ws();
+        const other = ws();
+        const a = ns(w, "email.outbound");
+        const b = ns(other, "email.outbound");
+        const o1 = ovr(a, "user_*", `rlor_B${uid()}`);
+        const o2 = ovr(a, "user_1", `rlor_a${uid()}`);
+        const foreign = ovr(b, "user_1");
+        await store.transaction(async (tx) => {
+          for (const n of [a, b]) await tx.put("ratelimitNamespaces", n);
+          for (const o of [o2, o1, foreign]) await tx.put("ratelimitOverrides", o);
+        });
+        expect(await store.direct.get("ratelimitNamespaces", a.id)).toEqual(a);
+        expect(await store.direct.get("ratelimitOverrides", o1.id)).toEqual(o1);
+        expect(await store.direct.find("ratelimitNamespaces", w, "name", "email.outbound")).toEqual([a]);
+        expect(await store.direct.find("ratelimitNamespaces", other, "name", "email.outbound")).toEqual([b]);
+        expect(await store.direct.find("ratelimitNamespaces", w, "name", "email")).toEqual([]);
+        // Ordered by code unit: "rlor_B…" < "rlor_a…".
+        expect(await store.direct.find("ratelimitOverrides", w, "namespaceId", a.id)).toEqual([o1, o2]);
+        expect(await store.direct.find("ratelimitOverrides", w, "namespaceId", b.id)).toEqual([]);
+        expect(await store.direct.find("ratelimitOverrides", other, "namespaceId", b.id)).toEqual([foreign]);
+      });
+
+      it("lists a namespace's overrides by id, from a cursor, with a limit", async () => {
+        const w = ws();
+        const n = ns(w, "api");
+        const overrides = Array.from({ length: 5 }, (_, i) => ovr(n, `user_${i}`, `rlor_${String.fromCharCode(70 - i)}${uid()}`));
+        await store.transaction(async (tx) => {
+          await tx.put("ratelimitNamespaces", n);
+          for (const o of overrides) await tx.put("ratelimitOverrides", o);
+          await tx.put("ratelimitOverrides", ovr(ns(w, "elsewhere"), "user_0"));
+        });
+        const sorted = overrides.map((o) => o.id).sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+        const where = { field: "namespaceId" as const, value: n.id };
+        const ids = (rs: Array<{ id: string }>) => rs.map((r) => r.id);
+        expect(ids(await store.direct.list("ratelimitOverrides", w, { where }))).toEqual(sorted);
+        expect(ids(await store.direct.list("ratelimitOverrides", w, { where, limit: 2 }))).toEqual(sorted.slice(0, 2));
+        expect(ids(await store.direct.list("ratelimitOverrides", w, { where, from: sorted[2], limit: 2 }))).toEqual(sorted.slice(2, 4));
+        expect((await store.direct.list("ratelimitOverrides", w)).length).toBe(6);
+      });
+
+      it("deleting a namespace deletes its overrides, and only its own", async () => {
+        const w = ws();
+        const a = ns(w, "a");
+        const b = ns(w, "b");
+        const oa = ovr(a, "*");
+        const ob = ovr(b, "*");
+        await store.transaction(async (tx) => {
+          for (const n of [a, b]) await tx.put("ratelimitNamespaces", n);
+          for (const o of [oa, ob]) await tx.put("ratelimitOverrides", o);
+        });
+        await store.transaction((tx) => tx.delete("ratelimitNamespaces", a.id));
+        expect(await store.direct.get("ratelimitNamespaces", a.id)).toBeUndefined();
+        expect(await store.direct.get("ratelimitOverrides", oa.id)).toBeUndefined();
+        expect(await store.direct.find("ratelimitOverrides", w, "namespaceId", a.id)).toEqual([]);
+        expect(await store.direct.get("ratelimitOverrides", ob.id)).toEqual(ob);
+        await store.transaction((tx) => tx.delete("ratelimitOverrides", ob.id));
+        expect(await store.direct.find("ratelimitOverrides", w, "namespaceId", b.id)).toEqual([]);
+        expect(await store.direct.get("ratelimitNamespaces", b.id)).toEqual(b);
+      });
+
+      it("a key's pending migration id is kept, and a changed hash finds the key", async () => {
+        const k = key(ws(), { hash: randomBytes(32).toString("hex"), start: "", pendingMigrationId: "mig_1" });
+        await put(k);
+        expect(await store.direct.keyByHash(k.hash)).toEqual(k);
+        const { pendingMigrationId: _, ...migrated } = { ...k, hash: randomBytes(32).toString("base64"), start: "pfx_abcd" };
+        await store.direct.put("keys", migrated);
+        expect(await store.direct.keyByHash(k.hash)).toBeUndefined();
+        expect(await store.direct.keyByHash(migrated.hash)).toEqual(migrated);
+      });
+    });
+
+    describe("delete and its cascades", () => {
+      it("deleting an API deletes its keys", async () => {
+        const w = ws();
+        const apiId = `api_${uid()}`;
+        const mine = key(w, { apiId });
+        const kept = key(w, { apiId: "api_other" });
+        await store.transaction(async (tx) => {
+          await tx.put("apis", { id: apiId, workspaceId: w, name: "a", createdAt: 0 });
+          await tx.put("keys", mine);
+          await tx.put("keys", kept);
+        });
+        await store.transaction((tx) => tx.delete("apis", apiId));
+        expect(await store.direct.get("apis", apiId)).toBeUndefined();
+        expect(await store.direct.get("keys", mine.id)).toBeUndefined();
+        expect(await store.direct.keyByHash(mine.hash)).toBeUndefined();
+        expect(await store.direct.get("keys", kept.id)).toEqual(kept);
+      });
+
+      it("deleting a permission removes it from keys and roles; deleting a role removes it from keys", async () => {
+        const w = ws();
+        const p1 = `perm_${uid()}`;
+        const p2 = `perm_${uid()}`;
+        const r1 = `role_${uid()}`;
+        const k = key(w, { permissionIds: [p1, p2], roleIds: [r1] });
+        await store.transaction(async (tx) => {
+          await tx.put("permissions", { id: p1, workspaceId: w, name: "a", slug: "a", createdAt: 0 });
+          await tx.put("permissions", { id: p2, workspaceId: w, name: "b", slug: "b", createdAt: 0 });
+          await tx.put("roles", { id: r1, workspaceId: w, name: "r", permissionIds: [p1, p2], createdAt: 0 });
+          await tx.put("keys", k);
+        });
+        await store.transaction((tx) => tx.delete("permissions", p1));
+        expect((await store.direct.get("keys", k.id))!.permissionIds).toEqual([p2]);
+        expect((await store.direct.get("roles", r1))!.permissionIds).toEqual([p2]);
+        await store.transaction((tx) => tx.delete("roles", r1));
+        expect(await store.direct.get("roles", r1)).toBeUndefined();
+        expect((await store.direct.get("keys", k.id))!.roleIds).toEqual([]);
+      });
+
+      it("deleting an identity unlinks its keys and drops its counters; deleting a key drops its counters", async () => {
+        const w = ws();
+        const identityId = `id_${uid()}`;
+        const k = key(w, { identityId });
+        await store.transaction(async (tx) => {
+          await tx.put("identities", { id: identityId, workspaceId: w, externalId: "e", ratelimits: [], createdAt: 0 });
+          await tx.put("keys", k);
+        });
+        const now = 1_000_000;
+        const idCounter = `rl_${uid()}/60000`;
+        const keyCounter = `rl_${uid()}/60000`;
+        const check = (counter: string, owner: string) => ({ counter, limit: 1, duration: 60_000, cost: 1, owner });
+        expect((await store.direct.limit([check(idCounter, identityId), check(keyCounter, k.id)], now)).passed).toBe(true);
+        expect((await store.direct.limit([check(idCounter, identityId)], now)).passed).toBe(false);
+        await store.transaction((tx) => tx.delete("identities", identityId));
+        const got = (await store.direct.get("keys", k.id))!;
+        expect(Object.hasOwn(got, "identityId")).toBe(false);
+        expect((await store.direct.limit([check(idCounter, identityId)], now)).passed).toBe(true);
+        await store.transaction((tx) => tx.delete("keys", k.id));
+        expect(await store.direct.get("keys", k.id)).toBeUndefined();
+        expect((await store.direct.limit([check(keyCounter, k.id)], now)).passed).toBe(true);
+      });
+
+      it("deleting an unknown id does nothing", async () => {
+        await store.transaction(async (tx) => {
+          await tx.delete("keys", "key_missing");
+          await tx.delete("apis", "__proto__");
+        });
+      });
+    });
+
+    describe("transactions", () => {
+      it("reads inside a transaction see its own writes, and a throw keeps none of them", async () => {
+        const w = ws();
+        const keep = key(w, { name: "kept" });
+        await put(keep);
+        const fresh = key(w);
+        const boom = new Error("boom");
+        await expect(
+          store.transaction(async (tx) => {
+            await tx.put("keys", fresh);
+            expect((await tx.get("keys", fresh.id))?.id).toBe(fresh.id);
+            expect((await tx.keyByHash(fresh.hash))?.id).toBe(fresh.id);
+            await tx.put("keys", { ...keep, name: "changed" });
+            expect((await tx.get("keys", keep.id))?.name).toBe("changed");
+            await tx.delete("keys", keep.id);
+            expect(await tx.get("keys", keep.id)).toBeUndefined();
+            await tx.setMeta(`m_${w}`, "x");
+            throw boom;
+          }),
+        ).rejects.toBe(boom);
+        expect(await store.direct.get("keys", fresh.id)).toBeUndefined();
+        expect(await store.direct.keyByHash(fresh.hash)).toBeUndefined();
+        expect(await store.direct.get("keys", keep.id)).toEqual(keep);
+        expect(await store.direct.getMeta(`m_${w}`)).toBeUndefined();
+        expect((await store.direct.list("keys", w)).map((k) => k.id)).toEqual([keep.id]);
+      });
+
+      it("returns what the function returns", async () => {
+        expect(await store.transaction(async () => 42)).toBe(42);
+      });
+
+      it("concurrent read-modify-write transactions lose no update", async () => {
+        const k = key(ws(), { meta: { n: 0 } });
+        await put(k);
+        await Promise.all(
+          Array.from({ length: 20 }, () =>
+            store.transaction(async (tx) => {
+              const cur = (await tx.get("keys", k.id))!;
+              await new Promise((r) => setTimeout(r, 1));
+              await tx.put("keys", { ...cur, meta: { n: (cur.meta!.n as number) + 1 } });
+            }),
+          ),
+        );
+        expect((await store.direct.get("keys", k.id))!.meta).toEqual({ n: 20 });
+      });
+    });
+
+    describe("credits", () => {
+      it("charges while the balance covers the cost, never below zero", async () => {
+        const k = key(ws(), { credits: { remaining: 5, lastRefillAt: 0 } });
+        await put(k);
+        expect(await store.direct.spendCredits(k.id, 2, 10)).toEqual({ ok: true, remaining: 3 });
+        expect(await store.direct.spendCredits(k.id, 4, 10)).toEqual({ ok: false, remaining: 3 });
+        expect(await store.direct.spendCredits(k.id, 0, 10)).toEqual({ ok: true, remaining: 3 });
+        expect(await store.direct.spendCredits(k.id, 3, 10)).toEqual({ ok: true, remaining: 0 });
+        expect(await store.direct.spendCredits(k.id, 1, 10)).toEqual({ ok: false, remaining: 0 });
+        expect((await store.direct.get("keys", k.id))!.credits).toEqual({ remaining: 0, lastRefillAt: 0 });
+      });
+
+      it("applies a refill that fell due before charging, once", async () => {
+        const refill = { interval: "daily" as const, amount: 10 };
+        const k = key(ws(), { credits: { remaining: 1, refill, lastRefillAt: 100 } });
+        await put(k);
+        // Not due: lastRefillAt is at or after the boundary.
+        expect(await store.direct.spendCredits(k.id, 1, 150, { boundary: 100, amount: 10 })).toEqual({ ok: true, remaining: 0 });
+        // Due: remaining becomes the amount, then the cost is charged.
+        expect(await store.direct.spendCredits(k.id, 3, 250, { boundary: 200, amount: 10 })).toEqual({ ok: true, remaining: 7 });
+        expect((await store.direct.get("keys", k.id))!.credits).toEqual({ remaining: 7, refill, lastRefillAt: 250 });
+        // The same boundary again: not due any more.
+        expect(await store.direct.spendCredits(k.id, 1, 260, { boundary: 200, amount: 10 })).toEqual({ ok: true, remaining: 6 });
+        // A refill that fell due is applied even when the charge fails.
+        expect(await store.direct.spendCredits(k.id, 50, 400, { boundary: 300, amount: 10 })).toEqual({ ok: false, remaining: 10 });
+        expect((await store.direct.get("keys", k.id))!.credits).toEqual({ remaining: 10, refill, lastRefillAt: 400 });
+      });
+
+      it("answers undefined for a missing key or a key without credits", async () => {
+        const k = key(ws());
+        await put(k);
+        expect(await store.direct.spendCredits(k.id, 1, 0)).toBeUndefined();
+        expect(await store.direct.spendCredits("key_missing", 1, 0)).toBeUndefined();
+      });
+
+      it("concurrent spends charge exactly the balance, even with writers of the same key", async () => {
+        const k = key(ws(), { credits: { remaining: 20, lastRefillAt: 0 } });
+        await put(k);
+        const spends = Array.from({ length: 50 }, () => store.direct.spendCredits(k.id, 1, 10));
+        // Writers that read the key and write it back (a rename) must not bring credits back.
+        const writers = Array.from({ length: 5 }, (_, i) =>
+          store.transaction(async (tx) => {
+            const cur = (await tx.get("keys", k.id))!;
+            await tx.put("keys", { ...cur, name: `n${i}` });
+          }),
+        );
+        const [results] = await Promise.all([Promise.all(spends), Promise.all(writers)]);
+        expect(results.filter((r) => r?.ok).length).toBe(20);
+        expect((await store.direct.get("keys", k.id))!.credits!.remaining).toBe(0);
+      });
+
+      it("a transaction's spendCredits is undone with it", async () => {
+        const k = key(ws(), { credits: { remaining: 4, lastRefillAt: 0 } });
+        await put(k);
+        await expect(
+          store.transaction(async (tx) => {
+            expect(await tx.spendCredits(k.id, 3, 10)).toEqual({ ok: true, remaining: 1 });
+            throw new Error("undo");
+          }),
+        ).rejects.toThrow("undo");
+        expect((await store.direct.get("keys", k.id))!.credits!.remaining).toBe(4);
+      });
+    });
+
+    describe("rate limits", () => {
+      const D = 60_000;
+      const counter = (): string => `rl_${uid()}/${D}`;
+
+      it("charges a window and reports remaining and reset", async () => {
+        const c = counter();
+        const t = 2 * D + 1000;
+        expect(await store.direct.limit([{ counter: c, limit: 10, duration: D, cost: 4 }], t)).toEqual({
+          passed: true,
+          states: [{ passed: true, remaining: 6, reset: 3 * D }],
+        });
+        expect(await store.direct.limit([{ counter: c, limit: 10, duration: D, cost: 7 }], t)).toEqual({
+          passed: false,
+          states: [{ passed: false, remaining: 6, reset: 3 * D }],
+        });
+        expect(await store.direct.limit([{ counter: c, limit: 10, duration: D, cost: 6 }], t)).toEqual({
+          passed: true,
+          states: [{ passed: true, remaining: 0, reset: 3 * D }],
+        });
+      });
+
+      it("weights the previous window by the part of it still in the sliding window", async () => {
+        const c = counter();
+        await store.direct.limit([{ counter: c, limit: 10, duration: D, cost: 8 }], 2 * D);
+        // Half-way through the next window, 8 × 0.5 = 4 still count: 4 + 1 → 5 left.
+        expect((await store.direct.limit([{ counter: c, limit: 10, duration: D, cost: 1 }], 3 * D + D / 2)).states[0]).toEqual({
+          passed: true,
+          remaining: 5,
+          reset: 4 * D,
+        });
+        // Two windows later nothing of it is left.
+        expect((await store.direct.limit([{ counter: c, limit: 10, duration: D, cost: 1 }], 5 * D)).states[0]).toEqual({
+          passed: true,
+          remaining: 9,
+          reset: 6 * D,
+        });
+      });
+
+      it("is all-or-nothing across several limits", async () => {
+        const a = counter();
+        const b = counter();
+        const t = 7 * D;
+        await store.direct.limit([{ counter: b, limit: 2, duration: D, cost: 2 }], t);
+        const out = await store.direct.limit(
+          [
+            { counter: a, limit: 5, duration: D, cost: 1 },
+            { counter: b, limit: 2, duration: D, cost: 1 },
+          ],
+          t,
+        );
+        expect(out.passed).toBe(false);
+        expect(out.states.map((s) => s.passed)).toEqual([true, false]);
+        // Nothing was charged on `a`.
+        expect((await store.direct.limit([{ counter: a, limit: 5, duration: D, cost: 0 }], t)).states[0]!.remaining).toBe(5);
+      });
+
+      it("lets exactly the limit through under concurrency", async () => {
+        const c = counter();
+        const t = 11 * D;
+        const results = await Promise.all(
+          Array.from({ length: 30 }, () => store.direct.limit([{ counter: c, limit: 10, duration: D, cost: 1 }], t)),
+        );
+        expect(results.filter((r) => r.passed).length).toBe(10);
+      });
+
+      it("keeps counters of different window lengths apart and drops them by limit id or owner", async () => {
+        const id = `rl_${uid()}`;
+        const t = 13 * D;
+        const c1 = { counter: `${id}/${D}`, limit: 1, duration: D, cost: 1, owner: "key_o" + id };
+        const c2 = { counter: `${id}/${2 * D}`, limit: 1, duration: 2 * D, cost: 1, owner: "key_o" + id };
+        expect((await store.direct.limit([c1], t)).passed).toBe(true);
+        expect((await store.direct.limit([c2], t)).passed).toBe(true);
+        expect((await store.direct.limit([c1], t)).passed).toBe(false);
+        await store.transaction((tx) => tx.dropCounters({ limitIds: [id] }));
+        expect((await store.direct.limit([c1], t)).passed).toBe(true);
+        expect((await store.direct.limit([c2], t)).passed).toBe(true);
+        await store.direct.dropCounters({ owner: "key_o" + id });
+        expect((await store.direct.limit([c1], t)).passed).toBe(true);
+        expect((await store.direct.limit([c2], t)).passed).toBe(true);
+      });
+    });
+
+    describe("verification events", () => {
+      const T0 = Date.UTC(2026, 0, 5, 10, 0, 0);
+      const HOUR = 3_600_000;
+      const event = (workspaceId: string, over: Partial<VerificationEvent> = {}): VerificationEvent => ({
+        time: T0,
+        workspaceId,
+        keySpaceId: "api_a",
+        keyId: `key_${uid()}`,
+        identityId: "",
+        externalId: "",
+        outcome: "VALID",
+        tags: [],
+        spentCredits: 0,
+        requestId: `req_${uid()}`,
+        region: "local",
+        ...over,
+      });
+      const query = async (sql: string, workspaceId: string, keySpaceIds?: string[]) =>
+        store.queryVerifications(await parseAnalyticsQuery(sql, { now: T0 + 10 * HOUR, retentionMs: 30 * 86_400_000 }), {
+          workspaceId,
+          ...(keySpaceIds && { keySpaceIds }),
+        });
+
+      it("keeps every field of an event (tags as an array, numbers as numbers) and answers only the scope's workspace", async () => {
+        const w = ws();
+        const other = ws();
+        const e = event(w, { identityId: "id_1", externalId: "user_1", outcome: "RATE_LIMITED", tags: ["path=/a", "it's"], spentCredits: 3 });
+        await store.appendVerifications([e, event(other)]);
+        const rows = await query("SELECT * FROM key_verifications_v1", w);
+        expect(rows).toEqual([
+          {
+            request_id: e.requestId,
+            time: T0,
+            workspace_id: w,
+            key_space_id: "api_a",
+            key_id: e.keyId,
+            identity_id: "id_1",
+            external_id: "user_1",
+            outcome: "RATE_LIMITED",
+            region: "local",
+            tags: ["path=/a", "it's"],
+            spent_credits: 3,
+          },
+        ]);
+        expect(await query("SELECT count(*) AS n FROM key_verifications_v1 WHERE workspace_id != ''", other)).toEqual([{ n: 1 }]);
+      });
+
+      it("counts by outcome and by hour, filters, orders and limits", async () => {
+        const w = ws();
+        const k1 = `key_${uid()}`;
+        await store.appendVerifications([
+          event(w, { keyId: k1, time: T0 + 5 * 60_000 }),
+          event(w, { keyId: k1, time: T0 + 50 * 60_000, outcome: "RATE_LIMITED", tags: ["a"] }),
+          event(w, { time: T0 + HOUR + 1, outcome: "RATE_LIMITED", spentCredits: 2 }),
+          event(w, { time: T0 + 2 * HOUR, outcome: "USAGE_EXCEEDED", keySpaceId: "api_b", spentCredits: 5 }),
+        ]);
+        expect(
+          await query(
+            `SELECT toStartOfHour(fromUnixTimestamp64Milli(time)) AS hour, outcome, count(*) AS total FROM key_verifications_v1
+             WHERE time >= ${T0} GROUP BY hour, outcome ORDER BY hour, outcome`,
+            w,
+          ),
+        ).toEqual([
+          { hour: T0, outcome: "RATE_LIMITED", total: 1 },
+          { hour: T0, outcome: "VALID", total: 1 },
+          { hour: T0 + HOUR, outcome: "RATE_LIMITED", total: 1 },
+          { hour: T0 + 2 * HOUR, outcome: "USAGE_EXCEEDED", total: 1 },
+        ]);
+        expect(
+          await query("SELECT key_id, countIf(outcome = 'RATE_LIMITED') AS limited, count() AS n FROM key_verifications_v1 WHERE key_id = '" + k1 + "' GROUP BY key_id", w),
+        ).toEqual([{ key_id: k1, limited: 1, n: 2 }]);
+        expect(await query("SELECT sum(spent_credits) AS spent FROM key_verifications_v1 WHERE outcome IN ('RATE_LIMITED', 'USAGE_EXCEEDED')", w)).toEqual([{ spent: 7 }]);
+        expect(await query("SELECT count(*) AS n FROM key_verifications_v1 WHERE has(tags, 'a') OR NOT (time < " + (T0 + 2 * HOUR) + ")", w)).toEqual([{ n: 2 }]);
+        expect(await query("SELECT outcome FROM key_verifications_v1 ORDER BY time DESC LIMIT 2", w)).toEqual([{ outcome: "USAGE_EXCEEDED" }, { outcome: "RATE_LIMITED" }]);
+        expect(await query("SELECT sum(spent_credits) AS s, count(*) AS n FROM key_verifications_v1 WHERE outcome = 'none'", w)).toEqual([{ s: 0, n: 0 }]);
+        // An output named __proto__ is a field like any other.
+        const [odd] = await query("SELECT count(*) AS __proto__ FROM key_verifications_v1", w);
+        expect(Object.getPrototypeOf(odd)).toBe(Object.prototype);
+        expect(JSON.parse(JSON.stringify(odd))).toEqual(JSON.parse('{"__proto__": 4}'));
+        // An API-scoped view: only those APIs' rows.
+        expect(await query("SELECT count(*) AS n FROM key_verifications_v1", w, ["api_b"])).toEqual([{ n: 1 }]);
+        expect(await query("SELECT count(*) AS n FROM key_verifications_v1", w, [])).toEqual([{ n: 0 }]);
+      });
+
+      it("moves a key's last use forward only, and deletes events older than a time", async () => {
+        const w = ws();
+        const k = `key_${uid()}`;
+        expect(await store.direct.lastUsed([k])).toEqual(new Map());
+        await store.appendVerifications([event(w, { keyId: k, time: T0 - 40 * 86_400_000 }), event(w, { keyId: k, time: T0 })]);
+        await store.appendVerifications([event(w, { keyId: k, time: T0 - 5 })]);
+        expect(await store.direct.lastUsed([k, "key_never"])).toEqual(new Map([[k, T0]]));
+        expect(await store.transaction((tx) => tx.lastUsed([k]))).toEqual(new Map([[k, T0]]));
+        expect(await store.deleteVerificationsBefore(T0 - 30 * 86_400_000)).toBeGreaterThanOrEqual(1);
+        expect(await query("SELECT count(*) AS n FROM key_verifications_v1", w)).toEqual([{ n: 2 }]);
+        // The last use outlives the events.
+        expect(await store.direct.lastUsed([k])).toEqual(new Map([[k, T0]]));
+      });
+
+      it("appends batches concurrently without losing one", async () => {
+        const w = ws();
+        await Promise.all(Array.from({ length: 10 }, (_, i) => store.appendVerifications(Array.from({ length: 50 }, () => event(w, { time: T0 + i })))));
+        expect(await query("SELECT count(*) AS n FROM key_verifications_v1", w)).toEqual([{ n: 500 }]);
+      });
+    });
+  });
+}

@@ -1,0 +1,181 @@
+// The PostgreSQL + Redis store through a TCP proxy the test stops and starts: an outage of either
+// server is a StoreUnavailableError (naming the server, never the URL's password), and the store
+// recovers by itself when the server is back.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { StoreUnavailableError, type KeyRecord, type Store } from "../../../src/server/storage/seam";
+import { postgresStore } from "../../../src/server/storage/postgres/store";
+import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
+import { startTcpProxy, type TcpProxy } from "../../support/tcp-proxy";
+
+const skip = await postgresRedisSkipReason("postgres + redis store outages");
+
+/** The URL with the proxy's port and a password that must never show in an error. */
+function through(url: string, proxy: TcpProxy): string {
+  const u = new URL(url);
+  u.port = String(proxy.port);
+  u.password = "s3cret-pw";
+  if (!u.username) u.username = "default";
+  return u.toString();
+}
+
+/** Retries `fn` until it resolves (the store reconnecting), at most ~15 s. */
+async function eventually<T>(fn: () => Promise<T>): Promise<T> {
+  let last: unknown;
+  for (let i = 0; i < 150; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      last = err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw last;
+}
+
+describe.skipIf(skip !== undefined)("postgres + redis store outages", () => {
+  const ns = isolatedNamespace();
+  let pgProxy: TcpProxy;
+  let redisProxy: TcpProxy;
+  let store: Store;
+  const key: KeyRecord = {
+    id: "key_outage",
+    workspaceId: "ws_outage",
+    apiId: "api_outage",
+    hash: "hash_outage",
+    start: "sk_abcd",
+    byteLength: 16,
+    createdAt: 1,
+    enabled: true,
+    permissionIds: [],
+    roleIds: [],
+    ratelimits: [],
+    credits: { remaining: 3, lastRefillAt: 0 },
+  };
+  const check = { counter: "rl_outage/60000", limit: 100, duration: 60_000, cost: 1 };
+
+  beforeAll(async () => {
+    pgProxy = await startTcpProxy(Number(new URL(POSTGRES_URL).port || 5432));
+    redisProxy = await startTcpProxy(Number(new URL(REDIS_URL).port || 6379));
+    // Redis without a password rejects AUTH with one: keep the Redis URL password-free.
+    const redisUrl = new URL(REDIS_URL);
+    redisUrl.port = String(redisProxy.port);
+    store = await postgresStore({
+      postgres: through(POSTGRES_URL, pgProxy),
+      redis: redisUrl.toString(),
+      schema: ns.schema,
+      redisPrefix: ns.redisPrefix,
+      timeoutMs: 1000,
+    });
+    await store.transaction((tx) => tx.put("keys", key));
+  });
+  afterAll(async () => {
+    await store?.close();
+    await pgProxy?.stop();
+    await redisProxy?.stop();
+    await ns.drop();
+  });
+
+  it("PostgreSQL down: reads, spends and transactions fail with StoreUnavailableError; back: they work again", async () => {
+    expect((await store.direct.keyByHash(key.hash))?.id).toBe(key.id);
+    await pgProxy.stop();
+    for (const call of [
+      () => store.direct.keyByHash(key.hash),
+      () => store.direct.spendCredits(key.id, 1, 10),
+      () => store.transaction((tx) => tx.get("keys", key.id)),
+    ]) {
+      const err = await call().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(StoreUnavailableError);
+      expect((err as Error).message).toMatch(/^PostgreSQL at 127\.0\.0\.1:\d+ is unavailable: /);
+      expect((err as Error).message).not.toContain("s3cret-pw");
+    }
+    // Nothing was charged while it was down.
+    await pgProxy.start();
+    expect(await eventually(() => store.direct.spendCredits(key.id, 1, 10))).toEqual({ ok: true, remaining: 2 });
+    expect((await store.transaction((tx) => tx.get("keys", key.id)))?.credits?.remaining).toBe(2);
+  });
+
+  it("PostgreSQL cut in the middle of a transaction: StoreUnavailableError, nothing kept, then recovery", async () => {
+    const err = await store
+      .transaction(async (tx) => {
+        const k = (await tx.get("keys", key.id))!;
+        await tx.put("keys", { ...k, name: "half-done" });
+        await pgProxy.stop();
+        await tx.put("keys", { ...k, name: "never" });
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(err).toBeInstanceOf(StoreUnavailableError);
+    await pgProxy.start();
+    const got = await eventually(() => store.direct.get("keys", key.id));
+    expect(got?.name).toBeUndefined();
+  });
+
+  it("Redis down: limits fail with StoreUnavailableError; back: they work again", async () => {
+    // A counter of this test's own; Redis answering again after any earlier test's outage.
+    const check = { counter: "rl_outage_down/60000", limit: 100, duration: 60_000, cost: 1 };
+    expect((await eventually(() => store.direct.limit([check], 1000))).passed).toBe(true);
+    await redisProxy.stop();
+    const err = await store.direct.limit([check], 1000).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(StoreUnavailableError);
+    expect((err as Error).message).toMatch(/^Redis at 127\.0\.0\.1:\d+ is unavailable: /);
+    await expect(store.direct.dropCounters({ owner: "key_x" })).rejects.toBeInstanceOf(StoreUnavailableError);
+    // PostgreSQL calls are unaffected.
+    expect((await store.direct.get("keys", key.id))?.id).toBe(key.id);
+    await redisProxy.start();
+    const after = await eventually(() => store.direct.limit([check], 1000));
+    expect(after.states[0]!.remaining).toBe(98);
+  });
+
+  it("a server that hangs fails calls after the timeout instead of holding them; resumed, it serves again", async () => {
+    // Both servers answering (after any earlier test's outage) before they hang.
+    expect((await eventually(() => store.direct.get("keys", key.id)))?.id).toBe(key.id);
+    await eventually(() => store.direct.limit([check], 1000));
+    pgProxy.hang();
+    redisProxy.hang();
+    const pgErr = await store.direct.get("keys", key.id).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    const redisErr = await store.direct.limit([check], 1000).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    pgProxy.resume();
+    redisProxy.resume();
+    expect(pgErr).toBeInstanceOf(StoreUnavailableError);
+    expect((pgErr as Error).message).toMatch(/is unavailable: timed out$/);
+    expect(redisErr).toBeInstanceOf(StoreUnavailableError);
+    expect((redisErr as Error).message).toMatch(/is unavailable: timed out$/);
+    expect((await eventually(() => store.direct.get("keys", key.id)))?.id).toBe(key.id);
+    expect((await eventually(() => store.direct.limit([check], 1000))).passed).toBe(true);
+  });
+
+  it("a start with PostgreSQL or Redis unreachable fails with StoreUnavailableError, password hidden", async () => {
+    await pgProxy.stop();
+    const pgErr = await postgresStore({ postgres: through(POSTGRES_URL, pgProxy), redis: REDIS_URL, schema: ns.schema, timeoutMs: 1000 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await pgProxy.start();
+    expect(pgErr).toBeInstanceOf(StoreUnavailableError);
+    expect((pgErr as Error).message).not.toContain("s3cret-pw");
+    await redisProxy.stop();
+    const redisUrl = new URL(REDIS_URL);
+    redisUrl.port = String(redisProxy.port);
+    const redisErr = await postgresStore({ postgres: POSTGRES_URL, redis: redisUrl.toString(), schema: ns.schema, timeoutMs: 1000 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await redisProxy.start();
+    expect(redisErr).toBeInstanceOf(StoreUnavailableError);
+    expect((redisErr as Error).message).toMatch(/^Redis at /);
+  });
+});

@@ -1,0 +1,238 @@
+// Verification events and lastUsedAt: what each verification records (never the key), batches
+// written on flush and on close, the retention sweep, a store that cannot take events, and the
+// keys' lastUsedAt in getKey, whoami and listKeys.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { silentLogger, type Logger } from "keyguard";
+import { LocalServiceConfigError, StoreUnavailableError, createLocalKeyService, memoryStore, startLocalKeyService, type VerificationEvent } from "keyguard/server";
+import { StoreFailureLog } from "../../../src/server/storage/store-failures";
+import { VerificationRecorder } from "../../../src/server/storage/verification-events";
+import { faultyStore } from "../../support/faulty-store";
+import { makeCall, manualClock, start, type Started } from "../helpers";
+
+const DAY = 86_400_000;
+const running: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((r) => r.close()));
+});
+
+async function started(options: Parameters<typeof start>[0] = {}): Promise<Started> {
+  const s = await start(options);
+  running.push(s);
+  return s;
+}
+
+const rowsOf = async (s: Started, query: string, rootKey?: string) => {
+  const res = await s.call("analytics.getVerifications", { query }, rootKey);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.data as Array<Record<string, unknown>>;
+};
+
+describe("verification events", () => {
+  it("records every outcome of a key of the workspace with its fields and tags, never the key, and not NOT_FOUND", async () => {
+    const clock = manualClock();
+    const s = await started({ now: clock.now });
+    const externalId = `user_${Date.now()}`;
+    const identityId = (await s.call("identities.createIdentity", { externalId })).body.data.identityId as string;
+    const paid = await s.createKey({ credits: { remaining: 2 } });
+    const owned = await s.createKey({ externalId });
+    const disabled = await s.createKey({ enabled: false });
+    const expiring = await s.createKey({ expires: clock.t + 1000 });
+    const limited = await s.createKey({ ratelimits: [{ name: "burst", limit: 1, duration: 60_000, autoApply: true }] });
+
+    expect((await s.verify(paid.key, { tags: ["path=/a", "m=GET"], credits: { cost: 2 } })).code).toBe("VALID");
+    expect((await s.verify(paid.key, { credits: { cost: 1 } })).code).toBe("USAGE_EXCEEDED");
+    expect((await s.verify(owned.key, { permissions: "docs.read" })).code).toBe("INSUFFICIENT_PERMISSIONS");
+    expect((await s.verify(disabled.key)).code).toBe("DISABLED");
+    expect((await s.verify(limited.key)).code).toBe("VALID");
+    expect((await s.verify(limited.key)).code).toBe("RATE_LIMITED");
+    clock.advance(2000);
+    expect((await s.verify(expiring.key)).code).toBe("EXPIRED");
+    expect((await s.verify("sk_not_a_key_at_all_1234")).code).toBe("NOT_FOUND");
+    await s.service.flushVerifications();
+
+    const rows = await rowsOf(s, "SELECT * FROM key_verifications_v1 ORDER BY time, outcome");
+    expect(rows.map((r) => [r.key_id, r.outcome, r.spent_credits])).toEqual(
+      expect.arrayContaining([
+        [paid.keyId, "VALID", 2],
+        [paid.keyId, "USAGE_EXCEEDED", 0],
+        [owned.keyId, "INSUFFICIENT_PERMISSIONS", 0],
+        [disabled.keyId, "DISABLED", 0],
+        [limited.keyId, "VALID", 0],
+        [limited.keyId, "RATE_LIMITED", 0],
+        [expiring.keyId, "EXPIRED", 0],
+      ]),
+    );
+    expect(rows).toHaveLength(7);
+    const first = rows.find((r) => r.key_id === paid.keyId && r.outcome === "VALID")!;
+    expect(first).toMatchObject({ workspace_id: s.workspaceId, key_space_id: s.apiId, tags: ["path=/a", "m=GET"], region: "local", identity_id: "", external_id: "" });
+    expect(first.request_id).toMatch(/^req_/);
+    expect(first.time).toBe(clock.t - 2000);
+    expect(rows.find((r) => r.key_id === owned.keyId)).toMatchObject({ identity_id: identityId, external_id: externalId });
+    const text = JSON.stringify(rows);
+    for (const k of [paid, owned, disabled, expiring, limited]) expect(text).not.toContain(k.key);
+  });
+
+  it("refuses tags as production does (1..512 characters, at most 20)", async () => {
+    const s = await started();
+    const k = await s.createKey();
+    for (const tags of [[""], ["x".repeat(513)], Array.from({ length: 21 }, (_, i) => `t${i}`), [1]]) {
+      const res = await s.call("keys.verifyKey", { key: k.key, tags });
+      expect(res.status).toBe(400);
+      expect(res.body.error.type).toMatch(/invalid_input$/);
+    }
+  });
+
+  it("writes the buffered events on close: a SQLite file keeps them across a restart", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "keyguard-events-"));
+    try {
+      const file = join(dir, "keys.db");
+      const a = await startLocalKeyService({ dataFile: file, logger: silentLogger, rootKey: "root_eventsOnClose1" });
+      const call = makeCall(a.baseUrl, a.rootKey);
+      const key = (await call("keys.createKey", { apiId: a.apiId })).body.data.key as string;
+      for (let i = 0; i < 5; i++) await call("keys.verifyKey", { key });
+      await a.close(); // no flush before: close writes them
+      const b = await startLocalKeyService({ dataFile: file, logger: silentLogger, rootKey: "root_eventsOnClose1" });
+      try {
+        const res = await makeCall(b.baseUrl, b.rootKey)("analytics.getVerifications", { query: "SELECT count(*) AS n FROM key_verifications_v1" });
+        expect(res.body.data).toEqual([{ n: 5 }]);
+      } finally {
+        await b.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("deletes events older than the retention (verificationRetentionDays) and refuses a query reaching past it", async () => {
+    const clock = manualClock();
+    const s = await started({ now: clock.now, verificationRetentionDays: 2 });
+    const k = await s.createKey();
+    await s.verify(k.key);
+    await s.service.flushVerifications();
+    clock.advance(DAY);
+    await s.verify(k.key);
+    await s.service.flushVerifications();
+    expect(await rowsOf(s, "SELECT count(*) AS n FROM key_verifications_v1")).toEqual([{ n: 2 }]);
+    clock.advance(DAY + 60_000);
+    await s.verify(k.key);
+    await s.service.flushVerifications(); // the sweep runs with a flush once 5 minutes of service time passed
+    expect(await rowsOf(s, "SELECT count(*) AS n FROM key_verifications_v1")).toEqual([{ n: 2 }]);
+    const res = await s.call("analytics.getVerifications", { query: "SELECT count(*) FROM key_verifications_v1 WHERE time >= now() - INTERVAL 3 DAY" });
+    expect(res.status).toBe(400);
+    expect(res.body.error.type).toBe("https://unkey.com/docs/api-reference/errors-v2/user/bad_request/query_range_exceeds_retention");
+    expect(res.body.error.detail).toContain("2 days");
+  });
+
+  it.each([0, 1.5, -1, 3651, "30"])("refuses verificationRetentionDays = %s", async (days) => {
+    await expect(createLocalKeyService({ verificationRetentionDays: days as number, logger: silentLogger })).rejects.toThrow(LocalServiceConfigError);
+    await expect(createLocalKeyService({ verificationRetentionDays: days as number, logger: silentLogger })).rejects.toThrow(/verificationRetentionDays/);
+  });
+
+  it("keeps events in memory while the store cannot take them, logs once, and writes them when it is back", async () => {
+    let down = true;
+    const inner = memoryStore();
+    const store = faultyStore(inner, (call) => (down && call === "appendVerifications" ? new Error("disk full") : undefined));
+    const errors: string[] = [];
+    const logger: Logger = { ...silentLogger, error: (_fields, msg) => void errors.push(msg), warn: () => undefined };
+    const s = await started({ store, logger });
+    const k = await s.createKey();
+    for (let i = 0; i < 3; i++) await s.verify(k.key);
+    await s.service.flushVerifications();
+    await s.service.flushVerifications();
+    expect(errors.filter((m) => m.includes("verification events"))).toHaveLength(1);
+    expect(await rowsOf(s, "SELECT count(*) AS n FROM key_verifications_v1")).toEqual([{ n: 0 }]);
+    down = false;
+    await s.service.flushVerifications();
+    expect(await rowsOf(s, "SELECT count(*) AS n FROM key_verifications_v1")).toEqual([{ n: 3 }]);
+  });
+
+  it("reports an unavailable store through the service's failure log (one line per kind), and writes the events once it is back", async () => {
+    let down = true;
+    const message = "the database is unreachable (events test)";
+    const store = faultyStore(memoryStore(), (call) => (down && (call === "appendVerifications" || call === "deleteVerificationsBefore") ? new StoreUnavailableError(message) : undefined));
+    const calls: Array<[unknown, string]> = [];
+    const logger: Logger = { ...silentLogger, error: (fields, msg) => void calls.push([fields, msg]), warn: () => undefined };
+    const s = await started({ store, logger });
+    const k = await s.createKey();
+    for (let i = 0; i < 3; i++) await s.verify(k.key);
+    await s.service.flushVerifications();
+    await s.service.flushVerifications();
+    expect(calls).toHaveLength(1);
+    expect(calls[0]![0]).toEqual({ store: "faulty memory", error: message });
+    down = false;
+    await s.service.flushVerifications();
+    expect(await rowsOf(s, "SELECT count(*) AS n FROM key_verifications_v1")).toEqual([{ n: 3 }]);
+  });
+});
+
+describe("verification events waiting for the store", () => {
+  const event = (i: number): VerificationEvent => ({
+    time: i, workspaceId: "ws_waiting", keySpaceId: "api_waiting", keyId: `key_${i}`, identityId: "", externalId: "",
+    outcome: "VALID", tags: [], spentCredits: 0, requestId: `req_${i}`, region: "local",
+  });
+
+  it("past 100,000 waiting drops the oldest (one warning with the count); a batch being written is never dropped or written twice", async () => {
+    let down = true;
+    const written: number[] = [];
+    const store = faultyStore(memoryStore(), (call, args) => {
+      if (call !== "appendVerifications") return undefined;
+      if (down) return new Error("disk full");
+      for (const e of args[0] as VerificationEvent[]) written.push(e.time);
+      return undefined;
+    });
+    const warnings: Array<[unknown, string]> = [];
+    const logger: Logger = { ...silentLogger, warn: (fields, msg) => void warnings.push([fields, msg]) };
+    const recorder = new VerificationRecorder(store, DAY, () => 200_000, logger, new StoreFailureLog(logger, store.kind));
+    running.push(recorder);
+    // 102,500 events while the store is down: the oldest 2,500 go.
+    for (let i = 0; i < 102_500; i++) recorder.record(event(i));
+    await recorder.flush();
+    expect(written).toEqual([]);
+    // The store is back: while the first batch is being written, 1,500 more arrive.
+    down = false;
+    const flushing = recorder.flush();
+    for (let i = 102_500; i < 104_000; i++) recorder.record(event(i));
+    await flushing;
+    await recorder.flush();
+    expect(written.length).toBe(104_000 - 2_500);
+    expect(written.every((t, i) => t === 2_500 + i)).toBe(true);
+    expect(warnings.filter(([, m]) => m.includes("dropped"))).toEqual([[{ dropped: 2_500 }, expect.stringContaining("more than 100000 waiting")]]);
+  });
+});
+
+describe("lastUsedAt", () => {
+  it("is absent until a key is verified, then the time of its latest verification in getKey, whoami and listKeys", async () => {
+    const clock = manualClock();
+    const s = await started({ now: clock.now });
+    const k = await s.createKey();
+    const other = await s.createKey();
+    expect((await s.call("keys.getKey", { keyId: k.keyId })).body.data).not.toHaveProperty("lastUsedAt");
+    await s.verify(k.key);
+    clock.advance(5000);
+    const usedAt = clock.t;
+    await s.verify(k.key);
+    // Not yet written: events are written every second, or on flush.
+    await s.service.flushVerifications();
+    expect((await s.call("keys.getKey", { keyId: k.keyId })).body.data.lastUsedAt).toBe(usedAt);
+    expect((await s.call("keys.whoami", { key: k.key })).body.data.lastUsedAt).toBe(usedAt);
+    const listed = (await s.call("apis.listKeys", { apiId: s.apiId })).body.data as Array<{ keyId: string; lastUsedAt?: number }>;
+    expect(listed.find((x) => x.keyId === k.keyId)!.lastUsedAt).toBe(usedAt);
+    expect(listed.find((x) => x.keyId === other.keyId)).not.toHaveProperty("lastUsedAt");
+  });
+
+  it("is written by the service within about a second without an explicit flush", async () => {
+    const s = await started();
+    const k = await s.createKey();
+    const before = Date.now();
+    await s.verify(k.key);
+    let lastUsedAt: number | undefined;
+    for (let i = 0; i < 50 && lastUsedAt === undefined; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      lastUsedAt = (await s.call("keys.getKey", { keyId: k.keyId })).body.data.lastUsedAt;
+    }
+    expect(lastUsedAt).toBeGreaterThanOrEqual(before);
+  });
+});
