@@ -9,7 +9,10 @@ const root = join(__dirname, "..");
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === "node_modules" || entry.name === "results" ? [] : files(path);
+    // Dot-folders hold generated files (test/docs/.examples: the documentation's code blocks).
+    if (entry.isDirectory()) {
+      return entry.name === "node_modules" || entry.name === "results" || entry.name.startsWith(".") ? [] : files(path);
+    }
     return /\.(ts|tsx|mjs|js)$/.test(entry.name) ? [path] : [];
   });
 }

@@ -3,7 +3,7 @@
 // apiKeyAuth() and see the verification in the chart; disable it and see the app answer 401; a
 // root key without a permission sees a clear refusal; root keys; accessibility (axe-core) and the
 // Content-Security-Policy holding (no violation reported by the browser).
-// KEYGUARD_SCREENSHOTS=1 writes the README's screenshots into docs/console/.
+// KEYGUARD_SCREENSHOTS=1 writes the screenshots of docs/console.md into docs/console/.
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
