@@ -51,7 +51,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src/**/*.ts"],
+    files: ["src/**/*.{ts,js}"],
     ignores: ["src/cli.ts"],
     rules: { "no-console": "error" },
   },
