@@ -1,5 +1,44 @@
 import js from "@eslint/js";
+import boundaries from "eslint-plugin-boundaries";
 import tseslint from "typescript-eslint";
+
+// The layers of src/ (CONTRIBUTING.md, "Rules of the house"), each with its entry file, as categories of
+// files (a layer is a folder plus a file at the top of src/). A top-level file that is not an entry is
+// shared by all layers (config-error, logger, unknown-options, the option checks, …) and imports only
+// other shared files. The first pattern that matches a file gives its layer. (Categories of files, not
+// the plugin's elements: elements are folders, and each layer has a file outside its folder.)
+const LAYERS = [
+  { category: "cli", pattern: "src/cli.ts" },
+  { category: "client", pattern: ["src/client.ts", "src/client/**"] },
+  { category: "middleware", pattern: ["src/index.ts", "src/middleware/**"] },
+  { category: "redis", pattern: ["src/redis.ts", "src/redis/**"] },
+  { category: "server", pattern: ["src/server.ts", "src/local.ts", "src/server/**"] },
+  { category: "protocol", pattern: "src/protocol/**" },
+  { category: "console", pattern: "src/console/**" },
+  { category: "shared", pattern: "src/*" },
+];
+
+// What each layer may import besides itself: never upward, and the server never the middleware or the
+// client. The CLI loads the Redis store for --invalidate. The console is a browser app that talks to
+// the server over HTTP: from the wire contract it takes types only.
+const MAY_IMPORT = {
+  shared: [],
+  protocol: ["shared"],
+  client: ["protocol", "shared"],
+  middleware: ["client", "protocol", "shared"],
+  redis: ["middleware", "client", "protocol", "shared"],
+  server: ["protocol", "shared"],
+  cli: ["server", "redis", "protocol", "shared"],
+  console: [],
+};
+
+const layerPolicies = [
+  ...Object.entries(MAY_IMPORT).map(([from, to]) => ({
+    from: { file: { categories: from } },
+    allow: { to: { file: { categories: [from, ...to] } } },
+  })),
+  { from: { file: { categories: "console" } }, allow: { to: { file: { categories: "protocol" } }, dependency: { kind: "type" } } },
+];
 
 export default tseslint.config(
   { ignores: ["dist/**", "node_modules/**", "coverage/**", "bench/results/**", "test/docs/.examples/**"] },
@@ -12,8 +51,22 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src/**/*.ts"],
+    files: ["src/**/*.{ts,js}"],
     ignores: ["src/cli.ts"],
     rules: { "no-console": "error" },
+  },
+  {
+    // Import boundaries between the layers; tests, benchmarks, examples and scripts may import any layer.
+    files: ["src/**/*.{ts,js}"],
+    plugins: { boundaries },
+    settings: {
+      "boundaries/files": LAYERS,
+      "boundaries/files-single-match": true,
+      "boundaries/include": ["src/**"],
+      "import/resolver": { typescript: { project: "tsconfig.json" } },
+    },
+    rules: {
+      "boundaries/dependencies": ["error", { default: "disallow", policies: layerPolicies }],
+    },
   },
 );

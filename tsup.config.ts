@@ -1,23 +1,38 @@
 import { defineConfig } from "tsup";
 
-export default defineConfig({
-  entry: {
-    index: "src/index.ts",
-    client: "src/client.ts",
-    server: "src/server.ts",
-    local: "src/local.ts",
-    redis: "src/redis.ts",
-    cli: "src/cli.ts",
+// The SQLite store's checkpoint worker: a file of its own, which the store's code (in whichever bundle or
+// chunk, ESM or CJS) finds next to itself in dist/ as it does next to itself in the source.
+const WORKER = "sqlite-checkpoint-worker";
+
+export default defineConfig([
+  {
+    entry: {
+      index: "src/index.ts",
+      client: "src/client.ts",
+      server: "src/server.ts",
+      local: "src/local.ts",
+      redis: "src/redis.ts",
+      cli: "src/cli.ts",
+    },
+    format: ["esm", "cjs"],
+    dts: { compilerOptions: { composite: false } },
+    target: "node20",
+    platform: "node",
+    sourcemap: true,
+    // Everything but the worker, which the build below writes at the same time.
+    clean: [`!${WORKER}.js*`],
+    splitting: true,
+    // import.meta.url in the CJS build (where the console's files and the worker are found) becomes the file's URL.
+    shims: true,
+    // Optional peer dependencies, loaded lazily: by keyguard/redis, and by the client's `telemetry`.
+    external: ["ioredis", "@opentelemetry/api"],
   },
-  format: ["esm", "cjs"],
-  dts: { compilerOptions: { composite: false } },
-  target: "node20",
-  platform: "node",
-  sourcemap: true,
-  clean: true,
-  splitting: true,
-  // import.meta.url in the CJS build (where the console's files are found) becomes the file's URL.
-  shims: true,
-  // Optional peer dependencies, loaded lazily: by keyguard/redis, and by the client's `telemetry`.
-  external: ["ioredis", "@opentelemetry/api"],
-});
+  {
+    // ESM only: the CJS build starts it too (a worker thread loads an ES module whoever starts it).
+    entry: { [WORKER]: `src/server/storage/sqlite/${WORKER}.js` },
+    format: ["esm"],
+    target: "node20",
+    platform: "node",
+    sourcemap: true,
+  },
+]);

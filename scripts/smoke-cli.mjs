@@ -1,10 +1,11 @@
 // Smoke test of the BUILT `keyguard` bin (dist/cli.js): serve with --data (a SQLite file), create and verify a key
-// over HTTP, kill the process, serve again from the same file and verify the key still works.
+// over HTTP, see the checkpoint worker copy it into the data file, kill the process, serve again from the same
+// file and verify the key still works.
 // Plain Node ESM, loopback only, every wait bounded. Run after the build: node scripts/smoke-cli.mjs
 /* global process, console, setTimeout, clearTimeout, fetch, AbortSignal, URL */
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,6 +15,7 @@ const CLI = join(ROOT, "dist", "cli.js");
 const START_TIMEOUT_MS = 15_000;
 const REQUEST_TIMEOUT_MS = 5_000;
 const EXIT_TIMEOUT_MS = 5_000;
+const CHECKPOINT_TIMEOUT_MS = 5_000;
 const OVERALL_TIMEOUT_MS = 60_000;
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-smoke-"));
@@ -109,6 +111,19 @@ async function verifyExpecting(baseUrl, key, credits) {
   }
 }
 
+/**
+ * Waits until the new key's hash (what the store keeps of a key) is in the data file itself, not only in
+ * its write-ahead log: a few pages of WAL are copied there only by the store's checkpoint worker
+ * (SQLite's own automatic checkpoint waits for 1000 pages, and the process is killed, never closed).
+ */
+async function checkpointed(key) {
+  const hash = createHash("sha256").update(key).digest("base64");
+  for (const end = Date.now() + CHECKPOINT_TIMEOUT_MS; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
+    if (readFileSync(dataFile).includes(hash)) return;
+  }
+  fail(`the new key did not reach the data file within ${CHECKPOINT_TIMEOUT_MS} ms: the checkpoint worker did not run`);
+}
+
 async function main() {
   if (!existsSync(CLI)) fail(`${CLI} does not exist. Build first: npm run build`);
 
@@ -124,6 +139,7 @@ async function main() {
   const { key } = await call(first.baseUrl, "keys.createKey", { apiId: first.apiId, credits: { remaining: 5 } });
   if (typeof key !== "string" || key.length === 0) fail("createKey returned no key");
   await verifyExpecting(first.baseUrl, key, 4);
+  await checkpointed(key);
   await killAndWait(first.child);
 
   const second = await serve();
@@ -141,7 +157,7 @@ const overall = setTimeout(() => {
 
 try {
   await main();
-  console.log("smoke-cli: ok (serve --data, the console's files, createKey, verifyKey, kill, restart, verifyKey)");
+  console.log("smoke-cli: ok (serve --data, the console's files, createKey, verifyKey, checkpoint worker, kill, restart, verifyKey)");
   process.exitCode = 0;
 } catch (err) {
   console.error(`smoke-cli: FAILED: ${err instanceof SmokeError ? err.message : (err?.stack ?? String(err))}`);

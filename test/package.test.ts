@@ -18,7 +18,7 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return entry.name === "console" ? [] : sourceFiles(path);
-    return entry.name.endsWith(".ts") ? [path] : [];
+    return /\.(ts|js)$/.test(entry.name) ? [path] : [];
   });
 }
 

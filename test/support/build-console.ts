@@ -1,8 +1,7 @@
 // Vitest global setup: builds the web console into dist/console (as `npm run build` does), so that
 // the suites serving it run on a fresh clone, before any build.
-// @ts-expect-error -- a plain ESM script without types
 import { buildConsole } from "../../scripts/build-console.mjs";
 
 export default async function setup(): Promise<void> {
-  await (buildConsole as () => Promise<string>)();
+  await buildConsole();
 }

@@ -7,54 +7,10 @@ import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import { join } from "node:path";
 import type { SqliteDriverName } from "./driver";
+import type { CheckpointWorkerData, CheckpointWorkerReply } from "./sqlite-checkpoint-worker";
 
-// CommonJS run by the worker (`eval`), so no separate file has to be found next to a bundle.
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require("node:worker_threads");
-const { createRequire } = require("node:module");
-// Node 22 warns that node:sqlite is experimental; the service's own thread has said so already.
-const emitWarning = process.emitWarning.bind(process);
-process.emitWarning = (warning, ...rest) => {
-  const text = typeof warning === "string" ? warning : warning && warning.message;
-  if (typeof text === "string" && text.startsWith("SQLite is an experimental feature")) return;
-  emitWarning(warning, ...rest);
-};
-function open() {
-  if (workerData.driver === "node:sqlite") return new (require("node:sqlite").DatabaseSync)(workerData.file);
-  let lastError;
-  for (const base of workerData.bases) {
-    try {
-      const Database = createRequire(base)(workerData.module);
-      return new Database(workerData.file);
-    } catch (err) {
-      lastError = err;
-    }
-  }
-  throw lastError;
-}
-let db;
-try {
-  db = open();
-  db.exec("PRAGMA busy_timeout = 1000");
-  parentPort.postMessage({ ready: true });
-} catch (err) {
-  parentPort.postMessage({ error: String((err && err.message) || err) });
-}
-if (db) {
-  const timer = setInterval(() => {
-    try {
-      db.prepare("PRAGMA wal_checkpoint(PASSIVE)").get();
-    } catch {
-      // Busy or failing: the next tick tries again; the service reports its own failures.
-    }
-  }, workerData.intervalMs);
-  parentPort.on("message", () => {
-    clearInterval(timer);
-    db.close();
-    parentPort.close();
-  });
-}
-`;
+// The worker's own file, next to this one in the source and next to the bundle's chunks in dist/.
+const WORKER_URL = new URL("./sqlite-checkpoint-worker.js", import.meta.url);
 
 export interface Checkpointer {
   stop(): Promise<void>;
@@ -72,18 +28,19 @@ export async function startCheckpointer(file: string, driver: SqliteDriverName, 
   const loaded = Object.keys(cache).find((path) => /[\\/]better-sqlite3[\\/]lib[\\/]index\.js$/.test(path));
   const module = loaded ?? "better-sqlite3";
   const bases = [process.argv[1], join(process.cwd(), "index.js")].filter((b): b is string => typeof b === "string" && b !== "");
+  const workerData: CheckpointWorkerData = { file, driver, module, bases, intervalMs };
   let worker: Worker;
   try {
-    // No inherited flags: the source is CommonJS whatever the parent runs with (--input-type, loaders).
-    worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], workerData: { file, driver, module, bases, intervalMs } });
+    // No inherited flags: the worker is plain JavaScript whatever the parent runs with (loaders such as tsx's).
+    worker = new Worker(WORKER_URL, { execArgv: [], workerData });
   } catch {
     return undefined;
   }
   const ready = await new Promise<boolean>((resolve) => {
     const timer = setTimeout(() => resolve(false), 10_000);
-    worker.once("message", (m: { ready?: boolean }) => {
+    worker.once("message", (m: CheckpointWorkerReply) => {
       clearTimeout(timer);
-      resolve(m.ready === true);
+      resolve("ready" in m);
     });
     worker.once("error", () => {
       clearTimeout(timer);

@@ -1,0 +1,82 @@
+// @ts-check
+// The SQLite store's checkpoint worker (started by checkpointer.ts): its own connection to the data file
+// runs a PASSIVE WAL checkpoint every `intervalMs` until the store says stop. Plain JavaScript, so a
+// worker thread runs it as it is, from the source and from the package's dist/ alike.
+import { createRequire } from "node:module";
+import process from "node:process";
+import { clearInterval, setInterval } from "node:timers";
+import { parentPort, workerData } from "node:worker_threads";
+
+/**
+ * What the store gives the worker.
+ * @typedef {object} CheckpointWorkerData
+ * @property {string} file The data file.
+ * @property {"node:sqlite" | "better-sqlite3"} driver The store's SQLite driver.
+ * @property {string} module better-sqlite3 as the store loaded it (a path), or its package name.
+ * @property {string[]} bases Files to resolve `module` from, in order, when it is a package name.
+ * @property {number} intervalMs Time between checkpoints, ms.
+ */
+
+/**
+ * What the worker answers once, after opening its connection: ready, or why it could not.
+ * @typedef {{ ready: true } | { error: string }} CheckpointWorkerReply
+ */
+
+/** @typedef {{ exec(sql: string): unknown; prepare(sql: string): { get(): unknown }; close(): void }} Database */
+
+const port = parentPort;
+if (port === null) throw new Error("sqlite-checkpoint-worker: runs as a worker thread only");
+const data = /** @type {CheckpointWorkerData} */ (workerData);
+
+// Node 22 warns that node:sqlite is experimental; the store's own thread has said so already.
+const emitWarning = process.emitWarning.bind(process);
+/** @param {string | Error} warning @param {any[]} rest */
+function quietSqliteWarning(warning, ...rest) {
+  const text = typeof warning === "string" ? warning : warning.message;
+  if (text.startsWith("SQLite is an experimental feature")) return;
+  emitWarning(warning, ...rest);
+}
+process.emitWarning = quietSqliteWarning;
+
+/** Opens the data file with the store's driver. @returns {Database} */
+function open() {
+  if (data.driver === "node:sqlite") return new (createRequire(import.meta.url)("node:sqlite").DatabaseSync)(data.file);
+  let lastError;
+  for (const base of data.bases) {
+    try {
+      const Database = createRequire(base)(data.module);
+      return new Database(data.file);
+    } catch (err) {
+      lastError = err;
+    }
+  }
+  throw lastError;
+}
+
+/** @param {CheckpointWorkerReply} reply */
+const reply = (reply) => port.postMessage(reply);
+
+/** @type {Database | undefined} */
+let db;
+try {
+  db = open();
+  db.exec("PRAGMA busy_timeout = 1000");
+  reply({ ready: true });
+} catch (err) {
+  reply({ error: String(err instanceof Error ? err.message : err) });
+}
+if (db !== undefined) {
+  const connection = db;
+  const timer = setInterval(() => {
+    try {
+      connection.prepare("PRAGMA wal_checkpoint(PASSIVE)").get();
+    } catch {
+      // Busy or failing: the next tick tries again; the store reports its own failures.
+    }
+  }, data.intervalMs);
+  port.on("message", () => {
+    clearInterval(timer);
+    connection.close();
+    port.close();
+  });
+}

@@ -1,0 +1,61 @@
+// The import-boundary lint rule (eslint.config.js) keeps the layers apart: small sources linted as if
+// they stood at real paths in src/, with the project's own configuration.
+import { join } from "node:path";
+import { ESLint } from "eslint";
+import { describe, expect, it } from "vitest";
+
+const root = join(__dirname, "..");
+const eslint = new ESLint({ cwd: root });
+
+/** The boundary rule's messages for `code` linted as the file `path` (relative to the repository). */
+async function boundaryMessages(path: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: join(root, path) });
+  return result!.messages.filter((m) => m.ruleId === "boundaries/dependencies" || m.fatal).map((m) => m.message);
+}
+
+const refused = (from: string, to: string) => `There is no policy allowing dependencies from file of category "${from}" to file of category "${to}"`;
+
+describe("import boundaries", () => {
+  it("the wire contract imports nothing above it", async () => {
+    const code = 'import { requirePermissions } from "../middleware/guards";\nexport const guard = requirePermissions;\n';
+    expect(await boundaryMessages("src/protocol/probe.ts", code)).toEqual([refused("protocol", "middleware")]);
+    const lazy = 'export const load = () => import("../server/service");\n';
+    expect(await boundaryMessages("src/protocol/probe.ts", lazy)).toEqual([refused("protocol", "server")]);
+  });
+
+  it("the client imports neither the middleware (also through the package name) nor the server", async () => {
+    const code = 'import type { Logger } from "keyguard";\nimport { startLocalKeyService } from "../server";\nexport type L = Logger;\nexport const s = startLocalKeyService;\n';
+    expect(await boundaryMessages("src/client/probe.ts", code)).toEqual([refused("client", "middleware"), refused("client", "server")]);
+  });
+
+  it("the key server imports neither the middleware nor the client, not even their types", async () => {
+    const code = 'import { apiKeyAuth } from "../../middleware/api-key-auth";\nimport type { ClientOptions } from "../../client";\nexport const a = apiKeyAuth;\nexport type C = ClientOptions;\n';
+    expect(await boundaryMessages("src/server/http/probe.ts", code)).toEqual([refused("server", "middleware"), refused("server", "client")]);
+  });
+
+  it("the console imports nothing from the server, and only types from the wire contract", async () => {
+    const server = 'import { startLocalKeyService } from "../server";\nexport const s = startLocalKeyService;\n';
+    expect(await boundaryMessages("src/console/probe.ts", server)).toEqual([refused("console", "server")]);
+    const value = 'import { keyHash } from "../protocol/key-hash";\nexport const h = keyHash;\n';
+    expect(await boundaryMessages("src/console/pages/probe.ts", value.replace("../protocol", "../../protocol"))).toEqual([refused("console", "protocol")]);
+    const types = 'import type { KeyInfo } from "../../protocol/types";\nexport type K = KeyInfo;\n';
+    expect(await boundaryMessages("src/console/pages/probe.ts", types)).toEqual([]);
+  });
+
+  it("a shared module at the top of src imports only other shared modules", async () => {
+    const code = 'import { createClient } from "./client";\nimport type { Logger } from "./logger";\nexport const c = createClient;\nexport type L = Logger;\n';
+    expect(await boundaryMessages("src/probe-checks.ts", code)).toEqual([refused("shared", "client")]);
+  });
+
+  it("allows the imports the layers make: down, sideways into shared modules, and within a layer", async () => {
+    const legal: Array<[string, string]> = [
+      ["src/middleware/probe.ts", 'import { createClient } from "../client";\nimport { keyHash } from "../protocol/key-hash";\nimport { silentLogger } from "../logger";\nimport { buildStatusPolicy } from "./policy";\nexport const all = [createClient, keyHash, silentLogger, buildStatusPolicy];\n'],
+      ["src/redis/probe.ts", 'export { memoryStore } from "../middleware/cache-store";\n'],
+      ["src/server/storage/probe.ts", 'import type { KeyInfo } from "../../protocol/types";\nimport { describeValue } from "../../config-error";\nexport type K = KeyInfo;\nexport const d = describeValue;\n'],
+      ["src/probe-cli.ts", 'import { describeValue } from "./config-error";\nexport const d = describeValue;\n'],
+      // Tests may import any layer.
+      ["test/probe.test.ts", 'import { apiKeyAuth } from "../src/middleware/api-key-auth";\nimport { startLocalKeyService } from "../src/server";\nexport const all = [apiKeyAuth, startLocalKeyService];\n'],
+    ];
+    for (const [path, code] of legal) expect({ path, messages: await boundaryMessages(path, code) }).toEqual({ path, messages: [] });
+  });
+});
