@@ -7,7 +7,7 @@ import { ConfigError, describeValue, type ConfigErrorDetails } from "./config-er
 import { defaultLogger, type Logger } from "./logger";
 import { findUnknownOptions, unknownOptionsMessage, warnUnknownOptions } from "./unknown-options";
 
-/** The largest delay a Node.js timer accepts, ms: the top of every duration. */
+/** The largest delay a Node.js timer accepts, ms: the top of every duration, and of every count by default. */
 export const MAX_TIMER_MS = 2_147_483_647;
 
 /** What a message shows in place of a value it must not echo (a secret, a URL that may hold a password). */
@@ -23,10 +23,11 @@ export type ConfigErrorClass = new (option: string, message: string, details?: C
 /** Builds an entry point's ConfigError when its class takes other arguments (LocalServiceConfigError). */
 export type ConfigErrorFactory = (option: string, message: string, details: ConfigErrorDetails) => ConfigError;
 
-/** A whole or finite number's rule. `label` names the option in the message when it differs from its name. */
+/** A whole or finite number's rule. */
 export interface NumberRule {
   readonly min: number;
-  readonly max: number;
+  /** Default: the largest 32-bit integer (what timers, SQLite and lru-cache take). */
+  readonly max?: number;
   /** Used for undefined; undefined: the option is required. */
   readonly default?: number;
   /** What the number counts, e.g. `"days"`. */
@@ -40,6 +41,8 @@ export interface StringRule {
   readonly pattern: RegExp;
   readonly fix: string;
   readonly default?: string;
+  /** Undefined stays undefined (when there is no default). */
+  readonly optional?: boolean;
   /** Never shown in a message (a root key, a token). */
   readonly secret?: boolean;
   /** How the message names the option (e.g. an environment variable it came from). */
@@ -81,7 +84,7 @@ function shownUrl(value: string): Hidden | string {
 
 function rangeText(rule: NumberRule, kind: string): string {
   const notes = [rule.note, rule.default === undefined ? undefined : `default ${rule.default}`].filter((n) => n !== undefined);
-  return `Use ${kind}${rule.unit === undefined ? "" : ` of ${rule.unit}`} ${rule.min}..${rule.max}${notes.length === 0 ? "" : ` (${notes.join("; ")})`}.`;
+  return `Use ${kind}${rule.unit === undefined ? "" : ` of ${rule.unit}`} ${rule.min}..${rule.max ?? MAX_TIMER_MS}${notes.length === 0 ? "" : ` (${notes.join("; ")})`}.`;
 }
 
 /** The checks of one entry point: see {@link optionChecks}. */
@@ -114,7 +117,7 @@ export class OptionChecks {
   integer(option: string, value: unknown, rule: NumberRule): number;
   integer(option: string, value: unknown, rule: NumberRule): number {
     if (value === undefined && rule.default !== undefined) return rule.default;
-    if (typeof value !== "number" || !Number.isInteger(value) || value < rule.min || value > rule.max) {
+    if (typeof value !== "number" || !Number.isInteger(value) || value < rule.min || value > (rule.max ?? MAX_TIMER_MS)) {
       return this.invalid(option, value, rangeText(rule, "a whole number"));
     }
     return value;
@@ -123,15 +126,15 @@ export class OptionChecks {
   /** A finite number within the rule's range (fractions allowed); undefined gives its default. */
   number(option: string, value: unknown, rule: NumberRule): number {
     if (value === undefined && rule.default !== undefined) return rule.default;
-    if (typeof value !== "number" || !Number.isFinite(value) || value < rule.min || value > rule.max) {
+    if (typeof value !== "number" || !Number.isFinite(value) || value < rule.min || value > (rule.max ?? MAX_TIMER_MS)) {
       return this.invalid(option, value, rangeText(rule, "a number"));
     }
     return value;
   }
 
   /** A duration in whole milliseconds, `min` (default 1) to the longest timer. */
-  duration(option: string, value: unknown, rule: { readonly min?: number; readonly max?: number; readonly default: number }): number {
-    return this.integer(option, value, { min: rule.min ?? 1, max: rule.max ?? MAX_TIMER_MS, default: rule.default, unit: "milliseconds" });
+  duration(option: string, value: unknown, rule: { readonly min?: number; readonly default: number }): number {
+    return this.integer(option, value, { min: rule.min ?? 1, default: rule.default, unit: "milliseconds" });
   }
 
   /** true or false; undefined gives `fallback`. */
@@ -151,9 +154,12 @@ export class OptionChecks {
     return this.invalid(option, value, `Use ${either}${fallback === undefined ? ", or leave it unset" : ""}${note === undefined ? "" : ` (${note})`}.`);
   }
 
-  /** A string matching `rule.pattern`; undefined gives its default (none: refused). A secret is never shown. */
-  string(option: string, value: unknown, rule: StringRule): string {
+  /** A string matching `rule.pattern`; undefined gives its default (none: refused, unless optional). A secret is never shown. */
+  string(option: string, value: unknown, rule: StringRule & { readonly optional: true }): string | undefined;
+  string(option: string, value: unknown, rule: StringRule): string;
+  string(option: string, value: unknown, rule: StringRule): string | undefined {
     const v = value === undefined ? rule.default : value;
+    if (v === undefined && rule.optional) return undefined;
     if (typeof v !== "string" || !rule.pattern.test(v)) {
       return this.invalid(option, rule.secret && typeof v === "string" ? HIDDEN : v, rule.fix, rule.label);
     }

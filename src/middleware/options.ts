@@ -14,7 +14,7 @@ import { normaliseCallSettings, parseTelemetry, RETRY_OPTION_NAMES, type CallSet
 import type { TelemetryOptions, TelemetrySettings } from "../client/telemetry";
 import { ConfigError, optionNames } from "../config-error";
 import type { Logger } from "../logger";
-import { optionChecks } from "../option-checks";
+import { optionChecks, type OptionChecks } from "../option-checks";
 import { PermissionQuerySyntaxError } from "../protocol/permission-query";
 import type { VerifyKeyRequest } from "../protocol/types";
 import { givenOptionNames } from "../unknown-options";
@@ -201,7 +201,7 @@ interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
   readonly onDecision: DecisionHandler<Req> | undefined;
 }
 
-const check = optionChecks("apiKeyAuth", ConfigError);
+const check: OptionChecks = optionChecks("apiKeyAuth", ConfigError);
 
 function parseCache(v: unknown): (StoreSettings & { max: number | undefined }) | undefined {
   if (v === false) return undefined;
@@ -210,7 +210,7 @@ function parseCache(v: unknown): (StoreSettings & { max: number | undefined }) |
   return {
     ttl: check.duration("cache.ttl", c.ttl, { min: 0, default: DEFAULTS.cache.ttl }),
     negativeTtl: check.duration("cache.negativeTtl", c.negativeTtl, { min: 0, default: DEFAULTS.cache.negativeTtl }),
-    max: c.max === undefined ? undefined : check.integer("cache.max", c.max, { min: 1, max: 2_147_483_647, default: DEFAULTS.cache.max }),
+    max: c.max === undefined ? undefined : check.integer("cache.max", c.max, { min: 1, default: DEFAULTS.cache.max }),
   };
 }
 

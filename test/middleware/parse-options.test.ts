@@ -83,7 +83,7 @@ describe("parseOptions", () => {
     [{ onServiceError: "fail" }, /invalid option onServiceError = "fail"\. Use "closed" or "open"/],
     [{ onDenied: () => {}, passErrors: true }, /either onDenied or passErrors/],
     [{ optional: "yes" }, /invalid option optional = "yes"\. Pass true or false\./],
-    [{ policy: { EXPIRED: 99 } }, /policy\.EXPIRED\.status is 99/],
+    [{ policy: { EXPIRED: 99 } }, /invalid option policy\.EXPIRED\.status = 99\./],
     [{ policy: { SERVICE_UNAVAILABLE: 500 } }, /policy\.SERVICE_UNAVAILABLE cannot be set/],
     [{ policy: { VERIFICATION_FAILED: 503 } }, /policy\.VERIFICATION_FAILED cannot be set/],
     [{ policy: { INSUFFICIENT_SCOPE: 401 } }, /policy\.INSUFFICIENT_SCOPE cannot be set/],
