@@ -3,7 +3,7 @@
 // entry point takes a checker naming it and throwing its own ConfigError class, with one message form:
 // `<where>: invalid option <name> = <value as shown>. <fix>` (a secret is shown by a placeholder).
 
-import { ConfigError, describeValue, type ConfigErrorDetails } from "./config-error";
+import { describeValue, type ConfigError, type ConfigErrorDetails } from "./config-error";
 import { defaultLogger, type Logger } from "./logger";
 import { findUnknownOptions, unknownOptionsMessage, warnUnknownOptions } from "./unknown-options";
 
@@ -68,10 +68,10 @@ export interface UrlRule {
   readonly label?: string;
 }
 
-const WHOLE_OBJECT = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** A value as a message shows it: a placeholder as it is, anything else by {@link describeValue}. */
-export function shownValue(value: unknown): string {
+function shownValue(value: unknown): string {
   return value instanceof Hidden ? value.text : describeValue(value);
 }
 
@@ -96,9 +96,9 @@ export class OptionChecks {
     readonly where: string,
     error: ConfigErrorClass | ConfigErrorFactory,
   ) {
-    this.make = error.prototype instanceof Error || error === ConfigError
-      ? (option, message, details) => new (error as ConfigErrorClass)(option, message, details)
-      : (error as ConfigErrorFactory);
+    // A class has a prototype that is an Error; an arrow function has none.
+    this.make =
+      error.prototype instanceof Error ? (option, message, details) => new (error as ConfigErrorClass)(option, message, details) : (error as ConfigErrorFactory);
   }
 
   /** Throws a sentence of the entry point's own (a conflict between options, a missing one): `<where>: <sentence>`. */
@@ -113,8 +113,6 @@ export class OptionChecks {
   }
 
   /** A whole number within the rule's range; undefined gives its default. */
-  integer(option: string, value: unknown, rule: NumberRule & { readonly default: number }): number;
-  integer(option: string, value: unknown, rule: NumberRule): number;
   integer(option: string, value: unknown, rule: NumberRule): number {
     if (value === undefined && rule.default !== undefined) return rule.default;
     if (typeof value !== "number" || !Number.isInteger(value) || value < rule.min || value > (rule.max ?? MAX_TIMER_MS)) {
@@ -174,7 +172,7 @@ export class OptionChecks {
 
   /** A plain object (not null, not an array), or undefined. */
   object(option: string, value: unknown, fix: string): Record<string, unknown> | undefined {
-    if (value === undefined || WHOLE_OBJECT(value)) return value;
+    if (value === undefined || isPlainObject(value)) return value;
     return this.invalid(option, value, fix);
   }
 
