@@ -171,7 +171,7 @@ export function serviceChecks(where = "keyguard/local"): OptionChecks {
   return optionChecks(where, (option, message, details) => new LocalServiceConfigError(message, { ...details, option }));
 }
 
-const check = serviceChecks();
+const check: OptionChecks = serviceChecks();
 
 /** The key-encryption key from `encryptionKey`, `encryptionKeyFile` or the environment. Never echoes it. */
 function encryptionKeyOf(options: LocalKeyServiceOptions, env: NodeJS.ProcessEnv): Buffer | undefined {
@@ -239,14 +239,12 @@ function parseMetrics(metrics: LocalKeyServiceOptions["metrics"]): LocalServiceC
   const given = check.object("metrics", metrics, "Pass true, false or { token, processMetrics }.")!;
   check.unknownNames(Object.keys(given).map((k) => `metrics.${k}`), METRICS_KEYS.map((k) => `metrics.${k}`));
   // The token is a secret: never echo it.
-  const token =
-    given.token === undefined
-      ? undefined
-      : check.string("metrics.token", given.token, {
-          pattern: /^[\x21-\x7e]{16,512}$/,
-          secret: true,
-          fix: "Use 16..512 printable characters without spaces, e.g. from `openssl rand -base64 24`.",
-        });
+  const token = check.string("metrics.token", given.token, {
+    pattern: /^[\x21-\x7e]{16,512}$/,
+    secret: true,
+    optional: true,
+    fix: "Use 16..512 printable characters without spaces, e.g. from `openssl rand -base64 24`.",
+  });
   return Object.freeze({ token, processMetrics: check.boolean("metrics.processMetrics", given.processMetrics, true) });
 }
 
