@@ -36,7 +36,7 @@ export interface NumberRule {
   readonly note?: string;
 }
 
-/** A string's rule: `pattern` it must match (whole), `fix` said when it does not. */
+/** A string's rule: a `pattern` it must match, the `fix` said when it does not. */
 export interface StringRule {
   readonly pattern: RegExp;
   readonly fix: string;
