@@ -42,8 +42,8 @@ describe("one ConfigError base for every entry point", () => {
       [await errorOf(() => parseOptions({ verificationRetentionDays: 0 }, {})), "verificationRetentionDays", "0", "Use a whole number of days 1..3650 (default 30)."],
       [await errorOf(() => parseOptions({ rootKey: "secret 1234" }, {})), "rootKey", "<hidden>", "Use 8..512 visible ASCII characters (no spaces, control or non-ASCII characters), or leave it unset to generate one."],
       [await errorOf(() => parseOptions({ redis: "redis://:secret@cache" }, {})), "redis", "<a URL, hidden>", "Pass postgres too: PostgreSQL holds the state, Redis only the rate-limit counters."],
-      [await errorOf(() => redisStore({ url: "http://u:secret@cache" })), "url", "<hidden>", "use a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379."],
-      [await errorOf(() => redisStore({ url: "redis://cache", prefix: "a b" })), "prefix", '"a b"', 'use up to 64 printable ASCII characters without spaces, e.g. "keyguard:".'],
+      [await errorOf(() => redisStore({ url: "http://u:secret@cache" })), "url", "<a http: URL>", "Use a redis:// or rediss:// URL such as redis://127.0.0.1:6379."],
+      [await errorOf(() => redisStore({ url: "redis://cache", prefix: "a b" })), "prefix", '"a b"', 'Use up to 64 printable ASCII characters without spaces, e.g. "keyguard:".'],
     ] as const;
     for (const [err, option, shown, fix] of cases) {
       expect(err, option).toBeInstanceOf(ConfigError);

@@ -1,10 +1,11 @@
 // The client's options: the public option types, and their parsing (once, at `createClient`) into a
 // frozen config with every default filled in. Misconfiguration throws KeyServiceConfigError.
 
-import { describeValue as describe, optionNames } from "../config-error";
-import { defaultLogger, type Logger } from "../logger";
+import { optionNames } from "../config-error";
+import type { Logger } from "../logger";
+import { optionChecks, type OptionChecks } from "../option-checks";
 import type { InvalidationPublisher } from "../protocol/invalidation";
-import { givenOptionNames, warnUnknownOptions } from "../unknown-options";
+import { givenOptionNames } from "../unknown-options";
 import { KeyServiceConfigError } from "./errors";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry";
 import type { TelemetryOptions, TelemetrySettings } from "./telemetry";
@@ -107,68 +108,54 @@ const DEFAULT_DEADLINE = 31_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 const DEFAULT_USER_AGENT = "keyguard";
 
-const MAX_TIMER_MS = 2_147_483_647; // the largest delay a Node timer accepts
-const CLIENT_KEYS = new Set(
-  optionNames<ClientOptions>()({
-    rootKey: true, baseUrl: true, timeout: true, deadline: true, retry: true, fetch: true, logger: true,
-    userAgent: true, maxResponseBytes: true, invalidate: true, telemetry: true,
-  }),
-);
+const CLIENT_KEYS = optionNames<ClientOptions>()({
+  rootKey: true, baseUrl: true, timeout: true, deadline: true, retry: true, fetch: true, logger: true,
+  userAgent: true, maxResponseBytes: true, invalidate: true, telemetry: true,
+});
 /** The names of {@link RetryOptions}, checked by the compiler; apiKeyAuth() warns about `retry.*` with them too. */
 export const RETRY_OPTION_NAMES = optionNames<RetryOptions>()({ attempts: true, initialDelay: true, factor: true, maxDelay: true, jitter: true });
 const KNOWN_OPTION_NAMES = Object.freeze([...CLIENT_KEYS, ...RETRY_OPTION_NAMES.map((k) => `retry.${k}`)]);
-const CALL_KEYS = new Set(optionNames<CallOptions>()({ timeout: true, deadline: true, retry: true, signal: true }));
+const CALL_KEYS = optionNames<CallOptions>()({ timeout: true, deadline: true, retry: true, signal: true });
 // Visible ASCII only: anything else cannot go in a header, and fetch's error would quote the value.
 const HEADER_TOKEN = /^[\x21-\x7e]+$/;
 
+const check: OptionChecks = optionChecks("createClient", KeyServiceConfigError);
+
 /** Parses the options of `createClient` once; `env` defaults to `process.env`. */
-export function parseClientOptions(options: ClientOptions = {}, env: NodeJS.ProcessEnv = process.env): ClientConfig {
-  const where = "createClient";
-  if (typeof options !== "object" || options === null) {
-    throw new KeyServiceConfigError("options", `${where}: options must be an object, got ${describe(options)}.`);
-  }
-  const logger = options.logger ?? defaultLogger;
-  if (typeof logger !== "object" || typeof logger.warn !== "function" || typeof logger.error !== "function") {
-    throw new KeyServiceConfigError("logger", `${where}: option \`logger\` must have warn() and error() methods.`);
-  }
-  warnUnknownOptions(where, givenOptionNames(options, ["retry"]), KNOWN_OPTION_NAMES, logger);
+export function parseClientOptions(input: ClientOptions = {}, env: NodeJS.ProcessEnv = process.env): ClientConfig {
+  const options = check.options(input, "Pass an object such as { rootKey, baseUrl }, or nothing.") as ClientOptions;
+  const logger = check.logger(options.logger);
+  check.unknownNames(givenOptionNames(options, ["retry"]), KNOWN_OPTION_NAMES, logger);
 
   const rootKey = options.rootKey ?? env.UNKEY_ROOT_KEY;
-  if (typeof rootKey !== "string" || rootKey.trim() === "") {
-    throw new KeyServiceConfigError("rootKey", `${where}: no root key. Set UNKEY_ROOT_KEY or pass { rootKey }.`);
-  }
+  if (typeof rootKey !== "string" || rootKey.trim() === "") check.fail("rootKey", "no root key. Set UNKEY_ROOT_KEY or pass { rootKey }.");
   if (!HEADER_TOKEN.test(rootKey)) {
     // The value is a secret: describe the problem without quoting it.
-    throw new KeyServiceConfigError(
+    check.fail(
       "rootKey",
-      `${where}: the root key (option \`rootKey\` or UNKEY_ROOT_KEY) contains spaces, control or non-ASCII characters. Check for a stray newline or quote.`,
+      "the root key (option `rootKey` or UNKEY_ROOT_KEY) contains spaces, control or non-ASCII characters. Check for a stray newline or quote.",
     );
   }
   const fromEnv = options.baseUrl === undefined && !!env.UNKEY_BASE_URL;
-  const baseUrl = parseBaseUrl(options.baseUrl ?? (env.UNKEY_BASE_URL || DEFAULT_BASE_URL), fromEnv);
-  const fetchImpl = options.fetch;
-  if (fetchImpl !== undefined && typeof fetchImpl !== "function") {
-    throw new KeyServiceConfigError("fetch", `${where}: option \`fetch\` must be a function, got ${describe(options.fetch)}.`);
-  }
-  const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
-  if (typeof userAgent !== "string" || !/^[\x20-\x7e]+$/.test(userAgent)) {
-    throw new KeyServiceConfigError("userAgent", `${where}: option \`userAgent\` must be a non-empty ASCII string, got ${describe(userAgent)}.`);
-  }
-  const invalidate = options.invalidate;
-  if (invalidate !== undefined && (typeof invalidate !== "object" || invalidate === null || typeof invalidate.invalidate !== "function")) {
-    throw new KeyServiceConfigError("invalidate", `${where}: option \`invalidate\` must have an invalidate(message) method (e.g. a redisStore()), got ${describe(invalidate)}.`);
-  }
+  const url = check.url("baseUrl", options.baseUrl ?? (env.UNKEY_BASE_URL || DEFAULT_BASE_URL), {
+    protocols: ["http:", "https:"],
+    example: DEFAULT_BASE_URL,
+    show: "origin",
+    noCredentials: "pass the root key as { rootKey }.",
+    noQuery: true,
+    ...(fromEnv && { label: "UNKEY_BASE_URL" }),
+  });
   const config = {
-    invalidate,
-    telemetry: parseTelemetry(where, options.telemetry),
-    baseUrl,
-    timeout: duration(where, "timeout", options.timeout, DEFAULT_TIMEOUT),
-    deadline: duration(where, "deadline", options.deadline, DEFAULT_DEADLINE),
-    retry: parseRetry(where, options.retry, DEFAULT_RETRY),
-    fetch: fetchImpl,
+    invalidate: check.withMethods<InvalidationPublisher>("invalidate", options.invalidate, ["invalidate"], "Pass an object with an invalidate(message) method, e.g. a redisStore()."),
+    telemetry: parseTelemetry(check, options.telemetry),
+    baseUrl: url.origin + url.pathname.replace(/\/+$/, ""),
+    timeout: check.duration("timeout", options.timeout, { default: DEFAULT_TIMEOUT }),
+    deadline: check.duration("deadline", options.deadline, { default: DEFAULT_DEADLINE }),
+    retry: parseRetry(check, options.retry, DEFAULT_RETRY),
+    fetch: check.func<typeof fetch>("fetch", options.fetch, "with the signature of fetch()"),
     logger,
-    userAgent,
-    maxResponseBytes: integer(where, "maxResponseBytes", options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 1, 2 ** 30),
+    userAgent: check.string("userAgent", options.userAgent, { pattern: /^[\x20-\x7e]+$/, default: DEFAULT_USER_AGENT, fix: "Use a non-empty ASCII string." }),
+    maxResponseBytes: check.integer("maxResponseBytes", options.maxResponseBytes, { min: 1, max: 2 ** 30, default: DEFAULT_MAX_RESPONSE_BYTES, unit: "bytes" }),
   };
   Object.defineProperty(config, "rootKey", { value: rootKey, enumerable: false });
   return Object.freeze(config) as ClientConfig;
@@ -176,30 +163,20 @@ export function parseClientOptions(options: ClientOptions = {}, env: NodeJS.Proc
 
 /** The `telemetry` object's options and the method each provider must have: the compiler checks the names. */
 const PROVIDER_METHODS = Object.freeze({ tracerProvider: "getTracer", meterProvider: "getMeter" } satisfies Record<keyof TelemetryOptions, string>);
+const TELEMETRY_NAMES = Object.keys(PROVIDER_METHODS).map((k) => `telemetry.${k}`);
 
 /**
  * The `telemetry` option: undefined when off, else the providers given (none: the global ones).
- * Shared with apiKeyAuth(), whose `where` names it in the errors.
+ * Shared with apiKeyAuth(), whose checks name it in the errors.
  */
-export function parseTelemetry(where: string, value: unknown): TelemetrySettings {
+export function parseTelemetry(check: OptionChecks, value: unknown): TelemetrySettings {
   if (value === undefined || value === false) return undefined;
   if (value === true) return Object.freeze({});
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new KeyServiceConfigError("telemetry", `${where}: option \`telemetry\` must be true, false or { tracerProvider, meterProvider }, got ${describe(value)}.`);
-  }
-  const given = value as Record<string, unknown>;
-  const unknown = Object.keys(given).find((k) => !(k in PROVIDER_METHODS));
-  if (unknown !== undefined) {
-    throw new KeyServiceConfigError(`telemetry.${unknown}`, `${where}: unknown option \`telemetry.${unknown}\`. Known: tracerProvider, meterProvider.`);
-  }
+  const given = check.object("telemetry", value, "Pass true, false or { tracerProvider, meterProvider }.")!;
+  check.unknownNames(Object.keys(given).map((k) => `telemetry.${k}`), TELEMETRY_NAMES);
   for (const [name, method] of Object.entries(PROVIDER_METHODS)) {
-    const provider = given[name];
-    if (provider !== undefined && typeof (provider as Record<string, unknown> | null)?.[method] !== "function") {
-      throw new KeyServiceConfigError(
-        `telemetry.${name}`,
-        `${where}: option \`telemetry.${name}\` must be an OpenTelemetry ${name === "tracerProvider" ? "TracerProvider" : "MeterProvider"} (with ${method}()), got ${describe(provider)}.`,
-      );
-    }
+    const kind = name === "tracerProvider" ? "TracerProvider" : "MeterProvider";
+    check.withMethods(`telemetry.${name}`, given[name], [method], `Pass an OpenTelemetry ${kind} (with ${method}()).`);
   }
   return Object.freeze({ ...(given as TelemetryOptions) });
 }
@@ -209,91 +186,30 @@ export function resolveCallOptions(config: ClientConfig, options: CallOptions | 
   const preset = options === undefined ? undefined : PRESETS.get(options);
   if (preset !== undefined) return preset;
   if (options === undefined) return { timeout: config.timeout, deadline: config.deadline, retry: config.retry, signal: undefined };
-  if (typeof options !== "object" || options === null) {
-    throw new KeyServiceConfigError("options", `${where}: call options must be an object, got ${describe(options)}.`);
-  }
-  const unknown = Object.keys(options).find((k) => !CALL_KEYS.has(k));
-  if (unknown !== undefined) {
-    throw new KeyServiceConfigError(unknown, `${where}: unknown call option \`${unknown}\`. Known: ${[...CALL_KEYS].join(", ")}.`);
-  }
+  const check = optionChecks(where, KeyServiceConfigError);
+  const given = check.object("options", options, "Pass call options such as { timeout, signal }, or nothing.")!;
+  check.unknownNames(Object.keys(given), CALL_KEYS);
   const signal = options.signal;
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new KeyServiceConfigError("signal", `${where}: option \`signal\` must be an AbortSignal, got ${describe(signal)}.`);
-  }
+  if (signal !== undefined && !(signal instanceof AbortSignal)) check.invalid("signal", signal, "Pass an AbortSignal, e.g. AbortSignal.timeout(1000).");
   return {
-    timeout: duration(where, "timeout", options.timeout, config.timeout),
-    deadline: duration(where, "deadline", options.deadline, config.deadline),
-    retry: options.retry === undefined ? config.retry : parseRetry(where, options.retry, config.retry ?? DEFAULT_RETRY),
+    timeout: check.duration("timeout", options.timeout, { default: config.timeout }),
+    deadline: check.duration("deadline", options.deadline, { default: config.deadline }),
+    retry: options.retry === undefined ? config.retry : parseRetry(check, options.retry, config.retry ?? DEFAULT_RETRY),
     signal,
   };
 }
 
-/** A bad base URL as quoted in an error: never a part that may hold a secret. */
-function shownBaseUrl(value: unknown): string {
-  if (typeof value !== "string") return describe(value);
-  // user:password@ may be in it: never quoted, even when it does not parse.
-  if (value.includes("@")) return 'a value containing "@" (not shown: it may hold credentials)';
-  // A query or fragment may carry a token: only the origin and path before it are quoted.
-  const cut = value.search(/[?#]/);
-  return cut === -1 ? describe(value) : `${describe(value.slice(0, cut))} (its query and fragment are left out of this message)`;
-}
-
-function parseBaseUrl(value: unknown, fromEnv: boolean): string {
-  const name = fromEnv ? "UNKEY_BASE_URL" : "option `baseUrl`";
-  const fail = (why: string) =>
-    new KeyServiceConfigError("baseUrl", `createClient: ${name} ${why}, got ${shownBaseUrl(value)}. Pass e.g. { baseUrl: "https://api.unkey.com" }.`);
-  if (typeof value !== "string") throw fail("must be a string");
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw fail("is not a valid URL");
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw fail("must use http: or https:");
-  if (url.username !== "" || url.password !== "") {
-    // Do not echo it: the URL carries credentials.
-    throw new KeyServiceConfigError("baseUrl", `createClient: ${name} must not contain credentials (user:password@). Pass the root key as { rootKey }.`);
-  }
-  if (url.search !== "" || url.hash !== "") throw fail("must not have a query or fragment");
-  return url.origin + url.pathname.replace(/\/+$/, "");
-}
-
-function parseRetry(where: string, value: RetryOptions | false | undefined, base: RetryPolicy): RetryPolicy | null {
+function parseRetry(check: OptionChecks, value: RetryOptions | false | undefined, base: RetryPolicy): RetryPolicy | null {
   if (value === false) return null;
   if (value === undefined) return base;
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new KeyServiceConfigError("retry", `${where}: option \`retry\` must be an object or false, got ${describe(value)}.`);
-  }
-  const factor = value.factor ?? base.factor;
-  if (typeof factor !== "number" || !Number.isFinite(factor) || factor < 1 || factor > 100) {
-    throw new KeyServiceConfigError("retry.factor", `${where}: option \`retry.factor\` must be a number from 1 to 100, got ${describe(factor)}.`);
-  }
-  const jitter = value.jitter ?? base.jitter;
-  if (typeof jitter !== "number" || !(jitter >= 0 && jitter <= 1)) {
-    throw new KeyServiceConfigError("retry.jitter", `${where}: option \`retry.jitter\` must be a number from 0 to 1, got ${describe(jitter)}.`);
-  }
+  const retry = check.object("retry", value, "Pass { attempts, initialDelay, factor, maxDelay, jitter } or false.")!;
   return Object.freeze({
-    attempts: integer(where, "retry.attempts", value.attempts, base.attempts, 1, 20),
-    initialDelay: integer(where, "retry.initialDelay", value.initialDelay, base.initialDelay, 0, MAX_TIMER_MS),
-    factor,
-    maxDelay: integer(where, "retry.maxDelay", value.maxDelay, base.maxDelay, 0, MAX_TIMER_MS),
-    jitter,
+    attempts: check.integer("retry.attempts", retry.attempts, { min: 1, max: 20, default: base.attempts }),
+    initialDelay: check.duration("retry.initialDelay", retry.initialDelay, { min: 0, default: base.initialDelay }),
+    factor: check.number("retry.factor", retry.factor, { min: 1, max: 100, default: base.factor }),
+    maxDelay: check.duration("retry.maxDelay", retry.maxDelay, { min: 0, default: base.maxDelay }),
+    jitter: check.number("retry.jitter", retry.jitter, { min: 0, max: 1, default: base.jitter }),
   });
-}
-
-function duration(where: string, name: string, value: unknown, fallback: number): number {
-  return integer(where, name, value, fallback, 1, MAX_TIMER_MS);
-}
-
-function integer(where: string, name: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
-    throw new KeyServiceConfigError(
-      name,
-      `${where}: option \`${name}\` must be an integer from ${min} to ${max}, got ${describe(value)}. Leave it undefined for the default (${fallback}).`,
-    );
-  }
-  return value;
 }
 
 /** Call settings with every default filled in. */
@@ -309,19 +225,19 @@ const PRESETS = new WeakMap<object, CallConfig>();
 
 /**
  * Normalises `timeout`, `deadline` and `retry` once (e.g. when `apiKeyAuth()` is created), over the
- * caller's own `defaults`: a bad value throws KeyServiceConfigError naming `where` and those
- * defaults. Returns the settings and frozen call options that this client's calls then use
+ * caller's own `defaults`: a bad value throws the caller's ConfigError (through its `check`) naming
+ * those defaults. Returns the settings and frozen call options that this client's calls then use
  * without checking them again.
  */
 export function normaliseCallSettings(
-  where: string,
+  check: OptionChecks,
   given: { timeout?: unknown; deadline?: unknown; retry?: unknown },
   defaults: { readonly timeout: number; readonly deadline: number; readonly retry: RetryPolicy },
 ): { settings: CallSettings; options: CallOptions } {
   const settings: CallSettings = Object.freeze({
-    timeout: duration(where, "timeout", given.timeout, defaults.timeout),
-    deadline: duration(where, "deadline", given.deadline, defaults.deadline),
-    retry: parseRetry(where, given.retry as RetryOptions | false | undefined, defaults.retry),
+    timeout: check.duration("timeout", given.timeout, { default: defaults.timeout }),
+    deadline: check.duration("deadline", given.deadline, { default: defaults.deadline }),
+    retry: parseRetry(check, given.retry as RetryOptions | false | undefined, defaults.retry),
   });
   const options: CallOptions = Object.freeze({ timeout: settings.timeout, deadline: settings.deadline, retry: settings.retry ?? false });
   PRESETS.set(options, Object.freeze({ ...settings, signal: undefined }));

@@ -1,8 +1,9 @@
 // Cursor-following iteration over every page of a list operation, bounded by a page count and
 // guarded against a server whose cursors never end or repeat.
 
+import { optionChecks } from "../option-checks";
 import type { Pagination } from "../protocol/types";
-import { KeyServiceResponseError } from "./errors";
+import { KeyServiceConfigError, KeyServiceResponseError } from "./errors";
 import type { CallOptions } from "./options";
 
 /** A page of a list operation: the items, with non-enumerable `requestId` and `pagination`. */
@@ -22,14 +23,12 @@ const DEFAULT_MAX_PAGES = 1000;
 export async function* paginate<T>(
   operation: string,
   fetchPage: (cursor: string | undefined) => Promise<Page<T>>,
-  maxPages: number = DEFAULT_MAX_PAGES,
+  maxPages?: number,
 ): AsyncGenerator<T, void, undefined> {
-  if (!Number.isInteger(maxPages) || maxPages < 1) {
-    throw new TypeError(`${operation}: option \`maxPages\` must be a positive integer, got ${String(maxPages)}.`);
-  }
+  const pages = optionChecks(operation, KeyServiceConfigError).integer("maxPages", maxPages, { min: 1, default: DEFAULT_MAX_PAGES });
   const seen = new Set<string>();
   let cursor: string | undefined;
-  for (let page = 1; page <= maxPages; page++) {
+  for (let page = 1; page <= pages; page++) {
     const items = await fetchPage(cursor);
     yield* items;
     const { hasMore, cursor: next } = items.pagination;
@@ -47,7 +46,7 @@ export async function* paginate<T>(
     seen.add(next);
     cursor = next;
   }
-  throw new KeyServiceResponseError(`${operation}: more than ${maxPages} pages; pass a larger maxPages if this is expected`, {
+  throw new KeyServiceResponseError(`${operation}: more than ${pages} pages; pass a larger maxPages if this is expected`, {
     operation,
     attempts: 1,
     status: 200,

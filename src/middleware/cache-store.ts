@@ -11,8 +11,8 @@
 // refused by `settle`, so a call in flight during a revoke can never put the old answer back.
 
 import { LRUCache } from "lru-cache";
-import { ConfigError, describeValue, optionNames } from "../config-error";
-import { findUnknownOptions, unknownOptionsMessage } from "../unknown-options";
+import { ConfigError, optionNames } from "../config-error";
+import { optionChecks } from "../option-checks";
 import type { InvalidationMessage } from "../protocol/invalidation";
 import type { VerifyKeyResult } from "../protocol/types";
 
@@ -187,15 +187,9 @@ const OPTION_NAMES = optionNames<MemoryStoreOptions>()({ max: true });
  * Throws `ConfigError` for a bad `max` or an unknown option name.
  */
 export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
-  if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new ConfigError("options", `memoryStore: options is ${describeValue(options)}; pass { max } or nothing.`);
-  }
-  const unknown = findUnknownOptions(Object.keys(options), OPTION_NAMES);
-  if (unknown !== undefined) throw new ConfigError(unknown.names[0]!, `memoryStore: ${unknownOptionsMessage(unknown, OPTION_NAMES)}`);
-  const max = options.max ?? 1000;
-  if (typeof max !== "number" || !Number.isInteger(max) || max < 1 || max > 2_147_483_647) {
-    throw new ConfigError("max", `memoryStore: max is ${describeValue(max)}; use a whole number ≥ 1.`);
-  }
+  const check = optionChecks("memoryStore", ConfigError);
+  check.unknownNames(Object.keys(check.options(options, "Pass { max } or nothing.")), OPTION_NAMES);
+  const max = check.integer("max", options.max, { min: 1, default: 1000 });
   // Wall-clock time, so that TTLs follow `Date.now()` (and fake timers in tests).
   const byKeyId = new Map<string, Set<string>>();
   const lru = new LRUCache<string, Kept>({

@@ -2,6 +2,7 @@
 // No service call. 401 when no key was verified, 403 `insufficient_scope` when the key falls short.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { optionChecks } from "../option-checks";
 import { evaluatePermissionQuery, parsePermissionQuery, type PermissionQuery } from "../protocol/permission-query";
 import { getApiKey, type VerifiedKey } from "./augment";
 import { insufficientScopeDenial, missingKeyDenial, scopeOf } from "./denials";
@@ -58,7 +59,7 @@ function parseQuery(guardName: string, query: string): PermissionQuery {
   try {
     return parsePermissionQuery(query);
   } catch (e) {
-    throw new ConfigError("query", `${guardName}: ${JSON.stringify(query)} is not a valid permission query: ${(e as Error).message}.`);
+    return optionChecks(guardName, ConfigError).fail("query", `${JSON.stringify(query)} is not a valid permission query: ${(e as Error).message}.`);
   }
 }
 
@@ -79,12 +80,11 @@ export function requirePermissions<Req extends IncomingMessage = IncomingMessage
 export function requireAnyPermission<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(
   ...permissions: string[]
 ): Guard<Req, Res> {
-  if (permissions.length === 0) {
-    throw new ConfigError("permissions", "requireAnyPermission: name at least one permission, e.g. requireAnyPermission(\"docs.read\").");
-  }
+  const check = optionChecks("requireAnyPermission", ConfigError);
+  if (permissions.length === 0) check.fail("permissions", 'name at least one permission, e.g. requireAnyPermission("docs.read").');
   for (const p of permissions) {
     if (typeof p !== "string" || parseQuery("requireAnyPermission", p).type !== "permission") {
-      throw new ConfigError("permissions", `requireAnyPermission: ${JSON.stringify(p)} is not a single permission name.`);
+      check.fail("permissions", `${JSON.stringify(p)} is not a single permission name.`);
     }
   }
   const query = permissions.join(" OR ");
@@ -104,7 +104,7 @@ export function requireRoles<Req extends IncomingMessage = IncomingMessage, Res 
   ...roles: string[]
 ): Guard<Req, Res> {
   if (roles.length === 0 || roles.some((r) => typeof r !== "string" || r === "")) {
-    throw new ConfigError("roles", `requireRoles: name one or more roles as non-empty strings, got ${JSON.stringify(roles)}.`);
+    optionChecks("requireRoles", ConfigError).fail("roles", `name one or more roles as non-empty strings, got ${JSON.stringify(roles)}.`);
   }
   return guard<Req, Res>(
     (key) => {
@@ -120,13 +120,9 @@ export function requireKey<Req extends IncomingMessage = IncomingMessage, Res ex
   predicate: (key: VerifiedKey, req: Req) => boolean | Promise<boolean>,
   options: RequireKeyOptions = {},
 ): Guard<Req, Res> {
-  if (typeof predicate !== "function") {
-    throw new ConfigError("predicate", "requireKey: pass a function (key, req) => boolean.");
-  }
-  const description = options.description ?? "This route's requirements";
-  if (typeof description !== "string" || description === "") {
-    throw new ConfigError("description", "requireKey: description must be a non-empty string.");
-  }
+  const check = optionChecks("requireKey", ConfigError);
+  if (typeof predicate !== "function") check.invalid("predicate", predicate, "Pass a function (key, req) => boolean.");
+  const description = check.string("description", options.description, { pattern: /./, default: "This route's requirements", fix: "Use a non-empty string." });
   return guard<Req, Res>(predicate, (realm) =>
     insufficientScopeDenial(realm, `The API key does not meet: ${description}.`),
   );

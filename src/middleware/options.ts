@@ -12,11 +12,12 @@ import {
 } from "../client";
 import { normaliseCallSettings, parseTelemetry, RETRY_OPTION_NAMES, type CallSettings } from "../client/options";
 import type { TelemetryOptions, TelemetrySettings } from "../client/telemetry";
-import { ConfigError, describeValue as show, optionNames } from "../config-error";
-import { defaultLogger, type Logger } from "../logger";
+import { ConfigError, optionNames } from "../config-error";
+import type { Logger } from "../logger";
+import { optionChecks, type OptionChecks } from "../option-checks";
 import { PermissionQuerySyntaxError } from "../protocol/permission-query";
 import type { VerifyKeyRequest } from "../protocol/types";
-import { givenOptionNames, warnUnknownOptions } from "../unknown-options";
+import { givenOptionNames } from "../unknown-options";
 import type { DenialContext } from "./denials";
 import type { KeyguardError } from "./errors";
 import type { ExtractOptions } from "./extract-key";
@@ -200,61 +201,32 @@ interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
   readonly onDecision: DecisionHandler<Req> | undefined;
 }
 
-const fail = (option: string, message: string): never => {
-  throw new ConfigError(option, `apiKeyAuth: ${message}`);
-};
-
-function bool(options: Record<string, unknown>, name: string, fallback: boolean): boolean {
-  const v = options[name];
-  if (v === undefined) return fallback;
-  return typeof v === "boolean" ? v : fail(name, `${name} is ${show(v)}; use true or false.`);
-}
-
-function millis(name: string, v: unknown, fallback: number, min: number): number {
-  if (v === undefined) return fallback;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > 2_147_483_647) {
-    return fail(name, `${name} is ${show(v)}; use a whole number of milliseconds ≥ ${min}.`);
-  }
-  return v;
-}
-
-function optionalFunction<T>(name: string, v: unknown): T | undefined {
-  if (v === undefined || typeof v === "function") return v as T | undefined;
-  return fail(name, `${name} is ${show(v)}; pass a function.`);
-}
+const check: OptionChecks = optionChecks("apiKeyAuth", ConfigError);
 
 function parseCache(v: unknown): (StoreSettings & { max: number | undefined }) | undefined {
   if (v === false) return undefined;
   if (v === undefined || v === true) return { ...DEFAULTS.cache, max: undefined };
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return fail("cache", `cache is ${show(v)}; use false or { ttl, negativeTtl, max }.`);
-  const c = v as Record<string, unknown>;
+  const c = check.object("cache", v, "Use false or { ttl, negativeTtl, max }.")!;
   return {
-    ttl: millis("cache.ttl", c.ttl, DEFAULTS.cache.ttl, 0),
-    negativeTtl: millis("cache.negativeTtl", c.negativeTtl, DEFAULTS.cache.negativeTtl, 0),
-    max: c.max === undefined ? undefined : millis("cache.max", c.max, DEFAULTS.cache.max, 1),
+    ttl: check.duration("cache.ttl", c.ttl, { min: 0, default: DEFAULTS.cache.ttl }),
+    negativeTtl: check.duration("cache.negativeTtl", c.negativeTtl, { min: 0, default: DEFAULTS.cache.negativeTtl }),
+    max: c.max === undefined ? undefined : check.integer("cache.max", c.max, { min: 1, default: DEFAULTS.cache.max }),
   };
 }
 
 function parseStore(v: unknown, cache: ReturnType<typeof parseCache>): Store | undefined {
   if (v === undefined) return cache === undefined ? undefined : memoryStore({ max: cache.max ?? DEFAULTS.cache.max });
-  const s = v as Partial<Store> | null;
-  if (typeof s !== "object" || s === null || typeof s.peek !== "function" || typeof s.lookup !== "function" ||
-    typeof s.settle !== "function" || typeof s.invalidate !== "function" || typeof s.subscribe !== "function") {
-    return fail("store", `store is ${show(v)}; pass memoryStore() or redisStore() (or an object implementing Store).`);
-  }
-  if (cache === undefined) return fail("store", "store has no effect with cache: false; remove one of them.");
-  if (cache.max !== undefined) return fail("cache", "cache.max is set by the store when you pass one: memoryStore({ max }) or redisStore({ max }).");
-  return s as Store;
+  const store = check.withMethods<Store>("store", v, ["peek", "lookup", "settle", "invalidate", "subscribe"], "Pass memoryStore() or redisStore() (or an object implementing Store).");
+  if (cache === undefined) return check.fail("store", "store has no effect with cache: false; remove one of them.");
+  if (cache.max !== undefined) return check.fail("cache", "cache.max is set by the store when you pass one: memoryStore({ max }) or redisStore({ max }).");
+  return store;
 }
 
 function parseHeader(v: unknown): { name: string | undefined; label: string } {
   if (v === false) return { name: undefined, label: "" };
-  const label = v === undefined ? DEFAULTS.header : v;
-  if (typeof label !== "string" || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(label)) {
-    return fail("header", `header is ${show(v)}; use a header name like "X-API-Key", or false.`);
-  }
+  const label = check.string("header", v, { pattern: /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, default: DEFAULTS.header, fix: 'Use a header name like "X-API-Key", or false.' });
   if (label.toLowerCase() === "authorization") {
-    return fail("header", 'header is "Authorization", which `bearer` already reads; pick another name or use false.');
+    return check.fail("header", 'header is "Authorization", which `bearer` already reads; pick another name or use false.');
   }
   return { name: label.toLowerCase(), label };
 }
@@ -267,13 +239,13 @@ function keyHint(extract: ExtractOptions, custom: boolean): string {
   return ways.length === 0 ? "send your API key" : `send it as ${ways.join(" or in ")}`;
 }
 
-/** Rethrows the client's ConfigError as apiKeyAuth's, keeping the option name and message. */
-function asOurs<T>(build: () => T, fallbackOption: string): T {
+/** Rethrows createClient()'s ConfigError as apiKeyAuth's, keeping the option name, the value shown and the fix. */
+function asOurs<T>(build: () => T): T {
   try {
     return build();
   } catch (e) {
-    const option = typeof (e as { option?: unknown }).option === "string" ? (e as { option: string }).option : fallbackOption;
-    return fail(option, (e as Error).message.replace(/^apiKeyAuth: /, ""));
+    if (!(e instanceof ConfigError)) throw e;
+    return check.fail(e.option, e.message.replace(/^createClient: /, ""), { shown: e.shown, fix: e.fix });
   }
 }
 
@@ -285,19 +257,19 @@ function buildClient(
 ): KeyServiceClient {
   if (options.client !== undefined) {
     if (typeof options.client !== "object" || options.client === null || typeof options.client.keys?.verifyKey !== "function") {
-      return fail("client", `client is ${show(options.client)}; pass createClient() from "keyguard/client".`);
+      return check.invalid("client", options.client, 'Pass createClient() from "keyguard/client".');
     }
     if (options.rootKey !== undefined || options.baseUrl !== undefined) {
-      return fail("client", "pass either client or rootKey/baseUrl, not both; the client already holds them.");
+      return check.fail("client", "pass either client or rootKey/baseUrl, not both; the client already holds them.");
     }
     if (telemetry !== undefined) {
-      return fail("telemetry", "telemetry is for the client apiKeyAuth() builds; with your own client, pass it to createClient({ telemetry }).");
+      return check.fail("telemetry", "telemetry is for the client apiKeyAuth() builds; with your own client, pass it to createClient({ telemetry }).");
     }
     return options.client;
   }
   const rootKey = options.rootKey ?? process.env.UNKEY_ROOT_KEY;
   if (typeof rootKey !== "string" || rootKey.trim() === "") {
-    return fail("rootKey", "no root key. Set UNKEY_ROOT_KEY or pass { rootKey } (or a prebuilt { client }).");
+    return check.fail("rootKey", "no root key. Set UNKEY_ROOT_KEY or pass { rootKey } (or a prebuilt { client }).");
   }
   // Failures are logged by the middleware, throttled; the client's per-call warnings go to debug.
   const clientLogger: Logger = {
@@ -316,7 +288,6 @@ function buildClient(
         retry: call.retry ?? false,
         ...(telemetry === undefined ? {} : { telemetry }),
       }),
-    "baseUrl",
   );
 }
 
@@ -326,7 +297,7 @@ function planShapeOnce<Req>(options: ShapeOptions<Req>): ShapePlan<Req> {
     return planShape(options);
   } catch (e) {
     if (!(e instanceof PermissionQuerySyntaxError)) throw e;
-    return fail("permissions", `permissions ${JSON.stringify(options.permissions)} is not a valid query: ${e.message}.`);
+    return check.fail("permissions", `permissions ${JSON.stringify(options.permissions)} is not a valid query: ${e.message}.`);
   }
 }
 
@@ -334,58 +305,47 @@ function planShapeOnce<Req>(options: ShapeOptions<Req>): ShapePlan<Req> {
 export function parseOptions<Req extends IncomingMessage, Res extends ServerResponse>(
   input: ApiKeyAuthOptions<Req, Res> | undefined,
 ): ApiKeyAuthConfig<Req, Res> {
-  if (input !== undefined && (typeof input !== "object" || input === null || Array.isArray(input))) {
-    fail("options", `options must be an object, got ${show(input)}.`);
-  }
-  const options = (input ?? {}) as ApiKeyAuthOptions<Req, Res> & Record<string, unknown>;
-  const logger = options.logger ?? defaultLogger;
-  if (typeof logger.warn !== "function" || typeof logger.error !== "function") {
-    fail("logger", "logger needs warn(fields, msg) and error(fields, msg) methods (pino works).");
-  }
-  warnUnknownOptions("apiKeyAuth", givenOptionNames(options, ["cache", "retry"]), KNOWN_NAMES, logger);
+  const options = check.options(input, "Pass an object such as { rootKey }, or nothing.") as ApiKeyAuthOptions<Req, Res> & Record<string, unknown>;
+  const logger = check.logger(options.logger);
+  check.unknownNames(givenOptionNames(options, ["cache", "retry"]), KNOWN_NAMES, logger);
 
   const header = parseHeader(options.header);
-  const extract: ExtractOptions = Object.freeze({ bearer: bool(options, "bearer", true), header: header.name, headerLabel: header.label });
-  const getKey = optionalFunction<(req: Req) => unknown>("getKey", options.getKey);
+  const extract: ExtractOptions = Object.freeze({ bearer: check.boolean("bearer", options.bearer, true), header: header.name, headerLabel: header.label });
+  const getKey = check.func<(req: Req) => unknown>("getKey", options.getKey, "(req) => key");
   if (getKey === undefined && !extract.bearer && extract.header === undefined) {
-    fail("header", "bearer is false and header is false, so no key could ever be read; enable one or pass getKey.");
+    check.fail("header", "bearer is false and header is false, so no key could ever be read; enable one or pass getKey.");
   }
 
-  const realm = options.realm ?? DEFAULTS.realm;
-  if (typeof realm !== "string" || !/^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/.test(realm)) {
-    fail("realm", `realm is ${show(realm)}; use printable ASCII without quotes or backslashes.`);
-  }
+  const realm = check.string("realm", options.realm, {
+    pattern: /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/,
+    default: DEFAULTS.realm,
+    fix: "Use printable ASCII without quotes or backslashes.",
+  });
 
-  if (typeof options.permissions !== "string") optionalFunction("permissions", options.permissions);
+  if (typeof options.permissions !== "string") check.func("permissions", options.permissions, "(req) => query, or a query string");
   const shapeProblem = (name: string, problem: string | undefined) =>
-    problem !== undefined && fail(name, `${name}${problem.startsWith("[") ? "" : " "}${problem}`);
+    problem !== undefined && check.fail(name, `${name}${problem.startsWith("[") ? "" : " "}${problem}`);
   if (typeof options.cost !== "function") shapeProblem("cost", checkCost(options.cost));
   if (typeof options.ratelimits !== "function") shapeProblem("ratelimits", checkRatelimits(options.ratelimits));
   if (typeof options.tags !== "function") shapeProblem("tags", checkTags(options.tags));
   // The static options are copied into the plan: later changes to the caller's arrays change nothing.
   const shape = planShapeOnce({ permissions: options.permissions, cost: options.cost, ratelimits: options.ratelimits, tags: options.tags });
 
-  const onServiceError = options.onServiceError ?? "closed";
-  if (onServiceError !== "closed" && onServiceError !== "open") {
-    fail("onServiceError", `onServiceError is ${show(onServiceError)}; use "closed" (503) or "open" (continue without a key).`);
-  }
-  const onDenied = optionalFunction<DeniedHandler<Req, Res>>("onDenied", options.onDenied);
-  const passErrors = bool(options, "passErrors", false);
-  if (onDenied !== undefined && passErrors) fail("passErrors", "pass either onDenied or passErrors: true, not both.");
+  const onServiceError = check.oneOf("onServiceError", options.onServiceError, ["closed", "open"], "closed", "closed answers 503, open continues without a key");
+  const onDenied = check.func<DeniedHandler<Req, Res>>("onDenied", options.onDenied, "(err, req, res, next)");
+  const passErrors = check.boolean("passErrors", options.passErrors, false);
+  if (onDenied !== undefined && passErrors) check.fail("passErrors", "pass either onDenied or passErrors: true, not both.");
 
-  const hideCredentials = bool(options, "hideCredentials", false);
+  const hideCredentials = check.boolean("hideCredentials", options.hideCredentials, false);
   if (hideCredentials && getKey !== undefined) {
-    fail(
+    check.fail(
       "hideCredentials",
       "hideCredentials: true has no effect with getKey (apiKeyAuth does not know where your getter read the key); remove hideCredentials and delete that value yourself, e.g. inside getKey.",
     );
   }
 
   // Normalised by the client's own function, over the middleware's defaults (named in its errors).
-  const call = asOurs(
-    () => normaliseCallSettings("apiKeyAuth", { timeout: options.timeout, deadline: options.deadline, retry: options.retry }, DEFAULTS),
-    "retry",
-  );
+  const call = normaliseCallSettings(check, { timeout: options.timeout, deadline: options.deadline, retry: options.retry }, DEFAULTS);
   const { timeout, deadline } = call.settings;
   if (timeout > deadline) {
     logger.warn(
@@ -393,9 +353,9 @@ export function parseOptions<Req extends IncomingMessage, Res extends ServerResp
       `apiKeyAuth: timeout (${timeout} ms) is longer than deadline (${deadline} ms); each attempt is cut to the time left of the deadline`,
     );
   }
-  const onDecision = optionalFunction<DecisionHandler<Req>>("onDecision", options.onDecision);
-  const telemetry = asOurs(() => parseTelemetry("apiKeyAuth", options.telemetry), "telemetry");
-  const staleIfError = options.staleIfError === false ? 0 : millis("staleIfError", options.staleIfError, 0, 0);
+  const onDecision = check.func<DecisionHandler<Req>>("onDecision", options.onDecision, "(decision, req)");
+  const telemetry = parseTelemetry(check, options.telemetry);
+  const staleIfError = options.staleIfError === false ? 0 : check.duration("staleIfError", options.staleIfError, { min: 0, default: 0 });
   const cache = parseCache(options.cache);
   const store = parseStore(options.store, cache);
 
@@ -405,17 +365,17 @@ export function parseOptions<Req extends IncomingMessage, Res extends ServerResp
     getKey,
     fixedShape: shape.fixed,
     resolveShape: shape.resolve,
-    optional: bool(options, "optional", false),
+    optional: check.boolean("optional", options.optional, false),
     denial: Object.freeze({
       policy: buildStatusPolicy(options.policy, logger),
       realm,
       keyHint: keyHint(extract, getKey !== undefined),
-      rateLimitHeaders: bool(options, "rateLimitHeaders", true),
+      rateLimitHeaders: check.boolean("rateLimitHeaders", options.rateLimitHeaders, true),
     }),
     onDenied,
     passErrors,
     hideCredentials,
-    allowPreflight: bool(options, "allowPreflight", true),
+    allowPreflight: check.boolean("allowPreflight", options.allowPreflight, true),
     onServiceError,
     staleIfError,
     staleMax: DEFAULTS.staleMax,

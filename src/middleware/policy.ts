@@ -2,6 +2,7 @@
 // Pure. The default table is frozen; user overrides are merged entry by entry at factory time.
 
 import type { Logger } from "../logger";
+import { optionChecks, type OptionChecks } from "../option-checks";
 import type { KnownVerifyCode } from "../protocol/types";
 import { findUnknownOptions } from "../unknown-options";
 import { ConfigError, ERROR_CODES } from "./errors";
@@ -99,7 +100,9 @@ export const STATUS_PRESETS = Object.freeze({
   }) as StatusPolicyOverrides,
 });
 
-const BEARER_ERRORS: ReadonlySet<string> = new Set(["invalid_request", "invalid_token", "insufficient_scope"]);
+const BEARER_ERRORS: readonly BearerError[] = Object.freeze(["invalid_request", "invalid_token", "insufficient_scope"]);
+
+const check: OptionChecks = optionChecks("apiKeyAuth", ConfigError);
 
 function errorForStatus(outcome: string, status: number): BearerError | undefined {
   if (outcome === "MISSING_KEY") return undefined;
@@ -112,18 +115,11 @@ function errorForStatus(outcome: string, status: number): BearerError | undefine
 function toRule(outcome: string, value: unknown): StatusRule {
   const where = `policy.${outcome}`;
   const raw = typeof value === "number" ? { status: value } : value;
-  if (typeof raw !== "object" || raw === null) {
-    throw new ConfigError("policy", `apiKeyAuth: ${where} is ${JSON.stringify(value)}; use a status like 401 or { status: 401, error: "invalid_token" }.`);
-  }
+  if (typeof raw !== "object" || raw === null) check.invalid(where, value, 'Use a status like 401 or { status: 401, error: "invalid_token" }.');
   const { status, error } = raw as { status?: unknown; error?: unknown };
-  if (typeof status !== "number" || !Number.isInteger(status) || status < 400 || status > 599) {
-    throw new ConfigError("policy", `apiKeyAuth: ${where}.status is ${JSON.stringify(status)}; a denial needs an integer status from 400 to 599.`);
-  }
-  if (error !== undefined && (typeof error !== "string" || !BEARER_ERRORS.has(error))) {
-    throw new ConfigError("policy", `apiKeyAuth: ${where}.error is ${JSON.stringify(error)}; use "invalid_request", "invalid_token", "insufficient_scope" or leave it out.`);
-  }
-  const bearerError = typeof value === "number" ? errorForStatus(outcome, status) : (error as BearerError | undefined);
-  return rule(status, bearerError);
+  const checked = check.integer(`${where}.status`, status, { min: 400, max: 599, note: "a denial's status" });
+  const bearerError = typeof value === "number" ? errorForStatus(outcome, checked) : check.oneOf(`${where}.error`, error, BEARER_ERRORS);
+  return rule(checked, bearerError);
 }
 
 /**
@@ -133,19 +129,17 @@ function toRule(outcome: string, value: unknown): StatusRule {
  */
 export function buildStatusPolicy(overrides: StatusPolicyOverrides | undefined, logger: Logger): StatusPolicy {
   if (overrides === undefined) return DEFAULT_STATUS_POLICY;
-  if (typeof overrides !== "object" || overrides === null || Array.isArray(overrides)) {
-    throw new ConfigError("policy", "apiKeyAuth: policy must be an object of overrides, e.g. { EXPIRED: 403 } or STATUS_PRESETS.forbidden.");
-  }
+  check.object("policy", overrides, "Pass an object of overrides, e.g. { EXPIRED: 403 } or STATUS_PRESETS.forbidden.");
   const table: Record<string, StatusRule> = { ...DEFAULT_STATUS_POLICY };
   for (const [outcome, value] of Object.entries(overrides)) {
     if (value === undefined) continue;
     const fixed = Object.hasOwn(FIXED_OUTCOMES, outcome) ? FIXED_OUTCOMES[outcome] : undefined;
     if (fixed !== undefined) {
       const hook = outcome === "VALID" ? "" : ` To answer it differently, use onDenied (err.code === "${outcome}").`;
-      throw new ConfigError("policy", `apiKeyAuth: policy.${outcome} cannot be set; ${fixed}.${hook} Remove it.`);
+      check.fail(`policy.${outcome}`, `policy.${outcome} cannot be set; ${fixed}.${hook} Remove it.`);
     }
     if (!/^[A-Z][A-Z0-9_]*$/.test(outcome)) {
-      throw new ConfigError("policy", `apiKeyAuth: policy key ${JSON.stringify(outcome)} is not a code; codes are upper case, e.g. EXPIRED or MISSING_KEY.`);
+      check.fail("policy", `policy key ${JSON.stringify(outcome)} is not a code; codes are upper case, e.g. EXPIRED or MISSING_KEY.`);
     }
     table[outcome] = toRule(outcome, value);
   }

@@ -15,9 +15,9 @@
 // that could not be sent are applied here at once and sent when Redis is back.
 
 import { randomUUID } from "node:crypto";
-import { ConfigError, describeValue, optionNames, type ConfigErrorDetails } from "../config-error";
-import { warnUnknownOptions } from "../unknown-options";
-import { createLogThrottle, defaultLogger, type Logger } from "../logger";
+import { ConfigError, optionNames } from "../config-error";
+import { createLogThrottle, type Logger } from "../logger";
+import { optionChecks, type OptionChecks } from "../option-checks";
 import {
   encodeInvalidation,
   invalidateAll,
@@ -160,41 +160,26 @@ interface RedisTicket extends Ticket {
   readonly at: number;
 }
 
-const fail = (option: string, message: string, details?: ConfigErrorDetails): never => {
-  throw new ConfigError(option, `redisStore: ${message}`, details);
-};
-
-function positive(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > 2_147_483_647) {
-    return fail(name, `${name} is ${describeValue(value)}; use a whole number ≥ 1.`);
-  }
-  return value;
-}
+const check: OptionChecks = optionChecks("redisStore", ConfigError);
 
 async function connect(options: RedisStoreOptions): Promise<RedisClientLike> {
-  if (options.client !== undefined) {
-    if (typeof options.client !== "object" || options.client === null || typeof options.client.duplicate !== "function") {
-      return fail("client", `client is ${describeValue(options.client)}; pass an ioredis client (new Redis(...)).`);
-    }
-    if (options.url !== undefined) return fail("url", "pass either client or url, not both.");
-    return options.client;
+  const client = check.withMethods<RedisClientLike>("client", options.client, ["duplicate"], "Pass an ioredis client (new Redis(...)).");
+  if (client !== undefined) {
+    if (options.url !== undefined) check.fail("url", "pass either client or url, not both.");
+    return client;
   }
-  if (typeof options.url !== "string" || !/^rediss?:\/\//.test(options.url)) {
-    // The URL may hold a password: never shown.
-    const shown = typeof options.url === "string" ? "<hidden>" : describeValue(options.url);
-    const fix = "use a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379";
-    return fail("url", `url is ${shown}; ${fix}, or pass { client } (an ioredis client).`, { shown, fix: `${fix}.` });
-  }
+  if (options.url === undefined) return check.fail("url", "pass { url } (e.g. redis://127.0.0.1:6379) or { client } (an ioredis client).");
+  // The URL may hold a password: only its kind is shown.
+  const url = check.url("url", options.url, { protocols: ["redis:", "rediss:"], example: "redis://127.0.0.1:6379" });
   let mod: { Redis?: unknown; default?: unknown };
   try {
     mod = (await import("ioredis")) as { Redis?: unknown; default?: unknown };
   } catch {
-    return fail("url", 'keyguard/redis needs the ioredis package: npm install ioredis (or pass { client }).');
+    return check.fail("url", 'keyguard/redis needs the ioredis package: npm install ioredis (or pass { client }).');
   }
   const Redis = (mod.Redis ?? mod.default) as new (url: string, options: Record<string, unknown>) => RedisConnection;
   // Only a template for the store's own connections: it never connects itself.
-  return new Redis(options.url, { lazyConnect: true });
+  return new Redis(url.href, { lazyConnect: true });
 }
 
 /**
@@ -209,18 +194,18 @@ async function connect(options: RedisStoreOptions): Promise<RedisClientLike> {
  * Throws `ConfigError` for a bad option; an unknown option name is warned about on `logger`.
  */
 export async function redisStore(options: RedisStoreOptions): Promise<RedisStore> {
-  if (typeof options !== "object" || options === null) fail("options", "pass { url } or { client }.");
-  const prefix = options.prefix ?? DEFAULTS.prefix;
-  if (typeof prefix !== "string" || !/^[\x21-\x7e]{0,64}$/.test(prefix)) {
-    const fix = 'use up to 64 printable ASCII characters without spaces, e.g. "keyguard:".';
-    fail("prefix", `prefix is ${describeValue(prefix)}; ${fix}`, { shown: describeValue(prefix), fix });
-  }
-  const max = positive("max", options.max, DEFAULTS.max);
-  const timeout = positive("timeout", options.timeout, DEFAULTS.timeout);
-  const leaseMs = positive("lease", options.lease, DEFAULTS.lease);
-  const logger = options.logger ?? defaultLogger;
-  if (typeof logger?.warn !== "function" || typeof logger.error !== "function") fail("logger", "logger needs warn() and error() methods.");
-  warnUnknownOptions("redisStore", Object.keys(options), OPTION_NAMES, logger);
+  if (options === undefined) check.fail("options", "pass { url } or { client }.");
+  check.options(options, "Pass { url } or { client }.");
+  const prefix = check.string("prefix", options.prefix, {
+    pattern: /^[\x21-\x7e]{0,64}$/,
+    default: DEFAULTS.prefix,
+    fix: 'Use up to 64 printable ASCII characters without spaces, e.g. "keyguard:".',
+  });
+  const max = check.integer("max", options.max, { min: 1, default: DEFAULTS.max });
+  const timeout = check.duration("timeout", options.timeout, { default: DEFAULTS.timeout });
+  const leaseMs = check.duration("lease", options.lease, { default: DEFAULTS.lease });
+  const logger = check.logger(options.logger);
+  check.unknownNames(Object.keys(options), OPTION_NAMES, logger);
   const template = await connect(options);
 
   const channel = `${prefix}${INVALIDATION_CHANNEL_SUFFIX}`;

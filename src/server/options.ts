@@ -2,11 +2,11 @@
 // LocalServiceConfigError naming the option, the bad value and the fix.
 import { readFileSync } from "node:fs";
 import { ConfigError, type ConfigErrorDetails } from "../config-error";
-import { defaultLogger, type Logger } from "../logger";
+import type { Logger } from "../logger";
+import { HIDDEN, Hidden, optionChecks, type OptionChecks } from "../option-checks";
 import { ENCRYPTION_KEY_ENV, parseEncryptionKey } from "./domain/key-vault";
 import type { InvalidationPublisher } from "../protocol/invalidation";
 import type { Store } from "./storage/seam";
-import { warnUnknownOptions } from "../unknown-options";
 
 export interface LocalKeyServiceOptions {
   /**
@@ -166,22 +166,27 @@ const KNOWN: readonly string[] = Object.freeze(
 
 const KEY_FORMS = "Use 32 bytes written as 64 hex digits or as base64, e.g. from `openssl rand -base64 32`.";
 
+/** The checks of the service's options and of its stores' (each store names itself). */
+export function serviceChecks(where = "keyguard/local"): OptionChecks {
+  return optionChecks(where, (option, message, details) => new LocalServiceConfigError(message, { ...details, option }));
+}
+
+const check: OptionChecks = serviceChecks();
+
 /** The key-encryption key from `encryptionKey`, `encryptionKeyFile` or the environment. Never echoes it. */
 function encryptionKeyOf(options: LocalKeyServiceOptions, env: NodeJS.ProcessEnv): Buffer | undefined {
   const { encryptionKey, encryptionKeyFile } = options;
   if (encryptionKey !== undefined && encryptionKeyFile !== undefined) {
-    fail("encryptionKeyFile", encryptionKeyFile, "Pass either encryptionKey or encryptionKeyFile, not both.");
+    check.invalid("encryptionKeyFile", encryptionKeyFile, "Pass either encryptionKey or encryptionKeyFile, not both.");
   }
   let text: unknown;
   let source: string;
   if (encryptionKeyFile !== undefined) {
-    if (typeof encryptionKeyFile !== "string" || encryptionKeyFile.trim() === "") {
-      fail("encryptionKeyFile", encryptionKeyFile, "Pass the path of a file holding the key.");
-    }
+    const file = check.string("encryptionKeyFile", encryptionKeyFile, { pattern: /\S/, fix: "Pass the path of a file holding the key." });
     try {
-      text = readFileSync(encryptionKeyFile, "utf8");
+      text = readFileSync(file, "utf8");
     } catch (err) {
-      fail("encryptionKeyFile", encryptionKeyFile, `The file cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"}).`);
+      check.invalid("encryptionKeyFile", file, `The file cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"}).`);
     }
     source = "encryptionKeyFile";
   } else if (encryptionKey !== undefined) {
@@ -194,41 +199,34 @@ function encryptionKeyOf(options: LocalKeyServiceOptions, env: NodeJS.ProcessEnv
   }
   const key = typeof text === "string" ? parseEncryptionKey(text) : undefined;
   // The value is a secret: never echo it.
-  if (!key) fail(source, HIDDEN, KEY_FORMS, source === "encryptionKeyFile" ? `${source} (its content)` : source);
+  if (!key) check.invalid(source, HIDDEN, KEY_FORMS, source === "encryptionKeyFile" ? `${source} (its content)` : source);
   return key;
 }
 
-/** What a message shows in place of a value it must not echo (a secret, a URL that may hold a password), as it is: `<hidden>`. */
-class Placeholder {
-  constructor(readonly text: string) {}
-}
-const HIDDEN = new Placeholder("<hidden>");
-const A_URL = new Placeholder("<a URL, hidden>");
-
-/** Throws the error for `option`; `label` is how the message names it (default: the option's name). */
-function fail(option: string, value: unknown, fix: string, label = option): never {
-  const shown =
-    value instanceof Placeholder ? value.text : typeof value === "string" ? JSON.stringify(value) : typeof value === "function" ? "a function" : String(value);
-  throw new LocalServiceConfigError(`keyguard/local: invalid option ${label} = ${shown}. ${fix}`, { option, shown, fix });
-}
+/** A connection URL as the service's messages show it: never (it may hold a password). */
+const A_URL = new Hidden("<a URL, hidden>");
 
 /** `postgres` and `redis`: both or neither, and then neither `dataFile` nor `store`. URLs are never echoed. */
 function parseShared(options: LocalKeyServiceOptions, dataFile: string | undefined, store: Store | undefined): LocalServiceConfig["postgres"] {
-  const { postgres, redis, postgresSchema } = options;
-  const hidden = (v: unknown) => (typeof v === "string" ? A_URL : v);
-  if (postgres !== undefined && (typeof postgres !== "string" || postgres.trim() === "")) {
-    fail("postgres", hidden(postgres), "Pass a URL such as postgres://user:password@127.0.0.1:5432/keyguard.");
-  }
-  if (redis !== undefined && (typeof redis !== "string" || redis.trim() === "")) fail("redis", hidden(redis), "Pass a URL such as redis://127.0.0.1:6379.");
+  const { postgresSchema } = options;
+  const url = (option: "postgres" | "redis", example: string) => {
+    const value = options[option];
+    if (value !== undefined && (typeof value !== "string" || value.trim() === "")) {
+      check.invalid(option, typeof value === "string" ? A_URL : value, `Pass a URL such as ${example}.`);
+    }
+    return value;
+  };
+  const postgres = url("postgres", "postgres://user:password@127.0.0.1:5432/keyguard");
+  const redis = url("redis", "redis://127.0.0.1:6379");
   if (postgres === undefined && redis === undefined) {
-    if (postgresSchema !== undefined) fail("postgresSchema", postgresSchema, "It applies only with postgres and redis; pass those too or drop it.");
+    if (postgresSchema !== undefined) check.invalid("postgresSchema", postgresSchema, "It applies only with postgres and redis; pass those too or drop it.");
     return undefined;
   }
-  if (postgres === undefined) fail("redis", A_URL, "Pass postgres too: PostgreSQL holds the state, Redis only the rate-limit counters.");
-  if (redis === undefined) fail("postgres", A_URL, "Pass redis too: PostgreSQL holds the state, Redis the rate-limit counters.");
-  if (dataFile !== undefined) fail("dataFile", dataFile, "Pass either dataFile or postgres and redis, not both.");
-  if (store !== undefined) fail("store", new Placeholder("<a Store>"), "Pass either store or postgres and redis, not both.");
-  if (postgresSchema !== undefined && typeof postgresSchema !== "string") fail("postgresSchema", postgresSchema, 'Pass a schema name such as "keyguard".');
+  if (postgres === undefined) return check.invalid("redis", A_URL, "Pass postgres too: PostgreSQL holds the state, Redis only the rate-limit counters.");
+  if (redis === undefined) return check.invalid("postgres", A_URL, "Pass redis too: PostgreSQL holds the state, Redis the rate-limit counters.");
+  if (dataFile !== undefined) check.invalid("dataFile", dataFile, "Pass either dataFile or postgres and redis, not both.");
+  if (store !== undefined) check.invalid("store", new Hidden("<a Store>"), "Pass either store or postgres and redis, not both.");
+  if (postgresSchema !== undefined && typeof postgresSchema !== "string") check.invalid("postgresSchema", postgresSchema, 'Pass a schema name such as "keyguard".');
   return Object.freeze({ postgres, redis, schema: postgresSchema });
 }
 
@@ -238,79 +236,57 @@ const METRICS_KEYS: readonly string[] = Object.keys({ token: true, processMetric
 function parseMetrics(metrics: LocalKeyServiceOptions["metrics"]): LocalServiceConfig["metrics"] {
   if (metrics === undefined || metrics === false) return undefined;
   if (metrics === true) return Object.freeze({ token: undefined, processMetrics: true });
-  if (typeof metrics !== "object" || metrics === null || Array.isArray(metrics)) {
-    fail("metrics", metrics, "Pass true, false or { token, processMetrics }.");
-  }
-  const unknown = Object.keys(metrics).find((k) => !METRICS_KEYS.includes(k));
-  if (unknown !== undefined) fail(`metrics.${unknown}`, new Placeholder("<given>"), `metrics takes ${METRICS_KEYS.join(" and ")}.`);
-  const { token, processMetrics = true } = metrics;
+  const given = check.object("metrics", metrics, "Pass true, false or { token, processMetrics }.")!;
+  check.unknownNames(Object.keys(given).map((k) => `metrics.${k}`), METRICS_KEYS.map((k) => `metrics.${k}`));
   // The token is a secret: never echo it.
-  if (token !== undefined && (typeof token !== "string" || !/^[\x21-\x7e]{16,512}$/.test(token))) {
-    fail("metrics.token", HIDDEN, "Use 16..512 printable characters without spaces, e.g. from `openssl rand -base64 24`.");
-  }
-  if (typeof processMetrics !== "boolean") fail("metrics.processMetrics", processMetrics, "Pass true or false.");
-  return Object.freeze({ token, processMetrics });
+  const token = check.string("metrics.token", given.token, {
+    pattern: /^[\x21-\x7e]{16,512}$/,
+    secret: true,
+    optional: true,
+    fix: "Use 16..512 printable characters without spaces, e.g. from `openssl rand -base64 24`.",
+  });
+  return Object.freeze({ token, processMetrics: check.boolean("metrics.processMetrics", given.processMetrics, true) });
 }
 
-export function parseOptions(options: LocalKeyServiceOptions = {}, env: NodeJS.ProcessEnv = process.env): LocalServiceConfig {
-  if (typeof options !== "object" || options === null) fail("options", options, "Pass an object or nothing.");
-  const logger = options.logger ?? defaultLogger;
-  if (typeof logger.warn !== "function" || typeof logger.error !== "function") {
-    fail("logger", logger, "Pass an object with warn(fields, msg) and error(fields, msg) methods.");
-  }
-  warnUnknownOptions("keyguard/server", Object.keys(options), KNOWN, logger);
-  const rootKey = options.rootKey ?? (env.UNKEY_ROOT_KEY || undefined);
+export function parseOptions(input: LocalKeyServiceOptions = {}, env: NodeJS.ProcessEnv = process.env): LocalServiceConfig {
+  const options = check.options(input, "Pass an object or nothing.") as LocalKeyServiceOptions;
+  const logger = check.logger(options.logger);
+  check.unknownNames(Object.keys(options), KNOWN, logger);
   // The client's rule (createClient, apiKeyAuth, the console): a key it cannot send in a header is of no use.
-  if (rootKey !== undefined && (typeof rootKey !== "string" || !/^[\x21-\x7e]{8,512}$/.test(rootKey))) {
-    // The value is a secret: never echo it.
-    fail(
-      options.rootKey !== undefined ? "rootKey" : "UNKEY_ROOT_KEY",
-      HIDDEN,
-      "Use 8..512 visible ASCII characters (no spaces, control or non-ASCII characters), or leave it unset to generate one.",
-    );
-  }
-  const now = options.now ?? Date.now;
-  if (typeof now !== "function") fail("now", now, "Pass a function returning Unix milliseconds, e.g. () => Date.now().");
-  const dataFile = options.dataFile;
-  if (dataFile !== undefined && (typeof dataFile !== "string" || dataFile.trim() === "")) {
-    fail("dataFile", dataFile, "Pass a file path, or leave it unset to keep state in memory.");
-  }
+  const rootKey = check.string(options.rootKey !== undefined ? "rootKey" : "UNKEY_ROOT_KEY", options.rootKey ?? (env.UNKEY_ROOT_KEY || undefined), {
+    pattern: /^[\x21-\x7e]{8,512}$/,
+    secret: true,
+    fix: "Use 8..512 visible ASCII characters (no spaces, control or non-ASCII characters), or leave it unset to generate one.",
+    optional: true,
+  });
+  const now = check.func<() => number>("now", options.now, "returning Unix milliseconds, e.g. () => Date.now()") ?? Date.now;
+  const dataFile = check.string("dataFile", options.dataFile, { pattern: /\S/, fix: "Pass a file path, or leave it unset to keep state in memory.", optional: true });
   const store = options.store;
   if (store !== undefined) {
     const s = store as Partial<Store> | null;
     if (typeof s !== "object" || s === null || typeof s.transaction !== "function" || typeof s.direct !== "object" || typeof s.close !== "function") {
-      throw new LocalServiceConfigError(
-        "keyguard/local: invalid option store: it is not a Store (transaction, direct, close). " +
-          "Pass a Store, e.g. memoryStore() from keyguard/local, or leave it unset.",
-        { option: "store" },
-      );
+      check.invalid("store", store, "It is not a Store (transaction, direct, close). Pass a Store, e.g. memoryStore() from keyguard/local, or leave it unset.");
     }
-    if (dataFile !== undefined) fail("dataFile", dataFile, "Pass either dataFile or store, not both.");
+    if (dataFile !== undefined) check.invalid("dataFile", dataFile, "Pass either dataFile or store, not both.");
   }
   const postgres = parseShared(options, dataFile, store);
-  const port = options.port ?? 0;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) fail("port", port, "Use an integer 0..65535 (0 picks any free one).");
-  const host = options.host ?? "127.0.0.1";
-  if (typeof host !== "string" || host === "") fail("host", host, 'Use an address such as "127.0.0.1".');
+  const port = check.integer("port", options.port ?? 0, { min: 0, max: 65535, note: "0 picks any free one" });
+  const host = check.string("host", options.host, { pattern: /./, default: "127.0.0.1", fix: 'Use an address such as "127.0.0.1".' });
   const encryptionKey = encryptionKeyOf(options, env);
-  const storeKeys = options.storeKeys ?? false;
-  if (typeof storeKeys !== "boolean") fail("storeKeys", storeKeys, "Pass true or false.");
+  const storeKeys = check.boolean("storeKeys", options.storeKeys, false);
   if (storeKeys && !encryptionKey) {
-    fail("storeKeys", storeKeys, `Storing keys needs a key-encryption key: set ${ENCRYPTION_KEY_ENV}, encryptionKey or encryptionKeyFile.`);
+    check.invalid("storeKeys", storeKeys, `Storing keys needs a key-encryption key: set ${ENCRYPTION_KEY_ENV}, encryptionKey or encryptionKeyFile.`);
   }
-  const trustProxy = options.trustProxy ?? false;
-  if (typeof trustProxy !== "boolean") fail("trustProxy", trustProxy, "Pass true or false.");
-  const invalidate = options.invalidate;
-  if (invalidate !== undefined && (typeof invalidate !== "object" || invalidate === null || typeof invalidate.invalidate !== "function")) {
-    fail("invalidate", invalidate, "Pass an object with an invalidate(message) method, e.g. await redisStore({ url }) from keyguard/redis.");
-  }
+  const trustProxy = check.boolean("trustProxy", options.trustProxy, false);
+  const invalidate = check.withMethods<InvalidationPublisher>(
+    "invalidate",
+    options.invalidate,
+    ["invalidate"],
+    "Pass an object with an invalidate(message) method, e.g. await redisStore({ url }) from keyguard/redis.",
+  );
   const metrics = parseMetrics(options.metrics);
-  const withConsole = options.console ?? false;
-  if (typeof withConsole !== "boolean") fail("console", withConsole, "Pass true to serve the web console at /, or false.");
-  const retentionDays = options.verificationRetentionDays ?? 30;
-  if (!Number.isInteger(retentionDays) || retentionDays < 1 || retentionDays > 3650) {
-    fail("verificationRetentionDays", retentionDays, "Use a whole number of days 1..3650 (default 30).");
-  }
+  const withConsole = check.boolean("console", options.console, false);
+  const retentionDays = check.integer("verificationRetentionDays", options.verificationRetentionDays, { min: 1, max: 3650, default: 30, unit: "days" });
   const verificationRetentionMs = retentionDays * 86_400_000;
   return Object.freeze({ rootKey, now, dataFile, store, postgres, port, host, logger, encryptionKey, storeKeys, trustProxy, invalidate, verificationRetentionMs, console: withConsole, metrics });
 }

@@ -120,7 +120,7 @@ describe("keyguard serve", () => {
       [["serve", "--port", "http"], /--port must be an integer/],
       [["serve", "--nope"], /Unknown option '--nope'/],
       [["launch"], /unknown command "launch"/],
-      [["serve", "--port", "65536"], /invalid --port = 65536\. Use an integer 0\.\.65535/],
+      [["serve", "--port", "65536"], /invalid --port = 65536\. Use a whole number 0\.\.65535 \(0 picks any free one\)\./],
       [["serve", "--root-key", "short"], /invalid --root-key = <hidden>\. Use 8\.\.512 visible ASCII characters/],
       [["serve"], /invalid UNKEY_ROOT_KEY = <hidden>\. Use 8\.\.512/],
       [["serve", "--store-keys"], /invalid --store-keys = true\. Storing keys needs a key-encryption key: set KEYGUARD_ENCRYPTION_KEY, .*--encryption-key-file\./],
@@ -151,11 +151,11 @@ describe("keyguard serve", () => {
 
   it("bad --invalidate-redis / --invalidate-prefix values exit with code 2, naming the flag (or variable), never the URL", async () => {
     const cases: Array<[string[], Record<string, string>, string]> = [
-      [["serve", "--invalidate-redis", "http://u:pw-secret@127.0.0.1:6379"], {}, "invalid --invalidate-redis = <hidden>. Use a redis:// or rediss:// URL"],
+      [["serve", "--invalidate-redis", "http://u:pw-secret@127.0.0.1:6379"], {}, "invalid --invalidate-redis = <a http: URL>. Use a redis:// or rediss:// URL"],
       [["serve", "--invalidate-redis", "redis://127.0.0.1:6379", "--invalidate-prefix", "has space"], {}, 'invalid --invalidate-prefix = "has space". Use up to 64 printable ASCII characters without spaces, e.g. "keyguard:".'],
       [["serve", "--invalidate-redis", "redis://127.0.0.1:6379", "--invalidate-prefix", "p".repeat(65)], {}, "invalid --invalidate-prefix = \"ppp"],
-      [["serve"], { KEYGUARD_INVALIDATE_REDIS_URL: "https://u:pw-secret@cache" }, "invalid KEYGUARD_INVALIDATE_REDIS_URL = <hidden>. Use a redis:// or rediss:// URL"],
-      [["serve", "--postgres", "postgres://127.0.0.1:1/x", "--redis", "http://u:pw-secret@cache"], {}, "invalid --redis = <hidden>. Use a redis:// or rediss:// URL"],
+      [["serve"], { KEYGUARD_INVALIDATE_REDIS_URL: "https://u:pw-secret@cache" }, "invalid KEYGUARD_INVALIDATE_REDIS_URL = <a https: URL>. Use a redis:// or rediss:// URL"],
+      [["serve", "--postgres", "postgres://127.0.0.1:1/x", "--redis", "http://u:pw-secret@cache"], {}, "invalid --redis = <a http: URL>. Use a redis:// or rediss:// URL"],
     ];
     const results = await Promise.all(cases.map(([args, env]) => run([...args, "--no-console", "--port", "0"], env)));
     results.forEach((res, i) => {

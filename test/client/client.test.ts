@@ -167,6 +167,14 @@ describe("listAll*", () => {
     };
     await expect(run()).rejects.toMatchObject({ code: "KEY_SERVICE_INVALID_RESPONSE", message: expect.stringContaining("more than 3 pages") });
     expect(seen).toEqual(["role_1", "role_2", "role_3"]);
+    const refused = async () => {
+      for await (const _ of testClient({ baseUrl: s.url }).permissions.listAllRoles({}, { maxPages: 0 })) void _;
+    };
+    await expect(refused()).rejects.toMatchObject({
+      code: "KEY_SERVICE_CONFIG_ERROR",
+      option: "maxPages",
+      message: "permissions.listRoles: invalid option maxPages = 0. Use a whole number 1..2147483647 (default 1000).",
+    });
   });
 
   it("apis.listAllKeys sends apiId on every page", async () => {

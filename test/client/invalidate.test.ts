@@ -69,6 +69,6 @@ describe("createClient({ invalidate })", () => {
 
   it("refuses an invalidate option without an invalidate() method", () => {
     expect(() => createClient({ rootKey: "root", logger: silentLogger, invalidate: {} as never })).toThrow(KeyServiceConfigError);
-    expect(() => createClient({ rootKey: "root", logger: silentLogger, invalidate: {} as never })).toThrow(/option `invalidate` must have an invalidate\(message\) method/);
+    expect(() => createClient({ rootKey: "root", logger: silentLogger, invalidate: {} as never })).toThrow(/invalid option invalidate = an object\. Pass an object with an invalidate\(message\) method/);
   });
 });

@@ -82,7 +82,7 @@ describe("defaults", () => {
 describe("misconfiguration", () => {
   it.each([
     ["baseUrl", { baseUrl: "not a url" }, "not a url"],
-    ["baseUrl", { baseUrl: "ftp://example.com" }, "http: or https:"],
+    ["baseUrl", { baseUrl: "ftp://example.com" }, "Use an http:// or https:// URL"],
     ["baseUrl", { baseUrl: "http://example.com/?x=1" }, "query"],
     ["timeout", { timeout: 0 }, "timeout"],
     ["timeout", { timeout: "5000" }, "timeout"],
@@ -92,7 +92,7 @@ describe("misconfiguration", () => {
     ["retry.factor", { retry: { factor: 0.5 } }, "retry.factor"],
     ["retry.jitter", { retry: { jitter: 2 } }, "retry.jitter"],
     ["retry", { retry: true }, "retry"],
-    ["retry", { retry: [] }, "must be an object or false, got an array"],
+    ["retry", { retry: [] }, "invalid option retry = an array. Pass { attempts, initialDelay, factor, maxDelay, jitter } or false."],
     ["fetch", { fetch: "fetch" }, "fetch"],
     ["logger", { logger: {} }, "logger"],
     ["maxResponseBytes", { maxResponseBytes: 0 }, "maxResponseBytes"],
@@ -125,9 +125,9 @@ describe("misconfiguration", () => {
 
   it("per-call options are checked too", () => {
     const config = parseClientOptions({ rootKey: "r" }, {});
-    expect(() => resolveCallOptions(config, { timeout: -5 }, "keys.verifyKey")).toThrow(/keys\.verifyKey: option `timeout`/);
+    expect(() => resolveCallOptions(config, { timeout: -5 }, "keys.verifyKey")).toThrow(/keys\.verifyKey: invalid option timeout = -5\./);
     expect(() => resolveCallOptions(config, { tiemout: 5 } as never, "keys.verifyKey")).toThrow(
-      "keys.verifyKey: unknown call option `tiemout`. Known: timeout, deadline, retry, signal.",
+      "keys.verifyKey: unknown option tiemout (did you mean timeout?); the options are timeout, deadline, retry, signal.",
     );
     expect(() => resolveCallOptions(config, { signal: {} } as never, "keys.verifyKey")).toThrow(/signal/);
     expect(resolveCallOptions(config, { timeout: 10, retry: { attempts: 2 } }, "op")).toMatchObject({ timeout: 10, deadline: 31_000, retry: { attempts: 2, factor: 2 } });

@@ -170,16 +170,16 @@ describe("no secret in any error or log line", () => {
   });
 
   it.each([
-    ["https://proxy.example/?token=SECRET123", "must not have a query or fragment", '"https://proxy.example/"'],
-    ["https://proxy.example/prefix#SECRET123", "must not have a query or fragment", '"https://proxy.example/prefix"'],
-    ["https://proxy.example?token=SECRET123#x", "must not have a query or fragment", '"https://proxy.example"'],
-    ["ftp://proxy.example/files?token=SECRET123", "must use http: or https:", '"ftp://proxy.example/files"'],
-    ["not a url?token=SECRET123", "is not a valid URL", '"not a url"'],
-  ])("a base URL's query or fragment is left out of the error: %s", (baseUrl, why, shown) => {
-    const expected = `createClient: option \`baseUrl\` ${why}, got ${shown} (its query and fragment are left out of this message). Pass e.g. { baseUrl: "https://api.unkey.com" }.`;
+    ["https://proxy.example/?token=SECRET123", '"https://proxy.example/"', "Take the query and fragment out of it, e.g. https://api.unkey.com."],
+    ["https://proxy.example/prefix#SECRET123", '"https://proxy.example/prefix"', "Take the query and fragment out of it, e.g. https://api.unkey.com."],
+    ["https://proxy.example?token=SECRET123#x", '"https://proxy.example"', "Take the query and fragment out of it, e.g. https://api.unkey.com."],
+    ["ftp://proxy.example/files?token=SECRET123", '"ftp://proxy.example/files"', "Use an http:// or https:// URL such as https://api.unkey.com."],
+    ["not a url?token=SECRET123", '"not a url"', "It is not a valid URL; pass one such as https://api.unkey.com."],
+  ])("a base URL's query or fragment is left out of the error: %s", (baseUrl, shown, fix) => {
+    const expected = `createClient: invalid option baseUrl = ${shown} (its query and fragment are left out of this message). ${fix}`;
     expect(() => parseClientOptions({ rootKey: "r", baseUrl }, {})).toThrow(expected);
     // From the environment, the same.
-    expect(() => parseClientOptions({ rootKey: "r" }, { UNKEY_BASE_URL: baseUrl })).toThrow(expected.replace("option `baseUrl`", "UNKEY_BASE_URL"));
+    expect(() => parseClientOptions({ rootKey: "r" }, { UNKEY_BASE_URL: baseUrl })).toThrow(expected.replace("option baseUrl", "option UNKEY_BASE_URL"));
     let err: unknown;
     try {
       createClient({ rootKey: "r", baseUrl });

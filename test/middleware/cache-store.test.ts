@@ -170,13 +170,13 @@ describe("memoryStore", () => {
     for (const max of [0, -1, 1.5, "10", Number.NaN, Infinity]) {
       const err = refusal({ max });
       expect(err, String(max)).toBeInstanceOf(ConfigError);
-      expect(err).toMatchObject({ option: "max", message: expect.stringMatching(/^memoryStore: max is .+; use a whole number ≥ 1\.$/) });
+      expect(err).toMatchObject({ option: "max", message: expect.stringMatching(/^memoryStore: invalid option max = .+\. Use a whole number 1\.\.2147483647 \(default 1000\)\.$/) });
     }
     expect(refusal({ maxx: 10 })).toMatchObject({
       option: "maxx",
       message: "memoryStore: unknown option maxx (did you mean max?); the options are max.",
     });
-    expect(refusal([])).toMatchObject({ option: "options", message: "memoryStore: options is an array; pass { max } or nothing." });
+    expect(refusal([])).toMatchObject({ option: "options", message: "memoryStore: invalid option options = an array. Pass { max } or nothing." });
     expect(refusal({ max: 1 })).toBeUndefined();
   });
 });

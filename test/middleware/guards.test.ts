@@ -82,7 +82,7 @@ describe("guards", () => {
     expect(() => requireAnyPermission()).toThrow(/at least one/);
     expect(() => requireAnyPermission("a OR b")).toThrow(/not a single permission/);
     expect(() => requireRoles()).toThrow(ConfigError);
-    expect(() => requireKey("x" as never)).toThrow(/pass a function/);
+    expect(() => requireKey("x" as never)).toThrow('requireKey: invalid option predicate = "x". Pass a function (key, req) => boolean.');
   });
 });
 

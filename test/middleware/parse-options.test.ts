@@ -60,40 +60,40 @@ describe("parseOptions", () => {
     const client = createClient({ rootKey: "root_key_for_tests", baseUrl: "http://127.0.0.1:9", logger: silentLogger });
     expect(parseOptions({ client, logger: silentLogger }).client).toBe(client);
     expect(() => parseOptions({ client, rootKey: "x", logger: silentLogger })).toThrow(/either client or rootKey/);
-    expect(() => parseOptions({ client: {} as never, logger: silentLogger })).toThrow(/client is an object; pass createClient/);
+    expect(() => parseOptions({ client: {} as never, logger: silentLogger })).toThrow(/invalid option client = an object\. Pass createClient/);
   });
 
   it.each([
     [{ baseUrl: "ftp://example" }, "baseUrl"],
-    [{ timeout: 0 }, "apiKeyAuth: option `timeout` must be an integer from 1 to 2147483647, got 0. Leave it undefined for the default (1000)."],
-    [{ deadline: 1.5 }, /option `deadline` must be an integer .* got 1\.5\. Leave it undefined for the default \(2500\)/],
-    [{ cache: { ttl: -1 } }, /cache\.ttl is -1/],
-    [{ cache: "yes" }, /cache is "yes"/],
-    [{ cache: [] }, "apiKeyAuth: cache is an array; use false or { ttl, negativeTtl, max }."],
-    [{ retry: [] }, "apiKeyAuth: option `retry` must be an object or false, got an array."],
-    [{ staleIfError: "1m" }, /staleIfError is "1m"/],
-    [{ header: "X API Key" }, /header is "X API Key"/],
+    [{ timeout: 0 }, "apiKeyAuth: invalid option timeout = 0. Use a whole number of milliseconds 1..2147483647 (default 1000)."],
+    [{ deadline: 1.5 }, /invalid option deadline = 1\.5\. Use a whole number of milliseconds .*\(default 2500\)/],
+    [{ cache: { ttl: -1 } }, /invalid option cache\.ttl = -1/],
+    [{ cache: "yes" }, /invalid option cache = "yes"/],
+    [{ cache: [] }, "apiKeyAuth: invalid option cache = an array. Use false or { ttl, negativeTtl, max }."],
+    [{ retry: [] }, "apiKeyAuth: invalid option retry = an array. Pass { attempts, initialDelay, factor, maxDelay, jitter } or false."],
+    [{ staleIfError: "1m" }, /invalid option staleIfError = "1m"/],
+    [{ header: "X API Key" }, /invalid option header = "X API Key"/],
     [{ header: "authorization" }, /bearer` already reads/],
     [{ bearer: false, header: false }, /no key could ever be read/],
-    [{ realm: 'a"b' }, /realm is/],
+    [{ realm: 'a"b' }, /invalid option realm = /],
     [{ permissions: "docs.read AND" }, /permissions "docs.read AND" is not a valid query/],
     [{ cost: -1 }, /cost is -1/],
     [{ ratelimits: [{ limit: 1 }] }, /ratelimits\[0\] needs a non-empty name/],
     [{ tags: Array(21).fill("t") }, /tags is/],
-    [{ onServiceError: "fail" }, /onServiceError is "fail"/],
+    [{ onServiceError: "fail" }, /invalid option onServiceError = "fail"\. Use "closed" or "open"/],
     [{ onDenied: () => {}, passErrors: true }, /either onDenied or passErrors/],
-    [{ optional: "yes" }, /optional is "yes"/],
-    [{ policy: { EXPIRED: 99 } }, /policy\.EXPIRED\.status is 99/],
+    [{ optional: "yes" }, /invalid option optional = "yes"\. Pass true or false\./],
+    [{ policy: { EXPIRED: 99 } }, /invalid option policy\.EXPIRED\.status = 99\./],
     [{ policy: { SERVICE_UNAVAILABLE: 500 } }, /policy\.SERVICE_UNAVAILABLE cannot be set/],
     [{ policy: { VERIFICATION_FAILED: 503 } }, /policy\.VERIFICATION_FAILED cannot be set/],
     [{ policy: { INSUFFICIENT_SCOPE: 401 } }, /policy\.INSUFFICIENT_SCOPE cannot be set/],
-    [{ retry: 3 }, "apiKeyAuth: option `retry` must be an object or false, got 3."],
-    [{ retry: { attempts: 0 } }, "apiKeyAuth: option `retry.attempts` must be an integer from 1 to 20, got 0. Leave it undefined for the default (2)."],
-    [{ retry: { jitter: 2 } }, /option `retry\.jitter` must be a number from 0 to 1, got 2/],
-    [{ store: {} }, /store is an object; pass memoryStore\(\) or redisStore\(\)/],
+    [{ retry: 3 }, "apiKeyAuth: invalid option retry = 3. Pass { attempts, initialDelay, factor, maxDelay, jitter } or false."],
+    [{ retry: { attempts: 0 } }, "apiKeyAuth: invalid option retry.attempts = 0. Use a whole number 1..20 (default 2)."],
+    [{ retry: { jitter: 2 } }, /invalid option retry\.jitter = 2\. Use a number 0\.\.1/],
+    [{ store: {} }, /invalid option store = an object\. Pass memoryStore\(\) or redisStore\(\)/],
     [{ store: memoryStore(), cache: false }, /store has no effect with cache: false/],
     [{ store: memoryStore(), cache: { max: 5 } }, /cache\.max is set by the store/],
-    [{ getKey: "header" }, /getKey is "header"; pass a function/],
+    [{ getKey: "header" }, /invalid option getKey = "header"\. Pass a function/],
     [{ getKey: () => "k", hideCredentials: true }, /hideCredentials: true has no effect with getKey/],
   ] as Array<[Record<string, unknown>, string | RegExp]>)("rejects %j", (bad, message) => {
     expect(() => parseOptions({ ...ok, ...bad } as ApiKeyAuthOptions)).toThrow(ConfigError);
@@ -110,7 +110,7 @@ describe("parseOptions", () => {
       }
       expect(err).toBeInstanceOf(ConfigError);
       expect(err).toMatchObject({ option: "baseUrl" });
-      expect((err as Error).message).toMatch(/must not have a query or fragment, got "[^"?#]+" \(its query and fragment are left out of this message\)/);
+      expect((err as Error).message).toMatch(/invalid option baseUrl = "[^"?#]+" \(its query and fragment are left out of this message\)\. Take the query and fragment out/);
       expect(JSON.stringify({ message: (err as Error).message, ...(err as object) })).not.toContain("SECRET123");
     }
   });
@@ -178,7 +178,7 @@ describe("parseOptions", () => {
   it("refuses retry: { attempts: 0 } with a prebuilt client when it is built, naming the middleware's default (2)", () => {
     const client = createClient({ rootKey: "root_key_for_tests", baseUrl: "http://127.0.0.1:9", logger: silentLogger });
     expect(() => apiKeyAuth({ client, logger: silentLogger, retry: { attempts: 0 } })).toThrow(
-      "apiKeyAuth: option `retry.attempts` must be an integer from 1 to 20, got 0. Leave it undefined for the default (2).",
+      "apiKeyAuth: invalid option retry.attempts = 0. Use a whole number 1..20 (default 2).",
     );
   });
 

@@ -354,7 +354,7 @@ describe("the metrics option", () => {
       ["yes", /invalid option metrics = "yes"\. Pass true, false or \{ token, processMetrics \}/],
       [{ token: "short" }, /invalid option metrics\.token = <hidden>\. Use 16\.\.512 printable characters/],
       [{ token: "has a space in it, sixteen+" }, /invalid option metrics\.token = <hidden>\./],
-      [{ tokn: "metrics-token-0123456789" }, /invalid option metrics\.tokn .*metrics takes token and processMetrics/],
+      [{ tokn: "metrics-token-0123456789" }, /unknown option metrics\.tokn \(did you mean metrics\.token\?\); the options are metrics\.token, metrics\.processMetrics\./],
       [{ processMetrics: "no" }, /invalid option metrics\.processMetrics = "no"\. Pass true or false/],
     ];
     for (const [metrics, message] of bad) {

@@ -100,7 +100,7 @@ describe("startLocalKeyService", () => {
     }
     await expect(createLocalKeyService({ dataFile: " " })).rejects.toThrow(/dataFile/);
     await expect(createLocalKeyService({ logger: {} as never })).rejects.toThrow(/logger/);
-    await expect(createLocalKeyService({ store: {} as never })).rejects.toThrow(/invalid option store: it is not a Store.*memoryStore\(\)/);
+    await expect(createLocalKeyService({ store: {} as never })).rejects.toThrow(/invalid option store = an object\. It is not a Store \(transaction, direct, close\)\. .*memoryStore\(\)/);
     await expect(createLocalKeyService({ store: memoryStore(), dataFile: "x.json" })).rejects.toThrow(/either dataFile or store/);
   });
 

@@ -7,8 +7,7 @@ import type { Pool, PoolClient } from "pg";
 import type * as IoredisModule from "ioredis";
 import type { Redis, RedisOptions } from "ioredis";
 import { optionNames } from "../../../config-error";
-import { findUnknownOptions, unknownOptionsMessage } from "../../../unknown-options";
-import { LocalServiceConfigError } from "../../options";
+import { serviceChecks } from "../../options";
 import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
 import type { Store, StoreTx, VerificationEvent } from "../seam";
 import { appendEvents, deleteEventsBefore, queryEvents } from "./events";
@@ -55,45 +54,24 @@ interface Config {
   timeoutMs: number;
 }
 
-function fail(option: string, shown: string, fix: string): never {
-  throw new LocalServiceConfigError(`keyguard/local: invalid option ${option} = ${shown}. ${fix}`, { option, shown, fix });
-}
-
-/** Checks a connection URL without ever echoing it (it may hold a password). */
-function parseUrl(option: string, value: unknown, protocols: readonly string[], example: string): URL {
-  if (typeof value !== "string" || value.trim() === "") fail(option, typeof value === "string" ? '""' : String(value), `Pass a URL such as ${example}.`);
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    fail(option, "<not a URL>", `Pass a URL such as ${example}.`);
-  }
-  if (!protocols.includes(url.protocol)) {
-    fail(option, `<a ${url.protocol} URL>`, `Use a ${protocols.map((p) => `${p}//`).join(" or ")} URL such as ${example}.`);
-  }
-  return url;
-}
-
 const OPTION_NAMES = optionNames<PostgresStoreOptions>()({ postgres: true, redis: true, schema: true, redisPrefix: true, poolSize: true, timeoutMs: true });
+const check = serviceChecks("keyguard/local: postgresStore");
 
-function parseConfig(options: PostgresStoreOptions): Config & { pgWhere: string; redisWhere: string } {
-  if (typeof options !== "object" || options === null || Array.isArray(options)) fail("options", Array.isArray(options) ? "an array" : String(options), "Pass { postgres, redis }.");
-  const unknown = findUnknownOptions(Object.keys(options), OPTION_NAMES);
-  if (unknown !== undefined) {
-    throw new LocalServiceConfigError(`keyguard/local: postgresStore: ${unknownOptionsMessage(unknown, OPTION_NAMES)}`, { option: unknown.names[0] });
-  }
-  const pgUrl = parseUrl("postgres", options.postgres, ["postgres:", "postgresql:"], "postgres://user:password@127.0.0.1:5432/keyguard");
-  const redisUrl = parseUrl("redis", options.redis, ["redis:", "rediss:"], "redis://127.0.0.1:6379");
-  const schema = options.schema ?? "keyguard";
-  if (typeof schema !== "string" || !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema)) {
-    fail("schema", JSON.stringify(schema), "Use 1..63 letters, digits or _, not starting with a digit.");
-  }
-  const redisPrefix = options.redisPrefix ?? `keyguard:${schema}:`;
-  if (typeof redisPrefix !== "string" || redisPrefix === "") fail("redisPrefix", JSON.stringify(redisPrefix), 'Use a non-empty string such as "keyguard:".');
-  const poolSize = options.poolSize ?? 10;
-  if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000) fail("poolSize", String(poolSize), "Use an integer 1..1000.");
-  const timeoutMs = options.timeoutMs ?? 5000;
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 100) fail("timeoutMs", String(timeoutMs), "Use an integer number of milliseconds, at least 100.");
+function parseConfig(input: PostgresStoreOptions): Config & { pgWhere: string; redisWhere: string } {
+  if (input === undefined) check.fail("options", "pass { postgres, redis }.");
+  const options = check.options(input, "Pass { postgres, redis }.") as unknown as PostgresStoreOptions;
+  check.unknownNames(Object.keys(options), OPTION_NAMES);
+  // Connection URLs hold passwords: only their kind is shown.
+  const pgUrl = check.url("postgres", options.postgres, { protocols: ["postgres:", "postgresql:"], example: "postgres://user:password@127.0.0.1:5432/keyguard" });
+  const redisUrl = check.url("redis", options.redis, { protocols: ["redis:", "rediss:"], example: "redis://127.0.0.1:6379" });
+  const schema = check.string("schema", options.schema, {
+    pattern: /^[A-Za-z_][A-Za-z0-9_]{0,62}$/,
+    default: "keyguard",
+    fix: "Use 1..63 letters, digits or _, not starting with a digit.",
+  });
+  const redisPrefix = check.string("redisPrefix", options.redisPrefix, { pattern: /./, default: `keyguard:${schema}:`, fix: 'Use a non-empty string such as "keyguard:".' });
+  const poolSize = check.integer("poolSize", options.poolSize, { min: 1, max: 1000, default: 10 });
+  const timeoutMs = check.duration("timeoutMs", options.timeoutMs, { min: 100, default: 5000 });
   return {
     postgres: options.postgres,
     redis: options.redis,

@@ -2,9 +2,8 @@
 // WAL, every operation one transaction (BEGIN IMMEDIATE … COMMIT) serialised by an async mutex;
 // credits charged by one UPDATE … RETURNING; rate-limit counters in a table of their own; WAL
 // checkpoints in a worker thread (checkpointer.ts).
-import { describeValue, optionNames } from "../../../config-error";
-import { findUnknownOptions, unknownOptionsMessage } from "../../../unknown-options";
-import { LocalServiceConfigError } from "../../options";
+import { optionNames } from "../../../config-error";
+import { LocalServiceConfigError, serviceChecks } from "../../options";
 import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
 import { StoreUnavailableError, type Store, type StoreTx, type VerificationEvent } from "../seam";
 import { Mutex } from "../mutex";
@@ -48,6 +47,7 @@ export interface SqliteStore extends Store {
 }
 
 const OPTION_NAMES = optionNames<SqliteStoreOptions>()({ driver: true, synchronous: true, busyTimeoutMs: true });
+const check = serviceChecks("keyguard/local: sqliteStore");
 
 /**
  * Opens (creating when absent) the SQLite data file `file`: takes its lock (one process per file),
@@ -57,32 +57,18 @@ const OPTION_NAMES = optionNames<SqliteStoreOptions>()({ driver: true, synchrono
  */
 export async function sqliteStore(file: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
   if (typeof file !== "string" || file.trim() === "" || file === ":memory:") {
-    throw new LocalServiceConfigError(`keyguard/local: sqliteStore needs a file path, got ${JSON.stringify(file)}.`);
+    check.invalid("file", file, "Pass the path of a file (not :memory:); it is created when absent.");
   }
-  if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new LocalServiceConfigError(`keyguard/local: invalid option options = ${describeValue(options)}. Pass an object such as { synchronous: "full" }, or nothing.`, { option: "options" });
-  }
-  const unknown = findUnknownOptions(Object.keys(options), OPTION_NAMES);
-  if (unknown !== undefined) {
-    throw new LocalServiceConfigError(`keyguard/local: sqliteStore: ${unknownOptionsMessage(unknown, OPTION_NAMES)}`, { option: unknown.names[0] });
-  }
-  const synchronous = options.synchronous ?? "normal";
-  if (synchronous !== "normal" && synchronous !== "full") {
-    throw new LocalServiceConfigError(`keyguard/local: invalid option synchronous = ${JSON.stringify(synchronous)}. Use "normal" or "full".`, { option: "synchronous" });
-  }
-  const busyTimeoutMs = options.busyTimeoutMs ?? 250;
-  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
-    throw new LocalServiceConfigError(`keyguard/local: invalid option busyTimeoutMs = ${String(busyTimeoutMs)}. Use an integer >= 0.`, { option: "busyTimeoutMs" });
-  }
-  if (options.driver !== undefined && options.driver !== "node:sqlite" && options.driver !== "better-sqlite3") {
-    throw new LocalServiceConfigError(`keyguard/local: invalid option driver = ${JSON.stringify(options.driver)}. Use "node:sqlite" or "better-sqlite3", or leave it unset.`, { option: "driver" });
-  }
+  check.unknownNames(Object.keys(check.options(options, 'Pass an object such as { synchronous: "full" }, or nothing.')), OPTION_NAMES);
+  const synchronous = check.oneOf("synchronous", options.synchronous, ["normal", "full"], "normal");
+  const busyTimeoutMs = check.duration("busyTimeoutMs", options.busyTimeoutMs, { min: 0, default: 250 });
+  const driver = check.oneOf("driver", options.driver, ["node:sqlite", "better-sqlite3"]);
   checkFileKind(file);
-  const settings: ConnectionSettings = { driver: options.driver, synchronous, busyTimeoutMs };
+  const settings: ConnectionSettings = { driver, synchronous, busyTimeoutMs };
   // What the open has taken so far, given back in reverse order should a later step fail.
   const acquired: Array<() => unknown> = [];
   try {
-    const lock = await lockDataFile(file, options.driver);
+    const lock = await lockDataFile(file, driver);
     acquired.push(() => lock.close());
     const db = await openDataFile(file, settings);
     acquired.push(() => db.close());

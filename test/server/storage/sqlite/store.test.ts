@@ -112,8 +112,8 @@ describe("the SQLite data file", () => {
   });
 
   it("rejects bad options with a message naming them", async () => {
-    await expect(sqliteStore("")).rejects.toThrow(/needs a file path/);
-    await expect(sqliteStore(":memory:")).rejects.toThrow(/needs a file path/);
+    await expect(sqliteStore("")).rejects.toThrow('keyguard/local: sqliteStore: invalid option file = "". Pass the path of a file (not :memory:)');
+    await expect(sqliteStore(":memory:")).rejects.toThrow(/invalid option file = ":memory:"\. Pass the path of a file/);
     await expect(sqliteStore(fresh(), { synchronous: "off" as "full" })).rejects.toThrow(/synchronous = "off"/);
     await expect(sqliteStore(fresh(), { busyTimeoutMs: -1 })).rejects.toThrow(/busyTimeoutMs = -1/);
     await expect(sqliteStore(fresh(), { driver: "sqlite3" as "node:sqlite" })).rejects.toThrow(/driver = "sqlite3". Use "node:sqlite" or "better-sqlite3"/);
