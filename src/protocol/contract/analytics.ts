@@ -1,0 +1,19 @@
+// The analytics.* operation: SQL over the verification events of the root key's workspace.
+import Type from "typebox";
+import { strict, text } from "./fields";
+
+export const GetVerificationsRequest = strict({
+  /**
+   * SQL over `key_verifications_v1`, e.g.
+   * `SELECT outcome, count(*) AS total FROM key_verifications_v1 WHERE time >= now() - INTERVAL 1 DAY GROUP BY outcome`.
+   * Its length limit is checked by the query's parser (production's invalid_analytics_query), not here.
+   */
+  query: text(1_000_000, { minLength: 0 }),
+});
+
+/** One row of an analytics answer: the selected columns by name (numbers as numbers, `tags` as an array). */
+export const AnalyticsRow = Type.Record(Type.String(), Type.Unknown());
+
+export const analyticsOperations = {
+  "analytics.getVerifications": { request: GetVerificationsRequest, response: Type.Array(AnalyticsRow) },
+} as const;
