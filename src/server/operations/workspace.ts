@@ -8,9 +8,7 @@ import { newId } from "../domain/ids";
 import { generateKey } from "../domain/key-material";
 import { defineExtension } from "./operation";
 import { pageOf } from "../domain/pagination";
-import * as s from "./schemas";
 import type { RootKeyRecord } from "../storage/seam";
-import { arr, obj, str } from "./validate";
 
 interface ApiListItem {
   id: string;
@@ -32,7 +30,6 @@ function rootKeyView(r: RootKeyRecord): RootKeyItem {
 /** The APIs of the root key's workspace it may read (`api.*.read_api` or `api.<id>.read_api`). */
 export const listApisOperation = defineExtension<{ cursor?: string; limit?: number }, ApiListItem[]>({
   access: "read",
-  schema: obj({ ...s.listFields() }),
   async run(ctx, body) {
     const ws = ctx.root.workspaceId;
     const page = await pageOf(
@@ -51,7 +48,6 @@ export const listApisOperation = defineExtension<{ cursor?: string; limit?: numb
  */
 export const createRootKeyOperation = defineExtension<{ name?: string; permissions: string[] }, { keyId: string; key: string }>({
   access: "write",
-  schema: obj({ name: str({ max: 256 }), permissions: arr(str({ max: 512 }), { min: 1, max: 1000 }) }, ["permissions"]),
   refine(body) {
     return body.permissions.flatMap((p, i) =>
       PERMISSION_TUPLE.test(p)
@@ -86,7 +82,6 @@ export const createRootKeyOperation = defineExtension<{ name?: string; permissio
 
 export const listRootKeysOperation = defineExtension<{ cursor?: string; limit?: number }, RootKeyItem[]>({
   access: "read",
-  schema: obj({ ...s.listFields() }),
   async run(ctx, body) {
     requirePermission(ctx.root, ["workspace.*.read_root_key"]);
     const ws = ctx.root.workspaceId;
@@ -98,7 +93,6 @@ export const listRootKeysOperation = defineExtension<{ cursor?: string; limit?: 
 /** Deletes a root key of the caller's workspace; not the one making the request. */
 export const deleteRootKeyOperation = defineExtension<{ keyId: string }, Record<string, never>>({
   access: "write",
-  schema: obj({ keyId: s.id() }, ["keyId"]),
   async run(ctx, body) {
     requirePermission(ctx.root, ["workspace.*.delete_root_key"]);
     const record = await ctx.tx.get("rootKeys", body.keyId);
