@@ -1,6 +1,6 @@
 // The analytics.* operation: SQL over the verification events of the root key's workspace.
-import Type from "typebox";
-import { strict, text } from "./fields";
+import * as Type from "typebox";
+import { freeForm, strict, text } from "./fields";
 
 export const GetVerificationsRequest = strict({
   /**
@@ -12,7 +12,7 @@ export const GetVerificationsRequest = strict({
 });
 
 /** One row of an analytics answer: the selected columns by name (numbers as numbers, `tags` as an array). */
-export const AnalyticsRow = Type.Record(Type.String(), Type.Unknown());
+export const AnalyticsRow = freeForm();
 
 export const analyticsOperations = {
   "analytics.getVerifications": { request: GetVerificationsRequest, response: Type.Array(AnalyticsRow) },

@@ -1,5 +1,5 @@
 // The apis.* operations, keyguard's own apis.listApis included.
-import Type from "typebox";
+import * as Type from "typebox";
 import { id, listFields, strict, text } from "./fields";
 import { EmptyData, KeyInfo } from "./resources";
 

@@ -1,6 +1,6 @@
 // Request fields shared by several operations, with the limits the service enforces: ids, slugs,
 // metadata, credits, rate limits, paging. `x-fix` is keyguard's own keyword: the remedy a 400 gives.
-import Type from "typebox";
+import * as Type from "typebox";
 
 /** Deepest nesting of objects and arrays accepted in free-form metadata (the object itself is level 1). */
 export const MAX_META_DEPTH = 32;
@@ -44,12 +44,15 @@ export const ExternalId = text(255, {
   "x-fix": "Use letters, digits and _ . - only (e.g. a user id, not an e-mail address).",
 });
 
+/**
+ * A free-form JSON object. Written as plain JSON Schema rather than `Type.Record`, whose builder
+ * would bring TypeBox's type engine (about 40 KB) into the middleware's bundle.
+ */
+export const freeForm = (options: Record<string, unknown> = {}) =>
+  Type.Unsafe<Record<string, unknown>>({ type: "object", additionalProperties: true, ...options });
+
 /** Free-form JSON metadata of a key or an identity: at most 100 top-level fields, 32 levels, 64 KiB of JSON. */
-export const Meta = Type.Record(Type.String(), Type.Unknown(), {
-  maxProperties: 100,
-  "x-maxDepth": MAX_META_DEPTH,
-  "x-maxJsonBytes": MAX_META_BYTES,
-});
+export const Meta = freeForm({ maxProperties: 100, "x-maxDepth": MAX_META_DEPTH, "x-maxJsonBytes": MAX_META_BYTES });
 
 /** A role name in a key's `roles[]`, createRole, getRole and deleteRole. */
 export const RoleName = text(128);

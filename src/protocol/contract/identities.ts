@@ -1,5 +1,5 @@
 // The identities.* operations: an identity groups keys under the caller's `externalId`.
-import Type from "typebox";
+import * as Type from "typebox";
 import { ExternalId, listFields, Meta, RatelimitList, strict, text } from "./fields";
 import { EmptyData, Identity } from "./resources";
 

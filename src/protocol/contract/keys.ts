@@ -1,5 +1,5 @@
 // The keys.* operations: request bodies (with the limits the service enforces) and answers.
-import Type from "typebox";
+import * as Type from "typebox";
 import { MAX_PERMISSION_QUERY_LENGTH } from "../permission-query";
 import {
   Credits,

@@ -1,5 +1,5 @@
 // The permissions.* operations: permissions and roles of a workspace.
-import Type from "typebox";
+import * as Type from "typebox";
 import { listFields, RoleName, Slug, strict, text } from "./fields";
 import { EmptyData, Permission, Role } from "./resources";
 

@@ -1,5 +1,5 @@
 // The ratelimit.* operations: sliding-window limits per namespace and identifier, and overrides.
-import Type from "typebox";
+import * as Type from "typebox";
 import { listFields, MAX_LIMIT_DURATION, strict, text } from "./fields";
 import { EmptyData } from "./resources";
 

@@ -1,10 +1,10 @@
 // What answers carry: keys, identities, permissions, roles, rate-limit states. Unknown fields
 // are allowed in answers (a client must tolerate a newer server), so these objects are not strict.
-import Type from "typebox";
-import { CreditsRefill } from "./fields";
+import * as Type from "typebox";
+import { CreditsRefill, freeForm } from "./fields";
 
 /** Free-form JSON metadata attached to a key or an identity. */
-export const MetaData = Type.Record(Type.String(), Type.Unknown());
+export const MetaData = freeForm();
 
 /** Verification outcome codes the protocol names. The list is open: treat an unknown code as invalid. */
 export const KnownVerifyCode = Type.Enum(["VALID", "NOT_FOUND", "FORBIDDEN", "INSUFFICIENT_PERMISSIONS", "USAGE_EXCEEDED", "RATE_LIMITED", "DISABLED", "EXPIRED"]);

@@ -1,5 +1,5 @@
 // keyguard's own rootKeys.* operations (production manages root keys in its dashboard only).
-import Type from "typebox";
+import * as Type from "typebox";
 import { id, listFields, strict, text } from "./fields";
 import { CreatedKey, EmptyData } from "./resources";
 

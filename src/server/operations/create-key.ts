@@ -16,7 +16,7 @@ import {
 import type { KeyVault } from "../domain/key-vault";
 import { defineOperation } from "./operation";
 import { NOT_FOUND_API, canCreateOn, requireStorage, requireVault } from "../domain/recoverable";
-import * as s from "./schemas";
+import * as s from "../../protocol/contract/cross-field";
 import type { CreditsRecord, KeyRecord } from "../storage/seam";
 
 type CreateKeyBody = CreateKeyRequest & CreateKeyFlatCredits;

@@ -6,7 +6,7 @@ import { newId } from "../domain/ids";
 import { requireIdentity, toRatelimitRecords } from "../domain/lookup";
 import { defineOperation } from "./operation";
 import { matchesSearch, pageOf } from "../domain/pagination";
-import * as s from "./schemas";
+import * as s from "../../protocol/contract/cross-field";
 import type { IdentityRecord } from "../storage/seam";
 import { identityView } from "../domain/views";
 

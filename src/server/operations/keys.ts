@@ -13,7 +13,7 @@ import {
 } from "../domain/lookup";
 import { defineOperation, type OpContext } from "./operation";
 import { plaintextOf, requireDecrypt } from "../domain/recoverable";
-import * as s from "./schemas";
+import * as s from "../../protocol/contract/cross-field";
 import type { KeyRecord } from "../storage/seam";
 import { keyInfoView } from "../domain/views";
 import { cleanRefill } from "./create-key";

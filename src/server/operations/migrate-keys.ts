@@ -8,7 +8,7 @@ import { DEFAULT_BYTE_LENGTH } from "../domain/key-material";
 import { findMigration, migrationNotFound } from "../domain/key-migrations";
 import { apiNotFound, ensurePermissions, findApi, findRole, toRatelimitRecords, upsertIdentity } from "../domain/lookup";
 import { defineOperation, type OpContext } from "./operation";
-import * as s from "./schemas";
+import * as s from "../../protocol/contract/cross-field";
 import type { CreditsRecord, KeyMigrationRecord, KeyRecord } from "../storage/seam";
 import { cleanRefill } from "./create-key";
 

@@ -1,6 +1,6 @@
 // Operation keys.verifyKey (its body schema is in the contract); the checks themselves live in ../domain/verification.ts.
 import { defineOperation } from "./operation";
-import { checkUniqueNames } from "./schemas";
+import { checkUniqueNames } from "../../protocol/contract/cross-field";
 import { verifyKey } from "../domain/verification";
 
 export const verifyKeyOperation = defineOperation("keys.verifyKey", {

@@ -1,6 +1,6 @@
-// Checks across fields that the contract's schemas cannot say (credits, unique rate-limit names),
-// used by the operations' `refine`. The schemas themselves are in src/protocol/contract.
-import type { ValidationErrorDetail } from "../../protocol/types";
+// Checks across fields that JSON Schema cannot say (credits, unique rate-limit names): the service
+// runs them after the schema (an operation's `refine`), the middleware on its rate-limit options.
+import type { ValidationErrorDetail } from "../types";
 
 /** Monthly refills need `refillDay`; a refill needs a limited balance. */
 export function checkCredits(
