@@ -24,7 +24,7 @@ export const strict = <P extends Type.TProperties>(properties: P) => Type.Object
 export const nullable = <T extends Type.TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 /** A permission slug: 1..128 of letters, digits and `_ : - . *`. */
-export const Slug = text(128, { pattern: "^[A-Za-z0-9_:\\-.*]+$", "x-fix": "Use letters, digits and _ : - . * only." });
+export const Slug = text(128, { pattern: "^[a-zA-Z0-9_:\\-\\.\\*]+$", "x-fix": "Use letters, digits and _ : - . * only." });
 
 /** A resource id as production checks it: 3..255 of letters, digits and `_` (`min` 8 for getApi/deleteApi). */
 export const id = (minLength = 3) =>
@@ -69,7 +69,7 @@ export const RatelimitRequest = strict({
 /** The rate limits of a key or an identity: at most 50, names unique (checked beside the operations). */
 export const RatelimitList = Type.Array(RatelimitRequest, { maxItems: 50 });
 
-export const RefillInterval = Type.Enum(["daily", "monthly"]);
+export const RefillInterval = Type.Enum(["daily", "monthly"], { type: "string" });
 
 export const CreditsRefill = strict({
   interval: RefillInterval,

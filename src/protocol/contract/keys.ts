@@ -38,7 +38,7 @@ export const VerifyKeyRequest = strict({
   ),
   tags: Type.Optional(Type.Array(text(512), { maxItems: 20 })),
   /** Id of a key migration: lets keys imported with `keys.migrateKeys` in another hash form verify. */
-  migrationId: Type.Optional(text(256, { minLength: 0 })),
+  migrationId: Type.Optional(Type.String({ maxLength: 256 })),
 });
 
 export const VerifyKeyResult = Type.Object({
@@ -63,7 +63,7 @@ export const VerifyKeyResult = Type.Object({
  */
 export const CreateKeyRequest = strict({
   apiId: id(),
-  prefix: Type.Optional(text(16, { pattern: "^[A-Za-z0-9_]+$", "x-fix": "Use letters, digits and underscores." })),
+  prefix: Type.Optional(text(16, { pattern: "^[a-zA-Z0-9_]+$", "x-fix": "Use letters, digits and underscores." })),
   name: Type.Optional(text(255)),
   byteLength: Type.Optional(Type.Integer({ minimum: 16, maximum: 255 })),
   externalId: Type.Optional(ExternalId),
@@ -102,7 +102,7 @@ export const DeleteKeyRequest = strict({ keyId: id(), permanent: Type.Optional(T
 
 export const UpdateCreditsRequest = strict({
   keyId: text(undefined, { minLength: 3 }),
-  operation: Type.Enum(["set", "increment", "decrement"]),
+  operation: Type.Enum(["set", "increment", "decrement"], { type: "string" }),
   /** `null` with `set` makes the key unlimited. */
   value: Type.Optional(nullable(Type.Integer({ minimum: 0 }))),
 });

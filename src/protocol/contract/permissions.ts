@@ -3,7 +3,7 @@ import * as Type from "typebox";
 import { listFields, RoleName, Slug, strict, text } from "./fields";
 import { EmptyData, Permission, Role } from "./resources";
 
-export const CreatePermissionRequest = strict({ name: text(512), slug: Slug, description: Type.Optional(text(512, { minLength: 0 })) });
+export const CreatePermissionRequest = strict({ name: text(512), slug: Slug, description: Type.Optional(Type.String({ maxLength: 512 })) });
 export const CreatePermissionResult = Type.Object({ permissionId: Type.String() });
 
 /** getPermission and deletePermission: by id or slug. */
@@ -13,7 +13,7 @@ export const ListPermissionsRequest = strict({ ...listFields, search: Type.Optio
 
 export const CreateRoleRequest = strict({
   name: RoleName,
-  description: Type.Optional(text(512, { minLength: 0 })),
+  description: Type.Optional(Type.String({ maxLength: 512 })),
   /** Permission slugs; missing ones are created. */
   permissions: Type.Optional(Type.Array(Slug)),
 });
