@@ -10,6 +10,7 @@ import type * as keys from "./contract/keys";
 import type * as permissions from "./contract/permissions";
 import type * as ratelimit from "./contract/ratelimit";
 import type * as resources from "./contract/resources";
+import type * as rootKeys from "./contract/root-keys";
 
 /** Free-form JSON metadata attached to a key or an identity. */
 export type Meta = Static<typeof resources.MetaData>;
@@ -121,6 +122,12 @@ export type ListKeysRequest = Static<typeof apis.ListKeysRequest>;
 export type DeleteApiRequest = Static<typeof apis.DeleteApiRequest>;
 /** keyguard's own apis.listApis: one API of the workspace. */
 export type ApiListItem = Static<typeof apis.ApiListItem>;
+
+// ---------------------------------------------------------------------------------------------
+// rootKeys.* (keyguard's own)
+
+/** One root key of the workspace as rootKeys.listRootKeys answers it (never the key itself). */
+export type RootKeyItem = Static<typeof rootKeys.RootKeyItem>;
 
 // ---------------------------------------------------------------------------------------------
 // permissions.*
