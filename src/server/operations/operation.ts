@@ -1,5 +1,7 @@
 // The shape of one operation of the local service (its body's schema is in the contract,
 // src/protocol/contract): extra checks that need the whole body, how it uses the store (`access`) and an asynchronous `run` over a `StoreTx`.
+import type { Static } from "typebox";
+import type { EXTENSION_CONTRACT } from "../../protocol/contract";
 import type { OperationName, Operations, Pagination, ValidationErrorDetail } from "../../protocol/types";
 import type { RootContext } from "./auth";
 import type { KeyVault } from "../domain/key-vault";
@@ -62,7 +64,12 @@ export interface ExtensionDef<Req, Res> {
   run(ctx: OpContext, body: Req): Promise<OpResult<Res>>;
 }
 
-/** Defines one of keyguard's own operations. */
-export function defineExtension<Req, Res>(def: ExtensionDef<Req, Res>): ExtensionDef<Req, Res> {
+type Extensions = typeof EXTENSION_CONTRACT;
+
+/** Defines one of keyguard's own operations, with its types taken from its contract. */
+export function defineExtension<N extends keyof Extensions>(
+  _name: N,
+  def: ExtensionDef<Static<Extensions[N]["request"]>, Static<Extensions[N]["response"]>>,
+): ExtensionDef<Static<Extensions[N]["request"]>, Static<Extensions[N]["response"]>> {
   return def;
 }

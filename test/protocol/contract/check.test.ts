@@ -1,12 +1,12 @@
 // The contract's checker: the `errors[]` it reports for a value against a schema, and that every
 // operation the service serves has a contract (and the other way round).
 import Type from "typebox";
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { checkValue } from "../../../src/protocol/contract/check";
 import { CONTRACT, EXTENSION_CONTRACT, contractOf } from "../../../src/protocol/contract";
 import { Meta, nullable, strict, text } from "../../../src/protocol/contract/fields";
 import { findOperation } from "../../../src/server/operations/table";
-import { LIST_OPERATIONS } from "../../../src/protocol/types";
+import { LIST_OPERATIONS, type Operations } from "../../../src/protocol/types";
 
 describe("checkValue", () => {
   const schema = strict({
@@ -69,6 +69,10 @@ describe("the contract's table", () => {
     expect(contractOf("keys.nothing")).toBeUndefined();
     expect(contractOf("toString")).toBeUndefined();
     expect(names).toHaveLength(44);
+  });
+
+  it("names the same operations as the protocol's Operations type", () => {
+    expectTypeOf<keyof Operations>().toEqualTypeOf<keyof typeof CONTRACT>();
   });
 
   it("answers a list operation with an array", () => {
