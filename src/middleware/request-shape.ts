@@ -55,7 +55,8 @@ function valueAt(option: unknown, location: string): unknown {
   return v;
 }
 
-function describe(value: unknown): string {
+/** The value as config errors show it, with its kind when it is a primitive: `0 (a number)`. */
+function withKind(value: unknown): string {
   const shown = show(value);
   return value !== null && typeof value !== "object" && typeof value !== "function" ? `${shown} (a ${typeof value})` : shown;
 }
@@ -75,7 +76,7 @@ export function checkShapeOption(name: ShapeOptionName, value: unknown): string 
   const at = valueAt(value, problem.location);
   if (at === undefined) return `${problem.location} ${problem.message}. ${fix}`;
   const message = problem.message.replace(/, got \w+$/, "");
-  return `${problem.location} is ${describe(at)}, which the key service refuses: ${message}. ${fix}`;
+  return `${problem.location} is ${withKind(at)}, which the key service refuses: ${message}. ${fix}`;
 }
 
 export interface ShapeOptions<Req> {
