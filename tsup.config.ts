@@ -26,6 +26,9 @@ export default defineConfig([
     shims: true,
     // Optional peer dependencies, loaded lazily: by keyguard/redis, and by the client's `telemetry`.
     external: ["ioredis", "@opentelemetry/api"],
+    // typebox (the wire contract's schema builders) ships ESM only: bundled, so that the CJS build
+    // needs no require() of an ES module (Node before 20.19 cannot).
+    noExternal: ["typebox"],
   },
   {
     // ESM only: the CJS build starts it too (a worker thread loads an ES module whoever starts it).

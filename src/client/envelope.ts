@@ -1,7 +1,11 @@
 // Strict parsing of the service's response envelopes (pure): a 2xx must be `{meta:{requestId}, data}`
-// with `data` of the operation's shape; an error status may or may not carry `{error:{...}}`.
-// Text that ends up in errors is redacted of the given secrets before anything is derived from it.
+// with `data` of the operation's shape (the required fields of its answer schema in the contract); an
+// error status may or may not carry `{error:{...}}`. Text that ends up in errors is redacted of the
+// given secrets before anything is derived from it.
 
+import type { TSchema } from "typebox";
+import { CONTRACT } from "../protocol/contract";
+import { checkValue } from "../protocol/contract/check";
 import { parseErrorType } from "../protocol/errors";
 import type { Pagination, ValidationErrorDetail } from "../protocol/types";
 import { LIST_OPERATIONS } from "../protocol/types";
@@ -24,26 +28,37 @@ interface ParsedError {
 
 const LIST_SET: ReadonlySet<string> = new Set(LIST_OPERATIONS);
 
-type Check = (data: Record<string, unknown>) => boolean;
 const str = (v: unknown) => typeof v === "string";
 
 /**
- * Minimal shape checks of `data` for operations whose callers act on a field, so that a 200 with
- * `data: {}` fails loudly instead of reading as "invalid key" or "no id".
+ * The outline of an answer's schema: its required fields and their JSON types, nothing deeper, and
+ * any other field accepted (a newer server may add fields or extend nested ones).
  */
-const DATA_CHECKS: Readonly<Record<string, Check>> = Object.freeze({
-  "keys.verifyKey": (d) => typeof d.valid === "boolean" && str(d.code),
-  "keys.createKey": (d) => str(d.keyId) && str(d.key),
-  "keys.rerollKey": (d) => str(d.keyId) && str(d.key),
-  "apis.createApi": (d) => str(d.apiId),
-  "permissions.createPermission": (d) => str(d.permissionId),
-  "permissions.createRole": (d) => str(d.roleId),
-  "identities.createIdentity": (d) => str(d.identityId),
-  "ratelimit.limit": (d) => typeof d.success === "boolean",
-  "ratelimit.multiLimit": (d) => typeof d.passed === "boolean" && Array.isArray(d.limits),
-  "ratelimit.setOverride": (d) => str(d.overrideId),
-  "keys.migrateKeys": (d) => Array.isArray(d.migrated) && Array.isArray(d.failed),
-});
+function outline(schema: TSchema): TSchema {
+  const { properties = {}, required = [] } = schema as { properties?: Record<string, { type?: string }>; required?: string[] };
+  return { type: "object", required, properties: Object.fromEntries(required.map((name) => [name, { type: properties[name]?.type }])) };
+}
+
+/**
+ * Operations whose callers act on a field of `data`: the answer must have the required fields of
+ * the contract's answer schema, so that a 200 with `data: {}` fails loudly instead of reading as
+ * "invalid key" or "no id".
+ */
+const CHECKED = [
+  "keys.verifyKey",
+  "keys.createKey",
+  "keys.rerollKey",
+  "apis.createApi",
+  "permissions.createPermission",
+  "permissions.createRole",
+  "identities.createIdentity",
+  "ratelimit.limit",
+  "ratelimit.multiLimit",
+  "ratelimit.setOverride",
+  "keys.migrateKeys",
+] as const satisfies ReadonlyArray<keyof typeof CONTRACT>;
+
+const DATA_CHECKS: ReadonlyMap<string, TSchema> = new Map(CHECKED.map((name) => [name, outline(CONTRACT[name].response)]));
 
 /** Operations whose `data` is an array of rows (without pagination). */
 const ROW_OPERATIONS: ReadonlySet<string> = new Set(["analytics.getVerifications"]);
@@ -70,8 +85,8 @@ export function parseSuccessEnvelope(operation: string, text: string, secrets: r
     if (!Array.isArray(data)) return { ok: false, reason: `data of ${operation} is not an array`, requestId };
     return { ok: true, data, requestId };
   }
-  const check = DATA_CHECKS[operation];
-  if (check && (Array.isArray(data) || !check(data as Record<string, unknown>))) {
+  const check = DATA_CHECKS.get(operation);
+  if (check && checkValue(check, data, { unknownFields: "accept", maxErrors: 1 }).length > 0) {
     return { ok: false, reason: `data does not have the shape of a ${operation} result`, requestId };
   }
   return { ok: true, data, requestId };

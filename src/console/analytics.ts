@@ -1,5 +1,6 @@
 // The analytics queries of the console (POST /v2/analytics.getVerifications), as listed in the
 // analytics contract: outcomes over time, the latest events, keys rate limited recently.
+import type { AnalyticsRow } from "../protocol/types";
 import type { ApiError} from "./api";
 import { call } from "./api";
 
@@ -20,8 +21,8 @@ export interface VerificationEvent {
 export type Bucket = "minute" | "hour" | "day";
 const BUCKET_FN: Record<Bucket, string> = { minute: "toStartOfMinute", hour: "toStartOfHour", day: "toStartOfDay" };
 
-async function query(sql: string): Promise<Array<Record<string, unknown>>> {
-  return (await call<Array<Record<string, unknown>>>("analytics.getVerifications", { query: sql })).data;
+async function query(sql: string): Promise<AnalyticsRow[]> {
+  return (await call<AnalyticsRow[]>("analytics.getVerifications", { query: sql })).data;
 }
 
 /** A bucket's time as the service answers it (epoch ms, or a date-time text) → epoch ms. */

@@ -23,7 +23,7 @@ import type { KeyguardError } from "./errors";
 import type { ExtractOptions } from "./extract-key";
 import type { DecisionHandler } from "./on-decision";
 import { buildStatusPolicy, type StatusPolicyOverrides } from "./policy";
-import { checkCost, checkRatelimits, checkTags, planShape, type ResolvedShape, type ShapeOptions, type ShapePlan } from "./request-shape";
+import { checkShapeOption, planShape, type ResolvedShape, type ShapeOptions, type ShapePlan } from "./request-shape";
 import { memoryStore, type Store, type StoreSettings } from "./cache-store";
 
 
@@ -323,11 +323,11 @@ export function parseOptions<Req extends IncomingMessage, Res extends ServerResp
   });
 
   if (typeof options.permissions !== "string") check.func("permissions", options.permissions, "(req) => query, or a query string");
-  const shapeProblem = (name: string, problem: string | undefined) =>
-    problem !== undefined && check.fail(name, `${name}${problem.startsWith("[") ? "" : " "}${problem}`);
-  if (typeof options.cost !== "function") shapeProblem("cost", checkCost(options.cost));
-  if (typeof options.ratelimits !== "function") shapeProblem("ratelimits", checkRatelimits(options.ratelimits));
-  if (typeof options.tags !== "function") shapeProblem("tags", checkTags(options.tags));
+  // What the key service would refuse on every request is refused now.
+  for (const name of ["cost", "ratelimits", "tags"] as const) {
+    const problem = typeof options[name] === "function" ? undefined : checkShapeOption(name, options[name]);
+    if (problem !== undefined) check.fail(name, problem);
+  }
   // The static options are copied into the plan: later changes to the caller's arrays change nothing.
   const shape = planShapeOnce({ permissions: options.permissions, cost: options.cost, ratelimits: options.ratelimits, tags: options.tags });
 

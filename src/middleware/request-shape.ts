@@ -3,12 +3,16 @@
 // static options are resolved once, at factory time (a fixed permission query parsed then); per
 // request only the option functions run, and only what they return is checked and parsed.
 
+import { describeValue as show } from "../config-error";
+import { checkValue } from "../protocol/contract/check";
+import { checkUniqueNames } from "../protocol/contract/cross-field";
+import { VerifyKeyRequest } from "../protocol/contract/keys";
 import { parsePermissionQuery } from "../protocol/permission-query";
-import type { VerifyKeyRequest } from "../protocol/types";
+import type { VerifyKeyRequest as VerifyKeyBody } from "../protocol/types";
 import { scopeOf } from "./denials";
 import type { PerRequest, VerifyRatelimit } from "./options";
 
-type VerifyShape = Omit<VerifyKeyRequest, "key">;
+type VerifyShape = Omit<VerifyKeyBody, "key">;
 
 export interface ResolvedShape {
   readonly body: VerifyShape;
@@ -20,47 +24,59 @@ export interface ResolvedShape {
   readonly scope: string | undefined;
 }
 
-/** A computed option returned a value the service would reject (this server's misconfiguration). */
+/** A computed option returned a value the service would refuse (this server's misconfiguration). */
 export class ShapeError extends Error {
   override readonly name = "ShapeError";
 }
 
-const MAX_COST = 1e12;
-const MAX_TAGS = 20;
+/** The options that go into the verifyKey body as they are, with their schemas in the contract. */
+const OPTION_SCHEMAS = {
+  cost: VerifyKeyRequest.properties.credits.properties.cost,
+  ratelimits: VerifyKeyRequest.properties.ratelimits,
+  tags: VerifyKeyRequest.properties.tags,
+} as const;
 
-/** A problem with a cost value (as a phrase to follow the option's name), or undefined. */
-export function checkCost(v: unknown): string | undefined {
-  if (v === undefined) return undefined;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v > MAX_COST) {
-    return `is ${JSON.stringify(v)}; use a whole number of credits from 0 to 1e12.`;
+type ShapeOptionName = keyof typeof OPTION_SCHEMAS;
+
+/** What to do instead, when the contract gives no remedy of its own. */
+const OPTION_FIXES: Readonly<Record<ShapeOptionName, string>> = {
+  cost: "Use a whole number of credits, e.g. cost: 1.",
+  ratelimits: 'Use an array like [{ name: "requests", limit: 100, duration: 60_000 }] (duration in ms).',
+  tags: 'Use an array of short, non-empty strings, e.g. ["checkout"].',
+};
+
+/** The value at `location` (`ratelimits[0].name`) within the option's value. */
+function valueAt(option: unknown, location: string): unknown {
+  let v = option;
+  for (const step of location.split(/\.|\[(\d+)\]/).slice(1)) {
+    if (step === undefined || step === "") continue;
+    v = typeof v === "object" && v !== null && Object.hasOwn(v, step) ? (v as Record<string, unknown>)[step] : undefined;
   }
-  return undefined;
+  return v;
 }
 
-export function checkRatelimits(v: unknown): string | undefined {
-  if (v === undefined) return undefined;
-  if (!Array.isArray(v)) return `is ${JSON.stringify(v)}; use an array like [{ name: "requests" }].`;
-  for (const [i, r] of v.entries()) {
-    const item = r as Partial<VerifyRatelimit> | null;
-    if (typeof item !== "object" || item === null || typeof item.name !== "string" || item.name === "") {
-      return `[${i}] needs a non-empty name, e.g. { name: "requests" }.`;
-    }
-    for (const field of ["cost", "limit", "duration"] as const) {
-      const n = item[field];
-      if (n !== undefined && (typeof n !== "number" || !Number.isInteger(n) || n < 0)) {
-        return `[${i}].${field} is ${JSON.stringify(n)}; use a whole number ≥ 0.`;
-      }
-    }
-  }
-  return undefined;
+/** The value as config errors show it, with its kind when it is a primitive: `0 (a number)`. */
+function withKind(value: unknown): string {
+  const shown = show(value);
+  return value !== null && typeof value !== "object" && typeof value !== "function" ? `${shown} (a ${typeof value})` : shown;
 }
 
-export function checkTags(v: unknown): string | undefined {
-  if (v === undefined) return undefined;
-  if (!Array.isArray(v) || v.length > MAX_TAGS || v.some((t) => typeof t !== "string" || t === "")) {
-    return `is ${JSON.stringify(v)}; use at most ${MAX_TAGS} non-empty strings.`;
-  }
-  return undefined;
+/**
+ * What the key service would refuse in the value of option `name` (the first problem, as a sentence
+ * naming the option's path, the value and the fix), or undefined. Checked against the contract's
+ * keys.verifyKey request, unique rate-limit names included.
+ */
+export function checkShapeOption(name: ShapeOptionName, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  const problem =
+    checkValue(OPTION_SCHEMAS[name], value, { location: name, maxErrors: 1 })[0] ??
+    (name === "ratelimits" ? checkUniqueNames(name, value as Array<{ name: string }>)[0] : undefined);
+  if (problem === undefined) return undefined;
+  const fix = problem.fix ?? OPTION_FIXES[name];
+  const at = valueAt(value, problem.location);
+  if (at === undefined) return `${problem.location} ${problem.message}. ${fix}`;
+  const message = problem.message.replace(/, got \w+$/, "");
+  return `${problem.location} is ${withKind(at)}, which the key service refuses: ${message}. ${fix}`;
 }
 
 export interface ShapeOptions<Req> {
@@ -152,8 +168,8 @@ export function planShape<Req>(options: ShapeOptions<Req>): ShapePlan<Req> {
       valueOf(fn.tags, req),
     ]);
     const query = fixedPermissions ?? computedPermissions(permissions);
-    const problem = checkCost(cost) ?? checkRatelimits(ratelimits) ?? checkTags(tags);
-    if (problem !== undefined) throw new ShapeError(`a computed cost, ratelimits or tags value ${problem}`);
+    const problem = checkShapeOption("cost", cost) ?? checkShapeOption("ratelimits", ratelimits) ?? checkShapeOption("tags", tags);
+    if (problem !== undefined) throw new ShapeError(`computed ${problem}`);
     return shapeOf(
       {
         ...query.body,

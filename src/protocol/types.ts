@@ -1,8 +1,19 @@
-// Wire types of the key service's v2 protocol: request bodies, response `data` and envelopes.
-// Shared by the client, the local key service and the middleware; no runtime code.
+// Wire types of the key service's v2 protocol: request bodies and response `data` (derived from the
+// contract's schemas in ./contract), envelopes, and the operation table.
+
+import type { Static } from "typebox";
+import type * as analytics from "./contract/analytics";
+import type * as apis from "./contract/apis";
+import type * as fields from "./contract/fields";
+import type * as identities from "./contract/identities";
+import type * as keys from "./contract/keys";
+import type * as permissions from "./contract/permissions";
+import type * as ratelimit from "./contract/ratelimit";
+import type * as resources from "./contract/resources";
+import type * as rootKeys from "./contract/root-keys";
 
 /** Free-form JSON metadata attached to a key or an identity. */
-export type Meta = Record<string, unknown>;
+export type Meta = Static<typeof resources.MetaData>;
 
 // ---------------------------------------------------------------------------------------------
 // Envelopes
@@ -44,7 +55,7 @@ export interface ErrorEnvelope {
 }
 
 /** Body of operations that answer with nothing (`data: {}`). */
-export type EmptyData = Record<string, never>;
+export type EmptyData = Static<typeof resources.EmptyData>;
 
 /** Paging parameters shared by every list operation. */
 export interface ListRequest {
@@ -54,417 +65,116 @@ export interface ListRequest {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Shared resources
+// Shared resources (the schemas, with their limits, are in ./contract)
 
 /** Verification outcome codes. The list is open: treat an unknown code as invalid. */
-export type KnownVerifyCode =
-  | "VALID"
-  | "NOT_FOUND"
-  | "FORBIDDEN"
-  | "INSUFFICIENT_PERMISSIONS"
-  | "USAGE_EXCEEDED"
-  | "RATE_LIMITED"
-  | "DISABLED"
-  | "EXPIRED";
-
-// `string & {}` keeps editor completion for the known codes while accepting new ones.
-export type VerifyCode = KnownVerifyCode | (string & {});
-
+export type KnownVerifyCode = Static<typeof resources.KnownVerifyCode>;
+export type VerifyCode = Static<typeof resources.VerifyCode>;
 /** A rate limit as configured on a key or an identity (input). */
-export interface RatelimitRequest {
-  name: string;
-  limit: number;
-  /** Window length in milliseconds, at least 1000. */
-  duration: number;
-  autoApply?: boolean;
-}
-
+export type RatelimitRequest = Static<typeof fields.RatelimitRequest>;
 /** A rate limit as reported on a key or an identity (output). */
-export interface RatelimitConfig {
-  id: string;
-  name: string;
-  limit: number;
-  duration: number;
-  autoApply: boolean;
-}
-
+export type RatelimitConfig = Static<typeof resources.RatelimitConfig>;
 /** State of one rate limit after a verification. */
-export interface VerifyRatelimitState extends RatelimitConfig {
-  remaining: number;
-  /** Unix ms at the end of the current window. */
-  reset: number;
-  exceeded: boolean;
-}
-
-export interface Identity {
-  id: string;
-  externalId: string;
-  meta?: Meta;
-  ratelimits?: RatelimitConfig[];
-}
-
-export interface Permission {
-  id: string;
-  name: string;
-  slug: string;
-  description?: string;
-}
-
-export interface Role {
-  id: string;
-  name: string;
-  description?: string;
-  permissions?: Permission[];
-}
-
-export type RefillInterval = "daily" | "monthly";
-
-export interface CreditsRefill {
-  interval: RefillInterval;
-  amount: number;
-  /** Day of the month (1..31) for monthly refills; clamped to the month's last day. */
-  refillDay?: number;
-}
-
-export interface KeyCredits {
-  /** Remaining uses; `null` means unlimited. */
-  remaining: number | null;
-  refill?: CreditsRefill;
-}
-
+export type VerifyRatelimitState = Static<typeof resources.VerifyRatelimitState>;
+export type Identity = Static<typeof resources.Identity>;
+export type Permission = Static<typeof resources.Permission>;
+export type Role = Static<typeof resources.Role>;
+export type RefillInterval = Static<typeof fields.RefillInterval>;
+export type CreditsRefill = Static<typeof fields.CreditsRefill>;
+export type KeyCredits = Static<typeof resources.KeyCredits>;
 /** A key as returned by getKey, whoami and listKeys. Never holds the full key. */
-export interface KeyInfo {
-  keyId: string;
-  start: string;
-  enabled: boolean;
-  name?: string;
-  meta?: Meta;
-  createdAt: number;
-  updatedAt?: number;
-  /** Unix ms of the key's last verification. Production's is accurate to about 5 minutes; the local service's to about a second (events are written every second). */
-  lastUsedAt?: number;
-  expires?: number;
-  permissions?: string[];
-  roles?: string[];
-  credits?: KeyCredits;
-  identity?: Identity;
-  ratelimits?: RatelimitConfig[];
-  /** The key itself: only with `decrypt: true`, for a recoverable key of an API that stores keys. */
-  plaintext?: string;
-}
+export type KeyInfo = Static<typeof resources.KeyInfo>;
 
 // ---------------------------------------------------------------------------------------------
 // keys.*
 
-export interface VerifyKeyRequest {
-  key: string;
-  /** Permission query, e.g. `"docs.read AND (docs.write OR admin)"`. */
-  permissions?: string;
-  credits?: { cost: number };
-  ratelimits?: Array<{ name: string; cost?: number; limit?: number; duration?: number }>;
-  tags?: string[];
-  /** Id of a key migration: lets keys imported with `keys.migrateKeys` in another hash form verify. */
-  migrationId?: string;
-}
-
-export interface VerifyKeyResult {
-  valid: boolean;
-  code: VerifyCode;
-  keyId?: string;
-  name?: string;
-  meta?: Meta;
-  expires?: number;
-  /** Remaining credits after this verification; absent when unlimited. */
-  credits?: number;
-  enabled?: boolean;
-  permissions?: string[];
-  roles?: string[];
-  identity?: Identity;
-  ratelimits?: VerifyRatelimitState[];
-}
-
-export interface CreateKeyRequest {
-  apiId: string;
-  prefix?: string;
-  name?: string;
-  byteLength?: number;
-  externalId?: string;
-  meta?: Meta;
-  roles?: string[];
-  permissions?: string[];
-  expires?: number;
-  credits?: KeyCredits;
-  ratelimits?: RatelimitRequest[];
-  enabled?: boolean;
-  recoverable?: boolean;
-}
-
+export type VerifyKeyRequest = Static<typeof keys.VerifyKeyRequest>;
+export type VerifyKeyResult = Static<typeof keys.VerifyKeyResult>;
+type CreateKeyBody = Static<typeof keys.CreateKeyRequest>;
+export type CreateKeyRequest = Omit<CreateKeyBody, "remaining" | "refill">;
 /**
  * The spec's flat credit fields. The client turns them into `credits` before sending;
  * the local service accepts either shape, not both at once.
  */
-export interface CreateKeyFlatCredits {
-  remaining?: number;
-  refill?: CreditsRefill;
-}
-
-export interface CreateKeyResult {
-  keyId: string;
-  /** The full key. Returned once, here. */
-  key: string;
-}
-
-export interface GetKeyRequest {
-  keyId: string;
-  decrypt?: boolean;
-}
-
-export interface WhoamiRequest {
-  key: string;
-}
-
-export interface UpdateKeyRequest {
-  keyId: string;
-  name?: string | null;
-  externalId?: string | null;
-  meta?: Meta | null;
-  expires?: number | null;
-  credits?: { remaining?: number | null; refill?: CreditsRefill | null } | null;
-  ratelimits?: RatelimitRequest[];
-  enabled?: boolean;
-  roles?: string[];
-  permissions?: string[];
-}
-
-export interface DeleteKeyRequest {
-  keyId: string;
-  permanent?: boolean;
-}
-
-export interface UpdateCreditsRequest {
-  keyId: string;
-  operation: "set" | "increment" | "decrement";
-  /** `null` with `set` makes the key unlimited. */
-  value?: number | null;
-}
-
-export interface KeyPermissionsRequest {
-  keyId: string;
-  permissions: string[];
-}
-
-export interface KeyRolesRequest {
-  keyId: string;
-  roles: string[];
-}
-
+export type CreateKeyFlatCredits = Pick<CreateKeyBody, "remaining" | "refill">;
+export type CreateKeyResult = Static<typeof resources.CreatedKey>;
+export type GetKeyRequest = Static<typeof keys.GetKeyRequest>;
+export type WhoamiRequest = Static<typeof keys.WhoamiRequest>;
+export type UpdateKeyRequest = Static<typeof keys.UpdateKeyRequest>;
+export type DeleteKeyRequest = Static<typeof keys.DeleteKeyRequest>;
+export type UpdateCreditsRequest = Static<typeof keys.UpdateCreditsRequest>;
+export type KeyPermissionsRequest = Static<typeof keys.KeyPermissionsRequest>;
+export type KeyRolesRequest = Static<typeof keys.KeyRolesRequest>;
 /** One key of `keys.migrateKeys`: its hash as the source system stored it, and its settings. */
-export interface MigrateKeyData {
-  /** For a `sha256` migration: base64 (padded) of SHA-256 of the key; for `github.com/seamapi/prefixed-api-key`: hex SHA-256 of its long token. */
-  hash: string;
-  name?: string;
-  externalId?: string;
-  meta?: Meta;
-  roles?: string[];
-  permissions?: string[];
-  expires?: number;
-  enabled?: boolean;
-  credits?: KeyCredits;
-  ratelimits?: RatelimitRequest[];
-}
-
-export interface MigrateKeysRequest {
-  /** A migration registered for the workspace (production: by Unkey's support; locally: `createKeyMigration`). */
-  migrationId: string;
-  apiId: string;
-  keys: MigrateKeyData[];
-}
-
-export interface MigrateKeysResult {
-  migrated: Array<{ hash: string; keyId: string }>;
-  /** Hashes not imported because a key with that hash already exists. */
-  failed: string[];
-}
-
-export interface RerollKeyRequest {
-  keyId: string;
-  /** Milliseconds until the old key expires; 0 expires it at once (it then verifies as EXPIRED). */
-  expiration: number;
-}
+export type MigrateKeyData = Static<typeof keys.MigrateKeyData>;
+export type MigrateKeysRequest = Static<typeof keys.MigrateKeysRequest>;
+export type MigrateKeysResult = Static<typeof keys.MigrateKeysResult>;
+export type RerollKeyRequest = Static<typeof keys.RerollKeyRequest>;
 
 // ---------------------------------------------------------------------------------------------
 // apis.*
 
-export interface CreateApiRequest {
-  name: string;
-}
-export interface CreateApiResult {
-  apiId: string;
-}
-export interface GetApiRequest {
-  apiId: string;
-}
-export interface ApiInfo {
-  id: string;
-  name: string;
-}
-export interface ListKeysRequest extends ListRequest {
-  apiId: string;
-  externalId?: string;
-  decrypt?: boolean;
-  revalidateKeysCache?: boolean;
-}
-export interface DeleteApiRequest {
-  apiId: string;
-}
+export type CreateApiRequest = Static<typeof apis.CreateApiRequest>;
+export type CreateApiResult = Static<typeof apis.CreateApiResult>;
+export type GetApiRequest = Static<typeof apis.GetApiRequest>;
+export type ApiInfo = Static<typeof apis.ApiInfo>;
+export type ListKeysRequest = Static<typeof apis.ListKeysRequest>;
+export type DeleteApiRequest = Static<typeof apis.DeleteApiRequest>;
+/** keyguard's own apis.listApis: one API of the workspace. */
+export type ApiListItem = Static<typeof apis.ApiListItem>;
+
+// ---------------------------------------------------------------------------------------------
+// rootKeys.* (keyguard's own)
+
+/** One root key of the workspace as rootKeys.listRootKeys answers it (never the key itself). */
+export type RootKeyItem = Static<typeof rootKeys.RootKeyItem>;
 
 // ---------------------------------------------------------------------------------------------
 // permissions.*
 
-export interface CreatePermissionRequest {
-  name: string;
-  /** Required by the service (production and the local one); optional here only for compatibility. */
-  slug?: string;
-  description?: string;
-}
-export interface CreatePermissionResult {
-  permissionId: string;
-}
-export interface GetPermissionRequest {
-  /** Id or slug. */
-  permission: string;
-}
-export interface ListPermissionsRequest extends ListRequest {
-  search?: string;
-}
-export interface CreateRoleRequest {
-  name: string;
-  description?: string;
-  /** Permission slugs; missing ones are created. */
-  permissions?: string[];
-}
-export interface CreateRoleResult {
-  roleId: string;
-}
-export interface GetRoleRequest {
-  /** Id or name. */
-  role: string;
-}
-export interface SetRolePermissionsRequest {
-  /** The role's id. */
-  roleId: string;
-  /** Slugs: the role's complete new set of direct permissions; missing ones are created. `[]` clears. */
-  permissions: string[];
-}
-export interface ListRolesRequest extends ListRequest {
-  search?: string;
-}
+type CreatePermissionBody = Static<typeof permissions.CreatePermissionRequest>;
+/** `slug` is required by the service (production and the local one); optional here only for compatibility. */
+export type CreatePermissionRequest = Omit<CreatePermissionBody, "slug"> & Partial<Pick<CreatePermissionBody, "slug">>;
+export type CreatePermissionResult = Static<typeof permissions.CreatePermissionResult>;
+export type GetPermissionRequest = Static<typeof permissions.GetPermissionRequest>;
+export type ListPermissionsRequest = Static<typeof permissions.ListPermissionsRequest>;
+export type CreateRoleRequest = Static<typeof permissions.CreateRoleRequest>;
+export type CreateRoleResult = Static<typeof permissions.CreateRoleResult>;
+export type GetRoleRequest = Static<typeof permissions.GetRoleRequest>;
+export type SetRolePermissionsRequest = Static<typeof permissions.SetRolePermissionsRequest>;
+export type ListRolesRequest = Static<typeof permissions.ListRolesRequest>;
 
 // ---------------------------------------------------------------------------------------------
 // identities.*
 
-export interface CreateIdentityRequest {
-  externalId: string;
-  meta?: Meta;
-  ratelimits?: RatelimitRequest[];
-}
-export interface CreateIdentityResult {
-  identityId: string;
-}
-export interface GetIdentityRequest {
-  /** Id or externalId. */
-  identity: string;
-}
-export interface ListIdentitiesRequest extends ListRequest {
-  search?: string;
-}
-export interface UpdateIdentityRequest {
-  identity: string;
-  meta?: Meta;
-  ratelimits?: RatelimitRequest[];
-}
+export type CreateIdentityRequest = Static<typeof identities.CreateIdentityRequest>;
+export type CreateIdentityResult = Static<typeof identities.CreateIdentityResult>;
+export type GetIdentityRequest = Static<typeof identities.GetIdentityRequest>;
+export type ListIdentitiesRequest = Static<typeof identities.ListIdentitiesRequest>;
+export type UpdateIdentityRequest = Static<typeof identities.UpdateIdentityRequest>;
 
 // ---------------------------------------------------------------------------------------------
 // ratelimit.*
 
-export interface RatelimitLimitRequest {
-  namespace: string;
-  identifier: string;
-  limit: number;
-  /** Window length in milliseconds. */
-  duration: number;
-  cost?: number;
-}
-export interface RatelimitLimitResult {
-  limit: number;
-  remaining: number;
-  reset: number;
-  success: boolean;
-  /** The override that set `limit` (and the window), when one matched the identifier. */
-  overrideId?: string;
-}
-
+export type RatelimitLimitRequest = Static<typeof ratelimit.RatelimitLimitRequest>;
+export type RatelimitLimitResult = Static<typeof ratelimit.RatelimitLimitResult>;
 /** `ratelimit.multiLimit`'s body: a JSON array (1..100) of `ratelimit.limit` bodies. */
-export type RatelimitMultiLimitRequest = RatelimitLimitRequest[];
-export interface RatelimitMultiLimitCheck {
-  /** As sent (a name or an id). */
-  namespace: string;
-  identifier: string;
-  limit: number;
-  remaining: number;
-  reset: number;
-  /** Whether this limit alone passed. */
-  passed: boolean;
-  overrideId?: string;
-}
-export interface RatelimitMultiLimitResult {
-  /** Whether every limit passed; when not, no limit was charged. */
-  passed: boolean;
-  /** In request order. */
-  limits: RatelimitMultiLimitCheck[];
-}
-
-export interface RatelimitSetOverrideRequest {
-  /** Name or id. */
-  namespace: string;
-  /** An identifier, or a pattern where `*` matches any sequence of characters. */
-  identifier: string;
-  /** 0 rejects every request. */
-  limit: number;
-  /** Window length in milliseconds, at least 1000. */
-  duration: number;
-}
-export interface RatelimitSetOverrideResult {
-  overrideId: string;
-}
+export type RatelimitMultiLimitRequest = Static<typeof ratelimit.RatelimitMultiLimitRequest>;
+export type RatelimitMultiLimitCheck = Static<typeof ratelimit.RatelimitMultiLimitCheck>;
+export type RatelimitMultiLimitResult = Static<typeof ratelimit.RatelimitMultiLimitResult>;
+export type RatelimitSetOverrideRequest = Static<typeof ratelimit.RatelimitSetOverrideRequest>;
+export type RatelimitSetOverrideResult = Static<typeof ratelimit.RatelimitSetOverrideResult>;
 /** getOverride (an identifier, or a pattern's matches) and deleteOverride (exactly as set). */
-export interface RatelimitOverrideRequest {
-  namespace: string;
-  identifier: string;
-}
-export interface RatelimitOverride {
-  overrideId: string;
-  duration: number;
-  identifier: string;
-  limit: number;
-}
-export interface RatelimitListOverridesRequest extends ListRequest {
-  namespace: string;
-}
+export type RatelimitOverrideRequest = Static<typeof ratelimit.RatelimitOverrideRequest>;
+export type RatelimitOverride = Static<typeof ratelimit.RatelimitOverride>;
+export type RatelimitListOverridesRequest = Static<typeof ratelimit.RatelimitListOverridesRequest>;
 
 // ---------------------------------------------------------------------------------------------
 // analytics.*
 
-export interface GetVerificationsRequest {
-  /**
-   * SQL over `key_verifications_v1`, e.g.
-   * `SELECT outcome, count(*) AS total FROM key_verifications_v1 WHERE time >= now() - INTERVAL 1 DAY GROUP BY outcome`.
-   */
-  query: string;
-}
-
+export type GetVerificationsRequest = Static<typeof analytics.GetVerificationsRequest>;
 /** One row of an analytics answer: the selected columns by name (numbers as numbers, `tags` as an array). */
-export type AnalyticsRow = Record<string, unknown>;
+export type AnalyticsRow = Static<typeof analytics.AnalyticsRow>;
 
 // ---------------------------------------------------------------------------------------------
 // The operation table: wire path → request and `data` types. The client and the local service

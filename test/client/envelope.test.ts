@@ -35,10 +35,19 @@ describe("parseSuccessEnvelope", () => {
     ["keys.verifyKey", ok({ meta: { requestId: "r" }, data: { valid: "true", code: "VALID" } }), "shape"],
     ["keys.createKey", ok({ meta: { requestId: "r" }, data: { keyId: "key_1" } }), "shape"],
     ["permissions.createPermission", ok({ meta: { requestId: "r" }, data: [] }), "shape"],
+    ["ratelimit.limit", ok({ meta: { requestId: "r" }, data: { limit: 10, reset: 1, success: true } }), "shape"],
+    ["ratelimit.multiLimit", ok({ meta: { requestId: "r" }, data: { passed: true, limits: {} } }), "shape"],
   ])("%s: rejects %s", (operation, text, reason) => {
     const parsed = parseSuccessEnvelope(operation, text);
     expect(parsed.ok).toBe(false);
     expect(parsed.ok ? "" : parsed.reason).toContain(reason);
+  });
+
+  it("accepts fields it does not know, and checks only what the answer's schema requires", () => {
+    const data = { valid: false, code: "SOMETHING_NEW", keyId: 5, extra: { nested: true } };
+    expect(parseSuccessEnvelope("keys.verifyKey", ok({ meta: { requestId: "r" }, data }))).toMatchObject({ ok: true, data });
+    const limit = { limit: 10, remaining: 9, reset: 1, success: true, overrideId: 7, more: "x" };
+    expect(parseSuccessEnvelope("ratelimit.limit", ok({ meta: { requestId: "r" }, data: limit }))).toMatchObject({ ok: true });
   });
 });
 

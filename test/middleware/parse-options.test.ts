@@ -78,7 +78,7 @@ describe("parseOptions", () => {
     [{ realm: 'a"b' }, /invalid option realm = /],
     [{ permissions: "docs.read AND" }, /permissions "docs.read AND" is not a valid query/],
     [{ cost: -1 }, /cost is -1/],
-    [{ ratelimits: [{ limit: 1 }] }, /ratelimits\[0\] needs a non-empty name/],
+    [{ ratelimits: [{ limit: 1 }] }, 'apiKeyAuth: ratelimits[0].name is required. Add the "name" field.'],
     [{ tags: Array(21).fill("t") }, /tags is/],
     [{ onServiceError: "fail" }, /invalid option onServiceError = "fail"\. Use "closed" or "open"/],
     [{ onDenied: () => {}, passErrors: true }, /either onDenied or passErrors/],

@@ -1,13 +1,8 @@
 // APIs: the workspace's APIs (apis.listApis), create one, delete one with confirmation.
+import type { ApiListItem, CreateApiResult } from "../../protocol/types";
 import { call } from "../api";
 import { field, h, replace, thead, when } from "../dom";
 import { announce, attempt, confirmDialog } from "../ui";
-
-interface ApiItem {
-  id: string;
-  name: string;
-  createdAt: number;
-}
 
 export async function apisPage(main: HTMLElement): Promise<void> {
   const slot = h("div");
@@ -18,7 +13,7 @@ export async function apisPage(main: HTMLElement): Promise<void> {
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     await attempt(slot, "create an API", async () => {
-      const { data } = await call<{ apiId: string }>("apis.createApi", { name: name.value.trim() });
+      const { data } = await call<CreateApiResult>("apis.createApi", { name: name.value.trim() });
       announce(`API ${data.apiId} created.`);
       name.value = "";
       await load();
@@ -26,7 +21,7 @@ export async function apisPage(main: HTMLElement): Promise<void> {
   });
   replace(main, h("h1", {}, "APIs"), form, slot, table, more);
 
-  const rows: ApiItem[] = [];
+  const rows: ApiListItem[] = [];
   const draw = () => {
     replace(
       table,
@@ -76,7 +71,7 @@ export async function apisPage(main: HTMLElement): Promise<void> {
   };
   const load = async (cursor?: string) => {
     await attempt(slot, "list the APIs", async () => {
-      const { data, pagination } = await call<ApiItem[]>("apis.listApis", { limit: 50, ...(cursor ? { cursor } : {}) });
+      const { data, pagination } = await call<ApiListItem[]>("apis.listApis", { limit: 50, ...(cursor ? { cursor } : {}) });
       if (!cursor) rows.length = 0;
       rows.push(...data);
       draw();

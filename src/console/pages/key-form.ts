@@ -1,20 +1,13 @@
 // The fields of a key, for creating one (keys.createKey) and editing one (keys.updateKey): name,
 // prefix (create only), expiry, credits and refill, one rate limit, permissions, roles and meta as
 // JSON checked before sending.
-import type { KeyInfo, RatelimitRequest } from "../../protocol/types";
+import type { CreateKeyRequest, KeyCredits, KeyInfo, UpdateKeyRequest } from "../../protocol/types";
 import { field, h } from "../dom";
 import { list } from "../ui";
 
-export interface KeyFields {
-  name?: string | null;
-  prefix?: string;
-  expires?: number | null;
-  credits?: { remaining: number | null; refill?: { interval: "daily" | "monthly"; amount: number; refillDay?: number } } | null;
-  ratelimits?: RatelimitRequest[];
-  permissions?: string[];
-  roles?: string[];
-  meta?: Record<string, unknown> | null;
-}
+/** What the form gives: the fields keys.updateKey takes, with the prefix (create only) and credits as both operations take them. */
+export type KeyFields = Pick<UpdateKeyRequest, "name" | "expires" | "ratelimits" | "permissions" | "roles" | "meta"> &
+  Pick<CreateKeyRequest, "prefix"> & { credits?: KeyCredits | null };
 
 /** `Date` → the value of an <input type=datetime-local> in local time. */
 function localInput(ms: number): string {

@@ -1,6 +1,6 @@
 // Keys of one API (#/keys/<apiId>): search, pagination, status, lastUsedAt; create (shown once),
 // edit, disable/enable, reroll and delete, each confirmed.
-import type { KeyInfo } from "../../protocol/types";
+import type { ApiListItem, CreateKeyResult, KeyInfo } from "../../protocol/types";
 import { call } from "../api";
 import { field, h, replace, thead, when } from "../dom";
 import { rateLimitedSince } from "../analytics";
@@ -24,9 +24,9 @@ function keyStatus(key: KeyInfo, now: number, limited: ReadonlySet<string> | und
 export async function keysPage(main: HTMLElement, apiId?: string): Promise<void> {
   const slot = h("div");
   replace(main, h("h1", {}, "Keys"), slot);
-  let apis: Array<{ id: string; name: string }> = [];
+  let apis: ApiListItem[] = [];
   const listed = await attempt(slot, "list the APIs", async () => {
-    apis = (await call<Array<{ id: string; name: string }>>("apis.listApis", { limit: 100 })).data;
+    apis = (await call<ApiListItem[]>("apis.listApis", { limit: 100 })).data;
   });
   if (!listed && !apiId) return;
   if (!apiId) {
@@ -56,7 +56,7 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
     const fields = create.read();
     if (typeof fields === "string") return replace(createSlot, h("div", { class: "error", role: "alert" }, h("p", { class: "detail" }, fields)));
     await attempt(createSlot, "create a key", async () => {
-      const { data } = await call<{ keyId: string; key: string }>("keys.createKey", { apiId, ...fields });
+      const { data } = await call<CreateKeyResult>("keys.createKey", { apiId, ...fields });
       createForm.reset();
       await showOnce("Your new key", data.key, `Key ${data.keyId}. Copy it now: the service keeps only its hash and cannot show it again.`);
       await reload();
@@ -126,7 +126,7 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
     const reroll = async () => {
       if (!(await confirmDialog("Reroll this key?", `A new key replaces ${label} with the same settings; the old key stops working now.`, "Reroll key"))) return;
       await attempt(slot, "reroll this key", async () => {
-        const { data } = await call<{ keyId: string; key: string }>("keys.rerollKey", { keyId: key.keyId, expiration: 0 });
+        const { data } = await call<CreateKeyResult>("keys.rerollKey", { keyId: key.keyId, expiration: 0 });
         await showOnce("The rerolled key", data.key, `New key ${data.keyId}. Copy it now: it is not shown again.`);
         await reload();
       });

@@ -1,16 +1,10 @@
 // Root keys (keyguard's rootKeys.* operations): list, create one with chosen permissions (shown
 // once), delete one. A root key can grant only permissions it holds.
+import type { CreateKeyResult, RootKeyItem } from "../../protocol/types";
 import { call } from "../api";
 import { h, replace, thead, when, uid, field } from "../dom";
 import { PERMISSION_GROUPS as GROUPS } from "../permissions";
 import { announce, attempt, confirmDialog, showOnce } from "../ui";
-
-interface RootKeyItem {
-  keyId: string;
-  name?: string;
-  permissions: string[];
-  createdAt: number;
-}
 
 
 export async function rootKeysPage(main: HTMLElement): Promise<void> {
@@ -37,7 +31,7 @@ export async function rootKeysPage(main: HTMLElement): Promise<void> {
     const permissions = boxes.filter((b) => b.checked).map((b) => b.value);
     if (permissions.length === 0) return replace(createSlot, h("div", { class: "error", role: "alert" }, h("p", { class: "detail" }, "Choose at least one permission.")));
     await attempt(createSlot, "create a root key", async () => {
-      const { data } = await call<{ keyId: string; key: string }>("rootKeys.createRootKey", { permissions, ...(name.value.trim() ? { name: name.value.trim() } : {}) });
+      const { data } = await call<CreateKeyResult>("rootKeys.createRootKey", { permissions, ...(name.value.trim() ? { name: name.value.trim() } : {}) });
       form.reset();
       await showOnce("Your new root key", data.key, `Root key ${data.keyId}. Copy it now: the service keeps only its hash and cannot show it again.`);
       await load();

@@ -16,7 +16,7 @@ import { hasBody, isJsonContentType, readJsonBody } from "./request-body";
 import type { ServiceCore } from "../service";
 import type { StoreTx } from "../storage/seam";
 import { isStoreUnavailable, storeUnavailableAnswer } from "../storage/store-failures";
-import { validate } from "../operations/validate";
+import { validateRequest } from "../operations/validate";
 
 /**
  * The service as a request handler: give it to `http.createServer`, to supertest, or mount it
@@ -78,8 +78,7 @@ export function createApp(core: ServiceCore, consoleFiles?: ConsoleHandler): Loc
     const op = findOperation(name)!;
     try {
       const body = hasBody(req) ? await readJsonBody(req) : {};
-      const errors = validate(op.schema, body);
-      if (errors.length === 0 && op.refine) errors.push(...op.refine(body as never));
+      const errors = validateRequest(name, body);
       if (errors.length > 0) {
         const first = errors[0]!;
         throw new ServiceError("application.invalid_input", `Invalid request body: ${first.location} ${first.message}.`, { errors });

@@ -5,9 +5,7 @@ import { apiNotFound, findApi } from "../domain/lookup";
 import { defineOperation, type OpContext } from "./operation";
 import { pageOf, paginate } from "../domain/pagination";
 import { plaintextOf, requireDecrypt } from "../domain/recoverable";
-import * as s from "./schemas";
 import type { ApiRecord } from "../storage/seam";
-import { bool, obj, str } from "./validate";
 import { keyInfoView } from "../domain/views";
 
 /** As production: 403 without `api.*.action` / `api.<apiId>.action`, then 404 when missing. */
@@ -20,7 +18,6 @@ async function apiForAction(ctx: OpContext, apiId: string, action: string): Prom
 
 export const createApiOperation = defineOperation("apis.createApi", {
   access: "write",
-  schema: obj({ name: str({ min: 3, max: 256 }) }, ["name"]),
   async run(ctx, body) {
     requirePermission(ctx.root, ["api.*.create_api"]);
     const api: ApiRecord = { id: newId("api"), workspaceId: ctx.root.workspaceId, name: body.name, createdAt: ctx.now };
@@ -31,7 +28,6 @@ export const createApiOperation = defineOperation("apis.createApi", {
 
 export const getApiOperation = defineOperation("apis.getApi", {
   access: "read",
-  schema: obj({ apiId: s.id(8) }, ["apiId"]),
   async run(ctx, body) {
     const api = await apiForAction(ctx, body.apiId, "read_api");
     return { data: { id: api.id, name: api.name } };
@@ -40,10 +36,6 @@ export const getApiOperation = defineOperation("apis.getApi", {
 
 export const listKeysOperation = defineOperation("apis.listKeys", {
   access: "read",
-  schema: obj(
-    { apiId: str(), ...s.listFields(), externalId: str(), decrypt: bool(), revalidateKeysCache: bool() },
-    ["apiId"],
-  ),
   async run(ctx, body) {
     const { tx, root } = ctx;
     // Without read_key and read_api the API is "not found", as production answers.
@@ -75,7 +67,6 @@ export const listKeysOperation = defineOperation("apis.listKeys", {
 
 export const deleteApiOperation = defineOperation("apis.deleteApi", {
   access: "write",
-  schema: obj({ apiId: s.id(8) }, ["apiId"]),
   async run(ctx, body) {
     const api = await apiForAction(ctx, body.apiId, "delete_api");
     // Its keys (and their counters) go with it.

@@ -16,34 +16,13 @@ import {
 import type { KeyVault } from "../domain/key-vault";
 import { defineOperation } from "./operation";
 import { NOT_FOUND_API, canCreateOn, requireStorage, requireVault } from "../domain/recoverable";
-import * as s from "./schemas";
+import * as s from "../../protocol/contract/cross-field";
 import type { CreditsRecord, KeyRecord } from "../storage/seam";
-import { arr, bool, int, obj, str } from "./validate";
 
 type CreateKeyBody = CreateKeyRequest & CreateKeyFlatCredits;
 
 export const createKeyOperation = defineOperation("keys.createKey", {
   access: "write",
-  schema: obj(
-    {
-      apiId: s.id(),
-      prefix: str({ max: 16, pattern: /^[A-Za-z0-9_]+$/, patternHint: "Use letters, digits and underscores." }),
-      name: str({ max: 255 }),
-      byteLength: int({ min: 16, max: 255 }),
-      externalId: s.externalId(),
-      meta: s.meta(),
-      roles: arr(s.roleName(), { max: 100 }),
-      permissions: arr(s.slug(), { max: 1000 }),
-      expires: s.expires(),
-      credits: s.credits(),
-      remaining: int({ min: 0 }),
-      refill: s.refill(),
-      ratelimits: s.ratelimitList(),
-      enabled: bool(),
-      recoverable: bool(),
-    },
-    ["apiId"],
-  ),
   refine(body) {
     const b = body as CreateKeyBody;
     const out: ValidationErrorDetail[] = [];
@@ -119,7 +98,6 @@ export function cleanRefill<T extends { interval: "daily" | "monthly"; amount: n
 
 export const rerollKeyOperation = defineOperation("keys.rerollKey", {
   access: "write",
-  schema: obj({ keyId: s.id(), expiration: s.expires() }, ["keyId", "expiration"]),
   async run(ctx, body) {
     const { tx, root, now } = ctx;
     const old = await findKey(tx, root.workspaceId, body.keyId);

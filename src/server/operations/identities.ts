@@ -6,14 +6,12 @@ import { newId } from "../domain/ids";
 import { requireIdentity, toRatelimitRecords } from "../domain/lookup";
 import { defineOperation } from "./operation";
 import { matchesSearch, pageOf } from "../domain/pagination";
-import * as s from "./schemas";
+import * as s from "../../protocol/contract/cross-field";
 import type { IdentityRecord } from "../storage/seam";
-import { obj, str } from "./validate";
 import { identityView } from "../domain/views";
 
 export const createIdentityOperation = defineOperation("identities.createIdentity", {
   access: "write",
-  schema: obj({ externalId: s.externalId(), meta: s.meta(), ratelimits: s.ratelimitList() }, ["externalId"]),
   refine: (body) => s.checkUniqueNames("body.ratelimits", body.ratelimits),
   async run(ctx, body) {
     requirePermission(ctx.root, ["identity.*.create_identity"]);
@@ -36,7 +34,6 @@ export const createIdentityOperation = defineOperation("identities.createIdentit
 
 export const getIdentityOperation = defineOperation("identities.getIdentity", {
   access: "read",
-  schema: obj({ identity: str() }, ["identity"]),
   async run(ctx, body) {
     requirePermission(ctx.root, ["identity.*.read_identity"]);
     return { data: identityView(await requireIdentity(ctx.tx, ctx.root.workspaceId, body.identity)) };
@@ -45,7 +42,6 @@ export const getIdentityOperation = defineOperation("identities.getIdentity", {
 
 export const listIdentitiesOperation = defineOperation("identities.listIdentities", {
   access: "read",
-  schema: obj({ ...s.listFields(), search: str({ max: 255 }) }),
   async run(ctx, body) {
     requirePermission(ctx.root, ["identity.*.read_identity"]);
     const ws = ctx.root.workspaceId;
@@ -61,7 +57,6 @@ export const listIdentitiesOperation = defineOperation("identities.listIdentitie
 
 export const updateIdentityOperation = defineOperation("identities.updateIdentity", {
   access: "write",
-  schema: obj({ identity: str(), meta: s.meta(), ratelimits: s.ratelimitList() }, ["identity"]),
   refine: (body) => s.checkUniqueNames("body.ratelimits", body.ratelimits),
   async run(ctx, body) {
     requirePermission(ctx.root, ["identity.*.update_identity"]);
@@ -80,7 +75,6 @@ export const updateIdentityOperation = defineOperation("identities.updateIdentit
 
 export const deleteIdentityOperation = defineOperation("identities.deleteIdentity", {
   access: "write",
-  schema: obj({ identity: str() }, ["identity"]),
   async run(ctx, body) {
     requirePermission(ctx.root, ["identity.*.delete_identity"]);
     const identity = await requireIdentity(ctx.tx, ctx.root.workspaceId, body.identity);

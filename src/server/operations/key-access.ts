@@ -4,17 +4,9 @@ import type { Permission, Role } from "../../protocol/types";
 import { requirePermission } from "./auth";
 import { ensurePermissions, requirePermissionRecord, resolveRoles } from "../domain/lookup";
 import { defineOperation, type OpContext } from "./operation";
-import * as s from "./schemas";
 import type { KeyRecord } from "../storage/seam";
-import { arr, obj } from "./validate";
 import { permissionView, recordsOf, roleView } from "../domain/views";
 import { keyForAction } from "./keys";
-
-/** add/remove: at least one item; set: any number (`[]` clears), with no upper bound for permissions. */
-const permissionsBody = (set = false) =>
-  obj({ keyId: s.id(), permissions: arr(s.slug(), set ? {} : { min: 1, max: 1000 }) }, ["keyId", "permissions"]);
-const rolesBody = (set = false) =>
-  obj({ keyId: s.id(), roles: arr(s.roleName(), set ? { max: 100 } : { min: 1, max: 100 }) }, ["keyId", "roles"]);
 
 async function keyFor(ctx: OpContext, keyId: string, rbacAction: string): Promise<KeyRecord> {
   requirePermission(ctx.root, [`rbac.*.${rbacAction}`]);
@@ -38,7 +30,6 @@ async function saveRoles(ctx: OpContext, key: KeyRecord): Promise<{ data: Role[]
 
 export const addPermissionsOperation = defineOperation("keys.addPermissions", {
   access: "write",
-  schema: permissionsBody(),
   async run(ctx, body) {
     const key = await keyFor(ctx, body.keyId, "add_permission_to_key");
     const ids = await ensurePermissions(ctx.tx, ctx.root.workspaceId, body.permissions, ctx.now);
@@ -49,7 +40,6 @@ export const addPermissionsOperation = defineOperation("keys.addPermissions", {
 
 export const removePermissionsOperation = defineOperation("keys.removePermissions", {
   access: "write",
-  schema: permissionsBody(),
   async run(ctx, body) {
     const key = await keyFor(ctx, body.keyId, "remove_permission_from_key");
     const ids: string[] = [];
@@ -61,7 +51,6 @@ export const removePermissionsOperation = defineOperation("keys.removePermission
 
 export const setPermissionsOperation = defineOperation("keys.setPermissions", {
   access: "write",
-  schema: permissionsBody(true),
   async run(ctx, body) {
     const key = await keyFor(ctx, body.keyId, "add_permission_to_key");
     key.permissionIds = await ensurePermissions(ctx.tx, ctx.root.workspaceId, body.permissions, ctx.now);
@@ -71,7 +60,6 @@ export const setPermissionsOperation = defineOperation("keys.setPermissions", {
 
 export const addRolesOperation = defineOperation("keys.addRoles", {
   access: "write",
-  schema: rolesBody(),
   async run(ctx, body) {
     const key = await keyFor(ctx, body.keyId, "add_role_to_key");
     const ids = await resolveRoles(ctx.tx, ctx.root.workspaceId, body.roles);
@@ -82,7 +70,6 @@ export const addRolesOperation = defineOperation("keys.addRoles", {
 
 export const removeRolesOperation = defineOperation("keys.removeRoles", {
   access: "write",
-  schema: rolesBody(),
   async run(ctx, body) {
     const key = await keyFor(ctx, body.keyId, "remove_role_from_key");
     const ids = await resolveRoles(ctx.tx, ctx.root.workspaceId, body.roles);
@@ -93,7 +80,6 @@ export const removeRolesOperation = defineOperation("keys.removeRoles", {
 
 export const setRolesOperation = defineOperation("keys.setRoles", {
   access: "write",
-  schema: rolesBody(true),
   async run(ctx, body) {
     const key = await keyFor(ctx, body.keyId, "add_role_to_key");
     key.roleIds = await resolveRoles(ctx.tx, ctx.root.workspaceId, body.roles);

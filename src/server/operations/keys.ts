@@ -13,9 +13,8 @@ import {
 } from "../domain/lookup";
 import { defineOperation, type OpContext } from "./operation";
 import { plaintextOf, requireDecrypt } from "../domain/recoverable";
-import * as s from "./schemas";
+import * as s from "../../protocol/contract/cross-field";
 import type { KeyRecord } from "../storage/seam";
-import { arr, bool, int, nullable, obj, oneOf, str } from "./validate";
 import { keyInfoView } from "../domain/views";
 import { cleanRefill } from "./create-key";
 
@@ -42,7 +41,6 @@ async function keyByPlaintext(ctx: OpContext, plaintext: string): Promise<KeyRec
 
 export const getKeyOperation = defineOperation("keys.getKey", {
   access: "read",
-  schema: obj({ keyId: s.id(), decrypt: bool() }, ["keyId"]),
   async run(ctx, body) {
     const key = await keyForAction(ctx, body.keyId, "read_key");
     const data = await keyInfoView(ctx.tx, key, ctx.now);
@@ -57,27 +55,11 @@ export const getKeyOperation = defineOperation("keys.getKey", {
 
 export const whoamiOperation = defineOperation("keys.whoami", {
   access: "read",
-  schema: obj({ key: str({ max: 512 }) }, ["key"]),
   run: async (ctx, body) => ({ data: await keyInfoView(ctx.tx, await keyByPlaintext(ctx, body.key), ctx.now) }),
 });
 
 export const updateKeyOperation = defineOperation("keys.updateKey", {
   access: "write",
-  schema: obj(
-    {
-      keyId: s.id(),
-      name: nullable(str({ max: 255 })),
-      externalId: nullable(s.externalId()),
-      meta: nullable(s.meta()),
-      expires: nullable(s.expires()),
-      credits: nullable(obj({ remaining: nullable(int({ min: 0 })), refill: nullable(s.refill()) })),
-      ratelimits: s.ratelimitList(),
-      enabled: bool(),
-      roles: arr(s.roleName(), { max: 100 }),
-      permissions: arr(s.slug(), { max: 1000 }),
-    },
-    ["keyId"],
-  ),
   refine: (body) => [
     ...s.checkCredits("body.credits", body.credits ?? undefined),
     ...s.checkUniqueNames("body.ratelimits", body.ratelimits),
@@ -137,7 +119,6 @@ function setOptional<K extends "name" | "meta" | "expires">(key: KeyRecord, fiel
 
 export const deleteKeyOperation = defineOperation("keys.deleteKey", {
   access: "write",
-  schema: obj({ keyId: s.id(), permanent: bool() }, ["keyId"]),
   async run(ctx, body) {
     const key = await keyForAction(ctx, body.keyId, "delete_key");
     // Its counters go with it.
@@ -148,10 +129,6 @@ export const deleteKeyOperation = defineOperation("keys.deleteKey", {
 
 export const updateCreditsOperation = defineOperation("keys.updateCredits", {
   access: "write",
-  schema: obj(
-    { keyId: str({ min: 3 }), operation: oneOf(["set", "increment", "decrement"]), value: nullable(int({ min: 0 })) },
-    ["keyId", "operation"],
-  ),
   refine: (body) =>
     body.operation !== "set" && (body.value === undefined || body.value === null)
       ? [{ location: "body.value", message: `is required for ${body.operation}`, fix: "Add a non-negative integer value." }]

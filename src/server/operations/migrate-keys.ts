@@ -8,27 +8,9 @@ import { DEFAULT_BYTE_LENGTH } from "../domain/key-material";
 import { findMigration, migrationNotFound } from "../domain/key-migrations";
 import { apiNotFound, ensurePermissions, findApi, findRole, toRatelimitRecords, upsertIdentity } from "../domain/lookup";
 import { defineOperation, type OpContext } from "./operation";
-import * as s from "./schemas";
+import * as s from "../../protocol/contract/cross-field";
 import type { CreditsRecord, KeyMigrationRecord, KeyRecord } from "../storage/seam";
-import { arr, bool, obj, str } from "./validate";
 import { cleanRefill } from "./create-key";
-
-const keySchema = () =>
-  obj(
-    {
-      hash: str({ min: 3 }),
-      name: str({ max: 255 }),
-      externalId: str({ max: 255 }),
-      meta: s.meta(),
-      roles: arr(s.roleName(), { max: 100 }),
-      permissions: arr(s.slug(), { max: 1000 }),
-      expires: s.expires(),
-      enabled: bool(),
-      credits: s.credits(),
-      ratelimits: s.ratelimitList(),
-    },
-    ["hash"],
-  );
 
 /** Role ids for names (or ids); missing ones are created. */
 async function ensureRoles(ctx: OpContext, refs: readonly string[]): Promise<string[]> {
@@ -77,11 +59,6 @@ async function importKey(ctx: OpContext, apiId: string, migration: KeyMigrationR
 
 export const migrateKeysOperation = defineOperation("keys.migrateKeys", {
   access: "write",
-  schema: obj({ migrationId: str({ min: 3, max: 255 }), apiId: str({ min: 3, max: 255 }), keys: arr(keySchema(), { min: 1 }) }, [
-    "migrationId",
-    "apiId",
-    "keys",
-  ]),
   refine(body) {
     const out: ValidationErrorDetail[] = [];
     body.keys.forEach((k, i) => {

@@ -1,11 +1,12 @@
-// The shape of one operation of the local service: its body schema, extra checks that need the
-// whole body, how it uses the store (`access`) and an asynchronous `run` over a `StoreTx`.
+// The shape of one operation of the local service (its body's schema is in the contract,
+// src/protocol/contract): extra checks that need the whole body, how it uses the store (`access`) and an asynchronous `run` over a `StoreTx`.
+import type { Static } from "typebox";
+import type { EXTENSION_CONTRACT } from "../../protocol/contract";
 import type { OperationName, Operations, Pagination, ValidationErrorDetail } from "../../protocol/types";
 import type { RootContext } from "./auth";
 import type { KeyVault } from "../domain/key-vault";
 import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
 import type { StoreTx, VerificationEvent } from "../storage/seam";
-import type { Schema } from "./validate";
 
 /**
  * How an operation uses the store: `read` and `write` run in one transaction each; `direct`
@@ -44,8 +45,7 @@ export interface OpResult<T> {
 
 export interface OperationDef<N extends OperationName> {
   access: Access;
-  schema: Schema;
-  /** Checks across fields, run after `schema` and still before the root key is looked up. */
+  /** Checks across fields, run after the contract's schema and still before the root key is looked up. */
   refine?(body: Operations[N]["req"]): ValidationErrorDetail[];
   run(ctx: OpContext, body: Operations[N]["req"]): Promise<OpResult<Operations[N]["res"]>>;
 }
@@ -60,12 +60,16 @@ export function defineOperation<N extends OperationName>(_name: N, def: Operatio
 /** An operation of keyguard's own (not in production's v2 API), with its body and answer types. */
 export interface ExtensionDef<Req, Res> {
   access: Access;
-  schema: Schema;
   refine?(body: Req): ValidationErrorDetail[];
   run(ctx: OpContext, body: Req): Promise<OpResult<Res>>;
 }
 
-/** Defines one of keyguard's own operations. */
-export function defineExtension<Req, Res>(def: ExtensionDef<Req, Res>): ExtensionDef<Req, Res> {
+type Extensions = typeof EXTENSION_CONTRACT;
+
+/** Defines one of keyguard's own operations, with its types taken from its contract. */
+export function defineExtension<N extends keyof Extensions>(
+  _name: N,
+  def: ExtensionDef<Static<Extensions[N]["request"]>, Static<Extensions[N]["response"]>>,
+): ExtensionDef<Static<Extensions[N]["request"]>, Static<Extensions[N]["response"]>> {
   return def;
 }

@@ -8,15 +8,10 @@ import { newId } from "../domain/ids";
 import { exactOverride, matchingOverride, requireNamespace } from "../domain/namespaces";
 import { defineOperation } from "./operation";
 import { pageOf } from "../domain/pagination";
-import { listFields } from "./schemas";
 import type { RatelimitNamespaceRecord, RatelimitOverrideRecord } from "../storage/seam";
-import { int, obj, str } from "./validate";
 
 /** Production's page size when `limit` is absent. */
 const DEFAULT_OVERRIDES_PAGE = 50;
-
-const namespaceField = () => str({ max: 512 });
-const identifierField = () => str({ max: 512 });
 
 function requireOnNamespace(root: RootContext, action: string, ns: RatelimitNamespaceRecord): void {
   requirePermission(root, [`ratelimit.${ns.id}.${action}`, `ratelimit.*.${action}`]);
@@ -32,10 +27,6 @@ function overrideView(o: RatelimitOverrideRecord): RatelimitOverride {
 
 export const setOverrideOperation = defineOperation("ratelimit.setOverride", {
   access: "write",
-  schema: obj(
-    { namespace: namespaceField(), identifier: identifierField(), limit: int({ min: 0 }), duration: int({ min: 1000 }) },
-    ["namespace", "identifier", "limit", "duration"],
-  ),
   async run(ctx, body) {
     const ns = await requireNamespace(ctx.tx, ctx.root.workspaceId, body.namespace);
     requireOnNamespace(ctx.root, "set_override", ns);
@@ -57,7 +48,6 @@ export const setOverrideOperation = defineOperation("ratelimit.setOverride", {
 
 export const getOverrideOperation = defineOperation("ratelimit.getOverride", {
   access: "read",
-  schema: obj({ namespace: namespaceField(), identifier: identifierField() }, ["namespace", "identifier"]),
   async run(ctx, body) {
     const ns = await requireNamespace(ctx.tx, ctx.root.workspaceId, body.namespace);
     // As production: a root key that may not read overrides learns nothing, not even that one exists.
@@ -74,7 +64,6 @@ export const getOverrideOperation = defineOperation("ratelimit.getOverride", {
 
 export const listOverridesOperation = defineOperation("ratelimit.listOverrides", {
   access: "read",
-  schema: obj({ namespace: namespaceField(), ...listFields() }, ["namespace"]),
   async run(ctx, body) {
     const ns = await requireNamespace(ctx.tx, ctx.root.workspaceId, body.namespace);
     requireOnNamespace(ctx.root, "read_override", ns);
@@ -90,7 +79,6 @@ export const listOverridesOperation = defineOperation("ratelimit.listOverrides",
 
 export const deleteOverrideOperation = defineOperation("ratelimit.deleteOverride", {
   access: "write",
-  schema: obj({ namespace: namespaceField(), identifier: identifierField() }, ["namespace", "identifier"]),
   async run(ctx, body) {
     const ns = await requireNamespace(ctx.tx, ctx.root.workspaceId, body.namespace);
     requireOnNamespace(ctx.root, "delete_override", ns);

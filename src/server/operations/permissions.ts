@@ -6,15 +6,12 @@ import { newId } from "../domain/ids";
 import { ensurePermissions, findPermission, requirePermissionRecord, requireRole } from "../domain/lookup";
 import { defineOperation } from "./operation";
 import { matchesSearch, pageOf } from "../domain/pagination";
-import * as s from "./schemas";
 import type { PermissionRecord, RoleRecord } from "../storage/seam";
-import { arr, obj, str } from "./validate";
 import type { Permission } from "../../protocol/types";
 import { permissionView, roleView } from "../domain/views";
 
 export const createPermissionOperation = defineOperation("permissions.createPermission", {
   access: "write",
-  schema: obj({ name: str({ max: 512 }), slug: s.slug(), description: str({ min: 0, max: 512 }) }, ["name", "slug"]),
   async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.create_permission"]);
     const slug = body.slug!;
@@ -31,7 +28,6 @@ export const createPermissionOperation = defineOperation("permissions.createPerm
 
 export const getPermissionOperation = defineOperation("permissions.getPermission", {
   access: "read",
-  schema: obj({ permission: s.slug() }, ["permission"]),
   async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.read_permission"]);
     return { data: permissionView(await requirePermissionRecord(ctx.tx, ctx.root.workspaceId, body.permission)) };
@@ -40,7 +36,6 @@ export const getPermissionOperation = defineOperation("permissions.getPermission
 
 export const listPermissionsOperation = defineOperation("permissions.listPermissions", {
   access: "read",
-  schema: obj({ ...s.listFields(), search: str({ max: 255 }) }),
   async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.read_permission"]);
     const ws = ctx.root.workspaceId;
@@ -56,7 +51,6 @@ export const listPermissionsOperation = defineOperation("permissions.listPermiss
 
 export const deletePermissionOperation = defineOperation("permissions.deletePermission", {
   access: "write",
-  schema: obj({ permission: s.slug() }, ["permission"]),
   async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.delete_permission"]);
     const perm = await requirePermissionRecord(ctx.tx, ctx.root.workspaceId, body.permission);
@@ -68,10 +62,6 @@ export const deletePermissionOperation = defineOperation("permissions.deletePerm
 
 export const createRoleOperation = defineOperation("permissions.createRole", {
   access: "write",
-  schema: obj(
-    { name: s.roleName(), description: str({ min: 0, max: 512 }), permissions: arr(s.slug()) },
-    ["name"],
-  ),
   async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.create_role"]);
     const ws = ctx.root.workspaceId;
@@ -100,7 +90,6 @@ export const createRoleOperation = defineOperation("permissions.createRole", {
 
 export const getRoleOperation = defineOperation("permissions.getRole", {
   access: "read",
-  schema: obj({ role: s.roleName() }, ["role"]),
   async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.read_role"]);
     return { data: await roleView(ctx.tx, await requireRole(ctx.tx, ctx.root.workspaceId, body.role)) };
@@ -109,7 +98,6 @@ export const getRoleOperation = defineOperation("permissions.getRole", {
 
 export const listRolesOperation = defineOperation("permissions.listRoles", {
   access: "read",
-  schema: obj({ ...s.listFields(), search: str({ max: 255 }) }),
   async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.read_role"]);
     const ws = ctx.root.workspaceId;
@@ -125,7 +113,6 @@ export const listRolesOperation = defineOperation("permissions.listRoles", {
 
 export const deleteRoleOperation = defineOperation("permissions.deleteRole", {
   access: "write",
-  schema: obj({ role: s.roleName() }, ["role"]),
   async run(ctx, body) {
     requirePermission(ctx.root, ["rbac.*.delete_role"]);
     const role = await requireRole(ctx.tx, ctx.root.workspaceId, body.role);
@@ -137,13 +124,6 @@ export const deleteRoleOperation = defineOperation("permissions.deleteRole", {
 
 export const setRolePermissionsOperation = defineOperation("permissions.setRolePermissions", {
   access: "write",
-  schema: obj(
-    {
-      roleId: str({ min: 3, max: 255, pattern: /^[a-zA-Z0-9_-]+$/, patternHint: "Use the role's id as returned, e.g. role_…" }),
-      permissions: arr(s.slug()),
-    },
-    ["roleId", "permissions"],
-  ),
   async run(ctx, body) {
     requireTuple(ctx.root, "rbac.*.add_permission_to_role");
     requireTuple(ctx.root, "rbac.*.remove_permission_from_role");

@@ -7,21 +7,7 @@ import { requireAnyOrAll, requirePermission, requireTuple } from "./auth";
 import { createNamespace, findNamespace, matchingOverride } from "../domain/namespaces";
 import { defineOperation, type OpContext } from "./operation";
 import { namespaceCounter } from "../domain/sliding-window";
-import { MAX_LIMIT_DURATION } from "./schemas";
 import type { LimitCheck, RatelimitNamespaceRecord } from "../storage/seam";
-import { arr, int, obj, str } from "./validate";
-
-const limitBody = () =>
-  obj(
-    {
-      namespace: str({ max: 512 }),
-      identifier: str({ max: 512 }),
-      limit: int({ min: 1 }),
-      duration: int({ min: 1000, max: MAX_LIMIT_DURATION }),
-      cost: int({ min: 0 }),
-    },
-    ["namespace", "identifier", "limit", "duration"],
-  );
 
 /** The namespaces of the requests, in order; missing ones are created, which needs `ratelimit.*.create_namespace`. */
 async function namespacesOf(ctx: OpContext, requests: readonly RatelimitLimitRequest[]): Promise<RatelimitNamespaceRecord[]> {
@@ -45,7 +31,6 @@ async function checkOf(ctx: OpContext, ns: RatelimitNamespaceRecord, request: Ra
 
 export const ratelimitLimitOperation = defineOperation("ratelimit.limit", {
   access: "direct",
-  schema: limitBody(),
   async run(ctx, body) {
     const [ns] = await namespacesOf(ctx, [body]);
     requirePermission(ctx.root, [`ratelimit.${ns!.id}.limit`, "ratelimit.*.limit"]);
@@ -59,7 +44,6 @@ export const ratelimitLimitOperation = defineOperation("ratelimit.limit", {
 
 export const ratelimitMultiLimitOperation = defineOperation("ratelimit.multiLimit", {
   access: "direct",
-  schema: arr(limitBody(), { min: 1, max: 100 }),
   async run(ctx, body) {
     const namespaces = await namespacesOf(ctx, body);
     requireAnyOrAll(ctx.root, "ratelimit.*.limit", [...new Set(namespaces.map((ns) => `ratelimit.${ns.id}.limit`))]);

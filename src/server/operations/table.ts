@@ -68,7 +68,7 @@ const EXTENSION_OPERATIONS = Object.freeze({
   "rootKeys.deleteRootKey": workspace.deleteRootKeyOperation,
 });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies are validated against `schema` before `run`
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies are validated against the contract before `run`
 type AnyOperation = OperationTable[keyof OperationTable] | ExtensionDef<any, unknown>;
 
 export function findOperation(name: string): AnyOperation | undefined {

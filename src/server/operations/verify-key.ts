@@ -1,29 +1,10 @@
-// Operation keys.verifyKey: body schema; the checks themselves live in ../verify.ts.
-import { MAX_PERMISSION_QUERY_LENGTH } from "../../protocol/permission-query";
+// Operation keys.verifyKey (its body schema is in the contract); the checks themselves live in ../domain/verification.ts.
 import { defineOperation } from "./operation";
-import { checkUniqueNames } from "./schemas";
-import { arr, int, obj, str } from "./validate";
+import { checkUniqueNames } from "../../protocol/contract/cross-field";
 import { verifyKey } from "../domain/verification";
 
 export const verifyKeyOperation = defineOperation("keys.verifyKey", {
   access: "direct",
-  schema: obj(
-    {
-      key: str({ max: 512 }),
-      permissions: str({ max: MAX_PERMISSION_QUERY_LENGTH }),
-      credits: obj({ cost: int({ min: 0, max: 1e12 }) }, ["cost"]),
-      ratelimits: arr(
-        obj(
-          { name: str({ min: 3, max: 255 }), cost: int({ min: 0 }), limit: int({ min: 1 }), duration: int({ min: 1000 }) },
-          ["name"],
-        ),
-        { max: 50 },
-      ),
-      tags: arr(str({ max: 512 }), { max: 20 }),
-      migrationId: str({ min: 0, max: 256 }),
-    },
-    ["key"],
-  ),
   refine: (body) => checkUniqueNames("body.ratelimits", body.ratelimits),
   run: async (ctx, body) => ({ data: await verifyKey(ctx, body) }),
 });

@@ -8,31 +8,16 @@ import { newId } from "../domain/ids";
 import { generateKey } from "../domain/key-material";
 import { defineExtension } from "./operation";
 import { pageOf } from "../domain/pagination";
-import * as s from "./schemas";
+import type { RootKeyItem } from "../../protocol/types";
 import type { RootKeyRecord } from "../storage/seam";
-import { arr, obj, str } from "./validate";
-
-interface ApiListItem {
-  id: string;
-  name: string;
-  createdAt: number;
-}
-
-interface RootKeyItem {
-  keyId: string;
-  name?: string;
-  permissions: string[];
-  createdAt: number;
-}
 
 function rootKeyView(r: RootKeyRecord): RootKeyItem {
   return { keyId: r.id, ...(r.name === undefined ? {} : { name: r.name }), permissions: [...r.permissions], createdAt: r.createdAt };
 }
 
 /** The APIs of the root key's workspace it may read (`api.*.read_api` or `api.<id>.read_api`). */
-export const listApisOperation = defineExtension<{ cursor?: string; limit?: number }, ApiListItem[]>({
+export const listApisOperation = defineExtension("apis.listApis", {
   access: "read",
-  schema: obj({ ...s.listFields() }),
   async run(ctx, body) {
     const ws = ctx.root.workspaceId;
     const page = await pageOf(
@@ -49,9 +34,8 @@ export const listApisOperation = defineExtension<{ cursor?: string; limit?: numb
  * A new root key of the caller's workspace holding `permissions`, each of which the caller must
  * hold itself or through its wildcard form (no root key makes a stronger one). The key is answered once and stored hashed.
  */
-export const createRootKeyOperation = defineExtension<{ name?: string; permissions: string[] }, { keyId: string; key: string }>({
+export const createRootKeyOperation = defineExtension("rootKeys.createRootKey", {
   access: "write",
-  schema: obj({ name: str({ max: 256 }), permissions: arr(str({ max: 512 }), { min: 1, max: 1000 }) }, ["permissions"]),
   refine(body) {
     return body.permissions.flatMap((p, i) =>
       PERMISSION_TUPLE.test(p)
@@ -84,9 +68,8 @@ export const createRootKeyOperation = defineExtension<{ name?: string; permissio
   },
 });
 
-export const listRootKeysOperation = defineExtension<{ cursor?: string; limit?: number }, RootKeyItem[]>({
+export const listRootKeysOperation = defineExtension("rootKeys.listRootKeys", {
   access: "read",
-  schema: obj({ ...s.listFields() }),
   async run(ctx, body) {
     requirePermission(ctx.root, ["workspace.*.read_root_key"]);
     const ws = ctx.root.workspaceId;
@@ -96,9 +79,8 @@ export const listRootKeysOperation = defineExtension<{ cursor?: string; limit?: 
 });
 
 /** Deletes a root key of the caller's workspace; not the one making the request. */
-export const deleteRootKeyOperation = defineExtension<{ keyId: string }, Record<string, never>>({
+export const deleteRootKeyOperation = defineExtension("rootKeys.deleteRootKey", {
   access: "write",
-  schema: obj({ keyId: s.id() }, ["keyId"]),
   async run(ctx, body) {
     requirePermission(ctx.root, ["workspace.*.delete_root_key"]);
     const record = await ctx.tx.get("rootKeys", body.keyId);

@@ -4,7 +4,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_META_BYTES, MAX_META_DEPTH, obj, record, str, validate } from "../../../src/server/operations/validate";
+import Type from "typebox";
+import { checkValue } from "../../../src/protocol/contract/check";
+import { MAX_META_BYTES, MAX_META_DEPTH, Meta, strict, text } from "../../../src/protocol/contract/fields";
 import { openConnection } from "../../../src/server/storage/sqlite/driver";
 import { start, type Started } from "../helpers";
 
@@ -83,7 +85,7 @@ describe("the validator's cap on problems", () => {
         return Reflect.get(target, prop, receiver) as unknown;
       },
     });
-    const errors = validate(obj({ key: str(), meta: record() }, ["key"]), body);
+    const errors = checkValue(strict({ key: text(), meta: Type.Optional(Meta) }), body);
     expect(errors).toHaveLength(20);
     expect(errors[0]).toMatchObject({ location: "body.key", message: "is required" });
     expect(reads).toBeLessThan(100);

@@ -1,5 +1,4 @@
-// Pure parts of the local service: base58, ids, key material, validation, pagination and
-// content negotiation.
+// Pure parts of the local service: base58, ids, key material, pagination and content negotiation.
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -9,7 +8,6 @@ import { encodeWords, newId } from "../../../src/server/domain/ids";
 import { generateKey } from "../../../src/server/domain/key-material";
 import { keyHash } from "../../../src/protocol/key-hash";
 import { paginate } from "../../../src/server/domain/pagination";
-import { arr, int, nullable, obj, str, validate } from "../../../src/server/operations/validate";
 
 describe("base58", () => {
   it("encodes known vectors (Bitcoin alphabet, leading zeros as 1)", () => {
@@ -59,29 +57,6 @@ describe("key material", () => {
     expect(keyHash(key)).toBe(hash);
     expect(generateKey(undefined, 32).key).toMatch(/^[1-9A-HJ-NP-Za-km-z]{40,44}$/);
     expect(generateKey("sk").key).not.toBe(generateKey("sk").key);
-  });
-});
-
-describe("validate", () => {
-  const schema = obj({ name: str({ max: 3 }), n: int({ min: 1 }), list: arr(str(), { max: 2 }), opt: nullable(str()) }, ["name"]);
-
-  it("accepts valid bodies", () => {
-    expect(validate(schema, { name: "abc", n: 1, list: ["a"], opt: null })).toEqual([]);
-  });
-
-  it("reports location, message and a fix", () => {
-    expect(validate(schema, { n: 0.5, list: ["a", "b", 3], extra: 1 })).toEqual([
-      { location: "body.name", message: "is required", fix: 'Add the "name" field.' },
-      { location: "body.n", message: "must be an integer, got number" },
-      { location: "body.list", message: "must have at most 2 items" },
-      { location: "body.list[2]", message: "must be a string, got number" },
-      { location: "body.extra", message: "is not a known field", fix: "Remove it. Known fields: name, n, list, opt." },
-    ]);
-    expect(validate(schema, [])).toEqual([{ location: "body", message: "must be an object, got array" }]);
-  });
-
-  it("never lets a prototype key through", () => {
-    expect(validate(schema, JSON.parse('{"name":"a","__proto__":{"x":1}}'))[0]).toMatchObject({ location: "body.__proto__" });
   });
 });
 

@@ -1,0 +1,38 @@
+// The wire contract of the key service: every operation's request body and answer `data`, as
+// TypeBox schemas (JSON Schema) from which both the TypeScript types and the checks come.
+import type { TSchema } from "typebox";
+import { analyticsOperations } from "./analytics";
+import { apisExtensions, apisOperations } from "./apis";
+import { identitiesOperations } from "./identities";
+import { keysOperations } from "./keys";
+import { permissionsOperations } from "./permissions";
+import { ratelimitOperations } from "./ratelimit";
+import { rootKeysOperations } from "./root-keys";
+
+/** One operation: the schema of its request body and of its answer's `data`. */
+export interface OperationContract {
+  readonly request: TSchema;
+  readonly response: TSchema;
+}
+
+/** The operations of production's v2 API that keyguard implements, by wire name (`group.operation`). */
+export const CONTRACT = Object.freeze({
+  ...keysOperations,
+  ...apisOperations,
+  ...permissionsOperations,
+  ...identitiesOperations,
+  ...ratelimitOperations,
+  ...analyticsOperations,
+});
+
+/** keyguard's own operations, served like the others: listing APIs and managing root keys. */
+export const EXTENSION_CONTRACT = Object.freeze({ ...apisExtensions, ...rootKeysOperations });
+
+export type ContractName = keyof typeof CONTRACT | keyof typeof EXTENSION_CONTRACT;
+
+/** The contract of an operation by wire name, or undefined for a name the service does not serve. */
+export function contractOf(name: string): OperationContract | undefined {
+  if (Object.hasOwn(CONTRACT, name)) return CONTRACT[name as keyof typeof CONTRACT];
+  if (Object.hasOwn(EXTENSION_CONTRACT, name)) return EXTENSION_CONTRACT[name as keyof typeof EXTENSION_CONTRACT];
+  return undefined;
+}

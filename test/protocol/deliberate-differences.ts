@@ -1,0 +1,149 @@
+// Where keyguard's contract deliberately differs from production's OpenAPI document, and why.
+// test/protocol/openapi-comparison.test.ts fails on any other difference, and on an entry here
+// that no longer differs.
+
+export interface DeliberateDifference {
+  /** An operation, or `*` for every operation. */
+  operation: string;
+  /** `request.<field path>` or `response.<field path>` (the answer's `data`); a trailing `*` matches every path it starts. */
+  path: string;
+  /** The fact that differs: a JSON Schema keyword, `required`, `nullable`, or `present`. */
+  fact: string;
+  /** Production's value and keyguard's; left out by an entry that covers many paths. */
+  production?: unknown;
+  keyguard?: unknown;
+  why: string;
+}
+
+const ANSWERS_ARE_SHAPES =
+  "keyguard's answer schemas describe shapes, not production's limits: they type the client and console, and the client checks " +
+  "answers by them, so a limit there could only make a client refuse a good answer.";
+
+const LIST_CURSOR = "keyguard's cursors are the next page's first id: 1..255 characters, refused otherwise (today's behaviour).";
+
+export const DELIBERATE_DIFFERENCES: readonly DeliberateDifference[] = [
+  // Every operation.
+  {
+    operation: "*",
+    path: "request*",
+    fact: "additionalProperties",
+    production: "unset",
+    keyguard: false,
+    why: 'keyguard refuses an unknown field in every request object ("is not a known field"); the document leaves these objects open.',
+  },
+  {
+    operation: "*",
+    path: "request*",
+    fact: "maximum",
+    production: 9223372036854776000,
+    keyguard: null,
+    why: "Integers must be safe JavaScript integers (up to 2^53 - 1, checked by the walker); production's int64 bound is not a number JSON carries exactly.",
+  },
+  {
+    operation: "*",
+    path: "response*",
+    fact: "additionalProperties",
+    production: false,
+    keyguard: "unset",
+    why: "A client must tolerate the fields of a newer server: answers are never refused for a field keyguard does not know.",
+  },
+  ...(["minLength", "maxLength", "pattern", "minimum", "maximum", "maxItems", "maxProperties"] as const).map((fact) => ({
+    operation: "*",
+    path: "response*",
+    fact,
+    why: ANSWERS_ARE_SHAPES,
+  })),
+  // keys.*
+  {
+    operation: "keys.verifyKey",
+    path: "request.ratelimits",
+    fact: "maxItems",
+    production: null,
+    keyguard: 50,
+    why: "keyguard bounds the work of one verification: at most 50 rate limits, as on a key.",
+  },
+  {
+    operation: "keys.verifyKey",
+    path: "request.ratelimits[].limit",
+    fact: "minimum",
+    production: 0,
+    keyguard: 1,
+    why: "An inline limit of 0 would refuse every request; keyguard refuses it at validation (and apiKeyAuth() at creation) instead.",
+  },
+  {
+    operation: "keys.verifyKey",
+    path: "request.ratelimits[].duration",
+    fact: "minimum",
+    production: 0,
+    keyguard: 1000,
+    why: "Windows are at least a second, as for the rate limits stored on keys (`duration (ms, ≥1000)`).",
+  },
+  {
+    operation: "keys.verifyKey",
+    path: "response.code",
+    fact: "enum",
+    production: ["VALID", "NOT_FOUND", "FORBIDDEN", "INSUFFICIENT_PERMISSIONS", "USAGE_EXCEEDED", "RATE_LIMITED", "DISABLED", "EXPIRED"],
+    keyguard: null,
+    why: "The list of codes is open: a client treats a code it does not know as invalid rather than refusing the answer.",
+  },
+  ...["request.remaining", "request.refill", "request.refill.interval", "request.refill.amount", "request.refill.refillDay"].map((path) => ({
+    operation: "keys.createKey",
+    path,
+    fact: "present",
+    production: false,
+    keyguard: true,
+    why: "The specification's flat credit fields: keyguard accepts them or the nested `credits`, not both (the client sends `credits`).",
+  })),
+  // Paging and search.
+  ...["apis.listKeys", "identities.listIdentities", "ratelimit.listOverrides"].flatMap((operation) => [
+    { operation, path: "request.cursor", fact: "minLength", production: null, keyguard: 1, why: LIST_CURSOR },
+    { operation, path: "request.cursor", fact: "maxLength", production: null, keyguard: 255, why: LIST_CURSOR },
+  ]),
+  ...["permissions.listPermissions", "permissions.listRoles"].flatMap((operation) => [
+    { operation, path: "request.cursor", fact: "minLength", production: null, keyguard: 1, why: LIST_CURSOR },
+    { operation, path: "request.cursor", fact: "maxLength", production: 1024, keyguard: 255, why: LIST_CURSOR },
+  ]),
+  ...["permissions.listPermissions", "permissions.listRoles", "identities.listIdentities"].flatMap((operation) => [
+    {
+      operation,
+      path: "request.search",
+      fact: "minLength",
+      production: null,
+      keyguard: 1,
+      why: "An empty search is refused like every empty string field (omit it to list everything).",
+    },
+    {
+      operation,
+      path: "request.search",
+      fact: "maxLength",
+      production: 256,
+      keyguard: 255,
+      why: "keyguard's limit on searches, kept as it is; aligning it with production's 256 would change which requests are refused.",
+    },
+  ]),
+  // Others.
+  {
+    operation: "identities.deleteIdentity",
+    path: "response",
+    fact: "type",
+    production: null,
+    keyguard: "object",
+    why: "The document gives deleteIdentity's answer no `data`; keyguard answers `data: {}` like every other delete.",
+  },
+  {
+    operation: "identities.deleteIdentity",
+    path: "response",
+    fact: "additionalProperties",
+    production: null,
+    keyguard: "unset",
+    why: "As above: no `data` in the document.",
+  },
+  {
+    operation: "analytics.getVerifications",
+    path: "request.query",
+    fact: "maxLength",
+    production: null,
+    keyguard: 1000000,
+    why: "A bound on what is read before parsing; the query's real limit is checked by the parser (invalid_analytics_query), as production does.",
+  },
+];
