@@ -3,13 +3,14 @@
 import { MAX_ROWS, parseAnalyticsQuery } from "../analytics/query-check";
 import type { AnalyticsScope } from "../analytics/plan";
 import { requirePermission, type RootContext } from "./auth";
+import { fromRoot } from "./authorization";
 import { ServiceError } from "../http/envelope";
 import { defineOperation } from "./operation";
 import { obj, str } from "./validate";
 
 const READ_ANALYTICS = /^api\.([^.]+)\.read_analytics$/;
 
-/** What the root key may read: its workspace, and only some APIs when it holds no `api.*.read_analytics`. */
+/** What the root key may read: its workspace, and only some APIs when it holds no `api.*.read_analytics` (403 with neither). */
 function scopeOf(root: RootContext): AnalyticsScope {
   if (root.permissions.has("api.*.read_analytics")) return { workspaceId: root.workspaceId };
   const apiIds = [...root.permissions].flatMap((p) => READ_ANALYTICS.exec(p)?.[1] ?? []);
@@ -19,12 +20,12 @@ function scopeOf(root: RootContext): AnalyticsScope {
 
 export const getVerificationsOperation = defineOperation("analytics.getVerifications", {
   access: "direct",
+  authorize: fromRoot("api.*.read_analytics or api.<apiId>.read_analytics", scopeOf),
   // The length limit is checked by the parser (production's invalid_analytics_query), not here.
   schema: obj({ query: str({ min: 0, max: 1_000_000 }) }, ["query"]),
   async run(ctx, body) {
-    const scope = scopeOf(ctx.root);
     const plan = await parseAnalyticsQuery(body.query, { now: ctx.now, retentionMs: ctx.analytics.retentionMs });
-    const rows = await ctx.analytics.query(plan, scope);
+    const rows = await ctx.analytics.query(plan, ctx.resource);
     if (rows.length > MAX_ROWS) {
       throw new ServiceError(
         "unprocessable_entity.query_rows_limit_exceeded",

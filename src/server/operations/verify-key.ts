@@ -1,5 +1,6 @@
 // Operation keys.verifyKey: body schema; the checks themselves live in ../verify.ts.
 import { MAX_PERMISSION_QUERY_LENGTH } from "../../protocol/permission-query";
+import { grantOnApis } from "./authorization";
 import { defineOperation } from "./operation";
 import { checkUniqueNames } from "./schemas";
 import { arr, int, obj, str } from "./validate";
@@ -7,6 +8,8 @@ import { verifyKey } from "../domain/verification";
 
 export const verifyKeyOperation = defineOperation("keys.verifyKey", {
   access: "direct",
+  // Never a 403: a key of an API the root key may not verify is NOT_FOUND, as production masks it.
+  authorize: grantOnApis("verify_key"),
   schema: obj(
     {
       key: str({ max: 512 }),
@@ -25,5 +28,5 @@ export const verifyKeyOperation = defineOperation("keys.verifyKey", {
     ["key"],
   ),
   refine: (body) => checkUniqueNames("body.ratelimits", body.ratelimits),
-  run: async (ctx, body) => ({ data: await verifyKey(ctx, body) }),
+  run: async (ctx, body) => ({ data: await verifyKey(ctx, body, ctx.resource) }),
 });
