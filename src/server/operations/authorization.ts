@@ -124,11 +124,9 @@ export function onKeyByPlaintext<Body>(action: string, plaintextOf: (body: Body)
 export function onNamespace<Body extends { namespace: string }>(action: string, masked?: () => ServiceError): Authorization<Body, RatelimitNamespaceRecord> {
   return fromStore(`ratelimit.<namespaceId>.${action}${masked ? " (else 404)" : ""}`, async ({ tx, root }, body) => {
     const ns = await requireNamespace(tx, root.workspaceId, body.namespace);
-    try {
-      requirePermission(root, [`ratelimit.${ns.id}.${action}`, `ratelimit.*.${action}`]);
-    } catch (err) {
-      throw masked ? masked() : err;
-    }
+    const anyOf = [`ratelimit.${ns.id}.${action}`, `ratelimit.*.${action}`];
+    if (masked && !anyOf.some((p) => root.permissions.has(p))) throw masked();
+    requirePermission(root, anyOf);
     return ns;
   });
 }
