@@ -9,7 +9,7 @@ import { clientIp } from "./client-ip";
 import type { ConsoleHandler } from "./console-files";
 import { ServiceError, successEnvelope } from "./envelope";
 import { newId } from "../domain/ids";
-import type { OpContext, OpResult } from "../operations/operation";
+import type { OpContext, OpResult, RunContext } from "../operations/operation";
 import type { AnyOperation } from "../operations/table";
 import { METRICS_PATH, metricsEndpoint } from "./metrics-route";
 import { hasBody, isJsonContentType, readJsonBody } from "./request-body";
@@ -36,7 +36,7 @@ export function createApp(core: ServiceCore, consoleFiles?: ConsoleHandler): Loc
       const to = route(req, res, pathOf(req.url ?? "/"), consoleFiles);
       // kind "console": the route step served the file already.
       if (to.kind === "liveness") send(res, 200, JSON_TYPE, JSON.stringify(successEnvelope({ message: "OK" }, requestId)));
-      else if (to.kind === "operation") void serve(core, req, res, requestId, to.name, to.op);
+      else if (to.kind === "operation") void serve(core, req, res, requestId, to.op);
     } catch (err) {
       answerFailure(core, req, res, requestId, err);
     }
@@ -45,20 +45,20 @@ export function createApp(core: ServiceCore, consoleFiles?: ConsoleHandler): Loc
 }
 
 /** An operation's request, step by step; a step that fails ends it with its error answer. */
-async function serve(core: ServiceCore, req: IncomingMessage, res: ServerResponse, requestId: string, name: string, op: AnyOperation): Promise<void> {
+async function serve(core: ServiceCore, req: IncomingMessage, res: ServerResponse, requestId: string, op: AnyOperation): Promise<void> {
   try {
     const body = await read(req);
     validateBody(op, body);
     const root = await authenticate(core.store.direct, req.headers.authorization);
-    const request = requestOf(core, req, requestId, root);
-    const resourceOf = authorise(op, root, body);
+    const now = core.now();
+    const byRoot = authoriseByRoot(op, root, body);
     const answer = await inStore(core, op, async (tx) => {
-      const ctx = { ...request, tx };
-      const resource = await resourceOf(ctx);
-      const result = await run(op, ctx, resource, body);
-      return answerOf(core, name, result, requestId);
+      const ctx = contextOf(core, req, requestId, root, now, tx);
+      ctx.resource = op.authorize.reads ? await authoriseInStore(op.authorize, ctx, body) : byRoot;
+      const result = await run(op, ctx, body);
+      return answerOf(core, op.name, result, requestId);
     });
-    await announce(core, name, body);
+    await announce(core, op.name, body);
     send(res, 200, JSON_TYPE, answer);
   } catch (err) {
     answerFailure(core, req, res, requestId, err);
@@ -66,7 +66,7 @@ async function serve(core: ServiceCore, req: IncomingMessage, res: ServerRespons
 }
 
 /** read: the JSON body (an absent body is `{}`); any other content type is a 400. */
-async function read(req: IncomingMessage): Promise<unknown> {
+function read(req: IncomingMessage): Promise<unknown> | object {
   if (!hasBody(req)) return {};
   if (!isJsonContentType(req.headers["content-type"])) {
     const message = "The request body must be JSON (Content-Type: application/json).";
@@ -95,27 +95,30 @@ function inStore(core: ServiceCore, op: AnyOperation, steps: (tx: StoreTx) => Pr
   return op.access === "direct" ? steps(core.store.direct) : core.store.transaction(steps);
 }
 
-/** What the operation's steps see of the request, but the store: the root key, the clock read once, the caller's address… */
-function requestOf(core: ServiceCore, req: IncomingMessage, requestId: string, root: RootContext): Omit<OpContext, "tx"> {
+/** What the operation's steps see: the store, the root key, the clock read once, the caller's address… */
+function contextOf(core: ServiceCore, req: IncomingMessage, requestId: string, root: RootContext, now: number, tx: StoreTx): RunContext<unknown> {
   const ip = clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"], core.config.trustProxy);
-  return { root, now: core.now(), ip, vault: core.vault, requestId, record: core.record, analytics: core.analytics };
+  return { tx, root, now, ip, vault: core.vault, requestId, record: core.record, analytics: core.analytics, resource: undefined };
 }
 
 /**
- * authorise: the operation's declared authorisation, which throws the 403 (or the 404 production
- * masks it with) or gives what `run` gets. Decided at once when the root key's permissions alone
- * decide, before the transaction opens; else first thing in the transaction, from the store's records.
+ * authorise, when the root key's permissions alone decide (`reads: false`): at once, before the
+ * transaction opens. Throws the 403 (or the 404 production masks it with); else gives what `run` gets.
  */
-function authorise(op: AnyOperation, root: RootContext, body: unknown): (ctx: OpContext) => unknown {
-  const { authorize } = op;
-  if (authorize.reads) return (ctx) => authorize.check(ctx, body);
-  const resource = authorize.check(root, body);
-  return () => resource;
+function authoriseByRoot(op: AnyOperation, root: RootContext, body: unknown): unknown {
+  return op.authorize.reads ? undefined : op.authorize.check(root, body);
 }
 
-/** run: the operation's handler, given what its authorisation resolved. */
-function run(op: AnyOperation, ctx: OpContext, resource: unknown, body: unknown): Promise<OpResult<unknown>> {
-  return op.run({ ...ctx, resource }, body);
+type StoreAuthorization = Extract<AnyOperation["authorize"], { reads: true }>;
+
+/** authorise, when the decision needs records of the store (the key, the API…): first thing in the transaction. */
+function authoriseInStore(authorize: StoreAuthorization, ctx: OpContext, body: unknown): Promise<unknown> {
+  return authorize.check(ctx, body);
+}
+
+/** run: the operation's handler, given what its authorisation resolved (`ctx.resource`). */
+function run(op: AnyOperation, ctx: RunContext<unknown>, body: unknown): Promise<OpResult<unknown>> {
+  return op.run(ctx, body);
 }
 
 /** answer: the success envelope as JSON text; the outcome is counted in the metrics. */
@@ -125,9 +128,9 @@ function answerOf(core: ServiceCore, name: string, result: OpResult<unknown>, re
 }
 
 /** announce: once committed, apiKeyAuth() fleets on the bus forget what they remember of the changed keys. */
-async function announce(core: ServiceCore, name: string, body: unknown): Promise<void> {
+function announce(core: ServiceCore, name: string, body: unknown): Promise<void> | undefined {
   const invalidation = core.config.invalidate && invalidationAfter(name, body);
-  if (invalidation) await core.config.invalidate!.invalidate(invalidation);
+  return invalidation ? core.config.invalidate!.invalidate(invalidation) : undefined;
 }
 
 /** An injected fault (`setUnavailable`): 503 with `Retry-After`. */

@@ -6,10 +6,12 @@ import { ServiceError } from "./envelope";
 import { type AnyOperation, findOperation } from "../operations/table";
 
 /** Where a request goes; a path that goes nowhere, or a wrong method, throws its 404 or 405. */
-export type Route = { kind: "liveness" } | { kind: "console" } | { kind: "operation"; name: string; op: AnyOperation };
+export type Route = { kind: "liveness" } | { kind: "console" } | { kind: "operation"; op: AnyOperation };
 
 const LIVENESS: Route = Object.freeze({ kind: "liveness" });
 const CONSOLE: Route = Object.freeze({ kind: "console" });
+const GET_OR_HEAD: readonly string[] = Object.freeze(["GET", "HEAD"]);
+const POST: readonly string[] = Object.freeze(["POST"]);
 
 /**
  * The route of a request. The console's files are looked for (and served, when one matches)
@@ -18,7 +20,7 @@ const CONSOLE: Route = Object.freeze({ kind: "console" });
 export function route(req: IncomingMessage, res: ServerResponse, path: string, consoleFiles: ConsoleHandler | undefined): Route {
   const name = nameOf(path);
   if (name === "liveness") {
-    allowOnly(req, ["GET", "HEAD"]);
+    allowOnly(req, GET_OR_HEAD);
     return LIVENESS;
   }
   if (name === undefined && consoleFiles?.(req, res, path)) return CONSOLE;
@@ -26,8 +28,8 @@ export function route(req: IncomingMessage, res: ServerResponse, path: string, c
   if (name === undefined || !op) {
     throw new ServiceError("routing.not_found", `No operation at ${req.method} ${path}. Operations are POST /v2/<group>.<operation>.`);
   }
-  allowOnly(req, ["POST"]);
-  return { kind: "operation", name, op };
+  allowOnly(req, POST);
+  return { kind: "operation", op };
 }
 
 /** The name a request is counted under in the metrics: its operation, `liveness`, or `unknown`. */
