@@ -1,6 +1,6 @@
 // Recoverable keys in the operations: when a key is sealed (createKey, rerollKey) and when its
-// plaintext is given back (getKey, listKeys with `decrypt: true`), with production's answers.
-import { canOnApi, requireOnApi, type RootContext } from "../operations/auth";
+// plaintext is given back (getKey, listKeys with `decrypt: true`), with production's answers
+// (the permissions they need, encrypt_key and decrypt_key, are in the operations' authorisation).
 import { ServiceError } from "../http/envelope";
 import { keyHash } from "../../protocol/key-hash";
 import type { KeyVault } from "./key-vault";
@@ -22,17 +22,6 @@ export function requireVault(ctx: OpContext): KeyVault {
 /** 412 unless the API stores keys (turned on with the admin surface's `createApi({ storeKeys: true })`). */
 export function requireStorage(api: ApiRecord | undefined, detail: string): void {
   if (!api?.storeKeys) throw new ServiceError("application.precondition_failed", detail);
-}
-
-/** For `decrypt: true`: 403 without `decrypt_key` on the API, then 412 when the API does not store keys. */
-export function requireDecrypt(root: RootContext, api: ApiRecord | undefined, apiId: string, detail: string): void {
-  requireOnApi(root, "decrypt_key", apiId);
-  requireStorage(api, detail);
-}
-
-/** Whether the root key may create keys on this API (and seal them when `recoverable`). */
-export function canCreateOn(root: RootContext, apiId: string, recoverable: boolean): boolean {
-  return canOnApi(root, "create_key", apiId) && (!recoverable || canOnApi(root, "encrypt_key", apiId));
 }
 
 /**

@@ -9,7 +9,7 @@ import {
   parsePermissionQuery,
 } from "../../protocol/permission-query";
 import type { VerifyKeyRequest, VerifyKeyResult, VerifyRatelimitState } from "../../protocol/types";
-import { canOnApi } from "../operations/auth";
+import type { ApiGrant } from "../operations/authorization";
 import { encodeBase58 } from "./base58";
 import { creditsAt, dueRefill } from "./credits";
 import { ServiceError } from "../http/envelope";
@@ -75,10 +75,13 @@ function parseQuery(permissions: string) {
   }
 }
 
-/** Runs every check in order and returns the verification outcome (HTTP 200 in every case). */
-export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest): Promise<VerifyKeyResult> {
+/**
+ * Runs every check in order and returns the verification outcome (HTTP 200 in every case).
+ * `verifiable`: the APIs whose keys the root key may verify (the operation's authorisation).
+ */
+export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest, verifiable: ApiGrant): Promise<VerifyKeyResult> {
   const { tx, root, now } = ctx;
-  const mayVerify = (k: KeyRecord) => canOnApi(root, "verify_key", k.apiId);
+  const mayVerify = (k: KeyRecord) => verifiable(k.apiId);
   let key = await tx.keyByHash(keyHash(body.key));
   // A key imported in another system's hash form verifies (and is rehashed) under its migration.
   if (!key && body.migrationId) key = await verifyMigratedKey(tx, root.workspaceId, body.migrationId, body.key, mayVerify);

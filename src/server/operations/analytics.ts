@@ -3,12 +3,13 @@
 import { MAX_ROWS, parseAnalyticsQuery } from "../analytics/query-check";
 import type { AnalyticsScope } from "../analytics/plan";
 import { requirePermission, type RootContext } from "./auth";
+import { fromRoot } from "./authorization";
 import { ServiceError } from "../http/envelope";
 import { defineOperation } from "./operation";
 
 const READ_ANALYTICS = /^api\.([^.]+)\.read_analytics$/;
 
-/** What the root key may read: its workspace, and only some APIs when it holds no `api.*.read_analytics`. */
+/** What the root key may read: its workspace, and only some APIs when it holds no `api.*.read_analytics` (403 with neither). */
 function scopeOf(root: RootContext): AnalyticsScope {
   if (root.permissions.has("api.*.read_analytics")) return { workspaceId: root.workspaceId };
   const apiIds = [...root.permissions].flatMap((p) => READ_ANALYTICS.exec(p)?.[1] ?? []);
@@ -18,11 +19,11 @@ function scopeOf(root: RootContext): AnalyticsScope {
 
 export const getVerificationsOperation = defineOperation("analytics.getVerifications", {
   access: "direct",
+  authorize: fromRoot("api.*.read_analytics or api.<apiId>.read_analytics", scopeOf),
   // The length limit is checked by the parser (production's invalid_analytics_query), not here.
   async run(ctx, body) {
-    const scope = scopeOf(ctx.root);
     const plan = await parseAnalyticsQuery(body.query, { now: ctx.now, retentionMs: ctx.analytics.retentionMs });
-    const rows = await ctx.analytics.query(plan, scope);
+    const rows = await ctx.analytics.query(plan, ctx.resource);
     if (rows.length > MAX_ROWS) {
       throw new ServiceError(
         "unprocessable_entity.query_rows_limit_exceeded",

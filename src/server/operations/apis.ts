@@ -1,25 +1,17 @@
 // Operations apis.createApi, apis.getApi, apis.listKeys and apis.deleteApi.
-import { canOnApi, requireOnApi, requirePermission } from "./auth";
+import { onApi, permission } from "./authorization";
 import { newId } from "../domain/ids";
-import { apiNotFound, findApi } from "../domain/lookup";
-import { defineOperation, type OpContext } from "./operation";
+import { apiNotFound } from "../domain/lookup";
+import { defineOperation } from "./operation";
 import { pageOf, paginate } from "../domain/pagination";
-import { plaintextOf, requireDecrypt } from "../domain/recoverable";
+import { plaintextOf, requireStorage } from "../domain/recoverable";
 import type { ApiRecord } from "../storage/seam";
 import { keyInfoView } from "../domain/views";
 
-/** As production: 403 without `api.*.action` / `api.<apiId>.action`, then 404 when missing. */
-async function apiForAction(ctx: OpContext, apiId: string, action: string): Promise<ApiRecord> {
-  requireOnApi(ctx.root, action, apiId);
-  const api = await findApi(ctx.tx, ctx.root.workspaceId, apiId);
-  if (!api) throw apiNotFound(apiId);
-  return api;
-}
-
 export const createApiOperation = defineOperation("apis.createApi", {
   access: "write",
+  authorize: permission("api.*.create_api"),
   async run(ctx, body) {
-    requirePermission(ctx.root, ["api.*.create_api"]);
     const api: ApiRecord = { id: newId("api"), workspaceId: ctx.root.workspaceId, name: body.name, createdAt: ctx.now };
     await ctx.tx.put("apis", api);
     return { data: { apiId: api.id } };
@@ -28,21 +20,21 @@ export const createApiOperation = defineOperation("apis.createApi", {
 
 export const getApiOperation = defineOperation("apis.getApi", {
   access: "read",
-  async run(ctx, body) {
-    const api = await apiForAction(ctx, body.apiId, "read_api");
+  // As production: 403 without the permission, then 404 when the API is missing.
+  authorize: onApi("read_api", (body) => body.apiId),
+  async run(ctx) {
+    const api = ctx.resource;
     return { data: { id: api.id, name: api.name } };
   },
 });
 
 export const listKeysOperation = defineOperation("apis.listKeys", {
   access: "read",
+  // Without read_key and read_api the API is "not found", as production answers; decrypt_key is a 403.
+  authorize: onApi(["read_key", "read_api"], (body) => body.apiId, { masked: apiNotFound, also: (body) => body.decrypt && "decrypt_key" }),
   async run(ctx, body) {
-    const { tx, root } = ctx;
-    // Without read_key and read_api the API is "not found", as production answers.
-    const readable = canOnApi(root, "read_key", body.apiId) && canOnApi(root, "read_api", body.apiId);
-    const api = readable ? await findApi(tx, root.workspaceId, body.apiId) : undefined;
-    if (!api) throw apiNotFound(body.apiId);
-    if (body.decrypt) requireDecrypt(root, api, api.id, "The requested API does not support key encryption.");
+    const { tx, root, resource: api } = ctx;
+    if (body.decrypt) requireStorage(api, "The requested API does not support key encryption.");
     let page;
     if (body.externalId === undefined) {
       page = await pageOf((from, limit) => tx.list("keys", root.workspaceId, { from, limit, where: { field: "apiId", value: api.id } }), body.cursor, body.limit);
@@ -67,8 +59,9 @@ export const listKeysOperation = defineOperation("apis.listKeys", {
 
 export const deleteApiOperation = defineOperation("apis.deleteApi", {
   access: "write",
-  async run(ctx, body) {
-    const api = await apiForAction(ctx, body.apiId, "delete_api");
+  authorize: onApi("delete_api", (body) => body.apiId),
+  async run(ctx) {
+    const api = ctx.resource;
     // Its keys (and their counters) go with it.
     await ctx.tx.delete("apis", api.id);
     return { data: {} };

@@ -1,5 +1,5 @@
-// Root-key authentication and authorization: the Bearer header, the hashed lookup, and
-// permission tuples (`resource.<id|*>.action`, matched literally as strings).
+// Root-key authentication (the Bearer header, the hashed lookup) and the checks of permission
+// tuples (`resource.<id|*>.action`, matched literally as strings) that ./authorization builds on.
 import { ServiceError } from "../http/envelope";
 import { keyHash } from "../../protocol/key-hash";
 import type { StoreTx } from "../storage/seam";

@@ -1,28 +1,41 @@
 // Operations keys.createKey and keys.rerollKey. The key is shown once, in the response; only its
 // hash is stored. Credits come nested (`credits`) or flat (`remaining`/`refill`), not both.
 import type { CreateKeyRequest, CreateKeyFlatCredits, ValidationErrorDetail } from "../../protocol/types";
-import { requireOnApi } from "./auth";
-import { creditsAt } from "../domain/credits";
+import { canOnApi } from "./auth";
+import { fromStore, onKey } from "./authorization";
 import { newId } from "../domain/ids";
 import { DEFAULT_BYTE_LENGTH, generateKey } from "../domain/key-material";
 import {
   ensurePermissions,
   findApi,
-  findKey,
   resolveRoles,
   toRatelimitRecords,
   upsertIdentity,
 } from "../domain/lookup";
 import type { KeyVault } from "../domain/key-vault";
 import { defineOperation } from "./operation";
-import { NOT_FOUND_API, canCreateOn, requireStorage, requireVault } from "../domain/recoverable";
+import { NOT_FOUND_API, requireStorage, requireVault } from "../domain/recoverable";
 import * as s from "../../protocol/contract/cross-field";
 import type { CreditsRecord, KeyRecord } from "../storage/seam";
 
 type CreateKeyBody = CreateKeyRequest & CreateKeyFlatCredits;
 
+/**
+ * As production: the vault first (412 when a recoverable key cannot be sealed), then create_key
+ * (and encrypt_key for a recoverable key) on the API, masked as "not found" like a missing API.
+ */
+const mayCreateOnApi = fromStore("api.<apiId>.create_key (and encrypt_key when recoverable; else 404)", async (ctx, body: CreateKeyRequest) => {
+  const { tx, root } = ctx;
+  if (body.recoverable) requireVault(ctx);
+  const allowed = canOnApi(root, "create_key", body.apiId) && (!body.recoverable || canOnApi(root, "encrypt_key", body.apiId));
+  const api = allowed ? await findApi(tx, root.workspaceId, body.apiId) : undefined;
+  if (!api) throw NOT_FOUND_API();
+  return api;
+});
+
 export const createKeyOperation = defineOperation("keys.createKey", {
   access: "write",
+  authorize: mayCreateOnApi,
   refine(body) {
     const b = body as CreateKeyBody;
     const out: ValidationErrorDetail[] = [];
@@ -42,11 +55,9 @@ export const createKeyOperation = defineOperation("keys.createKey", {
   },
   async run(ctx, body) {
     const b = body as CreateKeyBody;
-    const { tx, root, now } = ctx;
-    // As production: the vault first, then permissions masked as "not found", then the API's setting.
-    const vault = b.recoverable ? requireVault(ctx) : undefined;
-    const api = canCreateOn(root, b.apiId, b.recoverable === true) ? await findApi(tx, root.workspaceId, b.apiId) : undefined;
-    if (!api) throw NOT_FOUND_API();
+    const { tx, root, now, resource: api } = ctx;
+    // The authorisation made sure a recoverable key has a vault; then the API's setting.
+    const vault = b.recoverable ? ctx.vault : undefined;
     if (vault) requireStorage(api, "This API does not support key encryption.");
     const roleIds = await resolveRoles(tx, root.workspaceId, b.roles ?? []);
     const permissionIds = await ensurePermissions(tx, root.workspaceId, b.permissions ?? [], now);
@@ -98,20 +109,17 @@ export function cleanRefill<T extends { interval: "daily" | "monthly"; amount: n
 
 export const rerollKeyOperation = defineOperation("keys.rerollKey", {
   access: "write",
+  // A recoverable key stays recoverable: its successor is sealed too, which needs encrypt_key.
+  authorize: onKey("create_key", (body) => body.keyId, (_body, key) => key.encrypted !== undefined && "encrypt_key"),
   async run(ctx, body) {
-    const { tx, root, now } = ctx;
-    const old = await findKey(tx, root.workspaceId, body.keyId);
-    requireOnApi(root, "create_key", old.apiId);
-    // A recoverable key stays recoverable: its successor is sealed too.
+    // Its credits are as they stand now (a due refill applied): the new key starts from that balance.
+    const { tx, now, resource: old } = ctx;
     let vault: KeyVault | undefined;
     if (old.encrypted !== undefined) {
-      requireOnApi(root, "encrypt_key", old.apiId);
       vault = requireVault(ctx);
       requireStorage(await tx.get("apis", old.apiId), "This API does not support key encryption.");
     }
     const material = generateKey(old.prefix, old.byteLength);
-    // The new key starts from the old one's balance as it stands now (a due refill applied).
-    if (old.credits) old.credits = creditsAt(old.credits, now);
     const key: KeyRecord = structuredClone({
       ...old,
       id: newId("key"),

@@ -1,6 +1,6 @@
 // Operations identities.*: an identity groups keys under the caller's `externalId` and carries
 // rate limits shared by all its keys.
-import { requirePermission } from "./auth";
+import { permission } from "./authorization";
 import { ServiceError } from "../http/envelope";
 import { newId } from "../domain/ids";
 import { requireIdentity, toRatelimitRecords } from "../domain/lookup";
@@ -12,9 +12,9 @@ import { identityView } from "../domain/views";
 
 export const createIdentityOperation = defineOperation("identities.createIdentity", {
   access: "write",
+  authorize: permission("identity.*.create_identity"),
   refine: (body) => s.checkUniqueNames("body.ratelimits", body.ratelimits),
   async run(ctx, body) {
-    requirePermission(ctx.root, ["identity.*.create_identity"]);
     const ws = ctx.root.workspaceId;
     if ((await ctx.tx.find("identities", ws, "externalId", body.externalId)).length > 0) {
       throw new ServiceError("data.identity_already_exists", `An identity with externalId ${JSON.stringify(body.externalId)} already exists.`);
@@ -34,16 +34,16 @@ export const createIdentityOperation = defineOperation("identities.createIdentit
 
 export const getIdentityOperation = defineOperation("identities.getIdentity", {
   access: "read",
+  authorize: permission("identity.*.read_identity"),
   async run(ctx, body) {
-    requirePermission(ctx.root, ["identity.*.read_identity"]);
     return { data: identityView(await requireIdentity(ctx.tx, ctx.root.workspaceId, body.identity)) };
   },
 });
 
 export const listIdentitiesOperation = defineOperation("identities.listIdentities", {
   access: "read",
+  authorize: permission("identity.*.read_identity"),
   async run(ctx, body) {
-    requirePermission(ctx.root, ["identity.*.read_identity"]);
     const ws = ctx.root.workspaceId;
     const page = await pageOf(
       (from, limit) => ctx.tx.list("identities", ws, { from, limit }),
@@ -57,9 +57,9 @@ export const listIdentitiesOperation = defineOperation("identities.listIdentitie
 
 export const updateIdentityOperation = defineOperation("identities.updateIdentity", {
   access: "write",
+  authorize: permission("identity.*.update_identity"),
   refine: (body) => s.checkUniqueNames("body.ratelimits", body.ratelimits),
   async run(ctx, body) {
-    requirePermission(ctx.root, ["identity.*.update_identity"]);
     const identity = await requireIdentity(ctx.tx, ctx.root.workspaceId, body.identity);
     if (body.meta !== undefined) identity.meta = body.meta;
     if (body.ratelimits) {
@@ -75,8 +75,8 @@ export const updateIdentityOperation = defineOperation("identities.updateIdentit
 
 export const deleteIdentityOperation = defineOperation("identities.deleteIdentity", {
   access: "write",
+  authorize: permission("identity.*.delete_identity"),
   async run(ctx, body) {
-    requirePermission(ctx.root, ["identity.*.delete_identity"]);
     const identity = await requireIdentity(ctx.tx, ctx.root.workspaceId, body.identity);
     // Its keys lose the link; its counters go.
     await ctx.tx.delete("identities", identity.id);

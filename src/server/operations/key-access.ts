@@ -1,17 +1,14 @@
 // Operations keys.{add,remove,set}Permissions and keys.{add,remove,set}Roles: a key's direct
 // permissions (missing slugs are created on add/set) and its roles (which must exist).
 import type { Permission, Role } from "../../protocol/types";
-import { requirePermission } from "./auth";
+import { both, onKey, permission } from "./authorization";
 import { ensurePermissions, requirePermissionRecord, resolveRoles } from "../domain/lookup";
 import { defineOperation, type OpContext } from "./operation";
 import type { KeyRecord } from "../storage/seam";
 import { permissionView, recordsOf, roleView } from "../domain/views";
-import { keyForAction } from "./keys";
 
-async function keyFor(ctx: OpContext, keyId: string, rbacAction: string): Promise<KeyRecord> {
-  requirePermission(ctx.root, [`rbac.*.${rbacAction}`]);
-  return keyForAction(ctx, keyId, "update_key");
-}
+/** As production: 403 without `rbac.*.<rbacAction>`, then the key (404), then 403 without update_key on its API. */
+const keyWith = (rbacAction: string) => both(permission(`rbac.*.${rbacAction}`), onKey("update_key", (body: { keyId: string }) => body.keyId));
 
 /** Writes the changed key; answers with its direct permissions. */
 async function savePermissions(ctx: OpContext, key: KeyRecord): Promise<{ data: Permission[] }> {
@@ -30,8 +27,9 @@ async function saveRoles(ctx: OpContext, key: KeyRecord): Promise<{ data: Role[]
 
 export const addPermissionsOperation = defineOperation("keys.addPermissions", {
   access: "write",
+  authorize: keyWith("add_permission_to_key"),
   async run(ctx, body) {
-    const key = await keyFor(ctx, body.keyId, "add_permission_to_key");
+    const key = ctx.resource;
     const ids = await ensurePermissions(ctx.tx, ctx.root.workspaceId, body.permissions, ctx.now);
     key.permissionIds = [...new Set([...key.permissionIds, ...ids])];
     return savePermissions(ctx, key);
@@ -40,8 +38,9 @@ export const addPermissionsOperation = defineOperation("keys.addPermissions", {
 
 export const removePermissionsOperation = defineOperation("keys.removePermissions", {
   access: "write",
+  authorize: keyWith("remove_permission_from_key"),
   async run(ctx, body) {
-    const key = await keyFor(ctx, body.keyId, "remove_permission_from_key");
+    const key = ctx.resource;
     const ids: string[] = [];
     for (const ref of body.permissions) ids.push((await requirePermissionRecord(ctx.tx, ctx.root.workspaceId, ref)).id);
     key.permissionIds = key.permissionIds.filter((id) => !ids.includes(id));
@@ -51,8 +50,9 @@ export const removePermissionsOperation = defineOperation("keys.removePermission
 
 export const setPermissionsOperation = defineOperation("keys.setPermissions", {
   access: "write",
+  authorize: keyWith("add_permission_to_key"),
   async run(ctx, body) {
-    const key = await keyFor(ctx, body.keyId, "add_permission_to_key");
+    const key = ctx.resource;
     key.permissionIds = await ensurePermissions(ctx.tx, ctx.root.workspaceId, body.permissions, ctx.now);
     return savePermissions(ctx, key);
   },
@@ -60,8 +60,9 @@ export const setPermissionsOperation = defineOperation("keys.setPermissions", {
 
 export const addRolesOperation = defineOperation("keys.addRoles", {
   access: "write",
+  authorize: keyWith("add_role_to_key"),
   async run(ctx, body) {
-    const key = await keyFor(ctx, body.keyId, "add_role_to_key");
+    const key = ctx.resource;
     const ids = await resolveRoles(ctx.tx, ctx.root.workspaceId, body.roles);
     key.roleIds = [...new Set([...key.roleIds, ...ids])];
     return saveRoles(ctx, key);
@@ -70,8 +71,9 @@ export const addRolesOperation = defineOperation("keys.addRoles", {
 
 export const removeRolesOperation = defineOperation("keys.removeRoles", {
   access: "write",
+  authorize: keyWith("remove_role_from_key"),
   async run(ctx, body) {
-    const key = await keyFor(ctx, body.keyId, "remove_role_from_key");
+    const key = ctx.resource;
     const ids = await resolveRoles(ctx.tx, ctx.root.workspaceId, body.roles);
     key.roleIds = key.roleIds.filter((id) => !ids.includes(id));
     return saveRoles(ctx, key);
@@ -80,8 +82,9 @@ export const removeRolesOperation = defineOperation("keys.removeRoles", {
 
 export const setRolesOperation = defineOperation("keys.setRoles", {
   access: "write",
+  authorize: keyWith("add_role_to_key"),
   async run(ctx, body) {
-    const key = await keyFor(ctx, body.keyId, "add_role_to_key");
+    const key = ctx.resource;
     key.roleIds = await resolveRoles(ctx.tx, ctx.root.workspaceId, body.roles);
     return saveRoles(ctx, key);
   },

@@ -1,51 +1,29 @@
 // Operations keys.getKey, keys.whoami, keys.updateKey, keys.deleteKey and keys.updateCredits.
 import type { KeyCredits } from "../../protocol/types";
-import { canOnApi, requireOnApi } from "./auth";
-import { creditsAt } from "../domain/credits";
+import { onKey, onKeyByPlaintext } from "./authorization";
 import { ServiceError } from "../http/envelope";
-import { keyHash } from "../../protocol/key-hash";
 import {
   ensurePermissions,
-  findKey,
   resolveRoles,
   toRatelimitRecords,
   upsertIdentity,
 } from "../domain/lookup";
-import { defineOperation, type OpContext } from "./operation";
-import { plaintextOf, requireDecrypt } from "../domain/recoverable";
+import { defineOperation } from "./operation";
+import { plaintextOf, requireStorage } from "../domain/recoverable";
 import * as s from "../../protocol/contract/cross-field";
 import type { KeyRecord } from "../storage/seam";
 import { keyInfoView } from "../domain/views";
 import { cleanRefill } from "./create-key";
 
-/**
- * The key by id (404 when missing), if the root key may do `action` on its API (else 403, as
- * production). Its credits are as they stand now: a refill that fell due is applied (written
- * when the caller writes the key).
- */
-export async function keyForAction(ctx: OpContext, keyId: string, action: string): Promise<KeyRecord> {
-  const key = await findKey(ctx.tx, ctx.root.workspaceId, keyId);
-  requireOnApi(ctx.root, action, key.apiId);
-  if (key.credits) key.credits = creditsAt(key.credits, ctx.now);
-  return key;
-}
-
-/** The key by its plaintext; 404 also when the root key may not read it (production masks that). */
-async function keyByPlaintext(ctx: OpContext, plaintext: string): Promise<KeyRecord> {
-  const key = await ctx.tx.keyByHash(keyHash(plaintext));
-  if (!key || key.workspaceId !== ctx.root.workspaceId || !canOnApi(ctx.root, "read_key", key.apiId)) {
-    throw new ServiceError("data.key_not_found", "The specified key was not found.");
-  }
-  return key;
-}
-
 export const getKeyOperation = defineOperation("keys.getKey", {
   access: "read",
+  // As production: 404 when the key is missing, then 403 without read_key (and decrypt_key for decrypt: true).
+  authorize: onKey("read_key", (body) => body.keyId, (body) => body.decrypt && "decrypt_key"),
   async run(ctx, body) {
-    const key = await keyForAction(ctx, body.keyId, "read_key");
+    const key = ctx.resource;
     const data = await keyInfoView(ctx.tx, key, ctx.now);
     if (body.decrypt) {
-      requireDecrypt(ctx.root, await ctx.tx.get("apis", key.apiId), key.apiId, "The API for this key does not support key encryption.");
+      requireStorage(await ctx.tx.get("apis", key.apiId), "The API for this key does not support key encryption.");
       const plaintext = plaintextOf(ctx.vault, key);
       if (plaintext !== undefined) data.plaintext = plaintext;
     }
@@ -55,18 +33,20 @@ export const getKeyOperation = defineOperation("keys.getKey", {
 
 export const whoamiOperation = defineOperation("keys.whoami", {
   access: "read",
-  run: async (ctx, body) => ({ data: await keyInfoView(ctx.tx, await keyByPlaintext(ctx, body.key), ctx.now) }),
+  // A key the root key may not read is "not found", as production masks it.
+  authorize: onKeyByPlaintext("read_key", (body) => body.key),
+  run: async (ctx) => ({ data: await keyInfoView(ctx.tx, ctx.resource, ctx.now) }),
 });
 
 export const updateKeyOperation = defineOperation("keys.updateKey", {
   access: "write",
+  authorize: onKey("update_key", (body) => body.keyId),
   refine: (body) => [
     ...s.checkCredits("body.credits", body.credits ?? undefined),
     ...s.checkUniqueNames("body.ratelimits", body.ratelimits),
   ],
   async run(ctx, body) {
-    const { tx, root, now } = ctx;
-    const key = await keyForAction(ctx, body.keyId, "update_key");
+    const { tx, root, now, resource: key } = ctx;
     // Resolve everything that can fail before changing anything.
     const roleIds = body.roles && (await resolveRoles(tx, root.workspaceId, body.roles));
     const credits = body.credits;
@@ -119,22 +99,23 @@ function setOptional<K extends "name" | "meta" | "expires">(key: KeyRecord, fiel
 
 export const deleteKeyOperation = defineOperation("keys.deleteKey", {
   access: "write",
-  async run(ctx, body) {
-    const key = await keyForAction(ctx, body.keyId, "delete_key");
+  authorize: onKey("delete_key", (body) => body.keyId),
+  async run(ctx) {
     // Its counters go with it.
-    await ctx.tx.delete("keys", key.id);
+    await ctx.tx.delete("keys", ctx.resource.id);
     return { data: {} };
   },
 });
 
 export const updateCreditsOperation = defineOperation("keys.updateCredits", {
   access: "write",
+  authorize: onKey("update_key", (body) => body.keyId),
   refine: (body) =>
     body.operation !== "set" && (body.value === undefined || body.value === null)
       ? [{ location: "body.value", message: `is required for ${body.operation}`, fix: "Add a non-negative integer value." }]
       : [],
   async run(ctx, body) {
-    const key = await keyForAction(ctx, body.keyId, "update_key");
+    const key = ctx.resource;
     const value = body.value ?? null;
     if (body.operation === "set") {
       if (value === null) delete key.credits;

@@ -2,11 +2,11 @@
 // for the workspace (`createKeyMigration` on the admin surface), so that callers keep their keys.
 // A hash that some key already has is reported in `failed`; the others are imported.
 import type { MigrateKeyData, ValidationErrorDetail } from "../../protocol/types";
-import { requireOnApi } from "./auth";
+import { onApi } from "./authorization";
 import { newId } from "../domain/ids";
 import { DEFAULT_BYTE_LENGTH } from "../domain/key-material";
 import { findMigration, migrationNotFound } from "../domain/key-migrations";
-import { apiNotFound, ensurePermissions, findApi, findRole, toRatelimitRecords, upsertIdentity } from "../domain/lookup";
+import { ensurePermissions, findRole, toRatelimitRecords, upsertIdentity } from "../domain/lookup";
 import { defineOperation, type OpContext } from "./operation";
 import * as s from "../../protocol/contract/cross-field";
 import type { CreditsRecord, KeyMigrationRecord, KeyRecord } from "../storage/seam";
@@ -59,6 +59,8 @@ async function importKey(ctx: OpContext, apiId: string, migration: KeyMigrationR
 
 export const migrateKeysOperation = defineOperation("keys.migrateKeys", {
   access: "write",
+  // As production: the permission first (403, not masked), then the API (404), then the migration.
+  authorize: onApi("create_key", (body) => body.apiId),
   refine(body) {
     const out: ValidationErrorDetail[] = [];
     body.keys.forEach((k, i) => {
@@ -67,11 +69,7 @@ export const migrateKeysOperation = defineOperation("keys.migrateKeys", {
     return out;
   },
   async run(ctx, body) {
-    const { tx, root } = ctx;
-    // As production: the permission first (403, not masked), then the API, then the migration.
-    requireOnApi(root, "create_key", body.apiId);
-    const api = await findApi(tx, root.workspaceId, body.apiId);
-    if (!api) throw apiNotFound(body.apiId);
+    const { tx, root, resource: api } = ctx;
     const migration = await findMigration(tx, root.workspaceId, body.migrationId);
     if (!migration) throw migrationNotFound();
     const migrated: Array<{ hash: string; keyId: string }> = [];

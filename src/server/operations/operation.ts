@@ -1,5 +1,6 @@
-// The shape of one operation of the local service (its body's schema is in the contract,
-// src/protocol/contract): extra checks that need the whole body, how it uses the store (`access`) and an asynchronous `run` over a `StoreTx`.
+// The shape of one operation of the key service: its wire name, how it uses the store (`access`),
+// the authorisation it declares, extra checks across its body's fields, and its handler (`run`).
+// Its body's schema is in the contract (src/protocol/contract), found by the wire name.
 import type { Static } from "typebox";
 import type { EXTENSION_CONTRACT } from "../../protocol/contract";
 import type { OperationName, Operations, Pagination, ValidationErrorDetail } from "../../protocol/types";
@@ -16,6 +17,7 @@ import type { StoreTx, VerificationEvent } from "../storage/seam";
  */
 type Access = "read" | "write" | "direct";
 
+/** What an operation's steps see of its request: the store, the authenticated root key, the clock… */
 export interface OpContext {
   tx: StoreTx;
   root: RootContext;
@@ -38,38 +40,67 @@ export interface OpContext {
   };
 }
 
+/** What `run` sees: the request's context and what the operation's authorisation resolved. */
+export interface RunContext<Resource> extends OpContext {
+  /** The record the authorisation loaded to decide (the key, the API, the namespaces…), so `run` does not load it again. */
+  resource: Resource;
+}
+
+/**
+ * The authorisation an operation declares (built with the forms of `./authorization`): which
+ * permission, on which resource. The pipeline runs it once the root key is known and before `run`:
+ * it throws the 403 (or the 404 production masks it with) and returns `run`'s `ctx.resource`.
+ */
+export type Authorization<Body, Resource> =
+  | {
+      /** The permission asked for, in production's words (`api.*.create_api`, `api.<apiId>.read_api`). */
+      readonly permission: string;
+      /** Decided from the root key's permissions alone, before the transaction opens. */
+      readonly reads: false;
+      check(root: RootContext, body: Body): Resource;
+    }
+  | {
+      readonly permission: string;
+      /** Needs records of the store: runs first in the operation's transaction (or on `direct`). */
+      readonly reads: true;
+      check(ctx: OpContext, body: Body): Promise<Resource>;
+    };
+
 export interface OpResult<T> {
   data: T;
   pagination?: Pagination;
 }
 
-export interface OperationDef<N extends OperationName> {
+/** One operation: what the pipeline needs to serve `POST /v2/<name>`. */
+export interface OperationDef<Name extends string, Req, Res, Resource = unknown> {
+  /** The wire name, `<group>.<operation>`. */
+  name: Name;
   access: Access;
+  authorize: Authorization<Req, Resource>;
   /** Checks across fields, run after the contract's schema and still before the root key is looked up. */
-  refine?(body: Operations[N]["req"]): ValidationErrorDetail[];
-  run(ctx: OpContext, body: Operations[N]["req"]): Promise<OpResult<Operations[N]["res"]>>;
+  refine?(body: Req): ValidationErrorDetail[];
+  run(ctx: RunContext<Resource>, body: Req): Promise<OpResult<Res>>;
 }
 
-export type OperationTable = { [N in OperationName]: OperationDef<N> };
+/** An operation of production's v2 API, typed by the protocol's `Operations` table. */
+export type Operation<N extends OperationName> = OperationDef<N, Operations[N]["req"], Operations[N]["res"]>;
+
+export type OperationTable = { [N in OperationName]: Operation<N> };
 
 /** Defines one operation with its types taken from the `Operations` table. */
-export function defineOperation<N extends OperationName>(_name: N, def: OperationDef<N>): OperationDef<N> {
-  return def;
-}
-
-/** An operation of keyguard's own (not in production's v2 API), with its body and answer types. */
-export interface ExtensionDef<Req, Res> {
-  access: Access;
-  refine?(body: Req): ValidationErrorDetail[];
-  run(ctx: OpContext, body: Req): Promise<OpResult<Res>>;
+export function defineOperation<N extends OperationName, Resource>(
+  name: N,
+  def: Omit<OperationDef<N, Operations[N]["req"], Operations[N]["res"], Resource>, "name">,
+): OperationDef<N, Operations[N]["req"], Operations[N]["res"], Resource> {
+  return { name, ...def };
 }
 
 type Extensions = typeof EXTENSION_CONTRACT;
 
-/** Defines one of keyguard's own operations, with its types taken from its contract. */
-export function defineExtension<N extends keyof Extensions>(
-  _name: N,
-  def: ExtensionDef<Static<Extensions[N]["request"]>, Static<Extensions[N]["response"]>>,
-): ExtensionDef<Static<Extensions[N]["request"]>, Static<Extensions[N]["response"]>> {
-  return def;
+/** Defines one of keyguard's own operations (not in production's v2 API), with its types taken from its contract. */
+export function defineExtension<N extends keyof Extensions, Resource = unknown>(
+  name: N,
+  def: Omit<OperationDef<N, Static<Extensions[N]["request"]>, Static<Extensions[N]["response"]>, Resource>, "name">,
+): OperationDef<N, Static<Extensions[N]["request"]>, Static<Extensions[N]["response"]>, Resource> {
+  return { name, ...def };
 }

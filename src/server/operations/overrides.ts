@@ -2,20 +2,16 @@
 // own limit for an identifier or a `*` pattern of identifiers. The namespace (id or name) must
 // exist: these operations never create one, and a missing one is 404 before any permission check.
 import type { RatelimitOverride } from "../../protocol/types";
-import { requirePermission, type RootContext } from "./auth";
+import { onNamespace } from "./authorization";
 import { ServiceError } from "../http/envelope";
 import { newId } from "../domain/ids";
-import { exactOverride, matchingOverride, requireNamespace } from "../domain/namespaces";
+import { exactOverride, matchingOverride } from "../domain/namespaces";
 import { defineOperation } from "./operation";
 import { pageOf } from "../domain/pagination";
-import type { RatelimitNamespaceRecord, RatelimitOverrideRecord } from "../storage/seam";
+import type { RatelimitOverrideRecord } from "../storage/seam";
 
 /** Production's page size when `limit` is absent. */
 const DEFAULT_OVERRIDES_PAGE = 50;
-
-function requireOnNamespace(root: RootContext, action: string, ns: RatelimitNamespaceRecord): void {
-  requirePermission(root, [`ratelimit.${ns.id}.${action}`, `ratelimit.*.${action}`]);
-}
 
 function overrideNotFound(): ServiceError {
   return new ServiceError("data.ratelimit_override_not_found", "This override does not exist.");
@@ -27,9 +23,9 @@ function overrideView(o: RatelimitOverrideRecord): RatelimitOverride {
 
 export const setOverrideOperation = defineOperation("ratelimit.setOverride", {
   access: "write",
+  authorize: onNamespace("set_override"),
   async run(ctx, body) {
-    const ns = await requireNamespace(ctx.tx, ctx.root.workspaceId, body.namespace);
-    requireOnNamespace(ctx.root, "set_override", ns);
+    const ns = ctx.resource;
     // One override per identifier (or pattern): setting it again keeps its id.
     const existing = await exactOverride(ctx.tx, ns, body.identifier);
     const record: RatelimitOverrideRecord = {
@@ -48,15 +44,10 @@ export const setOverrideOperation = defineOperation("ratelimit.setOverride", {
 
 export const getOverrideOperation = defineOperation("ratelimit.getOverride", {
   access: "read",
+  // As production: a root key that may not read overrides learns nothing, not even that one exists.
+  authorize: onNamespace("read_override", overrideNotFound),
   async run(ctx, body) {
-    const ns = await requireNamespace(ctx.tx, ctx.root.workspaceId, body.namespace);
-    // As production: a root key that may not read overrides learns nothing, not even that one exists.
-    try {
-      requireOnNamespace(ctx.root, "read_override", ns);
-    } catch {
-      throw overrideNotFound();
-    }
-    const found = await matchingOverride(ctx.tx, ns, body.identifier);
+    const found = await matchingOverride(ctx.tx, ctx.resource, body.identifier);
     if (!found) throw overrideNotFound();
     return { data: overrideView(found) };
   },
@@ -64,9 +55,9 @@ export const getOverrideOperation = defineOperation("ratelimit.getOverride", {
 
 export const listOverridesOperation = defineOperation("ratelimit.listOverrides", {
   access: "read",
+  authorize: onNamespace("read_override"),
   async run(ctx, body) {
-    const ns = await requireNamespace(ctx.tx, ctx.root.workspaceId, body.namespace);
-    requireOnNamespace(ctx.root, "read_override", ns);
+    const ns = ctx.resource;
     const where = { field: "namespaceId" as const, value: ns.id };
     const page = await pageOf(
       (from, limit) => ctx.tx.list("ratelimitOverrides", ns.workspaceId, { from, limit, where }),
@@ -79,9 +70,9 @@ export const listOverridesOperation = defineOperation("ratelimit.listOverrides",
 
 export const deleteOverrideOperation = defineOperation("ratelimit.deleteOverride", {
   access: "write",
+  authorize: onNamespace("delete_override"),
   async run(ctx, body) {
-    const ns = await requireNamespace(ctx.tx, ctx.root.workspaceId, body.namespace);
-    requireOnNamespace(ctx.root, "delete_override", ns);
+    const ns = ctx.resource;
     // Exactly as set: a pattern is deleted by the pattern, never through an identifier it matches.
     const found = await exactOverride(ctx.tx, ns, body.identifier);
     if (!found) throw overrideNotFound();

@@ -1,10 +1,11 @@
 // Operations permissions.*: permissions (unique slug per workspace) and roles (unique name per
 // workspace, holding permissions). Deleting either removes it from every key and role.
 import { requirePermission, requireTuple } from "./auth";
+import { fromStore, permission } from "./authorization";
 import { ServiceError } from "../http/envelope";
 import { newId } from "../domain/ids";
 import { ensurePermissions, findPermission, requirePermissionRecord, requireRole } from "../domain/lookup";
-import { defineOperation } from "./operation";
+import { defineOperation, type OpContext } from "./operation";
 import { matchesSearch, pageOf } from "../domain/pagination";
 import type { PermissionRecord, RoleRecord } from "../storage/seam";
 import type { Permission } from "../../protocol/types";
@@ -12,8 +13,8 @@ import { permissionView, roleView } from "../domain/views";
 
 export const createPermissionOperation = defineOperation("permissions.createPermission", {
   access: "write",
+  authorize: permission("rbac.*.create_permission"),
   async run(ctx, body) {
-    requirePermission(ctx.root, ["rbac.*.create_permission"]);
     const slug = body.slug!;
     const ws = ctx.root.workspaceId;
     if ((await ctx.tx.find("permissions", ws, "slug", slug)).length > 0) {
@@ -28,16 +29,16 @@ export const createPermissionOperation = defineOperation("permissions.createPerm
 
 export const getPermissionOperation = defineOperation("permissions.getPermission", {
   access: "read",
+  authorize: permission("rbac.*.read_permission"),
   async run(ctx, body) {
-    requirePermission(ctx.root, ["rbac.*.read_permission"]);
     return { data: permissionView(await requirePermissionRecord(ctx.tx, ctx.root.workspaceId, body.permission)) };
   },
 });
 
 export const listPermissionsOperation = defineOperation("permissions.listPermissions", {
   access: "read",
+  authorize: permission("rbac.*.read_permission"),
   async run(ctx, body) {
-    requirePermission(ctx.root, ["rbac.*.read_permission"]);
     const ws = ctx.root.workspaceId;
     const page = await pageOf(
       (from, limit) => ctx.tx.list("permissions", ws, { from, limit }),
@@ -51,8 +52,8 @@ export const listPermissionsOperation = defineOperation("permissions.listPermiss
 
 export const deletePermissionOperation = defineOperation("permissions.deletePermission", {
   access: "write",
+  authorize: permission("rbac.*.delete_permission"),
   async run(ctx, body) {
-    requirePermission(ctx.root, ["rbac.*.delete_permission"]);
     const perm = await requirePermissionRecord(ctx.tx, ctx.root.workspaceId, body.permission);
     // It leaves every key and role that held it.
     await ctx.tx.delete("permissions", perm.id);
@@ -60,18 +61,26 @@ export const deletePermissionOperation = defineOperation("permissions.deletePerm
   },
 });
 
+/**
+ * create_role; with permissions also add_permission_to_role, and create_permission when some of
+ * them do not exist yet (they are created).
+ */
+async function mayCreateRole({ tx, root }: OpContext, body: { permissions?: string[] }): Promise<undefined> {
+  requirePermission(root, ["rbac.*.create_role"]);
+  const slugs = body.permissions ?? [];
+  if (slugs.length > 0) {
+    requirePermission(root, ["rbac.*.add_permission_to_role"]);
+    const found = await Promise.all(slugs.map((slug) => findPermission(tx, root.workspaceId, slug)));
+    if (found.some((p) => p === undefined)) requirePermission(root, ["rbac.*.create_permission"]);
+  }
+  return undefined;
+}
+
 export const createRoleOperation = defineOperation("permissions.createRole", {
   access: "write",
+  authorize: fromStore("rbac.*.create_role (and add_permission_to_role, create_permission as its permissions need)", mayCreateRole),
   async run(ctx, body) {
-    requirePermission(ctx.root, ["rbac.*.create_role"]);
     const ws = ctx.root.workspaceId;
-    const slugs = body.permissions ?? [];
-    if (slugs.length > 0) {
-      requirePermission(ctx.root, ["rbac.*.add_permission_to_role"]);
-      // Slugs that do not exist yet are created, which needs its own permission.
-      const found = await Promise.all(slugs.map((slug) => findPermission(ctx.tx, ws, slug)));
-      if (found.some((p) => p === undefined)) requirePermission(ctx.root, ["rbac.*.create_permission"]);
-    }
     if ((await ctx.tx.find("roles", ws, "name", body.name)).length > 0) {
       throw new ServiceError("data.role_already_exists", `A role named ${JSON.stringify(body.name)} already exists in this workspace.`);
     }
@@ -90,16 +99,16 @@ export const createRoleOperation = defineOperation("permissions.createRole", {
 
 export const getRoleOperation = defineOperation("permissions.getRole", {
   access: "read",
+  authorize: permission("rbac.*.read_role"),
   async run(ctx, body) {
-    requirePermission(ctx.root, ["rbac.*.read_role"]);
     return { data: await roleView(ctx.tx, await requireRole(ctx.tx, ctx.root.workspaceId, body.role)) };
   },
 });
 
 export const listRolesOperation = defineOperation("permissions.listRoles", {
   access: "read",
+  authorize: permission("rbac.*.read_role"),
   async run(ctx, body) {
-    requirePermission(ctx.root, ["rbac.*.read_role"]);
     const ws = ctx.root.workspaceId;
     const page = await pageOf(
       (from, limit) => ctx.tx.list("roles", ws, { from, limit }),
@@ -113,8 +122,8 @@ export const listRolesOperation = defineOperation("permissions.listRoles", {
 
 export const deleteRoleOperation = defineOperation("permissions.deleteRole", {
   access: "write",
+  authorize: permission("rbac.*.delete_role"),
   async run(ctx, body) {
-    requirePermission(ctx.root, ["rbac.*.delete_role"]);
     const role = await requireRole(ctx.tx, ctx.root.workspaceId, body.role);
     // It leaves every key that held it.
     await ctx.tx.delete("roles", role.id);
@@ -122,24 +131,44 @@ export const deleteRoleOperation = defineOperation("permissions.deleteRole", {
   },
 });
 
+/** The role, the slugs asked for (lower-cased → first spelling) and the workspace's permissions by lower-cased slug. */
+interface RolePermissionsPlan {
+  role: RoleRecord;
+  wanted: Map<string, string>;
+  existing: Map<string, PermissionRecord>;
+}
+
+/**
+ * As production: add_permission_to_role and remove_permission_from_role (each named alone when
+ * missing), then the role (404), then create_permission when some slugs do not exist yet.
+ */
+async function maySetRolePermissions({ tx, root }: OpContext, body: { roleId: string; permissions: string[] }): Promise<RolePermissionsPlan> {
+  requireTuple(root, "rbac.*.add_permission_to_role");
+  requireTuple(root, "rbac.*.remove_permission_from_role");
+  const ws = root.workspaceId;
+  const role = await tx.get("roles", body.roleId);
+  if (role?.workspaceId !== ws) throw new ServiceError("data.role_not_found", "The requested role does not exist.");
+  // Slugs compare case-insensitively, as production: the first spelling of a slug wins, and an
+  // existing permission is found whatever the case it was asked in.
+  const wanted = new Map<string, string>();
+  for (const slug of body.permissions) if (!wanted.has(slug.toLowerCase())) wanted.set(slug.toLowerCase(), slug);
+  const existing = new Map<string, PermissionRecord>();
+  if (wanted.size > 0) {
+    for (const p of await tx.list("permissions", ws)) if (!existing.has(p.slug.toLowerCase())) existing.set(p.slug.toLowerCase(), p);
+  }
+  if ([...wanted.keys()].some((lower) => !existing.has(lower))) requireTuple(root, "rbac.*.create_permission");
+  return { role, wanted, existing };
+}
+
 export const setRolePermissionsOperation = defineOperation("permissions.setRolePermissions", {
   access: "write",
-  async run(ctx, body) {
-    requireTuple(ctx.root, "rbac.*.add_permission_to_role");
-    requireTuple(ctx.root, "rbac.*.remove_permission_from_role");
+  authorize: fromStore(
+    "rbac.*.add_permission_to_role and rbac.*.remove_permission_from_role (and create_permission for new slugs)",
+    maySetRolePermissions,
+  ),
+  async run(ctx) {
+    const { role, wanted, existing } = ctx.resource;
     const ws = ctx.root.workspaceId;
-    const role = await ctx.tx.get("roles", body.roleId);
-    if (role?.workspaceId !== ws) throw new ServiceError("data.role_not_found", "The requested role does not exist.");
-    // Slugs compare case-insensitively, as production: the first spelling of a slug wins, and an
-    // existing permission is found whatever the case it was asked in.
-    const wanted = new Map<string, string>();
-    for (const slug of body.permissions) if (!wanted.has(slug.toLowerCase())) wanted.set(slug.toLowerCase(), slug);
-    const existing = new Map<string, PermissionRecord>();
-    if (wanted.size > 0) {
-      for (const p of await ctx.tx.list("permissions", ws)) if (!existing.has(p.slug.toLowerCase())) existing.set(p.slug.toLowerCase(), p);
-    }
-    const missing = [...wanted.keys()].filter((lower) => !existing.has(lower));
-    if (missing.length > 0) requireTuple(ctx.root, "rbac.*.create_permission");
     const set: Array<{ slug: string; record: PermissionRecord }> = [];
     for (const [lower, slug] of wanted) {
       let record = existing.get(lower);

@@ -4,12 +4,16 @@
 // window for the identifiers it matches.
 import type { RatelimitLimitRequest, RatelimitMultiLimitCheck } from "../../protocol/types";
 import { requireAnyOrAll, requirePermission, requireTuple } from "./auth";
+import { fromStore } from "./authorization";
 import { createNamespace, findNamespace, matchingOverride } from "../domain/namespaces";
 import { defineOperation, type OpContext } from "./operation";
 import { namespaceCounter } from "../domain/sliding-window";
 import type { LimitCheck, RatelimitNamespaceRecord } from "../storage/seam";
 
-/** The namespaces of the requests, in order; missing ones are created, which needs `ratelimit.*.create_namespace`. */
+/**
+ * The namespaces of the requests, in order; missing ones are created first, which needs
+ * `ratelimit.*.create_namespace` (named alone when missing).
+ */
 async function namespacesOf(ctx: OpContext, requests: readonly RatelimitLimitRequest[]): Promise<RatelimitNamespaceRecord[]> {
   const { tx, root, now } = ctx;
   const byRef = new Map<string, RatelimitNamespaceRecord | undefined>();
@@ -29,12 +33,28 @@ async function checkOf(ctx: OpContext, ns: RatelimitNamespaceRecord, request: Ra
   return override ? { check, overrideId: override.id } : { check };
 }
 
+/** The namespace (created on first use), then `ratelimit.<namespaceId>.limit` or `ratelimit.*.limit`. */
+const mayLimit = fromStore("ratelimit.<namespaceId>.limit (and ratelimit.*.create_namespace for a new namespace)", async (ctx, body: RatelimitLimitRequest) => {
+  const [ns] = await namespacesOf(ctx, [body]);
+  requirePermission(ctx.root, [`ratelimit.${ns!.id}.limit`, "ratelimit.*.limit"]);
+  return ns!;
+});
+
+/** The namespaces (created on first use), then `ratelimit.*.limit`, or else `ratelimit.<namespaceId>.limit` of every one. */
+const mayLimitAll = fromStore(
+  "ratelimit.*.limit or every ratelimit.<namespaceId>.limit (and ratelimit.*.create_namespace for a new namespace)",
+  async (ctx, body: readonly RatelimitLimitRequest[]) => {
+    const namespaces = await namespacesOf(ctx, body);
+    requireAnyOrAll(ctx.root, "ratelimit.*.limit", [...new Set(namespaces.map((ns) => `ratelimit.${ns.id}.limit`))]);
+    return namespaces;
+  },
+);
+
 export const ratelimitLimitOperation = defineOperation("ratelimit.limit", {
   access: "direct",
+  authorize: mayLimit,
   async run(ctx, body) {
-    const [ns] = await namespacesOf(ctx, [body]);
-    requirePermission(ctx.root, [`ratelimit.${ns!.id}.limit`, "ratelimit.*.limit"]);
-    const { check, overrideId } = await checkOf(ctx, ns!, body);
+    const { check, overrideId } = await checkOf(ctx, ctx.resource, body);
     const { passed, states } = await ctx.tx.limit([check], ctx.now);
     const state = states[0]!;
     const data = { limit: check.limit, remaining: state.remaining, reset: state.reset, success: passed };
@@ -44,9 +64,9 @@ export const ratelimitLimitOperation = defineOperation("ratelimit.limit", {
 
 export const ratelimitMultiLimitOperation = defineOperation("ratelimit.multiLimit", {
   access: "direct",
+  authorize: mayLimitAll,
   async run(ctx, body) {
-    const namespaces = await namespacesOf(ctx, body);
-    requireAnyOrAll(ctx.root, "ratelimit.*.limit", [...new Set(namespaces.map((ns) => `ratelimit.${ns.id}.limit`))]);
+    const namespaces = ctx.resource;
     const checks: Array<{ check: LimitCheck; overrideId?: string }> = [];
     for (let i = 0; i < body.length; i++) checks.push(await checkOf(ctx, namespaces[i]!, body[i]!));
     // All or nothing: when one limit fails, none is charged.

@@ -1,5 +1,6 @@
-// The operation table of the local service: every entry of the protocol's `Operations`, by
-// wire name (`group.operation`).
+// The operation table of the local service: every entry of the protocol's `Operations`, by wire
+// name (`group.operation`), and keyguard's own. Each definition says, in one place, its name, its
+// access to the store, its authorisation and its handler.
 import { getVerificationsOperation } from "./analytics";
 import * as apis from "./apis";
 import * as createKey from "./create-key";
@@ -12,7 +13,7 @@ import { migrateKeysOperation } from "./migrate-keys";
 import { ratelimitLimitOperation, ratelimitMultiLimitOperation } from "./ratelimit";
 import { verifyKeyOperation } from "./verify-key";
 import * as workspace from "./workspace";
-import type { ExtensionDef, OperationTable } from "./operation";
+import type { OperationDef, OperationTable } from "./operation";
 
 const OPERATIONS: Readonly<OperationTable> = Object.freeze({
   "keys.verifyKey": verifyKeyOperation,
@@ -68,8 +69,12 @@ const EXTENSION_OPERATIONS = Object.freeze({
   "rootKeys.deleteRootKey": workspace.deleteRootKeyOperation,
 });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies are validated against the contract before `run`
-type AnyOperation = OperationTable[keyof OperationTable] | ExtensionDef<any, unknown>;
+/** Any operation of the table; its body is validated against the contract before `authorize` and `run` see it. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyOperation = OperationDef<string, any, unknown>;
+
+/** Every operation the service serves, production's and keyguard's own. */
+export const ALL_OPERATIONS: readonly AnyOperation[] = Object.freeze([...Object.values(OPERATIONS), ...Object.values(EXTENSION_OPERATIONS)]);
 
 export function findOperation(name: string): AnyOperation | undefined {
   if (Object.hasOwn(OPERATIONS, name)) return OPERATIONS[name as keyof OperationTable];

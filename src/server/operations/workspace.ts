@@ -2,7 +2,8 @@
 // its root keys. Production does both in its dashboard only; keyguard serves them over the same
 // public HTTP API (root key, permission tuples, envelopes) so that its console, or any client,
 // needs no private way in.
-import { canOnApi, PERMISSION_TUPLE, requirePermission } from "./auth";
+import { PERMISSION_TUPLE, requirePermission, type RootContext } from "./auth";
+import { fromRoot, grantOnApis, permission, type ApiGrant } from "./authorization";
 import { ServiceError } from "../http/envelope";
 import { newId } from "../domain/ids";
 import { generateKey } from "../domain/key-material";
@@ -16,26 +17,39 @@ function rootKeyView(r: RootKeyRecord): RootKeyItem {
 }
 
 /** The APIs of the root key's workspace it may read (`api.*.read_api` or `api.<id>.read_api`). */
-export const listApisOperation = defineExtension("apis.listApis", {
+export const listApisOperation = defineExtension<"apis.listApis", ApiGrant>("apis.listApis", {
   access: "read",
+  // Never a 403: the others are left out.
+  authorize: grantOnApis("read_api"),
   async run(ctx, body) {
     const ws = ctx.root.workspaceId;
-    const page = await pageOf(
-      (from, limit) => ctx.tx.list("apis", ws, { from, limit }),
-      body.cursor,
-      body.limit,
-      (api) => canOnApi(ctx.root, "read_api", api.id),
-    );
+    const readable = ctx.resource;
+    const page = await pageOf((from, limit) => ctx.tx.list("apis", ws, { from, limit }), body.cursor, body.limit, (api) => readable(api.id));
     return { data: page.items.map((a) => ({ id: a.id, name: a.name, createdAt: a.createdAt })), pagination: page.pagination };
   },
 });
 
 /**
- * A new root key of the caller's workspace holding `permissions`, each of which the caller must
- * hold itself or through its wildcard form (no root key makes a stronger one). The key is answered once and stored hashed.
+ * workspace.*.create_root_key, and every permission granted held by the caller itself or through
+ * its wildcard form (`api.*.read_api` covers `api.<id>.read_api`): no root key makes a stronger one.
  */
+function mayCreateRootKey(root: RootContext, body: { permissions: string[] }): undefined {
+  requirePermission(root, ["workspace.*.create_root_key"]);
+  const held = (p: string) => root.permissions.has(p) || root.permissions.has(p.replace(/^([a-z_]+)\.[^.]+\./, "$1.*."));
+  const missing = body.permissions.filter((p) => !held(p));
+  if (missing.length > 0) {
+    throw new ServiceError(
+      "authorization.insufficient_permissions",
+      `A root key can only grant permissions it holds itself; this one lacks: ${[...new Set(missing)].join(", ")}`,
+    );
+  }
+  return undefined;
+}
+
+/** A new root key of the caller's workspace holding `permissions`. The key is answered once and stored hashed. */
 export const createRootKeyOperation = defineExtension("rootKeys.createRootKey", {
   access: "write",
+  authorize: fromRoot("workspace.*.create_root_key (and every permission it grants)", mayCreateRootKey),
   refine(body) {
     return body.permissions.flatMap((p, i) =>
       PERMISSION_TUPLE.test(p)
@@ -44,16 +58,6 @@ export const createRootKeyOperation = defineExtension("rootKeys.createRootKey", 
     );
   },
   async run(ctx, body) {
-    requirePermission(ctx.root, ["workspace.*.create_root_key"]);
-    // Held: the tuple itself, or its wildcard form (`api.*.read_api` covers `api.<id>.read_api`).
-    const held = (p: string) => ctx.root.permissions.has(p) || ctx.root.permissions.has(p.replace(/^([a-z_]+)\.[^.]+\./, "$1.*."));
-    const missing = body.permissions.filter((p) => !held(p));
-    if (missing.length > 0) {
-      throw new ServiceError(
-        "authorization.insufficient_permissions",
-        `A root key can only grant permissions it holds itself; this one lacks: ${[...new Set(missing)].join(", ")}`,
-      );
-    }
     const { key, hash } = generateKey("root", 24);
     const record: RootKeyRecord = {
       id: newId("rk"),
@@ -70,8 +74,8 @@ export const createRootKeyOperation = defineExtension("rootKeys.createRootKey", 
 
 export const listRootKeysOperation = defineExtension("rootKeys.listRootKeys", {
   access: "read",
+  authorize: permission("workspace.*.read_root_key"),
   async run(ctx, body) {
-    requirePermission(ctx.root, ["workspace.*.read_root_key"]);
     const ws = ctx.root.workspaceId;
     const page = await pageOf((from, limit) => ctx.tx.list("rootKeys", ws, { from, limit }), body.cursor, body.limit);
     return { data: page.items.map(rootKeyView), pagination: page.pagination };
@@ -81,8 +85,8 @@ export const listRootKeysOperation = defineExtension("rootKeys.listRootKeys", {
 /** Deletes a root key of the caller's workspace; not the one making the request. */
 export const deleteRootKeyOperation = defineExtension("rootKeys.deleteRootKey", {
   access: "write",
+  authorize: permission("workspace.*.delete_root_key"),
   async run(ctx, body) {
-    requirePermission(ctx.root, ["workspace.*.delete_root_key"]);
     const record = await ctx.tx.get("rootKeys", body.keyId);
     if (!record || record.workspaceId !== ctx.root.workspaceId) {
       throw new ServiceError("data.key_not_found", `The root key ${JSON.stringify(body.keyId)} does not exist in this workspace.`);

@@ -1,0 +1,65 @@
+// Routing a request of the service by its path and method: `POST /v2/<group>.<op>` to its
+// operation, `GET /v2/liveness`, the console's files (when served), else 404 or 405 answers.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ConsoleHandler } from "./console-files";
+import { ServiceError } from "./envelope";
+import { type AnyOperation, findOperation } from "../operations/table";
+
+/** Where a request goes; a path that goes nowhere, or a wrong method, throws its 404 or 405. */
+export type Route = { kind: "liveness" } | { kind: "console" } | { kind: "operation"; op: AnyOperation };
+
+const LIVENESS: Route = Object.freeze({ kind: "liveness" });
+const CONSOLE: Route = Object.freeze({ kind: "console" });
+const GET_OR_HEAD: readonly string[] = Object.freeze(["GET", "HEAD"]);
+const POST: readonly string[] = Object.freeze(["POST"]);
+
+/**
+ * The route of a request. The console's files are looked for (and served, when one matches)
+ * only outside `/v2/`.
+ */
+export function route(req: IncomingMessage, res: ServerResponse, path: string, consoleFiles: ConsoleHandler | undefined): Route {
+  const name = nameOf(path);
+  if (name === "liveness") {
+    allowOnly(req, GET_OR_HEAD);
+    return LIVENESS;
+  }
+  if (name === undefined && consoleFiles?.(req, res, path)) return CONSOLE;
+  const op = name === undefined ? undefined : findOperation(name);
+  if (name === undefined || !op) {
+    throw new ServiceError("routing.not_found", `No operation at ${req.method} ${path}. Operations are POST /v2/<group>.<operation>.`);
+  }
+  allowOnly(req, POST);
+  return { kind: "operation", op };
+}
+
+/** The name a request is counted under in the metrics: its operation, `liveness`, or `unknown`. */
+export function metricsNameOf(path: string): string {
+  const name = nameOf(path);
+  return name !== undefined && (name === "liveness" || findOperation(name)) ? name : "unknown";
+}
+
+/** The path of a request URL without its query (origin-form or absolute-form). */
+export function pathOf(url: string): string {
+  if (!url.startsWith("/")) {
+    try {
+      return new URL(url).pathname;
+    } catch {
+      return url;
+    }
+  }
+  const q = url.indexOf("?");
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/** `<group>.<op>` or `liveness` from `/v2/<name>`; undefined for any other path. */
+function nameOf(path: string): string | undefined {
+  if (!path.startsWith("/v2/")) return undefined;
+  const name = path.slice(4);
+  return name === "" || name.includes("/") ? undefined : name;
+}
+
+function allowOnly(req: IncomingMessage, methods: readonly string[]): void {
+  if (methods.includes(req.method ?? "")) return;
+  const allow = methods.join(", ");
+  throw new ServiceError("routing.method_not_allowed", `${req.method} is not allowed here; use ${allow}.`, { headers: { Allow: allow } });
+}

@@ -1,0 +1,24 @@
+// Writing the service's answers: a body that is already JSON text, and error envelopes in the
+// content type the caller accepts (problem+json unless it asks for application/json).
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { type ServiceError, errorContentType, errorEnvelope } from "./envelope";
+
+export const JSON_TYPE = "application/json; charset=utf-8";
+const PROBLEM_TYPE = "application/problem+json; charset=utf-8";
+
+/** Sends a body that is already JSON text (nothing when an answer already went out). */
+export function send(res: ServerResponse, status: number, contentType: string, json: string, headers?: Readonly<Record<string, string>>): void {
+  if (res.headersSent) return;
+  res.statusCode = status;
+  if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
+  res.setHeader("Content-Type", contentType);
+  res.setHeader("Content-Length", Buffer.byteLength(json));
+  res.end(json);
+}
+
+/** Sends the error's envelope with its status and headers. */
+export function sendError(req: IncomingMessage, res: ServerResponse, requestId: string, err: ServiceError): void {
+  req.resume(); // an unread body is drained, so the answer goes out on a usable connection
+  const type = errorContentType(req.headers.accept) === "application/json" ? JSON_TYPE : PROBLEM_TYPE;
+  send(res, err.status, type, JSON.stringify(errorEnvelope(err, requestId)), err.headers);
+}
