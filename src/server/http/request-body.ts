@@ -37,24 +37,42 @@ const tooLarge = (): ServiceError =>
   new ServiceError("bad_request.request_body_too_large", `The request body exceeds the limit of ${BODY_LIMIT_TEXT}.`);
 
 /**
- * The NUL character (U+0000) is refused in every string and property name: PostgreSQL cannot store
- * it, and the service behaves the same on every store.
+ * Text no store can keep is refused in every string and property name, the same on every store:
+ * the NUL character (U+0000), which PostgreSQL text cannot hold, and a lone UTF-16 surrogate
+ * (`"\ud800"` is valid JSON, but no UTF-8 text holds it: PostgreSQL refuses it, SQLite would
+ * keep a replacement character instead).
  */
-const nulRefused = (found: string): ServiceError => {
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const UNSTORABLE = {
+  nul: {
+    found: (s: string) => s.includes("\0"),
+    what: "the NUL character (U+0000)",
+    fix: "Remove the NUL character (\\u0000) from the value.",
+  },
+  surrogate: {
+    found: (s: string) => LONE_SURROGATE.test(s),
+    what: "a lone UTF-16 surrogate (\\ud800-\\udfff without its pair)",
+    fix: "Send well-formed Unicode text: each surrogate escape as half of a pair, or the character itself in UTF-8.",
+  },
+} as const;
+type Unstorable = keyof typeof UNSTORABLE;
+
+const unstorableRefused = (found: { path: string; kind: Unstorable }): ServiceError => {
   // A deeply nested body has a long path: its start is enough to find the place.
-  const path = found.length > 200 ? `${found.slice(0, 200)}…` : found;
-  const message = `Invalid request body: ${path} contains the NUL character (U+0000), which is not accepted.`;
-  return new ServiceError("application.invalid_input", message, {
-    errors: [{ location: path, message, fix: "Remove the NUL character (\\u0000) from the value." }],
-  });
+  const path = found.path.length > 200 ? `${found.path.slice(0, 200)}…` : found.path;
+  const { what, fix } = UNSTORABLE[found.kind];
+  const message = `Invalid request body: ${path} contains ${what}, which is not accepted.`;
+  return new ServiceError("application.invalid_input", message, { errors: [{ location: path, message, fix }] });
 };
 
 /**
- * Where the first NUL character is in `value` (a string, or an object's property name or value),
- * as a path like `body.meta.name`. Iterative, and a path is spelled out only for the value found:
- * a body may nest deeper than the call stack, and its paths would grow with the square of the depth.
+ * Where the first unstorable text (of the kinds asked for) is in `value` (a string, or an object's
+ * property name or value), as a path like `body.meta.name`. Iterative, and a path is spelled out only
+ * for the value found: a body may nest deeper than the call stack, and its paths would grow with the
+ * square of the depth.
  */
-function nulPath(value: unknown, root: string): string | undefined {
+function unstorablePath(value: unknown, root: string, kinds: readonly Unstorable[]): { path: string; kind: Unstorable } | undefined {
+  const kindOf = (s: string): Unstorable | undefined => kinds.find((k) => UNSTORABLE[k].found(s));
   // Every value visited, as its parent's index and its own segment (".name" or "[i]").
   const parents: number[] = [-1];
   const segments: string[] = [root];
@@ -67,14 +85,16 @@ function nulPath(value: unknown, root: string): string | undefined {
   while (pending.length > 0) {
     const [item, node] = pending.pop()!;
     if (typeof item === "string") {
-      if (item.includes("\0")) return pathOf(node);
+      const kind = kindOf(item);
+      if (kind) return { path: pathOf(node), kind };
       continue;
     }
     if (typeof item !== "object" || item === null) continue;
     const children: Array<[string, unknown]> = Array.isArray(item) ? item.map((v, i) => [`[${i}]`, v]) : [];
     if (!Array.isArray(item)) {
       for (const [name, child] of Object.entries(item)) {
-        if (name.includes("\0")) return pathOf(node, " (a property name)");
+        const kind = kindOf(name);
+        if (kind) return { path: pathOf(node, " (a property name)"), kind };
         children.push([`.${name}`, child]);
       }
     }
@@ -85,6 +105,14 @@ function nulPath(value: unknown, root: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/** Which unstorable kinds the JSON text may hold: both can only arrive escaped (`\u0000`, `\ud800`). */
+function suspectedKinds(text: string): Unstorable[] {
+  const kinds: Unstorable[] = [];
+  if (text.includes("\\u0000")) kinds.push("nul");
+  if (/\\u[dD][89a-fA-F]/.test(text)) kinds.push("surrogate");
+  return kinds;
 }
 
 function charsetOk(contentType: string): boolean {
@@ -159,15 +187,16 @@ export function readJsonBody(req: IncomingMessage): Promise<unknown> {
       } catch {
         return reject(notJson());
       }
-      // A NUL can only arrive escaped; the walk runs only when the text holds that escape.
-      let nul: string | undefined;
+      // The walk runs only when the text holds an escape that can spell unstorable text.
+      let unstorable: { path: string; kind: Unstorable } | undefined;
       try {
-        nul = text.includes("\\u0000") ? nulPath(body, "body") : undefined;
+        const kinds = suspectedKinds(text);
+        unstorable = kinds.length > 0 ? unstorablePath(body, "body", kinds) : undefined;
       } catch {
         // Nothing here may escape: this runs in a stream's event handler.
         return reject(notJson());
       }
-      if (nul !== undefined) return reject(nulRefused(nul));
+      if (unstorable !== undefined) return reject(unstorableRefused(unstorable));
       resolve(body);
     });
   });

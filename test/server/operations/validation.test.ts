@@ -192,6 +192,43 @@ describe("the NUL character", () => {
   });
 });
 
+describe("a lone UTF-16 surrogate", () => {
+  // Valid JSON that no UTF-8 text can hold: refused on every store alike (PostgreSQL cannot store it).
+  it("is refused in any string or property name, naming the field, on every kind of record", async () => {
+    const { key } = await s.createKey();
+    const lone = "\ud800";
+    await rejects("apis.createApi", { name: `api${lone}` }, "body.name");
+    await rejects("keys.createKey", { apiId: s.apiId, name: `a${lone}b` }, "body.name");
+    await rejects("keys.createKey", { apiId: s.apiId, meta: { plan: { tier: `x${lone}` } } }, "body.meta.plan.tier");
+    await rejects("keys.createKey", { apiId: s.apiId, meta: { [`k${lone}`]: 1 } }, "body.meta (a property name)");
+    await rejects("keys.createKey", { apiId: s.apiId, ratelimits: [rl({ name: `per${lone}` })] }, "body.ratelimits[0].name");
+    await rejects("permissions.createPermission", { name: `p${lone}`, slug: "p-lone" }, "body.name");
+    await rejects("permissions.createRole", { name: `r\udc00x` }, "body.name");
+    await rejects("identities.createIdentity", { externalId: "lone", meta: { v: `\udfff` } }, "body.meta.v");
+    await rejects("ratelimit.setOverride", { namespace: "ns", identifier: `id${lone}`, limit: 1, duration: 1000 }, "body.identifier");
+    await rejects("rootKeys.createRootKey", { name: `root${lone}`, permissions: ["api.*.read_api"] }, "body.name");
+    await rejects("keys.verifyKey", { key, tags: ["ok", `t${lone}`] }, "body.tags[1]");
+    const res = await s.call("keys.verifyKey", { key: `${key}${lone}` });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).not.toContain(key);
+    expect(res.body.error.detail).toContain("lone UTF-16 surrogate");
+  });
+
+  it("a surrogate pair, escaped or not, is text like any other and comes back unchanged", async () => {
+    const raw = `{"apiId":${JSON.stringify(s.apiId)},"name":"\\ud83d\\udd11 key 🔑","meta":{"\\ud83d\\ude00":"x"}}`;
+    const res = await fetch(`${s.baseUrl}/v2/keys.createKey`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.rootKey}`, "content-type": "application/json" },
+      body: raw,
+    });
+    expect(res.status).toBe(200);
+    const { data } = (await res.json()) as { data: { keyId: string } };
+    const got = await accepts("keys.getKey", { keyId: data.keyId });
+    expect(got.name).toBe("🔑 key 🔑");
+    expect(got.meta).toEqual({ "😀": "x" });
+  });
+});
+
 describe("a deeply nested body", () => {
   it("with a NUL 100,000 levels down is refused with a 400 (a shortened path), and the service answers on", async () => {
     const depth = 100_000;
