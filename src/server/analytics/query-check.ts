@@ -25,6 +25,19 @@ import {
 const TABLE = "key_verifications_v1";
 /** Longest query text accepted (characters), checked before parsing. */
 const MAX_QUERY_LENGTH = 10_000;
+/**
+ * Deepest nesting of parentheses in the query text, checked before parsing (the parser recurses once
+ * per level, and a few thousand levels overflow its stack).
+ */
+const MAX_PARENTHESES = 32;
+/**
+ * Deepest nesting of conditions (NOT, and AND inside OR inside AND…; a chain of one operator counts
+ * once). The stores' SQL has limits of its own (SQLite: an expression tree at most 1,000 deep), and no
+ * real question needs more.
+ */
+const MAX_CONDITION_DEPTH = 32;
+/** Most conditions in one query (each comparison, IN, has, NOT, AND, OR counts one): SQLite's expression limit is 1,000 deep. */
+const MAX_CONDITIONS = 500;
 /** Most rows one answer holds: a query that would return more is refused (422). */
 export const MAX_ROWS = 10_000;
 
@@ -94,11 +107,14 @@ interface ParseContext {
 export async function parseAnalyticsQuery(sql: string, ctx: ParseContext): Promise<AnalyticsPlan> {
   if (sql.trim() === "") invalid("The query is empty. Send a SELECT over key_verifications_v1.");
   if (sql.length > MAX_QUERY_LENGTH) invalid(`The query exceeds the maximum length of ${MAX_QUERY_LENGTH} characters.`);
+  if (parenthesesDepth(sql) > MAX_PARENTHESES) tooDeep(`parentheses more than ${MAX_PARENTHESES} levels deep`);
   const parse = await loadParser();
   let ast: unknown;
   try {
     ast = parse(sql);
   } catch (err) {
+    // The parser recursing past the stack (a long chain of NOT, say) is the query's depth, not its syntax.
+    if (err instanceof RangeError) tooDeep("more levels than the parser can follow");
     // A statement the grammar does not know (ATTACH, PRAGMA, VACUUM, COPY…) is still not a SELECT.
     const first = FIRST_WORD.exec(sql)?.[1]?.toUpperCase();
     if (first !== undefined && first !== "SELECT" && first !== "WITH") {
@@ -116,9 +132,30 @@ export async function parseAnalyticsQuery(sql: string, ctx: ParseContext): Promi
   return new Checker(ctx).select(statements[0]!);
 }
 
+function tooDeep(what: string): never {
+  invalid(`The query nests ${what}. Flatten it: NOT NOT x is x, and a chain of AND (or of OR) needs no parentheses.`);
+}
+
+/** The deepest nesting of parentheses outside string literals and quoted identifiers. */
+function parenthesesDepth(sql: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let quote: string | undefined;
+  for (const ch of sql) {
+    if (quote !== undefined) {
+      // A doubled quote inside a literal closes and reopens it: the depth is the same either way.
+      if (ch === quote) quote = undefined;
+    } else if (ch === "'" || ch === '"' || ch === "`") quote = ch;
+    else if (ch === "(") deepest = Math.max(deepest, ++depth);
+    else if (ch === ")") depth--;
+  }
+  return deepest;
+}
+
 class Checker {
   private alias: string | undefined;
   private outputs: Output[] = [];
+  private conditions = 0;
   constructor(private readonly ctx: ParseContext) {}
 
   select(s: Node): AnalyticsPlan {
@@ -398,13 +435,15 @@ class Checker {
     return undefined;
   }
 
-  /** A condition on one row. */
-  condition(n: Node): Condition {
-    if (n?.type === "unary_expr" && String(n.operator).toUpperCase() === "NOT") return { kind: "not", arg: this.condition(n.expr as Node) };
+  /** A condition on one row, `depth` levels inside the WHERE clause (or countIf). */
+  condition(n: Node, depth = 1): Condition {
+    if (depth > MAX_CONDITION_DEPTH) tooDeep(`conditions more than ${MAX_CONDITION_DEPTH} levels deep`);
+    if (++this.conditions > MAX_CONDITIONS) invalid(`The query has more than ${MAX_CONDITIONS} conditions. Use IN ('a', 'b', …) for a list of values.`);
+    if (n?.type === "unary_expr" && String(n.operator).toUpperCase() === "NOT") return { kind: "not", arg: this.condition(n.expr as Node, depth + 1) };
     if (n?.type === "function") {
       const fn = this.functionName(n)!.toLowerCase();
       const args = this.args(n);
-      if (fn === "not" && args.length === 1) return { kind: "not", arg: this.condition(args[0]!) };
+      if (fn === "not" && args.length === 1) return { kind: "not", arg: this.condition(args[0]!, depth + 1) };
       if (fn === "has") {
         if (args.length !== 2 || args[0]!.type !== "column_ref" || this.column(args[0]!) !== "tags") invalid("has takes tags and a string: has(tags, 'name').");
         const tag = this.scalar(args[1]!);
@@ -415,7 +454,15 @@ class Checker {
     if (n?.type !== "binary_expr") invalid("Expected a condition (a comparison, IN, has(tags, …), AND, OR, NOT).");
     const op = String(n.operator).toUpperCase();
     if (op === "AND" || op === "OR") {
-      return { kind: op === "AND" ? "and" : "or", args: [this.condition(n.left as Node), this.condition(n.right as Node)] };
+      // A chain of one operator is one level with many terms (the parser nests it one level per term).
+      const terms: Node[] = [];
+      const pending: Node[] = [n];
+      while (pending.length > 0) {
+        const t = pending.pop()!;
+        if (t?.type === "binary_expr" && String(t.operator).toUpperCase() === op) pending.push(t.right as Node, t.left as Node);
+        else terms.push(t);
+      }
+      return { kind: op === "AND" ? "and" : "or", args: terms.map((t) => this.condition(t, depth + 1)) };
     }
     if (op === "IN" || op === "NOT IN") {
       const value = this.scalar(n.left as Node);

@@ -195,6 +195,30 @@ describe.each(BACKENDS)("analytics.getVerifications on $name", (backend) => {
     expect(await refused("SELECT COUNT(*) as count FROM key_verifications_v1 WHERE time >= now() - INTERVAL 60 DAY", "query_range_exceeds_retention")).toContain("30 days");
   });
 
+  it.skipIf(backend.skip !== undefined)("bounds how deep a query nests: 400 invalid_analytics_query saying so, never a 500 or the parser's own error", async () => {
+    const base = "SELECT count(*) AS n FROM key_verifications_v1 WHERE ";
+    for (const sql of [
+      `${base}${"NOT ".repeat(1000)}outcome = 'VALID'`,
+      `${base}${"(".repeat(4000)}outcome = 'VALID'${")".repeat(4000)}`,
+      `${base}${"NOT ".repeat(2400)}outcome = 'VALID'`,
+      `${base}${"(NOT ".repeat(33)}outcome = 'VALID'${")".repeat(33)}`,
+      `SELECT countIf(${"NOT ".repeat(40)}outcome = 'VALID') AS n FROM key_verifications_v1`,
+    ]) {
+      const detail = await refused(sql, "invalid_analytics_query");
+      expect(detail).toMatch(/nests .* Flatten it/);
+      expect(detail).not.toMatch(/call stack|Expression tree/i);
+    }
+    // 32 levels, and a chain of one operator (one level, however long), still answer.
+    const notValid = await rows(`${base}outcome != 'VALID'`);
+    const all = await rows("SELECT count(*) AS n FROM key_verifications_v1");
+    expect(notValid).not.toEqual(all);
+    expect(await rows(`${base}${"NOT (".repeat(16)}outcome != 'VALID'${")".repeat(16)}`)).toEqual(notValid);
+    const chain = Array.from({ length: 300 }, (_, i) => `outcome != 'x${i}'`).join(" AND ");
+    expect(await rows(`${base}${chain}`)).toEqual(all);
+    expect(await rows(`${base}${chain} AND outcome != 'VALID'`)).toEqual(notValid);
+    expect(await refused(`${base}${Array.from({ length: 501 }, () => "time>0").join(" OR ")}`, "invalid_analytics_query")).toContain("more than 500 conditions");
+  });
+
   it.skipIf(backend.skip !== undefined)("no query can write: every write is refused and the data is intact afterwards", async () => {
     const before = await rows("SELECT * FROM key_verifications_v1 ORDER BY request_id");
     const keyBefore = await call("keys.getKey", { keyId: keys.a.keyId });
