@@ -9,7 +9,7 @@ const src = (p: string) => fileURLToPath(new URL(`./src/${p}`, import.meta.url))
  * so each runs again on every storage backend (the store conformance suite covers the seam itself).
  */
 const SERVICE_SUITES = [
-  "test/server/operations/{auth,authorisation,clock,root-keys,concurrency,ip-allowlist,keys,migrate-keys,ratelimit,recoverable,resources,role-permissions,units,validation,verify}.test.ts",
+  "test/server/operations/{auth,authorisation,clock,root-keys,concurrency,echo,ip-allowlist,keys,migrate-keys,ratelimit,recoverable,resources,role-permissions,units,validation,verify}.test.ts",
   "test/server/http/{server,transport}.test.ts",
   "test/server/storage/{state-file,store-failures,verification-events}.test.ts",
   // sdk-analytics.test.ts picks its stores itself (SQLite and PostgreSQL).

@@ -13,6 +13,7 @@ import type {
   TableName,
   Tables,
 } from "../storage/seam";
+import { echo } from "./echo";
 
 /** A record by id, only when it belongs to the workspace. */
 async function inWorkspace<T extends Exclude<TableName, "workspaces">>(tx: StoreTx, table: T, workspaceId: string, id: string): Promise<Tables[T] | undefined> {
@@ -25,7 +26,7 @@ export function findApi(tx: StoreTx, workspaceId: string, apiId: string): Promis
 }
 
 export function apiNotFound(apiId: string): ServiceError {
-  return new ServiceError("data.api_not_found", `The requested API ${JSON.stringify(apiId)} does not exist or has been deleted.`);
+  return new ServiceError("data.api_not_found", `The requested API ${echo(apiId)} does not exist or has been deleted.`);
 }
 
 export async function findKey(tx: StoreTx, workspaceId: string, keyId: string): Promise<KeyRecord> {
@@ -35,7 +36,7 @@ export async function findKey(tx: StoreTx, workspaceId: string, keyId: string): 
 }
 
 function keyNotFound(keyId: string): ServiceError {
-  return new ServiceError("data.key_not_found", `The key ${JSON.stringify(keyId)} does not exist or has been deleted.`);
+  return new ServiceError("data.key_not_found", `The key ${echo(keyId)} does not exist or has been deleted.`);
 }
 
 /** A permission by id or slug. */
@@ -48,7 +49,7 @@ export async function requirePermissionRecord(tx: StoreTx, workspaceId: string, 
   if (!found) {
     throw new ServiceError(
       "data.permission_not_found",
-      `The permission ${JSON.stringify(ref)} does not exist in this workspace. List permissions to find its id or slug, or create it.`,
+      `The permission ${echo(ref)} does not exist in this workspace. List permissions to find its id or slug, or create it.`,
     );
   }
   return found;
@@ -76,7 +77,7 @@ export async function findRole(tx: StoreTx, workspaceId: string, ref: string): P
 export async function requireRole(tx: StoreTx, workspaceId: string, ref: string): Promise<RoleRecord> {
   const found = await findRole(tx, workspaceId, ref);
   if (!found) {
-    throw new ServiceError("data.role_not_found", `The role ${JSON.stringify(ref)} does not exist in this workspace. Create it first.`);
+    throw new ServiceError("data.role_not_found", `The role ${echo(ref)} does not exist in this workspace. Create it first.`);
   }
   return found;
 }
@@ -99,7 +100,7 @@ async function findIdentity(tx: StoreTx, workspaceId: string, ref: string): Prom
 export async function requireIdentity(tx: StoreTx, workspaceId: string, ref: string): Promise<IdentityRecord> {
   const found = await findIdentity(tx, workspaceId, ref);
   if (!found) {
-    throw new ServiceError("data.identity_not_found", `The identity ${JSON.stringify(ref)} does not exist in this workspace.`);
+    throw new ServiceError("data.identity_not_found", `The identity ${echo(ref)} does not exist in this workspace.`);
   }
   return found;
 }

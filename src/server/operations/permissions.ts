@@ -10,6 +10,7 @@ import { matchesSearch, pageOf } from "../domain/pagination";
 import type { PermissionRecord, RoleRecord } from "../storage/seam";
 import type { Permission } from "../../protocol/types";
 import { permissionView, roleView } from "../domain/views";
+import { echo } from "../domain/echo";
 
 export const createPermissionOperation = defineOperation("permissions.createPermission", {
   access: "write",
@@ -18,7 +19,7 @@ export const createPermissionOperation = defineOperation("permissions.createPerm
     const slug = body.slug!;
     const ws = ctx.root.workspaceId;
     if ((await ctx.tx.find("permissions", ws, "slug", slug)).length > 0) {
-      throw new ServiceError("data.permission_already_exists", `A permission with slug ${JSON.stringify(slug)} already exists in this workspace.`);
+      throw new ServiceError("data.permission_already_exists", `A permission with slug ${echo(slug)} already exists in this workspace.`);
     }
     const perm: PermissionRecord = { id: newId("perm"), workspaceId: ws, name: body.name, slug, createdAt: ctx.now };
     if (body.description !== undefined) perm.description = body.description;
@@ -82,7 +83,7 @@ export const createRoleOperation = defineOperation("permissions.createRole", {
   async run(ctx, body) {
     const ws = ctx.root.workspaceId;
     if ((await ctx.tx.find("roles", ws, "name", body.name)).length > 0) {
-      throw new ServiceError("data.role_already_exists", `A role named ${JSON.stringify(body.name)} already exists in this workspace.`);
+      throw new ServiceError("data.role_already_exists", `A role named ${echo(body.name)} already exists in this workspace.`);
     }
     const role: RoleRecord = {
       id: newId("role"),

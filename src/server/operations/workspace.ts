@@ -11,6 +11,7 @@ import { defineExtension } from "./operation";
 import { pageOf } from "../domain/pagination";
 import type { RootKeyItem } from "../../protocol/types";
 import type { RootKeyRecord } from "../storage/seam";
+import { echo } from "../domain/echo";
 
 function rootKeyView(r: RootKeyRecord): RootKeyItem {
   return { keyId: r.id, ...(r.name === undefined ? {} : { name: r.name }), permissions: [...r.permissions], createdAt: r.createdAt };
@@ -54,7 +55,7 @@ export const createRootKeyOperation = defineExtension("rootKeys.createRootKey", 
     return body.permissions.flatMap((p, i) =>
       PERMISSION_TUPLE.test(p)
         ? []
-        : [{ location: `body.permissions[${i}]`, message: `is not a permission tuple: ${JSON.stringify(p)}`, fix: 'Use tuples like "api.*.verify_key".' }],
+        : [{ location: `body.permissions[${i}]`, message: `is not a permission tuple: ${echo(p)}`, fix: 'Use tuples like "api.*.verify_key".' }],
     );
   },
   async run(ctx, body) {
@@ -89,7 +90,7 @@ export const deleteRootKeyOperation = defineExtension("rootKeys.deleteRootKey", 
   async run(ctx, body) {
     const record = await ctx.tx.get("rootKeys", body.keyId);
     if (!record || record.workspaceId !== ctx.root.workspaceId) {
-      throw new ServiceError("data.key_not_found", `The root key ${JSON.stringify(body.keyId)} does not exist in this workspace.`);
+      throw new ServiceError("data.key_not_found", `The root key ${echo(body.keyId)} does not exist in this workspace.`);
     }
     if (record.id === ctx.root.rootKeyId) {
       throw new ServiceError("application.invalid_input", "A root key cannot delete itself: sign in with another root key to delete this one.");

@@ -1,0 +1,65 @@
+// A key or root key sent in the wrong field never comes back: not in an error body, not in a log
+// line. Ids and names are still quoted, so that messages stay useful.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { start, type Started } from "../helpers";
+
+const lines: string[] = [];
+const logger = {
+  warn: (fields: unknown, msg?: string) => void lines.push(JSON.stringify([fields, msg])),
+  error: (fields: unknown, msg?: string) => void lines.push(JSON.stringify([fields, msg])),
+  info: (fields: unknown, msg?: string) => void lines.push(JSON.stringify([fields, msg])),
+};
+
+let s: Started;
+let key: string;
+let otherRoot: string;
+beforeAll(async () => {
+  s = await start({ logger });
+  ({ key } = await s.createKey());
+  ({ rootKey: otherRoot } = await s.service.createRootKey({ permissions: ["api.*.read_api"] }));
+});
+afterAll(() => s.close());
+
+describe("a secret in the wrong field", () => {
+  const secrets = () => [key, s.rootKey, otherRoot];
+  const cases = (secret: string): Array<[string, Record<string, unknown>]> => [
+    ["keys.getKey", { keyId: secret }],
+    ["keys.deleteKey", { keyId: secret }],
+    ["keys.updateKey", { keyId: secret, name: "x" }],
+    ["keys.addRoles", { keyId: "key_missing", roles: [secret] }],
+    ["apis.getApi", { apiId: secret }],
+    ["apis.deleteApi", { apiId: secret }],
+    ["permissions.getPermission", { permission: secret }],
+    ["permissions.getRole", { role: secret }],
+    ["identities.getIdentity", { identity: secret }],
+    ["rootKeys.deleteRootKey", { keyId: secret }],
+    ["rootKeys.createRootKey", { name: "x", permissions: [secret] }],
+  ];
+
+  it("is refused without repeating it, in every error body and log line", async () => {
+    for (const secret of secrets()) {
+      for (const [op, body] of cases(secret)) {
+        const res = await s.call(op, body);
+        expect(res.status, `${op}: ${JSON.stringify(res.body)}`).toBeGreaterThanOrEqual(400);
+        const text = JSON.stringify(res.body);
+        expect(text, op).not.toContain(secret);
+        expect(text, op).not.toContain(secret.slice(-16));
+      }
+    }
+    const roles = await s.call("keys.addRoles", { keyId: (await s.createKey()).keyId, roles: [key] });
+    expect(roles.status).toBe(404);
+    expect(roles.body.error.detail).toContain("a value shaped like a key");
+    for (const line of lines) for (const secret of secrets()) expect(line).not.toContain(secret);
+  });
+
+  it("ids and names are still quoted", async () => {
+    const { keyId } = await s.createKey();
+    expect((await s.call("keys.deleteKey", { keyId })).status).toBe(200);
+    const gone = await s.call("keys.getKey", { keyId });
+    expect(gone.status).toBe(404);
+    expect(gone.body.error.detail).toContain(JSON.stringify(keyId));
+    const perm = await s.call("permissions.getPermission", { permission: "docs.write" });
+    expect(perm.status).toBe(404);
+    expect(perm.body.error.detail).toContain('"docs.write"');
+  });
+});
