@@ -10,6 +10,7 @@ import { ServiceCore, type LocalKeyService } from "./service";
 import type { Store } from "./storage/seam";
 import { memoryStore } from "./storage/memory/store";
 import { sqliteStore } from "./storage/sqlite/store";
+import { warnIfReadable } from "./storage/sqlite/open";
 import { postgresStore } from "./storage/postgres/store";
 
 export interface LocalKeyServiceInstance {
@@ -35,7 +36,10 @@ export async function openStore(config: LocalServiceConfig): Promise<{ store: St
     const { postgres, redis, schema } = config.postgres;
     return { store: await postgresStore({ postgres, redis, ...(schema === undefined ? {} : { schema }) }), owned: true };
   }
-  if (config.dataFile) return { store: await sqliteStore(config.dataFile), owned: true };
+  if (config.dataFile) {
+    warnIfReadable(config.dataFile, config.logger);
+    return { store: await sqliteStore(config.dataFile), owned: true };
+  }
   return { store: memoryStore(), owned: true };
 }
 

@@ -2,6 +2,8 @@
 // synchronous level, a busy timeout), a write probe and the migrations; which SQLite errors mean
 // the store cannot serve now; and the file's identity, to notice it deleted, moved or replaced.
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import type { Logger } from "../../../logger";
 import { LocalServiceConfigError } from "../../options";
 import { openConnection, sqliteCode, type SqlConnection, type SqliteDriverName } from "./driver";
 import { migrate } from "./schema";
@@ -33,6 +35,39 @@ export function unavailableReason(err: unknown): string | undefined {
   const code = sqliteCode(err);
   if (code === undefined) return undefined;
   return REASONS[code] ?? REASONS[/^SQLITE_[A-Z]+/.exec(code)?.[0] ?? ""];
+}
+
+/**
+ * The files of a data file that hold its state or its lock: the database, its write-ahead log and
+ * shared-memory index (SQLite gives these the database file's mode), and keyguard's lock file.
+ */
+const SIBLINGS = ["", "-wal", "-shm", "-lock"] as const;
+
+/**
+ * Creates the data file and its lock file readable by their owner only (0600) when they do not exist
+ * yet: they hold key hashes, sealed recoverable keys and metadata. SQLite creates the `-wal` and
+ * `-shm` files with the database file's mode. An existing file keeps its mode (see `warnIfReadable`).
+ */
+export function createPrivately(file: string): void {
+  for (const path of [file, `${file}-lock`]) closeSync(openSync(path, "a", 0o600));
+}
+
+/**
+ * Warns, once per start, about each of the data file's files that other users can read or write, and
+ * about a directory they can enter: files made by an earlier keyguard, or by hand, under a umask of 022.
+ */
+export function warnIfReadable(file: string, logger: Logger): void {
+  if (process.platform === "win32") return;
+  for (const suffix of SIBLINGS) {
+    const path = `${file}${suffix}`;
+    if (existsSync(path) && (statSync(path).mode & 0o077) !== 0) {
+      logger.warn({ file: path }, `keyguard/local: ${path} can be read by other users; restrict it with: chmod 600 ${path}`);
+    }
+  }
+  const dir = dirname(resolve(file));
+  if (existsSync(dir) && (statSync(dir).mode & 0o007) !== 0) {
+    logger.warn({ directory: dir }, `keyguard/local: the directory ${dir} of the data file can be entered by other users; restrict it with: chmod o-rwx ${dir}`);
+  }
 }
 
 /** Refuses a file that exists and is not a SQLite database, naming `keyguard migrate` for a JSON state file. */

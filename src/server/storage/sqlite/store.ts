@@ -12,7 +12,7 @@ import { chargeLimits, dropCounters, pruneCounters, spendCredits } from "./count
 import type { SqlConnection, SqliteDriverName } from "./driver";
 import { appendEvents, deleteEventsBefore, lastUsed, queryEvents } from "./events";
 import { lockDataFile } from "./lock";
-import { checkFileKind, FileIdentity, openDataFile, unavailableReason, type ConnectionSettings } from "./open";
+import { checkFileKind, createPrivately, FileIdentity, openDataFile, unavailableReason, type ConnectionSettings } from "./open";
 import { SqliteTables } from "./tables";
 
 export interface SqliteStoreOptions {
@@ -68,6 +68,7 @@ export async function sqliteStore(file: string, options: SqliteStoreOptions = {}
   // What the open has taken so far, given back in reverse order should a later step fail.
   const acquired: Array<() => unknown> = [];
   try {
+    createPrivately(file);
     const lock = await lockDataFile(file, driver);
     acquired.push(() => lock.close());
     const db = await openDataFile(file, settings);

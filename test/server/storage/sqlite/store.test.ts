@@ -1,7 +1,7 @@
 // The SQLite store beyond the conformance suite: its file (schema, refusals), one process per
 // file, failures answered as StoreUnavailableError and recovered from, and counter pruning.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -159,6 +159,48 @@ function openInChild(file: string): Promise<{ child: ChildProcess; line: string 
     child.stderr!.on("data", (c: Buffer) => (err += c.toString()));
   });
 }
+
+describe("file modes", () => {
+  // The files hold key hashes, sealed recoverable keys and metadata: their owner alone reads them.
+  it.skipIf(process.platform === "win32")("creates the data file, its WAL, shared-memory and lock files readable by their owner only, under umask 022", async () => {
+    const before = process.umask(0o022);
+    try {
+      const file = fresh();
+      const s = await open(file);
+      await s.transaction(async (tx) => tx.put("keys", key("key_mode")));
+      for (const suffix of ["", "-wal", "-shm", "-lock"]) {
+        expect(existsSync(`${file}${suffix}`), suffix).toBe(true);
+        expect((statSync(`${file}${suffix}`).mode & 0o777).toString(8), `${file}${suffix}`).toBe("600");
+      }
+    } finally {
+      process.umask(before);
+    }
+  });
+
+  it.skipIf(process.platform === "win32")("a service on an existing file others can read warns once per file and for an open directory, naming chmod", async () => {
+    const { createLocalKeyService } = await import("../../../../src/server/factory");
+    const open = join(dir, "open-dir");
+    mkdirSync(open, { mode: 0o755 });
+    chmodSync(open, 0o755);
+    const file = join(open, "keys.db");
+    writeFileSync(file, "", { mode: 0o644 });
+    chmodSync(file, 0o644);
+    const warnings: string[] = [];
+    const logger = { warn: (_f: unknown, msg?: string) => void warnings.push(msg ?? ""), error: () => undefined };
+    const service = await createLocalKeyService({ dataFile: file, logger });
+    await service.close();
+    expect(warnings).toContain(`keyguard/local: ${file} can be read by other users; restrict it with: chmod 600 ${file}`);
+    expect(warnings.some((w) => w.includes(`the directory ${open} of the data file can be entered by other users`))).toBe(true);
+    // The lock file is new, so it is private; nothing else warned.
+    expect(warnings.filter((w) => w.includes("-lock"))).toEqual([]);
+
+    chmodSync(file, 0o600);
+    chmodSync(open, 0o700);
+    warnings.length = 0;
+    await (await createLocalKeyService({ dataFile: file, logger })).close();
+    expect(warnings.filter((w) => w.includes("other users"))).toEqual([]);
+  });
+});
 
 describe("the SQLite driver", () => {
   it("node:sqlite is chosen from Node.js 22.13 on", () => {
