@@ -7,6 +7,8 @@ import { BASE58_ALPHABET } from "./base58";
 const SECRET_RUN = new RegExp(`[${BASE58_ALPHABET}]{16,}`, "g");
 /** The ids this service gives out: `<prefix>_` + 11 digits of creation time + 11 random digits. */
 const OUR_ID = new RegExp(`^(?:req|key|api|perm|role|id|rl|ws|rk|rlor|mig)_([${BASE58_ALPHABET}]{11})[${BASE58_ALPHABET}]{11}$`);
+/** A rate-limit namespace's id, derived from its workspace and name (see namespaces.ts). */
+const NAMESPACE_ID = new RegExp(`^rlns_[${BASE58_ALPHABET}]{22}$`);
 /** Ids carry their creation time; one made before this date is not ours. */
 const FIRST_ID_MS = Date.UTC(2024, 0, 1);
 
@@ -18,6 +20,7 @@ function looksRandom(run: string): boolean {
 
 /** Whether `value` is an id this service could have made (its time part a plausible creation time). */
 function isOurId(value: string): boolean {
+  if (NAMESPACE_ID.test(value)) return true;
   const time = OUR_ID.exec(value)?.[1];
   if (time === undefined) return false;
   let n = 0;

@@ -3,6 +3,7 @@
 import { ServiceError } from "../http/envelope";
 import { keyHash } from "../../protocol/key-hash";
 import type { StoreTx } from "../storage/seam";
+import { mayBeSecret } from "../domain/echo";
 
 /** Every permission tuple the local service checks; a bootstrap root key holds all of them. */
 export const ALL_ROOT_PERMISSIONS: readonly string[] = Object.freeze([
@@ -84,24 +85,36 @@ export async function authenticate(tx: StoreTx, header: string | undefined): Pro
   return { rootKeyId: record.id, workspaceId: record.workspaceId, permissions: new Set(record.permissions) };
 }
 
+/**
+ * A tuple as a 403 names it. Its resource id comes from the request: one shaped like a key (a key
+ * sent as `apiId`, say) is described, not repeated.
+ */
+function shown(tuple: string): string {
+  const first = tuple.indexOf(".");
+  const last = tuple.lastIndexOf(".");
+  if (first === -1 || first === last) return tuple;
+  const id = tuple.slice(first + 1, last);
+  return mayBeSecret(id) ? `${tuple.slice(0, first)}.<the id sent>${tuple.slice(last)}` : tuple;
+}
+
 function forbidden(anyOf: readonly string[]): ServiceError {
   return new ServiceError(
     "authorization.insufficient_permissions",
-    `Missing one of these permissions: ${anyOf.join(" or ")}`,
+    `Missing one of these permissions: ${anyOf.map(shown).join(" or ")}`,
   );
 }
 
 /** Throws 403 unless the root key holds this one tuple (production's single-permission detail). */
 export function requireTuple(root: RootContext, tuple: string): void {
   if (!root.permissions.has(tuple)) {
-    throw new ServiceError("authorization.insufficient_permissions", `Missing permission: '${tuple}'`);
+    throw new ServiceError("authorization.insufficient_permissions", `Missing permission: '${shown(tuple)}'`);
   }
 }
 
 /** Throws 403 unless the root key holds `anyOf` one tuple, or else `allOf` of these. */
 export function requireAnyOrAll(root: RootContext, any: string, allOf: readonly string[]): void {
   if (root.permissions.has(any) || allOf.every((p) => root.permissions.has(p))) return;
-  throw new ServiceError("authorization.insufficient_permissions", `Missing one of these permissions: ${any} or ${allOf.join(" and ")}`);
+  throw new ServiceError("authorization.insufficient_permissions", `Missing one of these permissions: ${shown(any)} or ${allOf.map(shown).join(" and ")}`);
 }
 
 /** Throws 403 unless the root key holds one of the tuples. */

@@ -28,6 +28,17 @@ describe("echo", () => {
     }
   });
 
+  it("quotes a rate-limit namespace's derived id", async () => {
+    const { createNamespace } = await import("../../../src/server/domain/namespaces");
+    const { memoryStore } = await import("../../../src/server/storage/memory/store");
+    const store = memoryStore();
+    for (let i = 0; i < 50; i++) {
+      const { id } = await store.transaction((tx) => createNamespace(tx, "ws_1", `ns-${i}`, 0));
+      expect(mayBeSecret(id), id).toBe(false);
+    }
+    await store.close();
+  });
+
   it("quotes names, slugs and external ids", () => {
     for (const name of ["docs.write", "api.*.read_key", "customer-123", "user_42", "Premium plan", "readwritedocumentsandmore", "my-api-v2"]) {
       expect(echo(name)).toBe(JSON.stringify(name));

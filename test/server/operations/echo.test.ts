@@ -52,6 +52,28 @@ describe("a secret in the wrong field", () => {
     for (const line of lines) for (const secret of secrets()) expect(line).not.toContain(secret);
   });
 
+  it("a root key without the permission is refused without the secret in the 403's list of permissions", async () => {
+    const { rootKey: weak } = await s.service.createRootKey({ permissions: [] });
+    for (const secret of secrets()) {
+      for (const [op, body] of [
+        ["apis.getApi", { apiId: secret }],
+        ["apis.deleteApi", { apiId: secret }],
+        ["keys.createKey", { apiId: secret }],
+        ["ratelimit.limit", { namespace: secret, identifier: "x", limit: 1, duration: 1000 }],
+        ["analytics.getVerifications", { query: `SELECT count(*) FROM key_verifications_v1 WHERE key_space_id = '${secret}'` }],
+      ] as const) {
+        const res = await s.call(op, body, weak);
+        expect(res.status, `${op}: ${JSON.stringify(res.body)}`).toBeGreaterThanOrEqual(400);
+        expect(JSON.stringify(res.body), op).not.toContain(secret.slice(-16));
+      }
+    }
+    const denied = await s.call("apis.getApi", { apiId: key }, weak);
+    expect(denied.status).toBe(403);
+    expect(denied.body.error.detail).toBe("Missing one of these permissions: api.*.read_api or api.<the id sent>.read_api");
+    const ours = await s.call("apis.getApi", { apiId: s.apiId }, weak);
+    expect(ours.body.error.detail).toBe(`Missing one of these permissions: api.*.read_api or api.${s.apiId}.read_api`);
+  });
+
   it("ids and names are still quoted", async () => {
     const { keyId } = await s.createKey();
     expect((await s.call("keys.deleteKey", { keyId })).status).toBe(200);
