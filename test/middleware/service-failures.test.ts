@@ -158,10 +158,22 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
       expect(logged).not.toContain(key);
     });
 
-    it("a root key without verify_key: every key is NOT_FOUND (401), as the production service answers", async () => {
-      // The service does not reveal keys to a root key that may not verify them (HTTP 200
-      // NOT_FOUND, not 403), so this misconfiguration looks like unknown keys.
+    it("a root key that may verify no API's keys: 500 VERIFICATION_FAILED (the service answers 403), logged without secrets", async () => {
+      const logger = recordingLogger();
       const { rootKey: root } = await fx.svc.service.createRootKey({ permissions: ["api.*.read_key"] });
+      const key = await fx.createKey();
+      const app = express().get("/", apiKeyAuth({ rootKey: root, baseUrl: fx.svc.baseUrl, logger }), (_q, r) => r.send("ok"));
+      const res = await request(app).get("/").set("X-API-Key", key);
+      expect(res.status).toBe(500);
+      expect(res.body).toMatchObject({ code: "VERIFICATION_FAILED" });
+      const logged = JSON.stringify(logger.entries);
+      expect(logged).not.toContain(root);
+      expect(logged).not.toContain(key);
+    });
+
+    it("a root key that may verify another API's keys only: every key of this API is NOT_FOUND (401), as production masks it", async () => {
+      const { apiId } = await fx.svc.service.createApi({ name: "another" });
+      const { rootKey: root } = await fx.svc.service.createRootKey({ permissions: [`api.${apiId}.verify_key`] });
       const key = await fx.createKey();
       const app = express().get("/", apiKeyAuth({ rootKey: root, baseUrl: fx.svc.baseUrl, logger: silentLogger }), (_q, r) => r.send("ok"));
       const res = await request(app).get("/").set("X-API-Key", key);

@@ -94,6 +94,14 @@ export const DELIBERATE_DIFFERENCES: readonly DeliberateDifference[] = [
     keyguard: true,
     why: "The specification's flat credit fields: keyguard accepts them or the nested `credits`, not both (the client sends `credits`).",
   })),
+  {
+    operation: "permissions.createPermission",
+    path: "request.slug",
+    fact: "required",
+    production: true,
+    keyguard: null,
+    why: "The specification creates a permission with `{ name, description }`: without a slug, keyguard derives it from the name.",
+  },
   // Paging and search.
   ...["apis.listKeys", "identities.listIdentities", "ratelimit.listOverrides"].flatMap((operation) => [
     { operation, path: "request.cursor", fact: "minLength", production: null, keyguard: 1, why: LIST_CURSOR },

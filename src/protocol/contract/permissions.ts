@@ -3,7 +3,8 @@ import * as Type from "typebox";
 import { listFields, RoleName, Slug, strict, text } from "./fields";
 import { EmptyData, Permission, Role } from "./resources";
 
-export const CreatePermissionRequest = strict({ name: text(512), slug: Slug, description: Type.Optional(Type.String({ maxLength: 512 })) });
+/** `slug` may be left out (the specification's `{ name, description }`): the service derives it from `name`. */
+export const CreatePermissionRequest = strict({ name: text(512), slug: Type.Optional(Slug), description: Type.Optional(Type.String({ maxLength: 512 })) });
 export const CreatePermissionResult = Type.Object({ permissionId: Type.String() });
 
 /** getPermission and deletePermission: by id or slug. */

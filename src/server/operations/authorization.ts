@@ -52,6 +52,19 @@ export function grantOnApis(action: string): Authorization<unknown, ApiGrant> {
   return fromRoot(`api.<apiId>.${action}`, (root) => (apiId: string) => canOnApi(root, action, apiId));
 }
 
+/**
+ * keys.verifyKey's: 403 for a root key that may verify keys of no API at all (before any lookup),
+ * else which APIs it may verify keys of; a key of another API is `NOT_FOUND`, as production masks it.
+ */
+export function verifyGrant(): Authorization<unknown, ApiGrant> {
+  return fromRoot("api.<apiId>.verify_key (403 without any)", (root) => {
+    let any = false;
+    for (const p of root.permissions) if (p.startsWith("api.") && p.endsWith(".verify_key")) any = true;
+    if (!any) requirePermission(root, ["api.*.verify_key", "api.<apiId>.verify_key"]);
+    return (apiId: string) => canOnApi(root, "verify_key", apiId);
+  });
+}
+
 interface OnApiOptions<Body> {
   /**
    * Production masks a refusal as "not found": without every action of `actions`, the answer is

@@ -12,11 +12,24 @@ import type { Permission } from "../../protocol/types";
 import { permissionView, roleView } from "../domain/views";
 import { echo } from "../domain/echo";
 
+/**
+ * The slug of a permission created with a name only (the specification's `{ name, description }`):
+ * the name itself when it is a slug already (as the console sends both), else its runs of other
+ * characters as `-`, at most 128 characters.
+ */
+function slugOf(name: string): string {
+  const slug = name.trim().replace(/[^A-Za-z0-9_:\-.*]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 128);
+  if (slug !== "") return slug;
+  throw new ServiceError("application.invalid_input", "Invalid request body: body.slug is required when name has no letter or digit.", {
+    errors: [{ location: "body.slug", message: "is required when name has no letter or digit", fix: 'Add a "slug" such as "docs.read".' }],
+  });
+}
+
 export const createPermissionOperation = defineOperation("permissions.createPermission", {
   access: "write",
   authorize: permission("rbac.*.create_permission"),
   async run(ctx, body) {
-    const slug = body.slug!;
+    const slug = body.slug ?? slugOf(body.name);
     const ws = ctx.root.workspaceId;
     if ((await ctx.tx.find("permissions", ws, "slug", slug)).length > 0) {
       throw new ServiceError("data.permission_already_exists", `A permission with slug ${echo(slug)} already exists in this workspace.`);

@@ -129,14 +129,6 @@ describe("permission tuples", () => {
     expect(verifyMine.body.data).toMatchObject({ valid: true, code: "VALID" });
   });
 
-  it("verifyKey with no verify grant at all → 200 NOT_FOUND, as production", async () => {
-    const { key } = await s.createKey({ name: "hidden" });
-    const { rootKey } = await s.service.createRootKey({ permissions: ["api.*.read_key"] });
-    const res = await s.call("keys.verifyKey", { key }, rootKey);
-    expect(res.status).toBe(200);
-    expect(res.body.data).toStrictEqual({ valid: false, code: "NOT_FOUND" });
-  });
-
   it("tuples are matched literally: one action implies no other", async () => {
     const { rootKey } = await s.service.createRootKey({ permissions: ["api.*.read_key", "api.*.create_api"] });
     expect((await s.call("apis.getApi", { apiId: s.apiId }, rootKey)).status).toBe(403);
@@ -190,6 +182,23 @@ describe("workspace isolation", () => {
     // The owning workspace still sees the real codes.
     expect(await s.verify(disabled)).toMatchObject({ code: "DISABLED", name: "secret-name" });
     expect(await s.verify(expired)).toMatchObject({ code: "EXPIRED" });
+  });
+
+  it("a root key that may verify no API's keys gets 403 before any lookup; one that may verify another API's gets NOT_FOUND", async () => {
+    const { key } = await s.createKey();
+    const { rootKey: none } = await s.service.createRootKey({ permissions: ["api.*.read_key", "api.*.create_key"] });
+    for (const k of [key, "sk_a_key_that_does_not_exist_at_all"]) {
+      const res = await s.call("keys.verifyKey", { key: k }, none);
+      expect(res.status).toBe(403);
+      expect(res.body.error.type).toMatch(/\/authorization\/insufficient_permissions$/);
+      expect(res.body.error.detail).toBe("Missing one of these permissions: api.*.verify_key or api.<apiId>.verify_key");
+      expect(JSON.stringify(res.body)).not.toContain(k);
+    }
+    const { apiId: other } = await s.service.createApi({ name: "verify-elsewhere" });
+    const { rootKey: elsewhere } = await s.service.createRootKey({ permissions: [`api.${other}.verify_key`] });
+    const res = await s.call("keys.verifyKey", { key }, elsewhere);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toStrictEqual({ valid: false, code: "NOT_FOUND" });
   });
 
   it("a root key without a grant for the key's API gets NOT_FOUND for a disabled key too", async () => {

@@ -34,7 +34,7 @@ const onNamespace = (action: string, nsId: string) => missingOne(`ratelimit.${ns
 
 /** One request per operation, which the bootstrap root key may make (in this order: each changes only its own records). */
 const CASES: Record<string, Case> = {
-  "keys.verifyKey": { body: (f) => ({ key: f.key }), refused: () => ({ status: 200, data: { valid: false, code: "NOT_FOUND" } }) },
+  "keys.verifyKey": { body: (f) => ({ key: f.key }), refused: () => missingOne("api.*.verify_key", "api.<apiId>.verify_key") },
   "keys.createKey": {
     body: (f) => ({ apiId: f.apiId }),
     refused: () => ({ status: 404, kind: "data.api_not_found", detail: "The specified API was not found." }),

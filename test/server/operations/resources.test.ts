@@ -32,13 +32,18 @@ describe("permissions", () => {
     expect((await s.call("permissions.deletePermission", { permission: permissionId })).status).toBe(404);
   });
 
-  it("slug is required, as production (even when the name is slug-like)", async () => {
-    const missing = await s.call("permissions.createPermission", { name: "billing.write", description: "spec usage" });
-    expect(missing.status).toBe(400);
-    expect(missing.body.error.errors[0]).toMatchObject({ location: "body.slug", message: "is required" });
-    const made = await s.call("permissions.createPermission", { name: "Billing Write", slug: "billing.write" });
+  it("the specification's { name, description } takes the name as the slug; production's { name, slug } keeps its slug", async () => {
+    const spec = await s.call("permissions.createPermission", { name: "billing.write", description: "spec usage" });
+    expect(spec.status).toBe(200);
+    expect((await s.call("permissions.getPermission", { permission: "billing.write" })).body.data).toMatchObject({
+      id: spec.body.data.permissionId,
+      name: "billing.write",
+      slug: "billing.write",
+      description: "spec usage",
+    });
+    const made = await s.call("permissions.createPermission", { name: "Billing Read", slug: "billing.read" });
     expect(made.status).toBe(200);
-    expect((await s.call("permissions.getPermission", { permission: "billing.write" })).body.data.id).toBe(made.body.data.permissionId);
+    expect((await s.call("permissions.getPermission", { permission: "billing.read" })).body.data.id).toBe(made.body.data.permissionId);
     expect((await s.call("permissions.createPermission", { name: "x", slug: "bad slug" })).status).toBe(400);
     expect((await s.call("permissions.createPermission", { name: "", slug: "ok" })).status).toBe(400);
   });

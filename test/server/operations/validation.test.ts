@@ -92,8 +92,9 @@ describe("ids", () => {
 });
 
 describe("names, slugs and externalIds", () => {
-  it("createPermission: slug required (1..128, slug pattern), name 1..512, description ≤ 512", async () => {
-    await rejects("permissions.createPermission", { name: "docs.read" }, "body.slug");
+  it("createPermission: slug 1..128 of the slug pattern (derived from the name when absent), name 1..512, description ≤ 512", async () => {
+    await rejects("permissions.createPermission", { name: "!!!" }, "body.slug");
+    await rejects("permissions.createPermission", { name: "ok", slug: "not a slug" }, "body.slug");
     await rejects("permissions.createPermission", { name: "n", slug: "s".repeat(129) }, "body.slug");
     await rejects("permissions.createPermission", { name: "n".repeat(513), slug: "ok.slug" }, "body.name");
     await rejects("permissions.createPermission", { name: "n", slug: "ok.slug", description: "d".repeat(513) }, "body.description");
@@ -167,6 +168,24 @@ describe("rate limits", () => {
     await rejects("ratelimit.limit", { ...body, namespace: "n".repeat(513) }, "body.namespace");
     await rejects("ratelimit.limit", { ...body, identifier: "i".repeat(513) }, "body.identifier");
     await accepts("ratelimit.limit", { ...body, namespace: "n".repeat(512), identifier: "i".repeat(512) });
+  });
+});
+
+describe("createPermission without a slug (the specification's { name, description })", () => {
+  it("derives the slug from the name: the name itself when it is a slug, else its other characters as -", async () => {
+    for (const [name, slug] of [
+      ["docs.read.spec", "docs.read.spec"],
+      ["Read the docs", "Read-the-docs"],
+      ["  billing / invoices: write  ", "billing-invoices:-write"],
+      [`${"p".repeat(200)}`, "p".repeat(128)],
+    ] as const) {
+      const created = await accepts("permissions.createPermission", { name, description: "from the specification" });
+      const got = await accepts("permissions.getPermission", { permission: created.permissionId });
+      expect(got).toMatchObject({ id: created.permissionId, name, slug, description: "from the specification" });
+    }
+    // A slug taken already is refused as with production's { name, slug }.
+    const again = await s.call("permissions.createPermission", { name: "docs.read.spec" });
+    expect(again.status).toBe(409);
   });
 });
 
