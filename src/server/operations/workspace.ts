@@ -3,11 +3,11 @@
 // public HTTP API (root key, permission tuples, envelopes) so that its console, or any client,
 // needs no private way in.
 import { PERMISSION_TUPLE, requirePermission, type RootContext } from "./auth";
-import { fromRoot, grantOnApis, permission, type ApiGrant } from "./authorization";
+import { fromRoot, fromStore, grantOnApis, permission, type ApiGrant } from "./authorization";
 import { ServiceError } from "../http/envelope";
 import { newId } from "../domain/ids";
 import { generateKey } from "../domain/key-material";
-import { defineExtension } from "./operation";
+import { defineExtension, type OpContext } from "./operation";
 import { pageOf } from "../domain/pagination";
 import type { RootKeyItem } from "../../protocol/types";
 import type { RootKeyRecord } from "../storage/seam";
@@ -30,18 +30,23 @@ export const listApisOperation = defineExtension<"apis.listApis", ApiGrant>("api
   },
 });
 
+/** The permissions of `wanted` that `root` holds neither itself nor through their wildcard form (`api.*.read_api` covers `api.<id>.read_api`). */
+function notHeld(root: RootContext, wanted: readonly string[]): string[] {
+  const held = (p: string) => root.permissions.has(p) || root.permissions.has(p.replace(/^([a-z_]+)\.[^.]+\./, "$1.*."));
+  return [...new Set(wanted.filter((p) => !held(p)))];
+}
+
 /**
  * workspace.*.create_root_key, and every permission granted held by the caller itself or through
  * its wildcard form (`api.*.read_api` covers `api.<id>.read_api`): no root key makes a stronger one.
  */
 function mayCreateRootKey(root: RootContext, body: { permissions: string[] }): undefined {
   requirePermission(root, ["workspace.*.create_root_key"]);
-  const held = (p: string) => root.permissions.has(p) || root.permissions.has(p.replace(/^([a-z_]+)\.[^.]+\./, "$1.*."));
-  const missing = body.permissions.filter((p) => !held(p));
+  const missing = notHeld(root, body.permissions);
   if (missing.length > 0) {
     throw new ServiceError(
       "authorization.insufficient_permissions",
-      `A root key can only grant permissions it holds itself; this one lacks: ${[...new Set(missing)].join(", ")}`,
+      `A root key can only grant permissions it holds itself; this one lacks: ${missing.join(", ")}`,
     );
   }
   return undefined;
@@ -83,15 +88,33 @@ export const listRootKeysOperation = defineExtension("rootKeys.listRootKeys", {
   },
 });
 
+/**
+ * workspace.*.delete_root_key, then the root key to delete (404 when it is not of the caller's
+ * workspace), which must hold no permission the caller lacks: a weaker root key never removes a
+ * stronger one (the bootstrap key included), as it never creates one.
+ */
+const mayDeleteRootKey = fromStore("workspace.*.delete_root_key (and every permission of the root key deleted)", async (ctx: OpContext, body: { keyId: string }) => {
+  requirePermission(ctx.root, ["workspace.*.delete_root_key"]);
+  const record = await ctx.tx.get("rootKeys", body.keyId);
+  if (!record || record.workspaceId !== ctx.root.workspaceId) {
+    throw new ServiceError("data.key_not_found", `The root key ${echo(body.keyId)} does not exist in this workspace.`);
+  }
+  const missing = notHeld(ctx.root, record.permissions);
+  if (missing.length > 0) {
+    throw new ServiceError(
+      "authorization.insufficient_permissions",
+      `A root key can only delete root keys whose permissions it holds itself; this one lacks: ${missing.join(", ")}`,
+    );
+  }
+  return record;
+});
+
 /** Deletes a root key of the caller's workspace; not the one making the request. */
-export const deleteRootKeyOperation = defineExtension("rootKeys.deleteRootKey", {
+export const deleteRootKeyOperation = defineExtension<"rootKeys.deleteRootKey", RootKeyRecord>("rootKeys.deleteRootKey", {
   access: "write",
-  authorize: permission("workspace.*.delete_root_key"),
-  async run(ctx, body) {
-    const record = await ctx.tx.get("rootKeys", body.keyId);
-    if (!record || record.workspaceId !== ctx.root.workspaceId) {
-      throw new ServiceError("data.key_not_found", `The root key ${echo(body.keyId)} does not exist in this workspace.`);
-    }
+  authorize: mayDeleteRootKey,
+  async run(ctx) {
+    const record = ctx.resource;
     if (record.id === ctx.root.rootKeyId) {
       throw new ServiceError("application.invalid_input", "A root key cannot delete itself: sign in with another root key to delete this one.");
     }

@@ -88,6 +88,32 @@ describe("rootKeys.*", () => {
   });
 });
 
+describe("a weaker root key never removes a stronger one", () => {
+  it("deletes only root keys whose permissions it holds itself (or through their wildcard form)", async () => {
+    const weak = await rootKeyWith(["workspace.*.delete_root_key", "workspace.*.read_root_key"]);
+    const bootstrapId = (await s.call("rootKeys.listRootKeys", {})).body.data.find((k: { permissions: string[] }) => k.permissions.includes("api.*.create_api")).keyId;
+    const stronger = await rootKeyWith(["api.*.read_api"]);
+    for (const keyId of [bootstrapId, stronger.keyId]) {
+      const res = await s.call("rootKeys.deleteRootKey", { keyId }, weak.key);
+      expect(res.status).toBe(403);
+      expect(res.body.error.type).toMatch(/\/authorization\/insufficient_permissions$/);
+      expect(res.body.error.detail).toMatch(/^A root key can only delete root keys whose permissions it holds itself; this one lacks: /);
+    }
+    // Both still work: nothing was deleted.
+    expect((await s.call("apis.getApi", { apiId: s.apiId })).status).toBe(200);
+    expect((await s.call("apis.getApi", { apiId: s.apiId }, stronger.key)).status).toBe(200);
+
+    // A key with the same or fewer permissions (a wildcard covers an API's own tuple) may go.
+    const equal = await rootKeyWith(["workspace.*.read_root_key"]);
+    expect((await s.call("rootKeys.deleteRootKey", { keyId: equal.keyId }, weak.key)).status).toBe(200);
+    const scoped = await rootKeyWith(["api.*.read_api", "workspace.*.delete_root_key"]);
+    const narrower = await rootKeyWith([`api.${s.apiId}.read_api`]);
+    expect((await s.call("rootKeys.deleteRootKey", { keyId: narrower.keyId }, scoped.key)).status).toBe(200);
+    // A missing key is still 404 (not 403), whatever the caller holds.
+    expect((await s.call("rootKeys.deleteRootKey", { keyId: narrower.keyId }, weak.key)).status).toBe(404);
+  });
+});
+
 describe("apis.listApis", () => {
   it("lists the workspace's APIs the root key may read, paginated", async () => {
     const names = ["list-a", "list-b", "list-c"].map((n) => `${n}-${Math.random().toString(36).slice(2)}`);
