@@ -44,12 +44,31 @@ export function createApp(core: ServiceCore, consoleFiles?: ConsoleHandler): Loc
   return core.metrics ? withMetrics(core, handle) : handle;
 }
 
+/**
+ * The request's Authorization header. node:http keeps the first of several; two that differ are
+ * refused instead (400 `authentication.malformed`), as apiKeyAuth() refuses two keys: which one
+ * counts must not depend on which a proxy passes first.
+ */
+function soleAuthorization(req: IncomingMessage): string | undefined {
+  const first = req.headers.authorization;
+  if (first === undefined) return undefined;
+  const raw = req.rawHeaders;
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.length !== 13 || raw[i]!.toLowerCase() !== "authorization") continue;
+    if (++seen > 1 && raw[i + 1]!.trim() !== first.trim()) {
+      throw new ServiceError("authentication.malformed", "The request has two different Authorization headers. Send one: Authorization: Bearer ROOT_KEY.");
+    }
+  }
+  return first;
+}
+
 /** An operation's request, step by step; a step that fails ends it with its error answer. */
 async function serve(core: ServiceCore, req: IncomingMessage, res: ServerResponse, requestId: string, op: AnyOperation): Promise<void> {
   try {
     const body = await read(req);
     validateBody(op, body);
-    const root = await authenticate(core.store.direct, req.headers.authorization);
+    const root = await authenticate(core.store.direct, soleAuthorization(req));
     const now = core.now();
     const byRoot = authoriseByRoot(op, root, body);
     const answer = await inStore(core, op, async (tx) => {

@@ -1,4 +1,5 @@
 // Root keys: the Authorization header, permission tuples (literal) and workspace isolation.
+import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalServiceArgumentError } from "keyguard/server";
 import { start, type Started } from "../helpers";
@@ -44,6 +45,42 @@ describe("the Authorization header", () => {
     expect(res.body.error).toMatchObject({ status: 401, title: "Unauthorized" });
     expect(res.body.error.type).toMatch(/\/svc\/authentication\/key_not_found$/);
     expect(JSON.stringify(res.body)).not.toContain("root_notARealKey123");
+  });
+});
+
+/** POSTs `body` to `op` with each of `authorizations` as an Authorization header line of its own. */
+function withAuthorizations(op: string, body: unknown, authorizations: string[]): Promise<{ status: number; body: { error?: { type: string; detail: string }; data?: unknown } }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${s.baseUrl}/v2/${op}`, { method: "POST" }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (text += chunk));
+      res.on("end", () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+    });
+    req.on("error", reject);
+    req.setHeader("Content-Type", "application/json");
+    req.setHeader("Authorization", authorizations);
+    req.end(JSON.stringify(body));
+  });
+}
+
+describe("two Authorization headers", () => {
+  it("that differ → 400 authentication.malformed, whichever comes first, and neither is echoed", async () => {
+    const { rootKey: other } = await s.service.createRootKey({ permissions: ["api.*.read_api"] });
+    for (const pair of [[`Bearer ${s.rootKey}`, `Bearer ${other}`], [`Bearer ${other}`, `Bearer ${s.rootKey}`], [`Bearer ${s.rootKey}`, "Bearer nope"]]) {
+      const res = await withAuthorizations("apis.getApi", { apiId: s.apiId }, pair);
+      expect(res.status).toBe(400);
+      expect(res.body.error!.type).toMatch(/\/authentication\/malformed$/);
+      expect(res.body.error!.detail).toContain("two different Authorization headers");
+      expect(JSON.stringify(res.body)).not.toContain(s.rootKey);
+      expect(JSON.stringify(res.body)).not.toContain(other);
+    }
+  });
+
+  it("that repeat the same root key are one: the request is served", async () => {
+    const res = await withAuthorizations("apis.getApi", { apiId: s.apiId }, [`Bearer ${s.rootKey}`, `Bearer ${s.rootKey}`]);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ id: s.apiId });
   });
 });
 
