@@ -11,7 +11,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import express from "express";
 import { apiKeyAuth, silentLogger, type AuthDecision } from "keyguard";
-import { sqliteStore, startLocalKeyService, type Store } from "keyguard/server";
+import { sqliteStorage, startLocalKeyService, type Storage } from "keyguard/server";
 import { sdkMiddleware } from "./sdk-middleware";
 
 export interface ServiceInfo {
@@ -38,10 +38,10 @@ const listen = (server: net.Server): Promise<string> =>
 const serve = (app: express.Express) => listen(app.listen(0, "127.0.0.1") as unknown as net.Server);
 
 /** The store of BENCH_SERVICE_DATA, dropping verification events with BENCH_EVENTS=off. */
-async function benchStore(): Promise<Store | undefined> {
+async function benchStore(): Promise<Storage | undefined> {
   const file = process.env.BENCH_SERVICE_DATA;
   if (!file) return undefined;
-  const store = await sqliteStore(file);
+  const store = await sqliteStorage(file);
   if (process.env.BENCH_EVENTS !== "off") return store;
   return {
     kind: store.kind,
@@ -56,7 +56,7 @@ async function benchStore(): Promise<Store | undefined> {
 
 async function startService(): Promise<ServiceInfo> {
   const store = await benchStore();
-  const svc = await startLocalKeyService({ port: 0, ...(store && { store }), ...(process.env.BENCH_METRICS === "1" && { metrics: true }) });
+  const svc = await startLocalKeyService({ port: 0, ...(store && { storage: store }), ...(process.env.BENCH_METRICS === "1" && { metrics: true }) });
   const bare = express();
   bare.use(express.json());
   bare.post("/json", (req, res) => {

@@ -7,17 +7,17 @@
 import { statSync } from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { startLocalKeyService } from "keyguard/server";
-import type { KeyRecord, Store, StoreTx } from "../src/server/storage/seam";
+import type { KeyRecord, Storage, StorageTx } from "../src/server/storage/seam";
 import { keyHash } from "../src/protocol/key-hash";
-import { memoryStore } from "../src/server/storage/memory/store";
-import { postgresStore } from "../src/server/storage/postgres/store";
-import { sqliteStore } from "../src/server/storage/sqlite/store";
+import { memoryStorage } from "../src/server/storage/memory/store";
+import { postgresStorage } from "../src/server/storage/postgres/store";
+import { sqliteStorage } from "../src/server/storage/sqlite/store";
 import { benchKey, type ChildReply, type ChildRequest, type StoreConfig } from "./storage-keys";
 
-async function openStore(config: StoreConfig): Promise<Store> {
-  if (config.backend === "memory") return memoryStore();
-  if (config.backend === "sqlite") return sqliteStore(config.file);
-  return postgresStore({ postgres: config.postgres, redis: config.redis, schema: config.schema });
+async function openStore(config: StoreConfig): Promise<Storage> {
+  if (config.backend === "memory") return memoryStorage();
+  if (config.backend === "sqlite") return sqliteStorage(config.file);
+  return postgresStorage({ postgres: config.postgres, redis: config.redis, schema: config.schema });
 }
 
 /**
@@ -41,7 +41,7 @@ function measureCall<T>(name: string, call: () => T): T {
  * The calls of `tx`, each timed from its start to the promise it returns: the part that runs on
  * the event loop before the call yields (all of it for SQLite, whose driver is synchronous).
  */
-function timed(tx: StoreTx): StoreTx {
+function timed(tx: StorageTx): StorageTx {
   return new Proxy(tx, {
     get(target, name, receiver) {
       const value: unknown = Reflect.get(target, name, receiver);
@@ -52,7 +52,7 @@ function timed(tx: StoreTx): StoreTx {
 }
 
 /** The store with every call of `direct` and of a transaction timed (see `timed`). */
-function timedStore(store: Store): Store {
+function timedStore(store: Storage): Storage {
   const direct = timed(store.direct);
   return {
     kind: store.kind,
@@ -67,7 +67,7 @@ function timedStore(store: Store): Store {
 
 const config = JSON.parse(process.env.BENCH_STORAGE ?? "{}") as StoreConfig & { rootKey: string };
 const store = await openStore(config);
-const service = await startLocalKeyService({ store: timedStore(store), rootKey: config.rootKey, port: 0 });
+const service = await startLocalKeyService({ storage: timedStore(store), rootKey: config.rootKey, port: 0 });
 const delay = monitorEventLoopDelay({ resolution: 1 });
 delay.enable();
 

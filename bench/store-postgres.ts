@@ -8,8 +8,8 @@ import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { Redis } from "ioredis";
-import type { KeyRecord, Store } from "../src/server/storage/seam";
-import { postgresStore } from "../src/server/storage/postgres/store";
+import type { KeyRecord, Storage } from "../src/server/storage/seam";
+import { postgresStorage } from "../src/server/storage/postgres/store";
 import { hashOf, idOf, probeKey, quantiles } from "./store-probe";
 
 const N = Number(process.env.KEYS ?? 100_000);
@@ -17,7 +17,7 @@ const SAMPLES = 2000;
 const POSTGRES = process.env.KEYGUARD_BENCH_POSTGRES_URL || "postgres://postgres@127.0.0.1:5432/test";
 const REDIS = process.env.KEYGUARD_BENCH_REDIS_URL || "redis://127.0.0.1:6379/0";
 const schema = `kg_bench_${randomBytes(4).toString("hex")}`;
-const open = () => postgresStore({ postgres: POSTGRES, redis: REDIS, schema });
+const open = () => postgresStorage({ postgres: POSTGRES, redis: REDIS, schema });
 
 /** 100 keys per identity, whatever N. */
 const IDENTITIES = Math.max(1, Math.floor(N / 100));
@@ -34,7 +34,7 @@ async function time(name: string, fn: (i: number) => Promise<unknown>): Promise<
 }
 
 /** Calls per second of `fn` from `concurrency` callers spread over `stores`, for `ms`. */
-async function throughput(name: string, stores: Store[], concurrency: number, ms: number, fn: (s: Store, i: number) => Promise<unknown>): Promise<void> {
+async function throughput(name: string, stores: Storage[], concurrency: number, ms: number, fn: (s: Storage, i: number) => Promise<unknown>): Promise<void> {
   let calls = 0;
   const end = performance.now() + ms;
   await Promise.all(

@@ -13,8 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { resolve } from "node:path";
-import type { KeyRecord, Store } from "../src/server/storage/seam";
-import { sqliteStore, type SqliteStore } from "../src/server/storage/sqlite/store";
+import type { KeyRecord, Storage } from "../src/server/storage/seam";
+import { sqliteStorage, type SqliteStorage } from "../src/server/storage/sqlite/store";
 import { hashOf, probeKey, quantiles } from "./store-probe";
 
 const N = Number(process.env.KEYS ?? 1_000_000);
@@ -52,7 +52,7 @@ const ROOT_HASH = "root_hash_bench";
  * Fills `store` with the N keys and what their verifyKey reads: the root key, the 10 APIs, the
  * 1000 identities and the permission. Returns the put times of the keys.
  */
-async function fill(store: Store): Promise<number[]> {
+async function fill(store: Storage): Promise<number[]> {
   const batch = 5000;
   const putTimes: number[] = [];
   await store.transaction(async (tx) => {
@@ -77,7 +77,7 @@ async function fill(store: Store): Promise<number[]> {
  * The store calls a verifyKey of key i makes (src/local/service.ts, verify.ts, views.ts): the root
  * key, the key, its identity and permission and its API, one rate-limit counter and the credits.
  */
-async function verifyCalls(store: Store, i: number, now: number): Promise<void> {
+async function verifyCalls(store: Storage, i: number, now: number): Promise<void> {
   const tx = store.direct;
   if (!(await tx.rootKeyByHash(ROOT_HASH))) throw new Error("no root key");
   const key = await tx.keyByHash(hashOf(i));
@@ -95,7 +95,7 @@ async function verifyCalls(store: Store, i: number, now: number): Promise<void> 
  * CPU per verifyKey (its store calls), µs, in alternating rounds of `perRound` verifyKeys: medians.
  * The process's CPU: it includes the checkpoint worker threads of both stores.
  */
-async function compare(stores: Array<{ name: string; store: Store }>, rounds: number, perRound: number): Promise<void> {
+async function compare(stores: Array<{ name: string; store: Storage }>, rounds: number, perRound: number): Promise<void> {
   const cpu = stores.map(() => [] as number[]);
   for (let r = 0; r < rounds; r++) {
     // Each round in the other order, so neither store always runs right after the other.
@@ -113,8 +113,8 @@ async function compare(stores: Array<{ name: string; store: Store }>, rounds: nu
   if (stores.length === 2) console.log(`ratio ${stores[1]!.name} ÷ ${stores[0]!.name}: ${(median(cpu[1]!) / median(cpu[0]!)).toFixed(3)}`);
 }
 
-const store = await sqliteStore(file);
-let baseline: SqliteStore | undefined;
+const store = await sqliteStorage(file);
+let baseline: SqliteStorage | undefined;
 try {
   const fill0 = performance.now();
   const putTimes = await fill(store);
@@ -140,8 +140,8 @@ try {
   await time("find keys of an identity (~N/1000)", (i) => store.direct.find("keys", "ws_bench", "identityId", `id_${i % 1000}`));
   await time("verifyKey's store calls (7: root key … credits)", (i) => verifyCalls(store, i, Date.now()));
   if (process.env.BASELINE) {
-    const other = (await import(resolve(process.env.BASELINE, "src/local.ts"))) as { sqliteStore: typeof sqliteStore };
-    baseline = await other.sqliteStore(join(dir, "baseline.db"));
+    const other = (await import(resolve(process.env.BASELINE, "src/local.ts"))) as { sqliteStorage: typeof sqliteStorage };
+    baseline = await other.sqliteStorage(join(dir, "baseline.db"));
     await fill(baseline);
     await compare([{ name: `baseline (${process.env.BASELINE})`, store: baseline }, { name: "this checkout", store }], 100, 400);
   }

@@ -16,10 +16,10 @@ const SAFETY_NET_PAGES = 20_000;
 
 class SmokeError extends Error {}
 
-/** Opens a store on a fresh file with `sqliteStore`, writes, and waits for the write to reach the file. */
-async function checkpoints(label, sqliteStore, dir) {
+/** Opens a store on a fresh file with `sqliteStorage`, writes, and waits for the write to reach the file. */
+async function checkpoints(label, sqliteStorage, dir) {
   const file = join(dir, `${label}.db`);
-  const store = await sqliteStore(file);
+  const store = await sqliteStorage(file);
   try {
     const { wal_autocheckpoint: pages } = await store.pragma("wal_autocheckpoint");
     if (pages !== SAFETY_NET_PAGES) throw new SmokeError(`${label}: the checkpoint worker did not start (wal_autocheckpoint ${pages})`);
@@ -44,9 +44,9 @@ try {
   }
   const fromImport = await import(pathToFileURL(esm).href);
   const fromRequire = createRequire(import.meta.url)(cjs);
-  const driver = await checkpoints("esm", fromImport.sqliteStore, dir);
-  await checkpoints("cjs", fromRequire.sqliteStore, dir);
-  console.log(`smoke-checkpoint: ok (sqliteStore on ${driver} from dist/server.js and dist/server.cjs: the checkpoint worker ran)`);
+  const driver = await checkpoints("esm", fromImport.sqliteStorage, dir);
+  await checkpoints("cjs", fromRequire.sqliteStorage, dir);
+  console.log(`smoke-checkpoint: ok (sqliteStorage on ${driver} from dist/server.js and dist/server.cjs: the checkpoint worker ran)`);
 } catch (err) {
   console.error(`smoke-checkpoint: FAILED: ${err instanceof SmokeError ? err.message : (err?.stack ?? String(err))}`);
   process.exitCode = 1;

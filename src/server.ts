@@ -11,11 +11,11 @@ export type { CreateApiInput, CreateKeyMigrationInput, LocalKeyService, Unavaila
 export { LocalServiceConfigError } from "./server/options";
 export { LocalServiceArgumentError } from "./server/argument-error";
 export type { LocalKeyServiceOptions, MetricsOptions } from "./server/options";
-export { memoryStore } from "./server/storage/memory/store";
-export { sqliteStore } from "./server/storage/sqlite/store";
-export type { SqliteStore, SqliteStoreOptions } from "./server/storage/sqlite/store";
-export { postgresStore } from "./server/storage/postgres/store";
-export type { PostgresStoreOptions } from "./server/storage/postgres/store";
+export { memoryStorage } from "./server/storage/memory/store";
+export { sqliteStorage } from "./server/storage/sqlite/store";
+export type { SqliteStorage, SqliteStorageOptions } from "./server/storage/sqlite/store";
+export { postgresStorage } from "./server/storage/postgres/store";
+export type { PostgresStorageOptions } from "./server/storage/postgres/store";
 export { exportState, importState } from "./server/storage/state-file";
 export { StoreUnavailableError } from "./server/storage/seam";
 export type {
@@ -37,8 +37,8 @@ export type {
   RoleRecord,
   RootKeyRecord,
   SpendOutcome,
-  Store,
-  StoreTx,
+  Storage,
+  StorageTx,
   TableName,
   Tables,
   VerificationEvent,

@@ -47,7 +47,7 @@ describe("optionChecks: the entry point's error", () => {
     const e = thrown(() => local.boolean("storeKeys", "yes", false));
     expect(e).toBeInstanceOf(LocalServiceConfigError);
     expect(e).toMatchObject({ code: "LOCAL_SERVICE_CONFIG_ERROR", option: "storeKeys", shown: '"yes"', fix: "Pass true or false." });
-    expect(e.message).toBe('keyguard/local: invalid option storeKeys = "yes". Pass true or false.');
+    expect(e.message).toBe('keyguard/server: invalid option storeKeys = "yes". Pass true or false.');
   });
 
   it("fail: a sentence of the entry point's own, prefixed by its name", () => {
@@ -183,7 +183,7 @@ describe("loggers", () => {
     expect(errors.map((e) => e.message)).toEqual([
       `apiKeyAuth: invalid option logger = an object. ${fix}`,
       `createClient: invalid option logger = an object. ${fix}`,
-      `keyguard/local: invalid option logger = an object. ${fix}`,
+      `keyguard/server: invalid option logger = an object. ${fix}`,
       `thing: invalid option logger = "console". ${fix}`,
     ]);
   });

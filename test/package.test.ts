@@ -49,10 +49,23 @@ describe("package.json", () => {
 });
 
 describe("entry points", () => {
-  it("keyguard/local, the former name of keyguard/server, exports the same values", async () => {
-    const server = await import("keyguard/server");
-    const local = await import("keyguard/local");
-    expect(Object.keys(local).sort()).toEqual(Object.keys(server).sort());
-    for (const name of Object.keys(server)) expect((local as Record<string, unknown>)[name]).toBe((server as Record<string, unknown>)[name]);
+  it("keyguard/local, the former name of keyguard/server, exports the same values and the 0.2 storage names as aliases", async () => {
+    const server = (await import("keyguard/server")) as Record<string, unknown>;
+    const local = (await import("keyguard/local")) as Record<string, unknown>;
+    const aliases = { memoryStore: "memoryStorage", sqliteStore: "sqliteStorage", postgresStore: "postgresStorage" };
+    expect(Object.keys(local).sort()).toEqual([...Object.keys(server), ...Object.keys(aliases)].sort());
+    for (const name of Object.keys(server)) expect(local[name]).toBe(server[name]);
+    for (const [old, now] of Object.entries(aliases)) expect(local[old]).toBe(server[now]);
+  });
+
+  it("no exported name means two things: keyguard/server's storage names differ from the middleware's cache store names", async () => {
+    const names = async (entry: string) => Object.keys((await import(entry)) as object);
+    const [middleware, client, server, redis] = await Promise.all(["keyguard", "keyguard/client", "keyguard/server", "keyguard/redis"].map(names));
+    const shared = (a: string[], b: string[]) => a.filter((n) => b.includes(n));
+    expect(shared(middleware!, server!)).toEqual([]);
+    expect(shared(client!, server!)).toEqual([]);
+    expect(shared(redis!, server!)).toEqual([]);
+    // What the middleware and the client share is the same thing (the logger contract).
+    for (const name of shared(middleware!, client!)) expect(((await import("keyguard")) as Record<string, unknown>)[name]).toBe(((await import("keyguard/client")) as Record<string, unknown>)[name]);
   });
 });

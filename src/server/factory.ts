@@ -7,11 +7,11 @@ import { meteredStore } from "./storage/metered-store";
 import { loadServiceMetrics } from "./metrics";
 import { LocalServiceConfigError, parseOptions, type LocalKeyServiceOptions, type LocalServiceConfig } from "./options";
 import { ServiceCore, type LocalKeyService } from "./service";
-import type { Store } from "./storage/seam";
-import { memoryStore } from "./storage/memory/store";
-import { sqliteStore } from "./storage/sqlite/store";
+import type { Storage } from "./storage/seam";
+import { memoryStorage } from "./storage/memory/store";
+import { sqliteStorage } from "./storage/sqlite/store";
 import { warnIfReadable } from "./storage/sqlite/open";
-import { postgresStore } from "./storage/postgres/store";
+import { postgresStorage } from "./storage/postgres/store";
 
 export interface LocalKeyServiceInstance {
   /**
@@ -30,21 +30,21 @@ export interface LocalKeyServiceInstance {
 }
 
 /** The configured store, and whether the service opened it (and so closes it). `dataFile` is SQLite. */
-export async function openStore(config: LocalServiceConfig): Promise<{ store: Store; owned: boolean }> {
-  if (config.store) return { store: config.store, owned: false };
+export async function openStore(config: LocalServiceConfig): Promise<{ store: Storage; owned: boolean }> {
+  if (config.storage) return { store: config.storage, owned: false };
   if (config.postgres) {
     const { postgres, redis, schema } = config.postgres;
-    return { store: await postgresStore({ postgres, redis, ...(schema === undefined ? {} : { schema }) }), owned: true };
+    return { store: await postgresStorage({ postgres, redis, ...(schema === undefined ? {} : { schema }) }), owned: true };
   }
   if (config.dataFile) {
     warnIfReadable(config.dataFile, config.logger);
-    return { store: await sqliteStore(config.dataFile), owned: true };
+    return { store: await sqliteStorage(config.dataFile), owned: true };
   }
-  return { store: memoryStore(), owned: true };
+  return { store: memoryStorage(), owned: true };
 }
 
 /** Opens the core over an opened store; on failure closes the store if owned. */
-export async function openCore(config: LocalServiceConfig, opened: { store: Store; owned: boolean }): Promise<ServiceCore> {
+export async function openCore(config: LocalServiceConfig, opened: { store: Storage; owned: boolean }): Promise<ServiceCore> {
   try {
     const metrics = config.metrics && (await loadServiceMetrics(config.metrics));
     return await ServiceCore.open(config, metrics ? meteredStore(opened.store, metrics) : opened.store, metrics);
@@ -52,7 +52,7 @@ export async function openCore(config: LocalServiceConfig, opened: { store: Stor
     if (opened.owned) await opened.store.close().catch(() => {});
     if (config.dataFile && !(err instanceof LocalServiceConfigError)) {
       throw new LocalServiceConfigError(
-        `keyguard/local: cannot write dataFile ${JSON.stringify(config.dataFile)}: ${(err as Error).message}. ` +
+        `keyguard/server: cannot write dataFile ${JSON.stringify(config.dataFile)}: ${(err as Error).message}. ` +
           "Check that its directory exists and is writable.",
         { option: "dataFile" },
       );
@@ -62,7 +62,7 @@ export async function openCore(config: LocalServiceConfig, opened: { store: Stor
 }
 
 /** Closes a store once, when owned. */
-export function storeCloser(opened: { store: Store; owned: boolean }): () => Promise<void> {
+export function storeCloser(opened: { store: Storage; owned: boolean }): () => Promise<void> {
   let closing: Promise<void> | undefined;
   return () => (closing ??= opened.owned ? opened.store.close() : Promise.resolve());
 }

@@ -7,7 +7,7 @@ import { loadPeer } from "./storage/peer-module";
 
 /** Request latency buckets, seconds: a local service answers in well under a millisecond to seconds. */
 const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-/** Store call latency buckets, seconds: from an in-memory read (microseconds) to a slow database. */
+/** Storage call latency buckets, seconds: from an in-memory read (microseconds) to a slow database. */
 const STORE_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
 /** How a store call failed: the store said it cannot serve (`StoreUnavailableError`), or anything else. */
@@ -85,7 +85,7 @@ export class ServiceMetrics {
     this.storeSeconds = cached((operation) => storeSeconds.labels(operation));
     this.storeErrors = new prom.Counter({
       name: "keyguard_store_errors_total",
-      help: "Store calls that failed, by operation and kind (`unavailable`: the store cannot serve now, answered 503; `unexpected`: any other error).",
+      help: "Storage calls that failed, by operation and kind (`unavailable`: the store cannot serve now, answered 503; `unexpected`: any other error).",
       labelNames: ["operation", "kind"],
       registers,
     });

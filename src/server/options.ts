@@ -6,7 +6,7 @@ import type { Logger } from "../logger";
 import { HIDDEN, Hidden, optionChecks, type OptionChecks } from "../option-checks";
 import { ENCRYPTION_KEY_ENV, parseEncryptionKey } from "./domain/key-vault";
 import type { InvalidationPublisher } from "../protocol/invalidation";
-import type { Store } from "./storage/seam";
+import type { Storage } from "./storage/seam";
 
 export interface LocalKeyServiceOptions {
   /**
@@ -18,18 +18,20 @@ export interface LocalKeyServiceOptions {
   now?: () => number;
   /**
    * SQLite file holding the state (created when absent; one process per file): the same as
-   * `store: await sqliteStore(dataFile)`, opened and closed by the service. Needs Node.js >= 22.13
-   * or the `better-sqlite3` package. Default: none (state lives in memory only). Not together with `store`.
+   * `storage: await sqliteStorage(dataFile)`, opened and closed by the service. Needs Node.js >= 22.13
+   * or the `better-sqlite3` package. Default: none (state lives in memory only). Not together with `storage`.
    */
   dataFile?: string;
   /**
-   * A store opened by the caller (e.g. `memoryStore()`, `await sqliteStore(file)`); the service
-   * never closes it. Default: the SQLite `dataFile` when given, else a new memory store.
+   * The service's storage, opened by the caller (e.g. `memoryStorage()`, `await sqliteStorage(file)`);
+   * the service never closes it. Default: the SQLite `dataFile` when given, else a new memory storage.
    */
-  store?: Store;
+  storage?: Storage;
+  /** @deprecated The former name of `storage` (0.2): use `storage`. */
+  store?: Storage;
   /**
    * PostgreSQL connection URL: keep the state in PostgreSQL, shared by every service instance
-   * started on it. Needs `redis` too; not with `dataFile` or `store`. Needs the packages `pg` and
+   * started on it. Needs `redis` too; not with `dataFile` or `storage`. Needs the packages `pg` and
    * `ioredis`. Default: none.
    */
   postgres?: string;
@@ -109,7 +111,7 @@ export interface LocalServiceConfig {
   readonly rootKey: string | undefined;
   readonly now: () => number;
   readonly dataFile: string | undefined;
-  readonly store: Store | undefined;
+  readonly storage: Storage | undefined;
   /** PostgreSQL + Redis, when configured (the URLs are checked when the store opens). */
   readonly postgres: { readonly postgres: string; readonly redis: string; readonly schema: string | undefined } | undefined;
   readonly port: number;
@@ -146,6 +148,7 @@ const KNOWN: readonly string[] = Object.freeze(
     rootKey: true,
     now: true,
     dataFile: true,
+    storage: true,
     store: true,
     postgres: true,
     redis: true,
@@ -167,7 +170,7 @@ const KNOWN: readonly string[] = Object.freeze(
 const KEY_FORMS = "Use 32 bytes written as 64 hex digits or as base64, e.g. from `openssl rand -base64 32`.";
 
 /** The checks of the service's options and of its stores' (each store names itself). */
-export function serviceChecks(where = "keyguard/local"): OptionChecks {
+export function serviceChecks(where = "keyguard/server"): OptionChecks {
   return optionChecks(where, (option, message, details) => new LocalServiceConfigError(message, { ...details, option }));
 }
 
@@ -206,8 +209,8 @@ function encryptionKeyOf(options: LocalKeyServiceOptions, env: NodeJS.ProcessEnv
 /** A connection URL as the service's messages show it: never (it may hold a password). */
 const A_URL = new Hidden("<a URL, hidden>");
 
-/** `postgres` and `redis`: both or neither, and then neither `dataFile` nor `store`. URLs are never echoed. */
-function parseShared(options: LocalKeyServiceOptions, dataFile: string | undefined, store: Store | undefined): LocalServiceConfig["postgres"] {
+/** `postgres` and `redis`: both or neither, and then neither `dataFile` nor `storage`. URLs are never echoed. */
+function parseShared(options: LocalKeyServiceOptions, dataFile: string | undefined, storage: Storage | undefined, storageName: string): LocalServiceConfig["postgres"] {
   const { postgresSchema } = options;
   const url = (option: "postgres" | "redis", example: string) => {
     const value = options[option];
@@ -225,7 +228,7 @@ function parseShared(options: LocalKeyServiceOptions, dataFile: string | undefin
   if (postgres === undefined) return check.invalid("redis", A_URL, "Pass postgres too: PostgreSQL holds the state, Redis only the rate-limit counters.");
   if (redis === undefined) return check.invalid("postgres", A_URL, "Pass redis too: PostgreSQL holds the state, Redis the rate-limit counters.");
   if (dataFile !== undefined) check.invalid("dataFile", dataFile, "Pass either dataFile or postgres and redis, not both.");
-  if (store !== undefined) check.invalid("store", new Hidden("<a Store>"), "Pass either store or postgres and redis, not both.");
+  if (storage !== undefined) check.invalid(storageName, new Hidden("<a Storage>"), `Pass either ${storageName} or postgres and redis, not both.`);
   if (postgresSchema !== undefined && typeof postgresSchema !== "string") check.invalid("postgresSchema", postgresSchema, 'Pass a schema name such as "keyguard".');
   return Object.freeze({ postgres, redis, schema: postgresSchema });
 }
@@ -261,15 +264,20 @@ export function parseOptions(input: LocalKeyServiceOptions = {}, env: NodeJS.Pro
   });
   const now = check.func<() => number>("now", options.now, "returning Unix milliseconds, e.g. () => Date.now()") ?? Date.now;
   const dataFile = check.string("dataFile", options.dataFile, { pattern: /\S/, fix: "Pass a file path, or leave it unset to keep state in memory.", optional: true });
-  const store = options.store;
-  if (store !== undefined) {
-    const s = store as Partial<Store> | null;
-    if (typeof s !== "object" || s === null || typeof s.transaction !== "function" || typeof s.direct !== "object" || typeof s.close !== "function") {
-      check.invalid("store", store, "It is not a Store (transaction, direct, close). Pass a Store, e.g. memoryStore() from keyguard/local, or leave it unset.");
-    }
-    if (dataFile !== undefined) check.invalid("dataFile", dataFile, "Pass either dataFile or store, not both.");
+  // `store`, the former name, still works; both at once is a mistake.
+  if (options.storage !== undefined && options.store !== undefined) {
+    check.invalid("store", new Hidden("<a Storage>"), "It is the former name of storage: pass storage only.");
   }
-  const postgres = parseShared(options, dataFile, store);
+  const storageName = options.storage === undefined && options.store !== undefined ? "store" : "storage";
+  const storage = options.storage ?? options.store;
+  if (storage !== undefined) {
+    const s = storage as Partial<Storage> | null;
+    if (typeof s !== "object" || s === null || typeof s.transaction !== "function" || typeof s.direct !== "object" || typeof s.close !== "function") {
+      check.invalid(storageName, storage, "It is not a Storage (transaction, direct, close). Pass a Storage, e.g. memoryStorage() from keyguard/server, or leave it unset.");
+    }
+    if (dataFile !== undefined) check.invalid("dataFile", dataFile, `Pass either dataFile or ${storageName}, not both.`);
+  }
+  const postgres = parseShared(options, dataFile, storage, storageName);
   const port = check.integer("port", options.port ?? 0, { min: 0, max: 65535, note: "0 picks any free one" });
   const host = check.string("host", options.host, { pattern: /./, default: "127.0.0.1", fix: 'Use an address such as "127.0.0.1".' });
   const encryptionKey = encryptionKeyOf(options, env);
@@ -288,5 +296,5 @@ export function parseOptions(input: LocalKeyServiceOptions = {}, env: NodeJS.Pro
   const withConsole = check.boolean("console", options.console, false);
   const retentionDays = check.integer("verificationRetentionDays", options.verificationRetentionDays, { min: 1, max: 3650, default: 30, unit: "days" });
   const verificationRetentionMs = retentionDays * 86_400_000;
-  return Object.freeze({ rootKey, now, dataFile, store, postgres, port, host, logger, encryptionKey, storeKeys, trustProxy, invalidate, verificationRetentionMs, console: withConsole, metrics });
+  return Object.freeze({ rootKey, now, dataFile, storage, postgres, port, host, logger, encryptionKey, storeKeys, trustProxy, invalidate, verificationRetentionMs, console: withConsole, metrics });
 }

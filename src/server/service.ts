@@ -11,7 +11,7 @@ import type { LocalServiceConfig } from "./options";
 import { BOOTSTRAP_META, exportState, putWorkspace } from "./storage/state-file";
 import { KEY_MIGRATION_ALGORITHMS, addMigration, readMigrations } from "./domain/key-migrations";
 import type { OpContext } from "./operations/operation";
-import type { ApiRecord, KeyMigrationAlgorithm, LocalState, Store, StoreTx, VerificationEvent } from "./storage/seam";
+import type { ApiRecord, KeyMigrationAlgorithm, LocalState, Storage, StorageTx, VerificationEvent } from "./storage/seam";
 import { StoreFailureLog } from "./storage/store-failures";
 import { VerificationRecorder } from "./storage/verification-events";
 
@@ -86,7 +86,7 @@ interface Bootstrap {
 }
 
 /** Finds the bootstrap workspace, API and root key in the store, creating what is missing. */
-async function bootstrap(tx: StoreTx, rootKey: string, now: number, storeKeys: boolean): Promise<Bootstrap> {
+async function bootstrap(tx: StorageTx, rootKey: string, now: number, storeKeys: boolean): Promise<Bootstrap> {
   const raw = await tx.getMeta(BOOTSTRAP_META);
   const stored = raw === undefined ? undefined : (JSON.parse(raw) as { workspaceId?: string; apiId?: string });
   let workspaceId = stored?.workspaceId;
@@ -130,7 +130,7 @@ export class ServiceCore implements LocalKeyService {
 
   private constructor(
     readonly config: LocalServiceConfig,
-    readonly store: Store,
+    readonly store: Storage,
     readonly rootKey: string,
     private readonly boot: Bootstrap,
     /** The service's Prometheus metrics, when on (`store` is then already metered). */
@@ -142,7 +142,7 @@ export class ServiceCore implements LocalKeyService {
   }
 
   /** Opens the service over `store`: finds or creates the bootstrap, in one transaction. */
-  static async open(config: LocalServiceConfig, store: Store, metrics?: ServiceMetrics): Promise<ServiceCore> {
+  static async open(config: LocalServiceConfig, store: Storage, metrics?: ServiceMetrics): Promise<ServiceCore> {
     const rootKey = config.rootKey ?? generateKey("root", 24).key;
     const boot = await store.transaction((tx) => bootstrap(tx, rootKey, config.now(), config.storeKeys));
     return new ServiceCore(config, store, rootKey, boot, metrics);
@@ -284,10 +284,10 @@ export class ServiceCore implements LocalKeyService {
     return this.events.close();
   }
 
-  private async workspace(tx: StoreTx, id: string | undefined): Promise<string> {
+  private async workspace(tx: StorageTx, id: string | undefined): Promise<string> {
     const workspaceId = id ?? this.workspaceId;
     if (!(await tx.get("workspaces", workspaceId))) {
-      throw new LocalServiceArgumentError(`keyguard/local: unknown workspace ${JSON.stringify(id)}. Use an id from createWorkspace().`);
+      throw new LocalServiceArgumentError(`keyguard/server: unknown workspace ${JSON.stringify(id)}. Use an id from createWorkspace().`);
     }
     return workspaceId;
   }

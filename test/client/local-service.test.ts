@@ -1,4 +1,4 @@
-// The client's happy paths against the real local key service (keyguard/local) on 127.0.0.1:0:
+// The client's happy paths against the real local key service (keyguard/server) on 127.0.0.1:0:
 // keys, verification, permissions and roles, identities, paging, ensure and rate limits.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { keyHash as exported, silentLogger } from "keyguard";
-import { createLocalKeyService, memoryStore } from "keyguard/server";
+import { createLocalKeyService, memoryStorage } from "keyguard/server";
 import { KEY_HASH_PATTERN, keyHash } from "../../src/protocol/key-hash";
 import { parseInvalidation } from "../../src/protocol/invalidation";
 
@@ -20,8 +20,8 @@ describe("keyHash", () => {
   });
 
   it("is what the key service stores, and a key stored in that form by an earlier version verifies", async () => {
-    const store = memoryStore();
-    const { service, app, close } = await createLocalKeyService({ store, logger: silentLogger });
+    const store = memoryStorage();
+    const { service, app, close } = await createLocalKeyService({ storage: store, logger: silentLogger });
     try {
       const state = await service.exportState();
       const root = Object.values(state.rootKeys).find((r) => r.workspaceId === service.workspaceId)!;

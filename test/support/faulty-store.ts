@@ -1,12 +1,12 @@
-// A Store wrapper that injects faults a real backend cannot produce on demand: before each call
-// (`transaction` or any StoreTx method, on `direct` or inside a transaction) it asks `fault` whether
+// A Storage wrapper that injects faults a real backend cannot produce on demand: before each call
+// (`transaction` or any StorageTx method, on `direct` or inside a transaction) it asks `fault` whether
 // to fail it, and rejects with that error instead of calling the store.
-import type { Store, StoreTx } from "keyguard/server";
+import type { Storage, StorageTx } from "keyguard/server";
 
 /** Which call to fail: return the error to reject with, or undefined to let the call through. */
 export type FaultPlan = (call: string, args: unknown[]) => Error | undefined;
 
-function wrapTx(tx: StoreTx, fault: FaultPlan): StoreTx {
+function wrapTx(tx: StorageTx, fault: FaultPlan): StorageTx {
   return new Proxy(tx, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
@@ -19,11 +19,11 @@ function wrapTx(tx: StoreTx, fault: FaultPlan): StoreTx {
   });
 }
 
-export function faultyStore(inner: Store, fault: FaultPlan): Store {
+export function faultyStore(inner: Storage, fault: FaultPlan): Storage {
   return {
     kind: `faulty ${inner.kind}`,
     direct: wrapTx(inner.direct, fault),
-    transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
       const err = fault("transaction", []);
       return err ? Promise.reject(err) : inner.transaction((tx) => fn(wrapTx(tx, fault)));
     },

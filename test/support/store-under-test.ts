@@ -5,24 +5,24 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
-  sqliteStore,
+  sqliteStorage,
   createLocalKeyService,
   startLocalKeyService,
   type LocalKeyServiceInstance,
   type LocalKeyServiceOptions,
   type RunningLocalKeyService,
-  postgresStore,
-  type Store,
+  postgresStorage,
+  type Storage,
 } from "keyguard/server";
 
 /** Backends a test run can choose with KEYGUARD_TEST_STORE. */
-const BACKENDS: Record<string, () => Promise<Store | undefined>> = {
+const BACKENDS: Record<string, () => Promise<Storage | undefined>> = {
   // undefined: the service's own default, a new memory store.
   memory: async () => undefined,
   // A new SQLite file in a directory of its own, removed when the store closes.
   sqlite: async () => {
     const dir = mkdtempSync(join(tmpdir(), "keyguard-test-sqlite-"));
-    const store = await sqliteStore(join(dir, "keys.db"));
+    const store = await sqliteStorage(join(dir, "keys.db"));
     return {
       kind: store.kind,
       direct: store.direct,
@@ -40,7 +40,7 @@ const BACKENDS: Record<string, () => Promise<Store | undefined>> = {
   postgres: async () => {
     const { POSTGRES_URL, REDIS_URL, isolatedNamespace } = await import("./postgres-redis");
     const ns = isolatedNamespace();
-    const store = await postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
+    const store = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
     let closing: Promise<void> | undefined;
     return {
       kind: store.kind,
@@ -50,12 +50,12 @@ const BACKENDS: Record<string, () => Promise<Store | undefined>> = {
       deleteVerificationsBefore: (before) => store.deleteVerificationsBefore(before),
       queryVerifications: (plan, scope) => store.queryVerifications(plan, scope),
       close: () => (closing ??= store.close().then(() => ns.drop())),
-    } satisfies Store;
+    } satisfies Storage;
   },
 };
 
 /** A fresh store of the backend under test, or undefined for the default (memory). The caller closes it. */
-export async function storeUnderTest(): Promise<Store | undefined> {
+export async function storeUnderTest(): Promise<Storage | undefined> {
   const name = process.env.KEYGUARD_TEST_STORE || "memory";
   const open = Object.hasOwn(BACKENDS, name) ? BACKENDS[name] : undefined;
   if (!open) {
@@ -65,14 +65,14 @@ export async function storeUnderTest(): Promise<Store | undefined> {
 }
 
 /**
- * startLocalKeyService on the store under test (unless `options` name a `store` or `dataFile`);
+ * startLocalKeyService on the store under test (unless `options` name a `storage` or `dataFile`);
  * its `close()` also closes that store.
  */
 export async function startLocalUnderTest(options: LocalKeyServiceOptions = {}): Promise<RunningLocalKeyService> {
-  const store = options.store === undefined && options.dataFile === undefined ? await storeUnderTest() : undefined;
+  const store = options.storage === undefined && options.store === undefined && options.dataFile === undefined ? await storeUnderTest() : undefined;
   let running: RunningLocalKeyService;
   try {
-    running = await startLocalKeyService(store ? { ...options, store } : options);
+    running = await startLocalKeyService(store ? { ...options, storage: store } : options);
   } catch (err) {
     await store?.close();
     throw err;
@@ -87,7 +87,7 @@ export async function createLocalUnderTest(options: LocalKeyServiceOptions = {})
   const store = await storeUnderTest();
   let instance: LocalKeyServiceInstance;
   try {
-    instance = await createLocalKeyService(store ? { ...options, store } : options);
+    instance = await createLocalKeyService(store ? { ...options, storage: store } : options);
   } catch (err) {
     await store?.close();
     throw err;

@@ -6,24 +6,24 @@ import { createHash } from "node:crypto";
 import { ServiceError } from "../http/envelope";
 import { keyHash } from "../../protocol/key-hash";
 import { KEY_MIGRATIONS_META } from "../storage/state-file";
-import type { KeyMigrationAlgorithm, KeyMigrationRecord, KeyRecord, StoreTx } from "../storage/seam";
+import type { KeyMigrationAlgorithm, KeyMigrationRecord, KeyRecord, StorageTx } from "../storage/seam";
 
 export const KEY_MIGRATION_ALGORITHMS: readonly KeyMigrationAlgorithm[] = Object.freeze(["sha256", "github.com/seamapi/prefixed-api-key"]);
 
-export async function readMigrations(tx: StoreTx): Promise<Record<string, KeyMigrationRecord>> {
+export async function readMigrations(tx: StorageTx): Promise<Record<string, KeyMigrationRecord>> {
   const raw = await tx.getMeta(KEY_MIGRATIONS_META);
   return raw === undefined ? {} : (JSON.parse(raw) as Record<string, KeyMigrationRecord>);
 }
 
 /** Registers a migration (inside a transaction: read, add, write). */
-export async function addMigration(tx: StoreTx, record: KeyMigrationRecord): Promise<void> {
+export async function addMigration(tx: StorageTx, record: KeyMigrationRecord): Promise<void> {
   const all = await readMigrations(tx);
   all[record.id] = record;
   await tx.setMeta(KEY_MIGRATIONS_META, JSON.stringify(all));
 }
 
 /** A migration of the workspace. */
-export async function findMigration(tx: StoreTx, workspaceId: string, id: string): Promise<KeyMigrationRecord | undefined> {
+export async function findMigration(tx: StorageTx, workspaceId: string, id: string): Promise<KeyMigrationRecord | undefined> {
   const all = await readMigrations(tx);
   const found = Object.hasOwn(all, id) ? all[id] : undefined;
   return found?.workspaceId === workspaceId ? found : undefined;
@@ -48,7 +48,7 @@ function splitPrefixedKey(key: string): { prefix: string; shortToken: string; lo
  * when there is none. A `sha256` migration's keys already carry the service's hash: nothing to find.
  */
 export async function verifyMigratedKey(
-  tx: StoreTx,
+  tx: StorageTx,
   workspaceId: string,
   migrationId: string,
   key: string,

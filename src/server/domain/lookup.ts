@@ -9,19 +9,19 @@ import type {
   PermissionRecord,
   RatelimitRecord,
   RoleRecord,
-  StoreTx,
+  StorageTx,
   TableName,
   Tables,
 } from "../storage/seam";
 import { echo } from "./echo";
 
 /** A record by id, only when it belongs to the workspace. */
-async function inWorkspace<T extends Exclude<TableName, "workspaces">>(tx: StoreTx, table: T, workspaceId: string, id: string): Promise<Tables[T] | undefined> {
+async function inWorkspace<T extends Exclude<TableName, "workspaces">>(tx: StorageTx, table: T, workspaceId: string, id: string): Promise<Tables[T] | undefined> {
   const record = await tx.get(table, id);
   return record && (record as { workspaceId: string }).workspaceId === workspaceId ? record : undefined;
 }
 
-export function findApi(tx: StoreTx, workspaceId: string, apiId: string): Promise<ApiRecord | undefined> {
+export function findApi(tx: StorageTx, workspaceId: string, apiId: string): Promise<ApiRecord | undefined> {
   return inWorkspace(tx, "apis", workspaceId, apiId);
 }
 
@@ -29,7 +29,7 @@ export function apiNotFound(apiId: string): ServiceError {
   return new ServiceError("data.api_not_found", `The requested API ${echo(apiId)} does not exist or has been deleted.`);
 }
 
-export async function findKey(tx: StoreTx, workspaceId: string, keyId: string): Promise<KeyRecord> {
+export async function findKey(tx: StorageTx, workspaceId: string, keyId: string): Promise<KeyRecord> {
   const key = await inWorkspace(tx, "keys", workspaceId, keyId);
   if (!key) throw keyNotFound(keyId);
   return key;
@@ -40,11 +40,11 @@ function keyNotFound(keyId: string): ServiceError {
 }
 
 /** A permission by id or slug. */
-export async function findPermission(tx: StoreTx, workspaceId: string, ref: string): Promise<PermissionRecord | undefined> {
+export async function findPermission(tx: StorageTx, workspaceId: string, ref: string): Promise<PermissionRecord | undefined> {
   return (await inWorkspace(tx, "permissions", workspaceId, ref)) ?? (await tx.find("permissions", workspaceId, "slug", ref))[0];
 }
 
-export async function requirePermissionRecord(tx: StoreTx, workspaceId: string, ref: string): Promise<PermissionRecord> {
+export async function requirePermissionRecord(tx: StorageTx, workspaceId: string, ref: string): Promise<PermissionRecord> {
   const found = await findPermission(tx, workspaceId, ref);
   if (!found) {
     throw new ServiceError(
@@ -56,7 +56,7 @@ export async function requirePermissionRecord(tx: StoreTx, workspaceId: string, 
 }
 
 /** Permission ids for slugs (or ids); missing slugs are created with name = slug. */
-export async function ensurePermissions(tx: StoreTx, workspaceId: string, refs: readonly string[], now: number): Promise<string[]> {
+export async function ensurePermissions(tx: StorageTx, workspaceId: string, refs: readonly string[], now: number): Promise<string[]> {
   const ids: string[] = [];
   for (const ref of refs) {
     let perm = await findPermission(tx, workspaceId, ref);
@@ -70,11 +70,11 @@ export async function ensurePermissions(tx: StoreTx, workspaceId: string, refs: 
 }
 
 /** A role by id or name. */
-export async function findRole(tx: StoreTx, workspaceId: string, ref: string): Promise<RoleRecord | undefined> {
+export async function findRole(tx: StorageTx, workspaceId: string, ref: string): Promise<RoleRecord | undefined> {
   return (await inWorkspace(tx, "roles", workspaceId, ref)) ?? (await tx.find("roles", workspaceId, "name", ref))[0];
 }
 
-export async function requireRole(tx: StoreTx, workspaceId: string, ref: string): Promise<RoleRecord> {
+export async function requireRole(tx: StorageTx, workspaceId: string, ref: string): Promise<RoleRecord> {
   const found = await findRole(tx, workspaceId, ref);
   if (!found) {
     throw new ServiceError("data.role_not_found", `The role ${echo(ref)} does not exist in this workspace. Create it first.`);
@@ -83,7 +83,7 @@ export async function requireRole(tx: StoreTx, workspaceId: string, ref: string)
 }
 
 /** Role ids for names (or ids); every role must exist. */
-export async function resolveRoles(tx: StoreTx, workspaceId: string, refs: readonly string[]): Promise<string[]> {
+export async function resolveRoles(tx: StorageTx, workspaceId: string, refs: readonly string[]): Promise<string[]> {
   const ids: string[] = [];
   for (const ref of refs) {
     const role = await requireRole(tx, workspaceId, ref);
@@ -93,11 +93,11 @@ export async function resolveRoles(tx: StoreTx, workspaceId: string, refs: reado
 }
 
 /** An identity by id or externalId. */
-async function findIdentity(tx: StoreTx, workspaceId: string, ref: string): Promise<IdentityRecord | undefined> {
+async function findIdentity(tx: StorageTx, workspaceId: string, ref: string): Promise<IdentityRecord | undefined> {
   return (await inWorkspace(tx, "identities", workspaceId, ref)) ?? (await tx.find("identities", workspaceId, "externalId", ref))[0];
 }
 
-export async function requireIdentity(tx: StoreTx, workspaceId: string, ref: string): Promise<IdentityRecord> {
+export async function requireIdentity(tx: StorageTx, workspaceId: string, ref: string): Promise<IdentityRecord> {
   const found = await findIdentity(tx, workspaceId, ref);
   if (!found) {
     throw new ServiceError("data.identity_not_found", `The identity ${echo(ref)} does not exist in this workspace.`);
@@ -106,7 +106,7 @@ export async function requireIdentity(tx: StoreTx, workspaceId: string, ref: str
 }
 
 /** The identity with this externalId, created when missing. */
-export async function upsertIdentity(tx: StoreTx, workspaceId: string, externalId: string, now: number): Promise<IdentityRecord> {
+export async function upsertIdentity(tx: StorageTx, workspaceId: string, externalId: string, now: number): Promise<IdentityRecord> {
   const existing = (await tx.find("identities", workspaceId, "externalId", externalId))[0];
   if (existing) return existing;
   const identity: IdentityRecord = { id: newId("id"), workspaceId, externalId, ratelimits: [], createdAt: now };

@@ -4,17 +4,17 @@
 import { createHash } from "node:crypto";
 import { encodeBase58Fixed } from "./base58";
 import { ServiceError } from "../http/envelope";
-import type { RatelimitNamespaceRecord, RatelimitOverrideRecord, StoreTx } from "../storage/seam";
+import type { RatelimitNamespaceRecord, RatelimitOverrideRecord, StorageTx } from "../storage/seam";
 
 /** A namespace of the workspace by id, else by name. */
-export async function findNamespace(tx: StoreTx, workspaceId: string, ref: string): Promise<RatelimitNamespaceRecord | undefined> {
+export async function findNamespace(tx: StorageTx, workspaceId: string, ref: string): Promise<RatelimitNamespaceRecord | undefined> {
   const byId = await tx.get("ratelimitNamespaces", ref);
   if (byId?.workspaceId === workspaceId) return byId;
   return (await tx.find("ratelimitNamespaces", workspaceId, "name", ref))[0];
 }
 
 /** As production: 404 for a namespace that does not exist in the workspace. */
-export async function requireNamespace(tx: StoreTx, workspaceId: string, ref: string): Promise<RatelimitNamespaceRecord> {
+export async function requireNamespace(tx: StorageTx, workspaceId: string, ref: string): Promise<RatelimitNamespaceRecord> {
   const found = await findNamespace(tx, workspaceId, ref);
   if (!found) throw new ServiceError("data.ratelimit_namespace_not_found", "This namespace does not exist.");
   return found;
@@ -30,19 +30,19 @@ function namespaceIdFor(workspaceId: string, name: string): string {
 }
 
 /** Creates the namespace `name` (idempotent, see `namespaceIdFor`). */
-export async function createNamespace(tx: StoreTx, workspaceId: string, name: string, now: number): Promise<RatelimitNamespaceRecord> {
+export async function createNamespace(tx: StorageTx, workspaceId: string, name: string, now: number): Promise<RatelimitNamespaceRecord> {
   const record: RatelimitNamespaceRecord = { id: namespaceIdFor(workspaceId, name), workspaceId, name, createdAt: now };
   await tx.put("ratelimitNamespaces", record);
   return record;
 }
 
 /** The override of a namespace set for exactly this identifier (or pattern). */
-export async function exactOverride(tx: StoreTx, ns: RatelimitNamespaceRecord, identifier: string): Promise<RatelimitOverrideRecord | undefined> {
+export async function exactOverride(tx: StorageTx, ns: RatelimitNamespaceRecord, identifier: string): Promise<RatelimitOverrideRecord | undefined> {
   return (await tx.find("ratelimitOverrides", ns.workspaceId, "namespaceId", ns.id)).find((o) => o.identifier === identifier);
 }
 
 /** The override that applies to `identifier`: the exact one, else the first (by id) pattern that matches. */
-export async function matchingOverride(tx: StoreTx, ns: RatelimitNamespaceRecord, identifier: string): Promise<RatelimitOverrideRecord | undefined> {
+export async function matchingOverride(tx: StorageTx, ns: RatelimitNamespaceRecord, identifier: string): Promise<RatelimitOverrideRecord | undefined> {
   const all = await tx.find("ratelimitOverrides", ns.workspaceId, "namespaceId", ns.id);
   return all.find((o) => o.identifier === identifier) ?? all.find((o) => o.identifier.includes("*") && wildcardMatch(o.identifier, identifier));
 }

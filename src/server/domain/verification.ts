@@ -1,6 +1,6 @@
 // keys.verifyKey: the order of checks. Lookup, workspace and root-key grant (NOT_FOUND) → DISABLED
 // → EXPIRED → API IP allowlist (FORBIDDEN) → permission query → rate limits → credits.
-// Runs on `Store.direct`: its only writes are the atomic `limit` and `spendCredits`. Every outcome
+// Runs on `Storage.direct`: its only writes are the atomic `limit` and `spendCredits`. Every outcome
 // for a key of the caller's workspace is noted as a verification event (NOT_FOUND is not: no key).
 import { createHash } from "node:crypto";
 import {

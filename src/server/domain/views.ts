@@ -8,13 +8,13 @@ import type {
   PermissionRecord,
   RatelimitRecord,
   RoleRecord,
-  StoreTx,
+  StorageTx,
   TableName,
   Tables,
 } from "../storage/seam";
 
 /** The records of these ids that exist, in order. */
-export async function recordsOf<T extends TableName>(tx: StoreTx, table: T, ids: readonly string[]): Promise<Array<Tables[T]>> {
+export async function recordsOf<T extends TableName>(tx: StorageTx, table: T, ids: readonly string[]): Promise<Array<Tables[T]>> {
   const found = await Promise.all(ids.map((id) => tx.get(table, id)));
   return found.filter((r): r is Awaited<Tables[T]> => r !== undefined);
 }
@@ -26,7 +26,7 @@ export function permissionView(p: PermissionRecord): Permission {
 }
 
 /** A role; with its permissions unless `withPermissions` is false. */
-export async function roleView(tx: StoreTx, r: RoleRecord, withPermissions = true): Promise<Role> {
+export async function roleView(tx: StorageTx, r: RoleRecord, withPermissions = true): Promise<Role> {
   const out: Role = { id: r.id, name: r.name };
   if (r.description !== undefined) out.description = r.description;
   if (withPermissions) {
@@ -56,7 +56,7 @@ export interface KeyRelations {
   identity: IdentityRecord | undefined;
 }
 
-export async function keyRelations(tx: StoreTx, key: KeyRecord): Promise<KeyRelations> {
+export async function keyRelations(tx: StorageTx, key: KeyRecord): Promise<KeyRelations> {
   const [roles, identity] = await Promise.all([
     recordsOf(tx, "roles", key.roleIds),
     key.identityId === undefined ? undefined : tx.get("identities", key.identityId),
@@ -71,7 +71,7 @@ export async function keyRelations(tx: StoreTx, key: KeyRecord): Promise<KeyRela
  * A key as getKey, whoami and listKeys report it at `now`. Never holds the key itself.
  * `lastUsed`: the last uses of a page of keys read at once; else this key's is read.
  */
-export async function keyInfoView(tx: StoreTx, key: KeyRecord, now: number, lastUsed?: ReadonlyMap<string, number>): Promise<KeyInfo> {
+export async function keyInfoView(tx: StorageTx, key: KeyRecord, now: number, lastUsed?: ReadonlyMap<string, number>): Promise<KeyInfo> {
   const [rel, used] = await Promise.all([keyRelations(tx, key), lastUsed ?? tx.lastUsed([key.id])]);
   const out: KeyInfo = { keyId: key.id, start: key.start, enabled: key.enabled, createdAt: key.createdAt };
   if (key.name !== undefined) out.name = key.name;

@@ -16,7 +16,7 @@ import { hasBody, isJsonContentType, readJsonBody } from "./request-body";
 import { metricsNameOf, pathOf, route } from "./route";
 import { JSON_TYPE, send, sendError } from "./send";
 import type { ServiceCore } from "../service";
-import type { StoreTx } from "../storage/seam";
+import type { StorageTx } from "../storage/seam";
 import { isStoreUnavailable, storeUnavailableAnswer } from "../storage/store-failures";
 import { validateRequest } from "../operations/validate";
 
@@ -106,15 +106,15 @@ function validateBody(op: AnyOperation, body: unknown): void {
 }
 
 /**
- * The store side of the request: one transaction for `read` and `write` operations, `Store.direct`
+ * The store side of the request: one transaction for `read` and `write` operations, `Storage.direct`
  * for `direct` ones. The answer is prepared (and serialised) inside it and sent once it committed.
  */
-function inStore(core: ServiceCore, op: AnyOperation, steps: (tx: StoreTx) => Promise<string>): Promise<string> {
+function inStore(core: ServiceCore, op: AnyOperation, steps: (tx: StorageTx) => Promise<string>): Promise<string> {
   return op.access === "direct" ? steps(core.store.direct) : core.store.transaction(steps);
 }
 
 /** What the operation's steps see: the store, the root key, the clock read once, the caller's address… */
-function contextOf(core: ServiceCore, req: IncomingMessage, requestId: string, root: RootContext, now: number, tx: StoreTx): RunContext<unknown> {
+function contextOf(core: ServiceCore, req: IncomingMessage, requestId: string, root: RootContext, now: number, tx: StorageTx): RunContext<unknown> {
   const ip = clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"], core.config.trustProxy);
   return { tx, root, now, ip, vault: core.vault, requestId, record: core.record, analytics: core.analytics, resource: undefined };
 }
@@ -172,7 +172,7 @@ function answerFailure(core: ServiceCore, req: IncomingMessage, res: ServerRespo
   }
   core.config.logger.error(
     { requestId, path: pathOf(req.url ?? "/"), error: err instanceof Error ? err.message : String(err) },
-    "keyguard/local: unexpected error while handling a request",
+    "keyguard/server: unexpected error while handling a request",
   );
   sendError(req, res, requestId, new ServiceError("application.unexpected_error", "An unexpected error occurred. Please try again."));
 }

@@ -62,7 +62,7 @@ export function consoleHandler(): ConsoleHandler {
   const dir = consoleDir();
   if (!dir) {
     throw new LocalServiceConfigError(
-      "keyguard/local: invalid option console = true: the console's files (dist/console) are missing. " +
+      "keyguard/server: invalid option console = true: the console's files (dist/console) are missing. " +
         "Run npm run build in the keyguard repository, or turn the console off.",
       { option: "console" },
     );

@@ -36,7 +36,7 @@ export function metricsEndpoint(metrics: ServiceMetrics, token: string | undefin
         res.end(req.method === "HEAD" ? undefined : body);
       },
       (err: unknown) => {
-        logger.error({ error: err instanceof Error ? err.message : String(err) }, "keyguard/local: cannot collect the metrics");
+        logger.error({ error: err instanceof Error ? err.message : String(err) }, "keyguard/server: cannot collect the metrics");
         plain(res, 500, "The metrics could not be collected.\n");
       },
     );

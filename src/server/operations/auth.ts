@@ -2,7 +2,7 @@
 // tuples (`resource.<id|*>.action`, matched literally as strings) that ./authorization builds on.
 import { ServiceError } from "../http/envelope";
 import { keyHash } from "../../protocol/key-hash";
-import type { StoreTx } from "../storage/seam";
+import type { StorageTx } from "../storage/seam";
 import { mayBeSecret } from "../domain/echo";
 
 /** Every permission tuple the local service checks; a bootstrap root key holds all of them. */
@@ -62,7 +62,7 @@ const BEARER = "Bearer ";
  * header → 400 `invalid_input`; anything not starting with exactly `Bearer ` (after trimming), an
  * empty token included → 400 `authentication.malformed`; an unknown key → 401.
  */
-export async function authenticate(tx: StoreTx, header: string | undefined): Promise<RootContext> {
+export async function authenticate(tx: StorageTx, header: string | undefined): Promise<RootContext> {
   if (header === undefined) {
     throw new ServiceError("application.invalid_input", "Authorization header for 'bearer' scheme", {
       errors: [

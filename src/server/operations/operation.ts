@@ -7,11 +7,11 @@ import type { OperationName, Operations, Pagination, ValidationErrorDetail } fro
 import type { RootContext } from "./auth";
 import type { KeyVault } from "../domain/key-vault";
 import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
-import type { StoreTx, VerificationEvent } from "../storage/seam";
+import type { StorageTx, VerificationEvent } from "../storage/seam";
 
 /**
  * How an operation uses the store: `read` and `write` run in one transaction each; `direct`
- * runs on `Store.direct`: its writes must be the atomic `spendCredits` and `limit`, or a `put` that
+ * runs on `Storage.direct`: its writes must be the atomic `spendCredits` and `limit`, or a `put` that
  * racing requests may repeat without harm (a namespace created on first use under an id derived from
  * its name; a migrated key rehashed to the same hash).
  */
@@ -19,7 +19,7 @@ type Access = "read" | "write" | "direct";
 
 /** What an operation's steps see of its request: the store, the authenticated root key, the clock… */
 export interface OpContext {
-  tx: StoreTx;
+  tx: StorageTx;
   root: RootContext;
   /** The service clock, read once per request. */
   now: number;

@@ -1,11 +1,11 @@
-// A Store that times each call into the service's metrics (`keyguard_store_duration_seconds`) and
+// A Storage that times each call into the service's metrics (`keyguard_store_duration_seconds`) and
 // counts the failed ones (`keyguard_store_errors_total`): wraps whatever backend runs under the
 // seam, once, so no backend knows about metrics.
 import type { ServiceMetrics, StoreErrorKind } from "../metrics";
-import type { Store, StoreTx } from "./seam";
+import type { Storage, StorageTx } from "./seam";
 import { isStoreUnavailable } from "./store-failures";
 
-/** Every StoreTx call: the compiler checks the list against the interface. */
+/** Every StorageTx call: the compiler checks the list against the interface. */
 const CALLS = Object.keys({
   get: true,
   keyByHash: true,
@@ -20,7 +20,7 @@ const CALLS = Object.keys({
   getMeta: true,
   setMeta: true,
   lastUsed: true,
-} satisfies Record<keyof StoreTx, true>) as Array<keyof StoreTx>;
+} satisfies Record<keyof StorageTx, true>) as Array<keyof StorageTx>;
 
 const kindOf = (err: unknown): StoreErrorKind => (isStoreUnavailable(err) ? "unavailable" : "unexpected");
 
@@ -46,19 +46,19 @@ function meteredCall(name: string, call: Call, metrics: ServiceMetrics, failed: 
   };
 }
 
-function meteredTx(tx: StoreTx, metrics: ServiceMetrics, failed: WeakSet<object>): StoreTx {
+function meteredTx(tx: StorageTx, metrics: ServiceMetrics, failed: WeakSet<object>): StorageTx {
   const metered: Record<string, Call> = {};
   for (const name of CALLS) metered[name] = meteredCall(name, (tx[name] as Call).bind(tx), metrics, failed);
-  return metered as unknown as StoreTx;
+  return metered as unknown as StorageTx;
 }
 
-export function meteredStore(store: Store, metrics: ServiceMetrics): Store {
+export function meteredStore(store: Storage, metrics: ServiceMetrics): Storage {
   const failed = new WeakSet<object>();
   const observe = metrics.storeCall("transaction");
   return {
     kind: store.kind,
     direct: meteredTx(store.direct, metrics, failed),
-    async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    async transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
       const start = performance.now();
       // What the operation itself threw (its own refusal, or a store call's error counted above).
       let thrown: { err: unknown } | undefined;
@@ -81,9 +81,9 @@ export function meteredStore(store: Store, metrics: ServiceMetrics): Store {
       }
     },
     // The verification events' batch writes, retention sweeps and analytics queries.
-    appendVerifications: meteredCall("appendVerifications", store.appendVerifications.bind(store) as Call, metrics, failed) as Store["appendVerifications"],
-    deleteVerificationsBefore: meteredCall("deleteVerificationsBefore", store.deleteVerificationsBefore.bind(store) as Call, metrics, failed) as Store["deleteVerificationsBefore"],
-    queryVerifications: meteredCall("queryVerifications", store.queryVerifications.bind(store) as Call, metrics, failed) as Store["queryVerifications"],
+    appendVerifications: meteredCall("appendVerifications", store.appendVerifications.bind(store) as Call, metrics, failed) as Storage["appendVerifications"],
+    deleteVerificationsBefore: meteredCall("deleteVerificationsBefore", store.deleteVerificationsBefore.bind(store) as Call, metrics, failed) as Storage["deleteVerificationsBefore"],
+    queryVerifications: meteredCall("queryVerifications", store.queryVerifications.bind(store) as Call, metrics, failed) as Storage["queryVerifications"],
     close: () => store.close(),
   };
 }

@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import { LocalServiceConfigError } from "../options";
 import { importState, loadState } from "./state-file";
 import { TABLE_NAMES } from "./seam";
-import { sqliteStore } from "./sqlite/store";
+import { sqliteStorage } from "./sqlite/store";
 
 /** How many records of each table were imported. */
 type MigrationCounts = Record<(typeof TABLE_NAMES)[number], number>;
@@ -19,7 +19,7 @@ export async function migrateStateFile(jsonFile: string, dataFile: string): Prom
   }
   const state = loadState(jsonFile);
   if (state === undefined) throw new LocalServiceConfigError(`keyguard migrate: ${JSON.stringify(jsonFile)} does not exist.`);
-  const store = await sqliteStore(dataFile);
+  const store = await sqliteStorage(dataFile);
   try {
     if (!(await store.isEmpty())) {
       throw new LocalServiceConfigError(

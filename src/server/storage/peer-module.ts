@@ -13,7 +13,7 @@ export async function loadPeer<T>(name: string, neededBy: string, load: () => Pr
   } catch (err) {
     const code = (err as { code?: string }).code;
     if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") {
-      throw new LocalServiceConfigError(`keyguard/local: ${neededBy} needs the package "${name}". Install it with: npm install ${name}`);
+      throw new LocalServiceConfigError(`keyguard/server: ${neededBy} needs the package "${name}". Install it with: npm install ${name}`);
     }
     throw err;
   }

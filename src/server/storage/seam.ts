@@ -1,4 +1,4 @@
-// The storage seam of the local key service: the records it keeps and the `Store` interface, the
+// The storage seam of the local key service: the records it keeps and the `Storage` interface, the
 // only thing a storage backend implements (memory, SQLite, PostgreSQL + Redis). The operations'
 // logic lives above this seam and never knows which backend runs under it.
 import type { CreditsRefill, Meta } from "../../protocol/types";
@@ -181,7 +181,7 @@ export interface IndexedFields {
   ratelimitOverrides: "namespaceId";
 }
 
-/** One sliding-window rate limit to check and charge (see `Store.limit`). */
+/** One sliding-window rate limit to check and charge (see `Storage.limit`). */
 export interface LimitCheck {
   /**
    * The counter: one per limit id and window length (`limitCounter`), or per workspace,
@@ -244,12 +244,12 @@ export interface LocalState {
  * What an operation sees of the state. Reads and writes are by whole record; a record returned
  * is the caller's own copy (changing it changes nothing until `put`).
  *
- * Inside `Store.transaction` every read sees the transaction's own writes, and a record read
+ * Inside `Storage.transaction` every read sees the transaction's own writes, and a record read
  * there cannot be changed by anybody else until the transaction ends (the backend serialises
- * writers or locks the rows it read). Outside a transaction (`Store.direct`) each call stands
+ * writers or locks the rows it read). Outside a transaction (`Storage.direct`) each call stands
  * alone and is atomic on its own.
  */
-export interface StoreTx {
+export interface StorageTx {
   /** A record by id, of any workspace (the caller checks the workspace). */
   get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined>;
   /** The key whose `hash` this is. */
@@ -301,19 +301,19 @@ export interface StoreTx {
 }
 
 /** A storage backend. Errors it cannot recover from are thrown as `StoreUnavailableError`. */
-export interface Store {
+export interface Storage {
   /** Short name for logs and the banner: "memory", "sqlite", "postgres". */
   readonly kind: string;
   /**
    * Runs `fn` as one transaction: all its writes are kept, or (when it throws) none. Counters
    * (`limit`, `dropCounters`) kept outside the database (Redis) are not rolled back.
    */
-  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T>;
   /** Calls outside any transaction, each atomic on its own: the path of keys.verifyKey and ratelimit.limit. */
-  readonly direct: StoreTx;
+  readonly direct: StorageTx;
   /**
    * Appends a batch of verification events, all or none, and moves each key's last use
-   * (`StoreTx.lastUsed`) forward to its latest event (never back).
+   * (`StorageTx.lastUsed`) forward to its latest event (never back).
    */
   appendVerifications(events: readonly VerificationEvent[]): Promise<void>;
   /** Deletes the events older than `before` (Unix ms); returns how many. */

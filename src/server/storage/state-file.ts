@@ -2,7 +2,7 @@
 // one, and reading a JSON state file (what `--data` kept before SQLite; `keyguard migrate` imports it).
 import { readFileSync } from "node:fs";
 import { LocalServiceConfigError } from "../options";
-import { TABLE_NAMES, type LocalState, type Store, type StoreTx, type WorkspaceRecord } from "./seam";
+import { TABLE_NAMES, type LocalState, type Storage, type StorageTx, type WorkspaceRecord } from "./seam";
 import { LocalServiceArgumentError } from "../argument-error";
 
 /** Meta value holding the bootstrap ids, as JSON `{ workspaceId, apiId }`. */
@@ -28,13 +28,13 @@ function emptyState(): LocalState {
   };
 }
 
-async function workspaceIds(tx: StoreTx): Promise<string[]> {
+async function workspaceIds(tx: StorageTx): Promise<string[]> {
   const raw = await tx.getMeta(WORKSPACES_META);
   return raw === undefined ? [] : (JSON.parse(raw) as string[]);
 }
 
 /** Adds a workspace (the record and its place in the list of workspaces). */
-export async function putWorkspace(tx: StoreTx, workspace: WorkspaceRecord): Promise<void> {
+export async function putWorkspace(tx: StorageTx, workspace: WorkspaceRecord): Promise<void> {
   const ids = await workspaceIds(tx);
   await tx.put("workspaces", workspace);
   if (!ids.includes(workspace.id)) await tx.setMeta(WORKSPACES_META, JSON.stringify([...ids, workspace.id]));
@@ -51,7 +51,7 @@ export function stateMeta(state: LocalState): Array<[name: string, value: string
 }
 
 /** Every record of every workspace, read through `tx` (inside a transaction for a consistent copy). */
-async function exportFrom(tx: StoreTx): Promise<LocalState> {
+async function exportFrom(tx: StorageTx): Promise<LocalState> {
   const state = emptyState();
   const bootstrap = await tx.getMeta(BOOTSTRAP_META);
   if (bootstrap !== undefined) state.bootstrap = JSON.parse(bootstrap) as LocalState["bootstrap"];
@@ -68,12 +68,12 @@ async function exportFrom(tx: StoreTx): Promise<LocalState> {
 }
 
 /** The whole state of a store (hashes only, never a key), as one consistent copy. */
-export function exportState(store: Store): Promise<LocalState> {
+export function exportState(store: Storage): Promise<LocalState> {
   return store.transaction(exportFrom);
 }
 
 /** Writes a state into an empty store, in one transaction. Counters (`windows`) are not imported. */
-export async function importState(store: Store, state: LocalState): Promise<void> {
+export async function importState(store: Storage, state: LocalState): Promise<void> {
   await store.transaction(async (tx) => {
     if ((await workspaceIds(tx)).length > 0 || (await tx.getMeta(BOOTSTRAP_META)) !== undefined) {
       throw new LocalServiceArgumentError("importState: the store is not empty (it already holds a state). Import into a new store.");
@@ -103,27 +103,27 @@ export function loadState(file: string): LocalState | undefined {
     text = readFileSync(file, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw new LocalServiceConfigError(`keyguard/local: cannot read the state file ${name}: ${(err as Error).message}`);
+    throw new LocalServiceConfigError(`keyguard/server: cannot read the state file ${name}: ${(err as Error).message}`);
   }
   let state: unknown;
   try {
     state = JSON.parse(text);
   } catch {
     throw new LocalServiceConfigError(
-      `keyguard/local: the state file ${name} is not valid JSON.`,
+      `keyguard/server: the state file ${name} is not valid JSON.`,
     );
   }
   const s = state as Record<string, unknown> | null;
   if (!isTable(s) || s!.version !== 1) {
     throw new LocalServiceConfigError(
-      `keyguard/local: ${name} is not a keyguard state file (version 1).`,
+      `keyguard/server: ${name} is not a keyguard state file (version 1).`,
     );
   }
   for (const table of LATER_TABLES) s![table] ??= {};
   const broken = [...FILE_TABLES, ...LATER_TABLES].find((table) => !isTable(s![table]));
   if (broken !== undefined) {
     throw new LocalServiceConfigError(
-      `keyguard/local: the state file ${name} is damaged: the table ${JSON.stringify(broken)} is missing or not an object. ` +
+      `keyguard/server: the state file ${name} is damaged: the table ${JSON.stringify(broken)} is missing or not an object. ` +
         "Restore the file from a backup.",
     );
   }

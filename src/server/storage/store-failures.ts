@@ -1,4 +1,4 @@
-// Store failures as the service answers and logs them: `StoreUnavailableError` (told apart by its
+// Storage failures as the service answers and logs them: `StoreUnavailableError` (told apart by its
 // `code`) becomes a 503 with `Retry-After: 1`; each kind of failure is logged at most once every
 // 10 s, with how many requests it failed since its last line.
 import type { Logger } from "../../logger";
@@ -42,6 +42,6 @@ export class StoreFailureLog {
     // Bounded: failure kinds are few; forget them all if something floods the map.
     if (!seen && this.kinds.size >= 100) this.kinds.clear();
     this.kinds.set(kind, { loggedAt: now, missed: 0 });
-    this.logger.error(fields, "keyguard/local: the store is unavailable; answering 503 service_unavailable");
+    this.logger.error(fields, "keyguard/server: the store is unavailable; answering 503 service_unavailable");
   }
 }

@@ -12,7 +12,7 @@
 // the events are kept as while it is unavailable, and the next split waits longer. The events
 // written keep their order, but for those that waited with a strike.
 import type { Logger } from "../../logger";
-import type { Store, VerificationEvent } from "./seam";
+import type { Storage, VerificationEvent } from "./seam";
 import { isStoreUnavailable, type StoreFailureLog } from "./store-failures";
 
 /** A batch is appended once it holds this many events. */
@@ -62,7 +62,7 @@ export class VerificationRecorder {
   private closed = false;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Storage,
     private readonly retentionMs: number,
     private readonly now: () => number,
     private readonly logger: Logger,
@@ -147,7 +147,7 @@ export class VerificationRecorder {
       if (dropped > 0) {
         this.logger.error(
           { store: this.store.kind, dropped, written: split.written, error: messageOf(split.error) },
-          `keyguard/local: dropped verification events the store refuses one at a time, at ${DROP_AT_STRIKE} flushes at which it took the others`,
+          `keyguard/server: dropped verification events the store refuses one at a time, at ${DROP_AT_STRIKE} flushes at which it took the others`,
         );
       }
     }
@@ -156,10 +156,10 @@ export class VerificationRecorder {
     if (!refused) this.splitAfter = SPLIT_AFTER_REFUSALS;
     if (this.failing) {
       this.failing = false;
-      this.logger.warn({ store: this.store.kind }, "keyguard/local: verification events are written again");
+      this.logger.warn({ store: this.store.kind }, "keyguard/server: verification events are written again");
     }
     if (this.dropped > 0) {
-      this.logger.warn({ dropped: this.dropped }, `keyguard/local: dropped verification events while the store could not take them (more than ${MAX_BUFFERED} waiting)`);
+      this.logger.warn({ dropped: this.dropped }, `keyguard/server: dropped verification events while the store could not take them (more than ${MAX_BUFFERED} waiting)`);
       this.dropped = 0;
     }
     // An idle service touches neither the store nor the clock here (the wall-clock timer sweeps it).
@@ -181,7 +181,7 @@ export class VerificationRecorder {
     this.buffer = events.concat(this.buffer);
     this.trim();
     this.retrying = true;
-    this.report(error, "keyguard/local: cannot write verification events; they are kept in memory and retried");
+    this.report(error, "keyguard/server: cannot write verification events; they are kept in memory and retried");
   }
 
   /**
@@ -232,7 +232,7 @@ export class VerificationRecorder {
       this.lastSweep = now;
       await this.store.deleteVerificationsBefore(now - this.retentionMs);
     } catch (err) {
-      this.report(err, "keyguard/local: cannot delete expired verification events");
+      this.report(err, "keyguard/server: cannot delete expired verification events");
     }
   }
 
@@ -253,7 +253,7 @@ export class VerificationRecorder {
     // A flush that was already running when close began may have left the newest events.
     if (this.buffer.length > 0) await this.flush();
     if (this.buffer.length > 0) {
-      this.logger.error({ store: this.store.kind, lost: this.buffer.length }, "keyguard/local: verification events not written: the store could not take them before close");
+      this.logger.error({ store: this.store.kind, lost: this.buffer.length }, "keyguard/server: verification events not written: the store could not take them before close");
       this.buffer = [];
     }
   }

@@ -11,10 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAnalyticsQuery } from "../../../src/server/analytics/query-check";
 import type { AnalyticsScope } from "../../../src/server/analytics/plan";
 import { ServiceError } from "../../../src/server/http/envelope";
-import type { Store, VerificationEvent } from "../../../src/server/storage/seam";
-import { memoryStore } from "../../../src/server/storage/memory/store";
-import { postgresStore } from "../../../src/server/storage/postgres/store";
-import { sqliteStore } from "../../../src/server/storage/sqlite/store";
+import type { Storage, VerificationEvent } from "../../../src/server/storage/seam";
+import { memoryStorage } from "../../../src/server/storage/memory/store";
+import { postgresStorage } from "../../../src/server/storage/postgres/store";
+import { sqliteStorage } from "../../../src/server/storage/sqlite/store";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
 
 const RUNS = 10_000;
@@ -186,18 +186,18 @@ const canonical = (rows: Array<Record<string, unknown>>) => rows.map((r) => JSON
 
 describe("analytics queries, fuzzed", () => {
   const dir = mkdtempSync(join(tmpdir(), "keyguard-fuzz-"));
-  const memory = memoryStore();
-  let sqlite: Store;
-  let pg: Store | undefined;
+  const memory = memoryStorage();
+  let sqlite: Storage;
+  let pg: Storage | undefined;
   let dropPg: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    sqlite = await sqliteStore(join(dir, "fuzz.db"));
+    sqlite = await sqliteStorage(join(dir, "fuzz.db"));
     const all = events();
     await Promise.all([memory.appendVerifications(all), sqlite.appendVerifications(all)]);
     if ((await postgresRedisSkipReason("analytics fuzzing on PostgreSQL")) === undefined) {
       const ns = isolatedNamespace();
-      pg = await postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
+      pg = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
       dropPg = () => ns.drop();
       await pg.appendVerifications(all);
     }

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "keyguard";
-import { memoryStore, postgresStore, sqliteStore, startLocalKeyService, type RunningLocalKeyService, type Store } from "keyguard/server";
+import { memoryStorage, postgresStorage, sqliteStorage, startLocalKeyService, type RunningLocalKeyService, type Storage } from "keyguard/server";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
 import { makeCall, manualClock, type Call } from "../helpers";
 
@@ -17,16 +17,16 @@ const skipPg = await postgresRedisSkipReason("analytics.getVerifications on Post
 interface Backend {
   name: string;
   skip?: string;
-  open(): Promise<{ store: Store; drop(): Promise<void> }>;
+  open(): Promise<{ store: Storage; drop(): Promise<void> }>;
 }
 
 const BACKENDS: Backend[] = [
-  { name: "memory", open: async () => ({ store: memoryStore(), drop: async () => undefined }) },
+  { name: "memory", open: async () => ({ store: memoryStorage(), drop: async () => undefined }) },
   {
     name: "sqlite",
     open: async () => {
       const dir = mkdtempSync(join(tmpdir(), "keyguard-analytics-"));
-      return { store: await sqliteStore(join(dir, "keys.db")), drop: async () => rmSync(dir, { recursive: true, force: true }) };
+      return { store: await sqliteStorage(join(dir, "keys.db")), drop: async () => rmSync(dir, { recursive: true, force: true }) };
     },
   },
   {
@@ -34,7 +34,7 @@ const BACKENDS: Backend[] = [
     ...(skipPg !== undefined && { skip: skipPg }),
     open: async () => {
       const ns = isolatedNamespace();
-      const store = await postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
+      const store = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
       return { store, drop: () => ns.drop() };
     },
   },
@@ -44,7 +44,7 @@ describe.each(BACKENDS)("analytics.getVerifications on $name", (backend) => {
   const clock = manualClock(Date.UTC(2026, 10, 24, 12, 30, 0));
   const T0 = Date.UTC(2026, 10, 24, 10, 0, 0);
   let local: RunningLocalKeyService;
-  let opened: { store: Store; drop(): Promise<void> };
+  let opened: { store: Storage; drop(): Promise<void> };
   let call: Call;
   let keys: { a: { keyId: string; key: string }; b: { keyId: string; key: string } };
   let otherApi: { apiId: string; keyId: string };
@@ -53,7 +53,7 @@ describe.each(BACKENDS)("analytics.getVerifications on $name", (backend) => {
   beforeAll(async () => {
     if (backend.skip) return;
     opened = await backend.open();
-    local = await startLocalKeyService({ store: opened.store, logger: silentLogger, now: clock.now });
+    local = await startLocalKeyService({ storage: opened.store, logger: silentLogger, now: clock.now });
     call = makeCall(local.baseUrl, local.rootKey);
     const create = async (apiId: string, body: Record<string, unknown> = {}) => (await call("keys.createKey", { apiId, ...body })).body.data as { keyId: string; key: string };
     keys = { a: await create(local.apiId), b: await create(local.apiId, { ratelimits: [{ name: "burst", limit: 1, duration: 3_600_000, autoApply: true }] }) };

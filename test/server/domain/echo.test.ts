@@ -30,8 +30,8 @@ describe("echo", () => {
 
   it("quotes a rate-limit namespace's derived id", async () => {
     const { createNamespace } = await import("../../../src/server/domain/namespaces");
-    const { memoryStore } = await import("../../../src/server/storage/memory/store");
-    const store = memoryStore();
+    const { memoryStorage } = await import("../../../src/server/storage/memory/store");
+    const store = memoryStorage();
     for (let i = 0; i < 50; i++) {
       const { id } = await store.transaction((tx) => createNamespace(tx, "ws_1", `ns-${i}`, 0));
       expect(mayBeSecret(id), id).toBe(false);

@@ -14,14 +14,14 @@ import { silentLogger } from "keyguard";
 import {
   createLocalKeyService,
   LocalServiceConfigError,
-  memoryStore,
-  postgresStore,
-  sqliteStore,
+  memoryStorage,
+  postgresStorage,
+  sqliteStorage,
   startLocalKeyService,
   StoreUnavailableError,
   type LocalKeyServiceOptions,
   type RunningLocalKeyService,
-  type Store,
+  type Storage,
 } from "keyguard/server";
 import { faultyStore } from "../../support/faulty-store";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
@@ -44,7 +44,7 @@ interface Backend {
   name: string;
   skip?: string;
   /** A fresh store of this backend, closed (and its data removed) after the test. */
-  open(): Promise<Store>;
+  open(): Promise<Storage>;
   /** Options making the service open such a store itself (memory: none). */
   options(): LocalKeyServiceOptions;
 }
@@ -61,11 +61,11 @@ const pgNamespace = () => {
 };
 
 const BACKENDS: Backend[] = [
-  { name: "memory", open: async () => memoryStore(), options: () => ({}) },
+  { name: "memory", open: async () => memoryStorage(), options: () => ({}) },
   {
     name: "sqlite",
     open: async () => {
-      const store = await sqliteStore(join(tempDir(), "keys.db"));
+      const store = await sqliteStorage(join(tempDir(), "keys.db"));
       cleanups.push(() => store.close());
       return store;
     },
@@ -76,7 +76,7 @@ const BACKENDS: Backend[] = [
     ...(skipPg !== undefined && { skip: skipPg }),
     open: async () => {
       const ns = pgNamespace();
-      const store = await postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
+      const store = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
       cleanups.push(() => store.close());
       return store;
     },
@@ -142,7 +142,7 @@ function histogram(metrics: PromMetrics, name: string, label: string): Record<st
 const counts = (h: Record<string, PromHistogramData>) => Object.fromEntries(Object.entries(h).map(([k, v]) => [k, v.count]));
 
 /** `inner`, whose next call named by `failNext(call)` fails once as unavailable (before reaching it). */
-function storeFailingOnce(inner: Store) {
+function storeFailingOnce(inner: Storage) {
   let next: string | undefined;
   const store = faultyStore(inner, (call) => {
     if (call !== next) return undefined;
@@ -155,7 +155,7 @@ function storeFailingOnce(inner: Store) {
 describe.each(BACKENDS)("GET /metrics on $name", (backend) => {
   it.skipIf(backend.skip !== undefined)("counts requests, verification outcomes, latencies and store calls and errors, exactly", async () => {
     const { store, failNext } = storeFailingOnce(await backend.open());
-    const service = await startService({ store, metrics: { processMetrics: false } });
+    const service = await startService({ storage: store, metrics: { processMetrics: false } });
     const call = makeCall(service.baseUrl, service.rootKey);
     const { apiId } = service;
     const k1 = (await call("keys.createKey", { apiId })).body.data.key as string;
@@ -206,7 +206,7 @@ describe.each(BACKENDS)("GET /metrics on $name", (backend) => {
 
   it.skipIf(backend.skip !== undefined)("counts a failed transaction once, where it failed, and never an operation's own refusal", async () => {
     const { store, failNext } = storeFailingOnce(await backend.open());
-    const service = await startService({ store, metrics: { processMetrics: false } });
+    const service = await startService({ storage: store, metrics: { processMetrics: false } });
     const call = makeCall(service.baseUrl, service.rootKey);
     failNext("transaction");
     expect((await call("keys.createKey", { apiId: service.apiId })).status).toBe(503);

@@ -8,9 +8,9 @@ import {
   LocalServiceArgumentError,
   LocalServiceConfigError,
   createLocalKeyService,
-  memoryStore,
+  memoryStorage,
   startLocalKeyService,
-  type Store,
+  type Storage,
 } from "keyguard/server";
 
 afterEach(() => {
@@ -87,7 +87,7 @@ describe("startLocalKeyService", () => {
       );
       expect(err, JSON.stringify(rootKey)).toBeInstanceOf(LocalServiceConfigError);
       expect((err as Error).message).toBe(
-        'keyguard/local: invalid option rootKey = <hidden>. Use 8..512 visible ASCII characters (no spaces, control or non-ASCII characters), or leave it unset to generate one.',
+        'keyguard/server: invalid option rootKey = <hidden>. Use 8..512 visible ASCII characters (no spaces, control or non-ASCII characters), or leave it unset to generate one.',
       );
     }
     vi.stubEnv("UNKEY_ROOT_KEY", "root_ключ_12345");
@@ -100,8 +100,8 @@ describe("startLocalKeyService", () => {
     }
     await expect(createLocalKeyService({ dataFile: " " })).rejects.toThrow(/dataFile/);
     await expect(createLocalKeyService({ logger: {} as never })).rejects.toThrow(/logger/);
-    await expect(createLocalKeyService({ store: {} as never })).rejects.toThrow(/invalid option store = an object\. It is not a Store \(transaction, direct, close\)\. .*memoryStore\(\)/);
-    await expect(createLocalKeyService({ store: memoryStore(), dataFile: "x.json" })).rejects.toThrow(/either dataFile or store/);
+    await expect(createLocalKeyService({ storage: {} as never })).rejects.toThrow(/invalid option storage = an object\. It is not a Storage \(transaction, direct, close\)\. .*memoryStorage\(\)/);
+    await expect(createLocalKeyService({ storage: memoryStorage(), dataFile: "x.json" })).rejects.toThrow(/either dataFile or storage/);
   });
 
   it("a config error names its option as a field, the same option the message names", async () => {
@@ -110,13 +110,14 @@ describe("startLocalKeyService", () => {
         () => "did not throw",
         (e: unknown) => (e instanceof LocalServiceConfigError ? e.option : String(e)),
       );
+    expect(await optionOf({ storage: {} })).toBe("storage");
     expect(await optionOf({ store: {} })).toBe("store");
     expect(await optionOf({ port: 70_000 })).toBe("port");
     expect(await optionOf({ encryptionKey: "not a key" })).toBe("encryptionKey");
     expect(await optionOf({ metrics: { token: "short" } })).toBe("metrics.token");
     expect(await optionOf({ metrics: { tokn: "x" } })).toBe("metrics.tokn");
     expect(await optionOf({ redis: "redis://127.0.0.1:6379" })).toBe("redis");
-    expect(new LocalServiceConfigError("keyguard/local: a data file of another program.").option).toBe("options");
+    expect(new LocalServiceConfigError("keyguard/server: a data file of another program.").option).toBe("options");
   });
 
   it("warns once about unknown option names", async () => {
@@ -154,9 +155,9 @@ describe("admin surface", () => {
 
 describe("the store option", () => {
   it("uses a given store, keeps the bootstrap in it and never closes it", async () => {
-    const inner = memoryStore();
+    const inner = memoryStorage();
     let closed = 0;
-    const store: Store = {
+    const store: Storage = {
       kind: inner.kind,
       direct: inner.direct,
       transaction: inner.transaction.bind(inner),
@@ -167,10 +168,10 @@ describe("the store option", () => {
         closed++;
       },
     };
-    const a = await startLocalKeyService({ store, logger: silentLogger, rootKey: "root_givenStore1" });
+    const a = await startLocalKeyService({ storage: store, logger: silentLogger, rootKey: "root_givenStore1" });
     expect(a.service.restored).toBe(false);
     await a.close();
-    const b = await createLocalKeyService({ store, logger: silentLogger, rootKey: "root_givenStore1" });
+    const b = await createLocalKeyService({ store, logger: silentLogger, rootKey: "root_givenStore1" }) // the former name of `storage` still works;
     expect(b.service.restored).toBe(true);
     expect([b.service.workspaceId, b.service.apiId]).toEqual([a.workspaceId, a.apiId]);
     await b.close();

@@ -1,6 +1,6 @@
 // keys.verifyKey over real HTTP: every code, the order of checks, permissions, roles, identities.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { memoryStore } from "keyguard/server";
+import { memoryStorage } from "keyguard/server";
 import { limitCounter } from "../../../src/server/domain/sliding-window";
 import { inlineLimitId } from "../../../src/server/domain/verification";
 import { storeUnderTest } from "../../support/store-under-test";
@@ -242,7 +242,7 @@ describe("rate limits in verifyKey", () => {
   });
 
   it("deleting a key also drops the counters of its inline limits", async () => {
-    const store = (await storeUnderTest()) ?? memoryStore();
+    const store = (await storeUnderTest()) ?? memoryStorage();
     const own = await start({ store, now: clock.now });
     try {
       const { key, keyId } = await own.createKey();

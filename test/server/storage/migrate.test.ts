@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ALL_ROOT_PERMISSIONS } from "../../../src/server/operations/auth";
 import type { LocalState } from "../../../src/server/storage/seam";
-import { sqliteStore } from "../../../src/server/storage/sqlite/store";
+import { sqliteStorage } from "../../../src/server/storage/sqlite/store";
 import { killChildren, run, serve } from "../../cli/cli-process";
 import { makeCall } from "../helpers";
 
@@ -77,7 +77,7 @@ describe("keyguard migrate", () => {
     expect(res.stdout).toContain(`keyguard serve --data ${db}`);
     expect(readFileSync(json, "utf8")).toBe(text);
 
-    const store = await sqliteStore(db);
+    const store = await sqliteStorage(db);
     try {
       const state = stateFile();
       for (const table of ["workspaces", "rootKeys", "apis", "permissions", "roles", "identities", "keys"] as const) {

@@ -1,7 +1,7 @@
 // The local service's postgres/redis/postgresSchema options: both servers or neither, not with
 // another storage, and never a URL (it may hold a password) in a message.
 import { describe, expect, it } from "vitest";
-import { createLocalKeyService, memoryStore } from "keyguard/server";
+import { createLocalKeyService, memoryStorage } from "keyguard/server";
 import { LocalServiceConfigError, parseOptions, type LocalKeyServiceOptions } from "../../../src/server/options";
 
 const PG = "postgres://kg:pw-secret@127.0.0.1:5432/kg";
@@ -12,7 +12,7 @@ describe("postgres and redis options", () => {
     ["postgres alone", { postgres: PG }, 'invalid option postgres = <a URL, hidden>. Pass redis too'],
     ["redis alone", { redis: REDIS }, 'invalid option redis = <a URL, hidden>. Pass postgres too'],
     ["with dataFile", { postgres: PG, redis: REDIS, dataFile: "x.json" }, 'invalid option dataFile = "x.json". Pass either dataFile or postgres and redis, not both.'],
-    ["with store", { postgres: PG, redis: REDIS, store: memoryStore() }, 'invalid option store = <a Store>. Pass either store or postgres and redis, not both.'],
+    ["with storage", { postgres: PG, redis: REDIS, storage: memoryStorage() }, 'invalid option storage = <a Storage>. Pass either storage or postgres and redis, not both.'],
     ["an empty URL", { postgres: " ", redis: REDIS }, 'invalid option postgres = <a URL, hidden>. Pass a URL such as postgres://'],
     ["a schema alone", { postgresSchema: "other" }, 'invalid option postgresSchema = "other". It applies only with postgres and redis'],
   ])("%s: LocalServiceConfigError", (_, options, message) => {
@@ -36,7 +36,7 @@ describe("postgres and redis options", () => {
 
   it("a URL of the wrong kind fails the start with LocalServiceConfigError, before any connection", async () => {
     await expect(createLocalKeyService({ postgres: "mysql://kg:pw-secret@db/kg", redis: REDIS })).rejects.toThrow(
-      /^keyguard\/local: postgresStore: invalid option postgres = <a mysql: URL>\. Use a postgres:\/\/ or postgresql:\/\/ URL/,
+      /^keyguard\/local: postgresStorage: invalid option postgres = <a mysql: URL>\. Use a postgres:\/\/ or postgresql:\/\/ URL/,
     );
   });
 });

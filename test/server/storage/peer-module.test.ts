@@ -18,7 +18,7 @@ describe("loadPeer", () => {
     );
     expect(err).toBeInstanceOf(LocalServiceConfigError);
     expect((err as Error).message).toBe(
-      'keyguard/local: the PostgreSQL store (postgres option, --postgres) needs the package "pg". Install it with: npm install pg',
+      'keyguard/server: the PostgreSQL store (postgres option, --postgres) needs the package "pg". Install it with: npm install pg',
     );
   });
 

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { exportState, LocalServiceConfigError, sqliteStore } from "keyguard/server";
+import { exportState, LocalServiceConfigError, sqliteStorage } from "keyguard/server";
 import { openConnection } from "../../../src/server/storage/sqlite/driver";
 import { start } from "../helpers";
 
@@ -62,7 +62,7 @@ describe("persistence across a restart", () => {
     const { migrationId } = await a.service.createKeyMigration();
     await a.close();
     // As an earlier keyguard stored it: without the rate-limit override permissions.
-    const store = await sqliteStore(dataFile);
+    const store = await sqliteStorage(dataFile);
     const [root] = Object.values((await exportState(store)).rootKeys);
     await store.transaction((tx) => tx.put("rootKeys", { ...root!, permissions: root!.permissions.filter((p) => !p.startsWith("ratelimit.")) }));
     await store.close();
@@ -122,7 +122,7 @@ describe("persistence across a restart", () => {
     const port = Number(new URL(holder.baseUrl).port);
     const fresh = join(dir, "never-written.db");
     await expect(start({ dataFile: fresh, port })).rejects.toThrow(/EADDRINUSE/);
-    const empty = await sqliteStore(fresh);
+    const empty = await sqliteStorage(fresh);
     expect(await empty.isEmpty()).toBe(true);
     await empty.close();
 
@@ -132,7 +132,7 @@ describe("persistence across a restart", () => {
     await first.close();
     // A new root key would be added to the file by a successful start.
     await expect(start({ dataFile: existing, port, rootKey: "root_unchangedKey2" })).rejects.toThrow(/EADDRINUSE/);
-    const again = await sqliteStore(existing);
+    const again = await sqliteStorage(existing);
     expect(await exportState(again)).toEqual(before);
     await again.close();
     await holder.close();
@@ -141,7 +141,7 @@ describe("persistence across a restart", () => {
 
 describe("a failing data file", () => {
   it("a read-only database answers 503 service_unavailable (never a 500), logs one line, keeps nothing, and recovers", async () => {
-    const store = await sqliteStore(join(dir, "readonly.db"));
+    const store = await sqliteStorage(join(dir, "readonly.db"));
     const logger = { warn: vi.fn(), error: vi.fn() };
     const s = await start({ store, logger, rootKey: "root_readOnlyDisk1" });
     const { key, keyId } = await s.createKey({
@@ -173,7 +173,7 @@ describe("a failing data file", () => {
   });
 
   it("a full disk answers 503 to what needs room, serves the rest, and recovers once there is room", async () => {
-    const store = await sqliteStore(join(dir, "full.db"));
+    const store = await sqliteStorage(join(dir, "full.db"));
     const s = await start({ store, rootKey: "root_fullDiskKey12" });
     const { key } = await s.createKey({ credits: { remaining: 100 } });
     const { page_count } = (await store.pragma("page_count")) as { page_count: number };

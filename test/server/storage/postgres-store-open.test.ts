@@ -5,11 +5,11 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { LocalServiceConfigError } from "../../../src/server/options";
 import { StoreUnavailableError } from "../../../src/server/storage/seam";
-import { postgresStore, type PostgresStoreOptions } from "../../../src/server/storage/postgres/store";
+import { postgresStorage, type PostgresStorageOptions } from "../../../src/server/storage/postgres/store";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
 
-describe("postgresStore options", () => {
-  it.each<[string, Partial<PostgresStoreOptions>, string]>([
+describe("postgresStorage options", () => {
+  it.each<[string, Partial<PostgresStorageOptions>, string]>([
     ["no postgres URL", { postgres: undefined }, "invalid option postgres = undefined. Pass a URL such as postgres://"],
     ["not a URL", { postgres: "pw-secret-but-no-url" }, "invalid option postgres = <not a URL>."],
     ["another database", { postgres: "mysql://u:pw-secret@db/x" }, "invalid option postgres = <a mysql: URL>. Use a postgres:// or postgresql:// URL"],
@@ -19,7 +19,7 @@ describe("postgresStore options", () => {
     ["a zero pool", { poolSize: 0 }, "invalid option poolSize = 0. Use a whole number 1..1000 (default 10)."],
     ["a tiny timeout", { timeoutMs: 5 }, "invalid option timeoutMs = 5."],
   ])("%s: LocalServiceConfigError, before any connection", async (_, over, message) => {
-    const err = await postgresStore({ postgres: "postgres://u:pw-secret@127.0.0.1:1/x", redis: "redis://127.0.0.1:1", ...over }).then(
+    const err = await postgresStorage({ postgres: "postgres://u:pw-secret@127.0.0.1:1/x", redis: "redis://127.0.0.1:1", ...over }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -29,14 +29,14 @@ describe("postgresStore options", () => {
   });
 
   it("an unknown option name: LocalServiceConfigError naming it and the near one, before any connection", async () => {
-    const err = await postgresStore({ postgres: "postgres://u:pw-secret@127.0.0.1:1/x", redis: "redis://127.0.0.1:1", poolsize: 3 } as never).then(
+    const err = await postgresStorage({ postgres: "postgres://u:pw-secret@127.0.0.1:1/x", redis: "redis://127.0.0.1:1", poolsize: 3 } as never).then(
       () => undefined,
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(LocalServiceConfigError);
     expect((err as LocalServiceConfigError).option).toBe("poolsize");
     expect((err as Error).message).toBe(
-      "keyguard/local: postgresStore: unknown option poolsize (did you mean poolSize?); the options are postgres, redis, schema, redisPrefix, poolSize, timeoutMs.",
+      "keyguard/server: postgresStorage: unknown option poolsize (did you mean poolSize?); the options are postgres, redis, schema, redisPrefix, poolSize, timeoutMs.",
     );
   });
 });
@@ -65,13 +65,13 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
   it("instances opening a new schema together apply each migration once", async () => {
     const ns = fresh();
     const stores = await Promise.all(
-      Array.from({ length: 4 }, () => postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix })),
+      Array.from({ length: 4 }, () => postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix })),
     );
     await Promise.all(stores.map((s) => s.close()));
     const rows = await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`);
     expect(rows.map((r) => r.version)).toEqual([1, 2, 3]);
     // Reopening an up-to-date schema changes nothing.
-    const again = await postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
+    const again = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
     await again.close();
     await again.close(); // twice is fine
     expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(3);
@@ -79,7 +79,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
 
   it("a schema at version 1 (before rate-limit namespaces) is brought to the latest version, keeping its records", async () => {
     const ns = fresh();
-    const open = () => postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
+    const open = () => postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
     const first = await open();
     await first.transaction((tx) => tx.put("workspaces", { id: "ws_v1", name: "kept", createdAt: 1 }));
     await first.close();
@@ -105,7 +105,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     const url = new URL(POSTGRES_URL);
     url.pathname = "/kg_no_such_database";
     url.password = "pw-secret";
-    const err = await postgresStore({ postgres: url.toString(), redis: REDIS_URL }).then(
+    const err = await postgresStorage({ postgres: url.toString(), redis: REDIS_URL }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -116,11 +116,11 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
 
   it("refuses a schema written by a newer keyguard", async () => {
     const ns = fresh();
-    const store = await postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
+    const store = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
     await store.close();
     await sql(`INSERT INTO "${ns.schema}".schema_migrations (version, name) VALUES (999, 'from the future')`);
-    await expect(postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix })).rejects.toThrow(
-      `keyguard/local: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (3). Upgrade keyguard.`,
+    await expect(postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix })).rejects.toThrow(
+      `keyguard/server: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (3). Upgrade keyguard.`,
     );
   });
 });

@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { sqliteStore } from "../../../src/server/storage/sqlite/store";
+import { sqliteStorage } from "../../../src/server/storage/sqlite/store";
 import { openConnection } from "../../../src/server/storage/sqlite/driver";
 import { exited, killChildren, run, serve, type Served } from "../../cli/cli-process";
 import { makeCall, type Call } from "../helpers";
@@ -102,7 +102,7 @@ describe("keyguard serve --data file.db", () => {
     const first = await serveData(file);
     const second = await run(["serve", "--port", "0", "--data", file, "--root-key-file", rootKeyFile]);
     expect(second.status).toBe(2);
-    expect(second.stderr).toContain(`keyguard: cannot start the local key service: keyguard/local: "${file}" is in use by another keyguard process`);
+    expect(second.stderr).toContain(`keyguard: cannot start the local key service: keyguard/server: "${file}" is in use by another keyguard process`);
     const call = makeCall(first.baseUrl, rootKey);
     const created = await call("keys.createKey", { apiId: first.apiId });
     expect(created.status).toBe(200);
@@ -121,7 +121,7 @@ describe("keyguard serve --data file.db", () => {
     reader.exec(`VACUUM INTO '${backup}'`);
     reader.close();
     expect((await call("keys.createKey", { apiId: served.apiId })).status).toBe(200);
-    const store = await sqliteStore(backup);
+    const store = await sqliteStorage(backup);
     try {
       for (const id of keyIds) expect((await store.direct.get("keys", id))?.id).toBe(id);
     } finally {

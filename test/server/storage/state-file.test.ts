@@ -2,13 +2,13 @@
 // an empty store, where every key, root key and relation keeps working.
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "keyguard";
-import { LocalServiceArgumentError, exportState, importState, memoryStore } from "keyguard/server";
+import { LocalServiceArgumentError, exportState, importState, memoryStorage } from "keyguard/server";
 import { storeUnderTest } from "../../support/store-under-test";
 import { start } from "../helpers";
 
 describe("exportState / importState", () => {
   it("a state exported from one store and imported into an empty one serves the same keys", async () => {
-    const source = (await storeUnderTest()) ?? memoryStore();
+    const source = (await storeUnderTest()) ?? memoryStorage();
     const a = await start({ store: source, rootKey: "root_exportImport1" });
     const { key, keyId } = await a.createKey({
       credits: { remaining: 5 },
@@ -33,7 +33,7 @@ describe("exportState / importState", () => {
     for (const secret of [key, "root_exportImport1"]) expect(text).not.toContain(secret);
     await source.close();
 
-    const target = memoryStore();
+    const target = memoryStorage();
     await importState(target, JSON.parse(text));
     const b = await start({ store: target, rootKey: "root_exportImport1" });
     expect(b.service.restored).toBe(true);
@@ -49,7 +49,7 @@ describe("exportState / importState", () => {
   });
 
   it("importState refuses a store that already holds a state, and keeps nothing of the attempt", async () => {
-    const store = memoryStore();
+    const store = memoryStorage();
     const s = await start({ store });
     const before = await exportState(store);
     const other = { ...before, apis: { api_new: { id: "api_new", workspaceId: s.workspaceId, name: "new", createdAt: 0 } } };
@@ -60,7 +60,7 @@ describe("exportState / importState", () => {
   });
 
   it("two services starting together on one empty store share one bootstrap", async () => {
-    const store = memoryStore();
+    const store = memoryStorage();
     const [x, y] = await Promise.all([
       start({ store, logger: silentLogger }),
       start({ store, logger: silentLogger }),

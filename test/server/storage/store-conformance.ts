@@ -12,16 +12,16 @@ import type {
   RatelimitOverrideRecord,
   RoleRecord,
   RootKeyRecord,
-  Store,
+  Storage,
   VerificationEvent,
 } from "../../../src/server/storage/seam";
 import { parseAnalyticsQuery } from "../../../src/server/analytics/query-check";
 
 const uid = (): string => randomBytes(6).toString("hex");
 
-export function describeStoreConformance(name: string, open: () => Promise<Store>, options: { skip?: string } = {}): void {
+export function describeStoreConformance(name: string, open: () => Promise<Storage>, options: { skip?: string } = {}): void {
   describe.skipIf(options.skip !== undefined)(`store conformance: ${name}`, () => {
-    let store: Store;
+    let store: Storage;
     beforeAll(async () => {
       store = await open();
     });

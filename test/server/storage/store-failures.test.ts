@@ -2,7 +2,7 @@
 // throttled log line per kind of failure, recovery once the store is back, and a write that fails
 // half-way keeps nothing. Faults are injected with a Store wrapper (see test/support/faulty-store).
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { StoreUnavailableError, memoryStore } from "keyguard/server";
+import { StoreUnavailableError, memoryStorage } from "keyguard/server";
 import { StoreFailureLog } from "../../../src/server/storage/store-failures";
 import { faultyStore, type FaultPlan } from "../../support/faulty-store";
 import { storeUnderTest } from "../../support/store-under-test";
@@ -13,7 +13,7 @@ let plan: FaultPlan = () => undefined;
 const logger = { warn: vi.fn(), error: vi.fn() };
 let inner: Awaited<ReturnType<typeof storeUnderTest>>;
 beforeAll(async () => {
-  inner = (await storeUnderTest()) ?? memoryStore();
+  inner = (await storeUnderTest()) ?? memoryStorage();
   s = await start({ store: faultyStore(inner, (call, args) => plan(call, args)), logger });
 });
 afterAll(async () => {

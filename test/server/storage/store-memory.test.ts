@@ -1,16 +1,16 @@
 // The memory backend: the store conformance suite, plus what only memory does (pruning counters,
 // loading a state, serialising transactions that await between steps).
 import { describe, expect, it } from "vitest";
-import { memoryStore } from "../../../src/server/storage/memory/store";
+import { memoryStorage } from "../../../src/server/storage/memory/store";
 import { describeStoreConformance } from "./store-conformance";
 
-describeStoreConformance("memory", async () => memoryStore());
+describeStoreConformance("memory", async () => memoryStorage());
 
 describe("memory store", () => {
   const D = 60_000;
 
   it("drops counters of windows that ended, at most once a minute of service time", async () => {
-    const store = memoryStore();
+    const store = memoryStorage();
     const t = Date.UTC(2025, 6, 1);
     for (let i = 0; i < 50; i++) {
       await store.direct.limit([{ counter: `ns/user_${i}/${D}`, limit: 5, duration: D, cost: 1 }], t);
@@ -33,7 +33,7 @@ describe("memory store", () => {
   });
 
   it("loads a state: records, indexes and the bootstrap", async () => {
-    const seed = memoryStore();
+    const seed = memoryStorage();
     await seed.transaction(async (tx) => {
       await tx.put("workspaces", { id: "ws_1", name: "w", createdAt: 0 });
       await tx.put("apis", { id: "api_1", workspaceId: "ws_1", name: "a", createdAt: 0 });
@@ -56,7 +56,7 @@ describe("memory store", () => {
       ratelimitOverrides: {},
       windows: {},
     };
-    const store = memoryStore(state);
+    const store = memoryStorage(state);
     expect((await store.direct.keyByHash("h1"))?.id).toBe("key_1");
     expect((await store.direct.find("keys", "ws_1", "apiId", "api_1")).map((k) => k.id)).toEqual(["key_1"]);
     expect(JSON.parse((await store.direct.getMeta("bootstrap"))!)).toEqual(state.bootstrap);
@@ -66,7 +66,7 @@ describe("memory store", () => {
   });
 
   it("a direct call waits for a running transaction, then sees its outcome", async () => {
-    const store = memoryStore();
+    const store = memoryStorage();
     const key = {
       id: "key_w", workspaceId: "ws", apiId: "api", hash: "hw", start: "sk", byteLength: 16, createdAt: 0,
       enabled: true, permissionIds: [], roleIds: [], ratelimits: [], credits: { remaining: 5, lastRefillAt: 0 },
@@ -88,7 +88,7 @@ describe("memory store", () => {
   });
 
   it("a transaction cannot be used after it ended", async () => {
-    const store = memoryStore();
+    const store = memoryStorage();
     let leaked: Parameters<Parameters<typeof store.transaction>[0]>[0] | undefined;
     await store.transaction(async (tx) => {
       leaked = tx;

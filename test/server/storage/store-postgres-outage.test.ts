@@ -2,8 +2,8 @@
 // server is a StoreUnavailableError (naming the server, never the URL's password), and the store
 // recovers by itself when the server is back.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StoreUnavailableError, type KeyRecord, type Store } from "../../../src/server/storage/seam";
-import { postgresStore } from "../../../src/server/storage/postgres/store";
+import { StoreUnavailableError, type KeyRecord, type Storage } from "../../../src/server/storage/seam";
+import { postgresStorage } from "../../../src/server/storage/postgres/store";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
 import { startTcpProxy, type TcpProxy } from "../../support/tcp-proxy";
 
@@ -36,7 +36,7 @@ describe.skipIf(skip !== undefined)("postgres + redis store outages", () => {
   const ns = isolatedNamespace();
   let pgProxy: TcpProxy;
   let redisProxy: TcpProxy;
-  let store: Store;
+  let store: Storage;
   const key: KeyRecord = {
     id: "key_outage",
     workspaceId: "ws_outage",
@@ -59,7 +59,7 @@ describe.skipIf(skip !== undefined)("postgres + redis store outages", () => {
     // Redis without a password rejects AUTH with one: keep the Redis URL password-free.
     const redisUrl = new URL(REDIS_URL);
     redisUrl.port = String(redisProxy.port);
-    store = await postgresStore({
+    store = await postgresStorage({
       postgres: through(POSTGRES_URL, pgProxy),
       redis: redisUrl.toString(),
       schema: ns.schema,
@@ -160,7 +160,7 @@ describe.skipIf(skip !== undefined)("postgres + redis store outages", () => {
 
   it("a start with PostgreSQL or Redis unreachable fails with StoreUnavailableError, password hidden", async () => {
     await pgProxy.stop();
-    const pgErr = await postgresStore({ postgres: through(POSTGRES_URL, pgProxy), redis: REDIS_URL, schema: ns.schema, timeoutMs: 1000 }).then(
+    const pgErr = await postgresStorage({ postgres: through(POSTGRES_URL, pgProxy), redis: REDIS_URL, schema: ns.schema, timeoutMs: 1000 }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -170,7 +170,7 @@ describe.skipIf(skip !== undefined)("postgres + redis store outages", () => {
     await redisProxy.stop();
     const redisUrl = new URL(REDIS_URL);
     redisUrl.port = String(redisProxy.port);
-    const redisErr = await postgresStore({ postgres: POSTGRES_URL, redis: redisUrl.toString(), schema: ns.schema, timeoutMs: 1000 }).then(
+    const redisErr = await postgresStorage({ postgres: POSTGRES_URL, redis: redisUrl.toString(), schema: ns.schema, timeoutMs: 1000 }).then(
       () => undefined,
       (e: unknown) => e,
     );

@@ -1,7 +1,7 @@
 // The store conformance suite on the PostgreSQL + Redis backend (real servers, own schema and
 // Redis prefix).
 import { afterAll } from "vitest";
-import { postgresStore } from "../../../src/server/storage/postgres/store";
+import { postgresStorage } from "../../../src/server/storage/postgres/store";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
 import { describeStoreConformance } from "./store-conformance";
 
@@ -13,6 +13,6 @@ afterAll(async () => {
 
 describeStoreConformance(
   "postgres + redis",
-  () => postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix }),
+  () => postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix }),
   skip === undefined ? {} : { skip },
 );

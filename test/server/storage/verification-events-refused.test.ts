@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Logger } from "keyguard";
-import { memoryStore, postgresStore, sqliteStore, StoreUnavailableError, type VerificationEvent } from "keyguard/server";
+import { memoryStorage, postgresStorage, sqliteStorage, StoreUnavailableError, type VerificationEvent } from "keyguard/server";
 import { parseAnalyticsQuery } from "../../../src/server/analytics/query-check";
 import { StoreFailureLog } from "../../../src/server/storage/store-failures";
 import { VerificationRecorder } from "../../../src/server/storage/verification-events";
@@ -57,7 +57,7 @@ function harness(poisoned: (e: VerificationEvent) => boolean = () => false) {
   const written: VerificationEvent[] = [];
   const calls: number[] = [];
   const plan = { failNext: 0, error: (): Error => new Error("test: the store refuses this value") };
-  const store = faultyStore(memoryStore(), (call, args) => {
+  const store = faultyStore(memoryStorage(), (call, args) => {
     if (call !== "appendVerifications") return undefined;
     const events = args[0] as VerificationEvent[];
     calls.push(events.length);
@@ -118,9 +118,9 @@ describe("verification events the store refuses", () => {
     ]);
     // One line when the batch was first refused, one for the drop, one when all is written again.
     expect(h.lines.map((l) => [l.level, l.message])).toEqual([
-      ["error", "keyguard/local: cannot write verification events; they are kept in memory and retried"],
+      ["error", "keyguard/server: cannot write verification events; they are kept in memory and retried"],
       ["error", expect.stringContaining("dropped verification events")],
-      ["warn", "keyguard/local: verification events are written again"],
+      ["warn", "keyguard/server: verification events are written again"],
     ]);
     expect(JSON.stringify(h.lines)).not.toContain(SECRET_TAG);
     // Newer events go through at once.
@@ -327,7 +327,7 @@ describe("a poison event on real databases", () => {
   it("SQLite: the good events of a batch holding an event it refuses (NOT NULL) arrive, in order, and lastUsedAt follows them", async () => {
     const dir = mkdtempSync(join(tmpdir(), "keyguard-refused-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const store = await sqliteStore(join(dir, "keys.db"));
+    const store = await sqliteStorage(join(dir, "keys.db"));
     cleanups.push(() => store.close());
     const errors: Array<Record<string, unknown>> = [];
     const logger: Logger = { warn: () => undefined, error: (fields) => void errors.push(fields) };
@@ -361,7 +361,7 @@ describe("a poison event on real databases", () => {
     // a bug: the recorder is fed directly, as the SQLite case above.
     const ns = isolatedNamespace();
     cleanups.push(() => ns.drop());
-    const store = await postgresStore({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema });
+    const store = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema });
     cleanups.push(() => store.close());
     const errors: Array<Record<string, unknown>> = [];
     const logger: Logger = { warn: () => undefined, error: (fields) => void errors.push(fields) };

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger, type Logger } from "keyguard";
-import { LocalServiceConfigError, StoreUnavailableError, createLocalKeyService, memoryStore, startLocalKeyService, type VerificationEvent } from "keyguard/server";
+import { LocalServiceConfigError, StoreUnavailableError, createLocalKeyService, memoryStorage, startLocalKeyService, type VerificationEvent } from "keyguard/server";
 import { StoreFailureLog } from "../../../src/server/storage/store-failures";
 import { VerificationRecorder } from "../../../src/server/storage/verification-events";
 import { faultyStore } from "../../support/faulty-store";
@@ -133,11 +133,11 @@ describe("verification events", () => {
 
   it("keeps events in memory while the store cannot take them, logs once, and writes them when it is back", async () => {
     let down = true;
-    const inner = memoryStore();
+    const inner = memoryStorage();
     const store = faultyStore(inner, (call) => (down && call === "appendVerifications" ? new Error("disk full") : undefined));
     const errors: string[] = [];
     const logger: Logger = { ...silentLogger, error: (_fields, msg) => void errors.push(msg), warn: () => undefined };
-    const s = await started({ store, logger });
+    const s = await started({ storage: store, logger });
     const k = await s.createKey();
     for (let i = 0; i < 3; i++) await s.verify(k.key);
     await s.service.flushVerifications();
@@ -152,10 +152,10 @@ describe("verification events", () => {
   it("reports an unavailable store through the service's failure log (one line per kind), and writes the events once it is back", async () => {
     let down = true;
     const message = "the database is unreachable (events test)";
-    const store = faultyStore(memoryStore(), (call) => (down && (call === "appendVerifications" || call === "deleteVerificationsBefore") ? new StoreUnavailableError(message) : undefined));
+    const store = faultyStore(memoryStorage(), (call) => (down && (call === "appendVerifications" || call === "deleteVerificationsBefore") ? new StoreUnavailableError(message) : undefined));
     const calls: Array<[unknown, string]> = [];
     const logger: Logger = { ...silentLogger, error: (fields, msg) => void calls.push([fields, msg]), warn: () => undefined };
-    const s = await started({ store, logger });
+    const s = await started({ storage: store, logger });
     const k = await s.createKey();
     for (let i = 0; i < 3; i++) await s.verify(k.key);
     await s.service.flushVerifications();
@@ -177,7 +177,7 @@ describe("verification events waiting for the store", () => {
   it("past 100,000 waiting drops the oldest (one warning with the count); a batch being written is never dropped or written twice", async () => {
     let down = true;
     const written: number[] = [];
-    const store = faultyStore(memoryStore(), (call, args) => {
+    const store = faultyStore(memoryStorage(), (call, args) => {
       if (call !== "appendVerifications") return undefined;
       if (down) return new Error("disk full");
       for (const e of args[0] as VerificationEvent[]) written.push(e.time);

@@ -5,7 +5,7 @@ import { evaluatePlan } from "../../analytics/evaluate";
 import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
 import { windowEnded } from "../../domain/sliding-window";
 import { stateMeta } from "../state-file";
-import { TABLE_NAMES, type LocalState, type Store, type StoreTx, type VerificationEvent } from "../seam";
+import { TABLE_NAMES, type LocalState, type Storage, type StorageTx, type VerificationEvent } from "../seam";
 import { MemoryTables, type AnyRecord } from "./tables";
 import { MemoryTx, copy, settle, type MemoryTxHost } from "./tx";
 import { Mutex } from "../mutex";
@@ -13,10 +13,10 @@ import { Mutex } from "../mutex";
 /** How often (in service-clock ms, as `limit` sees it) counters of ended windows are dropped. */
 const PRUNE_EVERY_MS = 60_000;
 
-/** The memory backend. `memoryStore()` makes one; `counterCount` is there for diagnostics and tests. */
-class MemoryStore implements Store, MemoryTxHost {
+/** The memory backend. `memoryStorage()` makes one; `counterCount` is there for diagnostics and tests. */
+class MemoryStore implements Storage, MemoryTxHost {
   readonly kind = "memory";
-  readonly direct: StoreTx;
+  readonly direct: StorageTx;
   private readonly data = new MemoryTables();
   private readonly mutex = new Mutex();
   private lastPrune = -Infinity;
@@ -31,7 +31,7 @@ class MemoryStore implements Store, MemoryTxHost {
     }
   }
 
-  async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
     await this.mutex.lock();
     const undo: Array<() => void> = [];
     const tx = new MemoryTx(this, this.data, undo);
@@ -98,6 +98,6 @@ class MemoryStore implements Store, MemoryTxHost {
  * A store that keeps everything in memory (lost on exit), optionally starting from a state
  * (e.g. one read from a file).
  */
-export function memoryStore(initial?: LocalState): MemoryStore {
+export function memoryStorage(initial?: LocalState): MemoryStore {
   return new MemoryStore(initial);
 }

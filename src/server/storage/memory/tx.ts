@@ -1,4 +1,4 @@
-// One view of the memory store's tables as a StoreTx: a transaction's (each write noted in an
+// One view of the memory store's tables as a StorageTx: a transaction's (each write noted in an
 // undo log) or `direct`'s (each call waits for no transaction to run, then runs synchronously).
 import { spendFrom } from "../../domain/credits";
 import { evaluateLimits, isLimitCounterOf } from "../../domain/sliding-window";
@@ -9,7 +9,7 @@ import type {
   LimitCheck,
   LimitState,
   SpendOutcome,
-  StoreTx,
+  StorageTx,
   TableName,
   Tables,
 } from "../seam";
@@ -47,7 +47,7 @@ export function settle<T>(fn: () => T): Promise<T> {
 }
 
 /** One view of the tables: a transaction's (with an undo log) or `direct`'s (without). */
-export class MemoryTx implements StoreTx {
+export class MemoryTx implements StorageTx {
   /** Set when the transaction ended: using it after that is a bug. */
   ended = false;
 
@@ -60,7 +60,7 @@ export class MemoryTx implements StoreTx {
 
   /** Runs a step: inside the transaction at once; on `direct` as soon as no transaction runs. */
   private step<T>(fn: () => T): Promise<T> {
-    if (this.ended) return Promise.reject(new Error("keyguard/local: memory store transaction used after it ended."));
+    if (this.ended) return Promise.reject(new Error("keyguard/server: memory store transaction used after it ended."));
     return this.undo ? settle(fn) : this.store.whenIdle(fn);
   }
 
@@ -125,7 +125,7 @@ export class MemoryTx implements StoreTx {
     return this.step(() => this.cascade(table, id));
   }
 
-  /** Deletes a record and what depends on it (see `StoreTx.delete`). */
+  /** Deletes a record and what depends on it (see `StorageTx.delete`). */
   private cascade(table: TableName, id: string): void {
     const record = this.data.get(table, id);
     if (!record) return;

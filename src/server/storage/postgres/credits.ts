@@ -4,7 +4,7 @@
 import type { DueRefill, SpendOutcome } from "../seam";
 import type { Query } from "./tx";
 
-/** `Store.spendCredits` over `query`; `keys` is the schema-qualified keys table. */
+/** `Storage.spendCredits` over `query`; `keys` is the schema-qualified keys table. */
 export async function spendCredits(
   query: Query,
   keys: string,

@@ -31,7 +31,7 @@ export const LAYOUTS: { readonly [T in TableName]: TableLayout } = {
 /** The column of an indexed field that `find`/`list` may filter on; throws for any other name. */
 export function filterColumn<T extends TableName>(table: T, field: IndexedFields[T]): string {
   const column = (FILTERS[table] as Record<string, string>)[field as string];
-  if (column === undefined) throw new TypeError(`keyguard/local: ${table} cannot be looked up by ${String(field)}.`);
+  if (column === undefined) throw new TypeError(`keyguard/server: ${table} cannot be looked up by ${String(field)}.`);
   return column;
 }
 

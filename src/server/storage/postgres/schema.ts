@@ -129,7 +129,7 @@ export async function migrate(client: PoolClient, schema: string): Promise<void>
     const current = rows[0]?.v ?? 0;
     if (current > SCHEMA_VERSION) {
       throw new Error(
-        `keyguard/local: the PostgreSQL schema ${schema} is at version ${current}, newer than this keyguard (${SCHEMA_VERSION}). Upgrade keyguard.`,
+        `keyguard/server: the PostgreSQL schema ${schema} is at version ${current}, newer than this keyguard (${SCHEMA_VERSION}). Upgrade keyguard.`,
       );
     }
     for (const m of MIGRATIONS) {

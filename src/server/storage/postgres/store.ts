@@ -9,7 +9,7 @@ import type { Redis, RedisOptions } from "ioredis";
 import { optionNames } from "../../../config-error";
 import { serviceChecks } from "../../options";
 import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
-import type { Store, StoreTx, VerificationEvent } from "../seam";
+import type { Storage, StorageTx, VerificationEvent } from "../seam";
 import { appendEvents, deleteEventsBefore, queryEvents } from "./events";
 import { loadPeer } from "../peer-module";
 import { migrate, quoteIdent } from "./schema";
@@ -17,7 +17,7 @@ import { PgTx, type Query } from "./tx";
 import { RedisLimits } from "./redis-limits";
 import { describeServer, storeError } from "../store-errors";
 
-export interface PostgresStoreOptions {
+export interface PostgresStorageOptions {
   /** PostgreSQL connection URL, e.g. `postgres://user:password@127.0.0.1:5432/keyguard`. Required. */
   postgres: string;
   /** Redis connection URL, e.g. `redis://127.0.0.1:6379/0`. Required. */
@@ -54,12 +54,12 @@ interface Config {
   timeoutMs: number;
 }
 
-const OPTION_NAMES = optionNames<PostgresStoreOptions>()({ postgres: true, redis: true, schema: true, redisPrefix: true, poolSize: true, timeoutMs: true });
-const check = serviceChecks("keyguard/local: postgresStore");
+const OPTION_NAMES = optionNames<PostgresStorageOptions>()({ postgres: true, redis: true, schema: true, redisPrefix: true, poolSize: true, timeoutMs: true });
+const check = serviceChecks("keyguard/server: postgresStorage");
 
-function parseConfig(input: PostgresStoreOptions): Config & { pgWhere: string; redisWhere: string } {
+function parseConfig(input: PostgresStorageOptions): Config & { pgWhere: string; redisWhere: string } {
   if (input === undefined) check.fail("options", "pass { postgres, redis }.");
-  const options = check.options(input, "Pass { postgres, redis }.") as unknown as PostgresStoreOptions;
+  const options = check.options(input, "Pass { postgres, redis }.") as unknown as PostgresStorageOptions;
   check.unknownNames(Object.keys(options), OPTION_NAMES);
   // Connection URLs hold passwords: only their kind is shown.
   const pgUrl = check.url("postgres", options.postgres, { protocols: ["postgres:", "postgresql:"], example: "postgres://user:password@127.0.0.1:5432/keyguard" });
@@ -90,7 +90,7 @@ function parseConfig(input: PostgresStoreOptions): Config & { pgWhere: string; r
  * Needs the packages `pg` and `ioredis` (optional peer dependencies). Throws
  * `LocalServiceConfigError` for a bad option, and for an unknown option name.
  */
-export async function postgresStore(options: PostgresStoreOptions): Promise<Store> {
+export async function postgresStorage(options: PostgresStorageOptions): Promise<Storage> {
   const config = parseConfig(options);
   const pg = await loadPeer<typeof PgModule>("pg", "the PostgreSQL store (postgres option, --postgres)", () => import("pg"));
   const ioredis = await loadPeer<typeof IoredisModule>("ioredis", "the PostgreSQL store's rate limits (redis option, --redis)", () => import("ioredis"));
@@ -140,9 +140,9 @@ export async function postgresStore(options: PostgresStoreOptions): Promise<Stor
   return new PostgresStore(pool, redis, config);
 }
 
-class PostgresStore implements Store {
+class PostgresStore implements Storage {
   readonly kind = "postgres";
-  readonly direct: StoreTx;
+  readonly direct: StorageTx;
   private readonly limits: RedisLimits;
   /** Statements on the pool, each alone. */
   private readonly pooled: Query;
@@ -180,7 +180,7 @@ class PostgresStore implements Store {
     return queryEvents(this.pooled, this.t, plan, scope);
   }
 
-  async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.attempt(fn);
@@ -192,7 +192,7 @@ class PostgresStore implements Store {
     }
   }
 
-  private async attempt<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+  private async attempt<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
     const { pgWhere } = this.config;
     const client: PoolClient = await this.pool.connect().catch((err: unknown) => {
       throw storeError(err, "postgres", pgWhere);

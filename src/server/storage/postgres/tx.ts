@@ -1,4 +1,4 @@
-// The StoreTx of the PostgreSQL + Redis backend over one connection (a transaction) or the pool
+// The StorageTx of the PostgreSQL + Redis backend over one connection (a transaction) or the pool
 // (`direct`). In a transaction every record read is locked (`SELECT … FOR UPDATE`) until it ends,
 // and lookups by an indexed value take an advisory lock on that value, so a check-then-insert
 // (a permission's slug, an identity's external id) cannot race another transaction.
@@ -10,7 +10,7 @@ import type {
   LimitState,
   RoleRecord,
   SpendOutcome,
-  StoreTx,
+  StorageTx,
   TableName,
   Tables,
 } from "../seam";
@@ -29,7 +29,7 @@ interface LinkRow {
   kind: "p" | "r";
 }
 
-export class PgTx implements StoreTx {
+export class PgTx implements StorageTx {
   /** A table's schema-qualified name. */
   private readonly t: (table: string) => string;
   /** Start of this schema's advisory-lock names. */
@@ -44,7 +44,7 @@ export class PgTx implements StoreTx {
     schema: string,
     private readonly limits: RedisLimits,
     private readonly locking: boolean,
-    private readonly atomically?: (fn: (tx: StoreTx) => Promise<void>) => Promise<void>,
+    private readonly atomically?: (fn: (tx: StorageTx) => Promise<void>) => Promise<void>,
   ) {
     const s = quoteIdent(schema);
     this.t = (table) => `${s}.${table}`;

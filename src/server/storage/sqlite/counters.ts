@@ -16,7 +16,7 @@ const REFILL_ONLY =
   "WHERE id = ? AND credits_remaining IS NOT NULL AND credits_last_refill_at < ? RETURNING credits_remaining AS remaining";
 const BALANCE_OF = "SELECT credits_remaining AS remaining FROM keys WHERE id = ?";
 
-/** `StoreTx.spendCredits`: the charge is one statement; a refused charge still applies a due refill. */
+/** `StorageTx.spendCredits`: the charge is one statement; a refused charge still applies a due refill. */
 export function spendCredits(t: SqliteTables, keyId: string, cost: number, now: number, refill: DueRefill | undefined): SpendOutcome | undefined {
   const b = refill?.boundary ?? null;
   const amount = refill?.amount ?? null;
@@ -36,7 +36,7 @@ const WRITE_COUNTER =
 const PRUNE = "DELETE FROM counters WHERE counter IN (SELECT counter FROM counters WHERE expires_at <= ? LIMIT 1000)";
 
 /**
- * `StoreTx.limit`: reads the counters, decides with the shared sliding-window math and, when
+ * `StorageTx.limit`: reads the counters, decides with the shared sliding-window math and, when
  * every check passes, writes them all inside `atomically`.
  */
 export function chargeLimits(
@@ -70,7 +70,7 @@ export function pruneCounters(t: SqliteTables, now: number): void {
   t.stmt(PRUNE).run(now);
 }
 
-/** `StoreTx.dropCounters`. A limit's counters are "<id>/<duration>": the key range ["<id>/", "<id>0"). */
+/** `StorageTx.dropCounters`. A limit's counters are "<id>/<duration>": the key range ["<id>/", "<id>0"). */
 export function dropCounters(t: SqliteTables, target: { limitIds: readonly string[] } | { owner: string }): void {
   if ("owner" in target) {
     t.stmt("DELETE FROM counters WHERE owner = ?").run(target.owner);

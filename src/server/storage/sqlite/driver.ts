@@ -34,7 +34,7 @@ export function hasNodeSqlite(version: string = process.versions.node): boolean 
 }
 
 const MISSING =
-  "keyguard/local: the SQLite store needs a SQLite driver: Node.js 22.13 or later (node:sqlite), " +
+  "keyguard/server: the SQLite store needs a SQLite driver: Node.js 22.13 or later (node:sqlite), " +
   "or the better-sqlite3 package. Install it with: npm install better-sqlite3";
 
 type Loader = (name: string) => Promise<unknown>;
@@ -63,7 +63,7 @@ async function openBetterSqlite3(file: string, load: Loader): Promise<NativeData
     const message = (err as Error).message ?? "";
     if ((err as { code?: string }).code === "ERR_DLOPEN_FAILED" || /NODE_MODULE_VERSION|did not self-register/.test(message)) {
       throw new LocalServiceConfigError(
-        `keyguard/local: better-sqlite3 cannot load on Node.js ${process.version} (its native module was built for another ` +
+        `keyguard/server: better-sqlite3 cannot load on Node.js ${process.version} (its native module was built for another ` +
           "version). Rebuild it: npm rebuild better-sqlite3",
       );
     }
@@ -79,7 +79,7 @@ export async function openConnection(file: string, driver?: SqliteDriverName, lo
   const name: SqliteDriverName = driver ?? (hasNodeSqlite() ? "node:sqlite" : "better-sqlite3");
   if (name === "node:sqlite" && !hasNodeSqlite()) {
     throw new LocalServiceConfigError(
-      `keyguard/local: the SQLite driver node:sqlite needs Node.js 22.13 or later (this is ${process.version}). ` +
+      `keyguard/server: the SQLite driver node:sqlite needs Node.js 22.13 or later (this is ${process.version}). ` +
         "Use better-sqlite3 instead: npm install better-sqlite3",
     );
   }

@@ -25,7 +25,7 @@ export async function lockDataFile(file: string, driver: SqliteDriverName | unde
     const code = sqliteCode(err);
     if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") {
       throw new LocalServiceConfigError(
-        `keyguard/local: ${JSON.stringify(file)} is in use by another keyguard process (locked through ` +
+        `keyguard/server: ${JSON.stringify(file)} is in use by another keyguard process (locked through ` +
           `${JSON.stringify(`${file}-lock`)}). One process serves a SQLite data file: stop the other one first, ` +
           "or use PostgreSQL + Redis to run several instances.",
       );

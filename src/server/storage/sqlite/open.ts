@@ -61,12 +61,12 @@ export function warnIfReadable(file: string, logger: Logger): void {
   for (const suffix of SIBLINGS) {
     const path = `${file}${suffix}`;
     if (existsSync(path) && (statSync(path).mode & 0o077) !== 0) {
-      logger.warn({ file: path }, `keyguard/local: ${path} can be read by other users; restrict it with: chmod 600 ${path}`);
+      logger.warn({ file: path }, `keyguard/server: ${path} can be read by other users; restrict it with: chmod 600 ${path}`);
     }
   }
   const dir = dirname(resolve(file));
   if (existsSync(dir) && (statSync(dir).mode & 0o007) !== 0) {
-    logger.warn({ directory: dir }, `keyguard/local: the directory ${dir} of the data file can be entered by other users; restrict it with: chmod o-rwx ${dir}`);
+    logger.warn({ directory: dir }, `keyguard/server: the directory ${dir} of the data file can be entered by other users; restrict it with: chmod o-rwx ${dir}`);
   }
 }
 
@@ -85,11 +85,11 @@ export function checkFileKind(file: string): void {
   const name = JSON.stringify(file);
   if (/^\s*\{/.test(head.toString("utf8", 0, n))) {
     throw new LocalServiceConfigError(
-      `keyguard/local: ${name} is a JSON state file of an earlier keyguard, not a SQLite database. ` +
+      `keyguard/server: ${name} is a JSON state file of an earlier keyguard, not a SQLite database. ` +
         `Import it once into a new SQLite file: keyguard migrate ${file} --data <new-file.db>`,
     );
   }
-  throw new LocalServiceConfigError(`keyguard/local: ${name} is not a SQLite database. Use another path.`);
+  throw new LocalServiceConfigError(`keyguard/server: ${name} is not a SQLite database. Use another path.`);
 }
 
 /**
@@ -138,7 +138,7 @@ export async function openDataFile(file: string, settings: ConnectionSettings): 
     db.exec(`PRAGMA busy_timeout = ${settings.busyTimeoutMs}`);
     const mode = db.prepare("PRAGMA journal_mode = WAL").get();
     if (String(mode?.journal_mode).toLowerCase() !== "wal") {
-      throw new LocalServiceConfigError(`keyguard/local: cannot switch the SQLite data file ${JSON.stringify(file)} to WAL mode.`);
+      throw new LocalServiceConfigError(`keyguard/server: cannot switch the SQLite data file ${JSON.stringify(file)} to WAL mode.`);
     }
     // In WAL mode NORMAL syncs at checkpoints only: a commit is in the OS before it is acknowledged.
     db.exec(`PRAGMA synchronous = ${settings.synchronous.toUpperCase()}`);
@@ -157,7 +157,7 @@ export async function openDataFile(file: string, settings: ConnectionSettings): 
     db.close();
     const reason = unavailableReason(err);
     if (reason !== undefined) {
-      throw new LocalServiceConfigError(`keyguard/local: cannot use the SQLite data file ${JSON.stringify(file)}: ${reason}.`);
+      throw new LocalServiceConfigError(`keyguard/server: cannot use the SQLite data file ${JSON.stringify(file)}: ${reason}.`);
     }
     throw err;
   }

@@ -118,14 +118,14 @@ export function migrate(db: SqlConnection, file: string): void {
   if (version === 0) {
     const tables = Number(db.prepare("SELECT count(*) AS n FROM sqlite_schema").get()?.n ?? 0);
     if (tables > 0 && appId !== APPLICATION_ID) {
-      throw new LocalServiceConfigError(`keyguard/local: ${name} is a SQLite database of another program. Use another path.`);
+      throw new LocalServiceConfigError(`keyguard/server: ${name} is a SQLite database of another program. Use another path.`);
     }
   } else if (appId !== APPLICATION_ID) {
-    throw new LocalServiceConfigError(`keyguard/local: ${name} is a SQLite database of another program. Use another path.`);
+    throw new LocalServiceConfigError(`keyguard/server: ${name} is a SQLite database of another program. Use another path.`);
   }
   if (version > MIGRATIONS.length) {
     throw new LocalServiceConfigError(
-      `keyguard/local: ${name} has schema version ${version}, written by a newer keyguard; this one knows up to ` +
+      `keyguard/server: ${name} has schema version ${version}, written by a newer keyguard; this one knows up to ` +
         `${MIGRATIONS.length}. Upgrade keyguard, or restore a backup made by this version.`,
     );
   }

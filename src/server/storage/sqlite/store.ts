@@ -5,7 +5,7 @@
 import { optionNames } from "../../../config-error";
 import { LocalServiceConfigError, serviceChecks } from "../../options";
 import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
-import { StoreUnavailableError, type Store, type StoreTx, type VerificationEvent } from "../seam";
+import { StoreUnavailableError, type Storage, type StorageTx, type VerificationEvent } from "../seam";
 import { Mutex } from "../mutex";
 import { startCheckpointer, type Checkpointer } from "./checkpointer";
 import { chargeLimits, dropCounters, pruneCounters, spendCredits } from "./counters";
@@ -15,7 +15,7 @@ import { lockDataFile } from "./lock";
 import { checkFileKind, createPrivately, FileIdentity, openDataFile, unavailableReason, type ConnectionSettings } from "./open";
 import { SqliteTables } from "./tables";
 
-export interface SqliteStoreOptions {
+export interface SqliteStorageOptions {
   /** The driver. Default: `node:sqlite` when the runtime has it (Node >= 22.13), else `better-sqlite3`. */
   driver?: SqliteDriverName;
   /**
@@ -32,8 +32,8 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
 }
 
-/** A SQLite store (see `sqliteStore`). */
-export interface SqliteStore extends Store {
+/** A SQLite store (see `sqliteStorage`). */
+export interface SqliteStorage extends Storage {
   readonly kind: "sqlite";
   readonly file: string;
   readonly driver: SqliteDriverName;
@@ -46,8 +46,8 @@ export interface SqliteStore extends Store {
   pragma(name: string, value?: number | string): Promise<unknown>;
 }
 
-const OPTION_NAMES = optionNames<SqliteStoreOptions>()({ driver: true, synchronous: true, busyTimeoutMs: true });
-const check = serviceChecks("keyguard/local: sqliteStore");
+const OPTION_NAMES = optionNames<SqliteStorageOptions>()({ driver: true, synchronous: true, busyTimeoutMs: true });
+const check = serviceChecks("keyguard/server: sqliteStorage");
 
 /**
  * Opens (creating when absent) the SQLite data file `file`: takes its lock (one process per file),
@@ -55,7 +55,7 @@ const check = serviceChecks("keyguard/local: sqliteStore");
  * of the wrong kind, one in use by another process, when no SQLite driver is installed, and for an
  * unknown option name (a misspelled `synchronous` must not leave the file less durable than asked).
  */
-export async function sqliteStore(file: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
+export async function sqliteStorage(file: string, options: SqliteStorageOptions = {}): Promise<SqliteStorage> {
   if (typeof file !== "string" || file.trim() === "" || file === ":memory:") {
     check.invalid("file", file, "Pass the path of a file (not :memory:); it is created when absent.");
   }
@@ -80,12 +80,12 @@ export async function sqliteStore(file: string, options: SqliteStoreOptions = {}
       // With the worker checkpointing, the automatic checkpoint is only a safety net (~80 MB of WAL).
       db.exec(`PRAGMA wal_autocheckpoint = ${SAFETY_NET_CHECKPOINT_PAGES}`);
     }
-    return new SqliteStoreImpl(file, db, lock, identity, checkpointer);
+    return new SqliteStorageImpl(file, db, lock, identity, checkpointer);
   } catch (err) {
     await releaseInReverse(acquired);
     if (err instanceof LocalServiceConfigError) throw err;
     throw new LocalServiceConfigError(
-      `keyguard/local: cannot open the SQLite data file ${JSON.stringify(file)}: ${(err as Error).message}. ` +
+      `keyguard/server: cannot open the SQLite data file ${JSON.stringify(file)}: ${(err as Error).message}. ` +
         "Check that its directory exists and is writable.",
     );
   }
@@ -106,10 +106,10 @@ const PRUNE_EVERY_MS = 60_000;
 const CHECKPOINT_EVERY_MS = 250;
 const SAFETY_NET_CHECKPOINT_PAGES = 20_000;
 
-class SqliteStoreImpl implements SqliteStore {
+class SqliteStorageImpl implements SqliteStorage {
   readonly kind = "sqlite" as const;
   readonly driver: SqliteDriverName;
-  readonly direct: StoreTx;
+  readonly direct: StorageTx;
   private readonly tables: SqliteTables;
   private readonly mutex = new Mutex();
   private inTransaction = false;
@@ -129,11 +129,11 @@ class SqliteStoreImpl implements SqliteStore {
     this.direct = this.txApi(<T>(fn: () => T) => this.exclusive(fn));
   }
 
-  async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
     await this.enter();
     let open = true;
     const tx = this.txApi(async <R>(call: () => R) => {
-      if (!open) throw new Error("keyguard/local: a store transaction was used after it ended");
+      if (!open) throw new Error("keyguard/server: a store transaction was used after it ended");
       return this.guard(call);
     });
     try {
@@ -195,10 +195,10 @@ class SqliteStoreImpl implements SqliteStore {
   }
 
   /**
-   * The StoreTx methods over `run`, which decides where each call runs (in the caller's
+   * The StorageTx methods over `run`, which decides where each call runs (in the caller's
    * transaction, or alone). A write of several statements is a transaction of its own when alone.
    */
-  private txApi(run: <T>(fn: () => T) => Promise<T>): StoreTx {
+  private txApi(run: <T>(fn: () => T) => Promise<T>): StorageTx {
     const write = <T>(fn: () => T) => run(() => this.atomically(fn));
     return {
       get: (table, id) => run(() => this.tables.get(table, id)),

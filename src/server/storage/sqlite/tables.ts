@@ -180,7 +180,7 @@ export class SqliteTables {
     targets.forEach((target, position) => insert.run(id, position, target));
   }
 
-  /** Deletes a record and what depends on it, as `StoreTx.delete` documents. */
+  /** Deletes a record and what depends on it, as `StorageTx.delete` documents. */
   delete(table: TableName, id: string): void {
     const run = (sql: string, ...params: SqlValue[]) => this.stmt(sql).run(...params);
     switch (table) {

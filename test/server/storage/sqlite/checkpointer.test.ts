@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { sqliteStore } from "../../../../src/server/storage/sqlite/store";
+import { sqliteStorage } from "../../../../src/server/storage/sqlite/store";
 import { startCheckpointer } from "../../../../src/server/storage/sqlite/checkpointer";
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-checkpointer-"));
@@ -24,7 +24,7 @@ async function appearsIn(file: string, text: string, ms: number): Promise<boolea
 describe("checkpoint worker", () => {
   it("copies a write from the WAL into the data file while the store is open", async () => {
     const file = join(dir, "checkpoints.db");
-    const store = await sqliteStore(file);
+    const store = await sqliteStorage(file);
     try {
       // Started: the store's own automatic checkpoint is only the safety net.
       expect(await store.pragma("wal_autocheckpoint")).toEqual({ wal_autocheckpoint: 20_000 });
@@ -40,7 +40,7 @@ describe("checkpoint worker", () => {
   it("stops, and a second stop after the worker has exited resolves too", async () => {
     const file = join(dir, "stop-twice.db");
     // The driver this runtime's store picks (better-sqlite3 on Node 20, node:sqlite where its native module cannot load).
-    const store = await sqliteStore(file);
+    const store = await sqliteStorage(file);
     const driver = store.driver;
     await store.close();
     const before = runningWorkers();

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { LocalServiceConfigError } from "../../../../src/server/options";
-import { sqliteStore } from "../../../../src/server/storage/sqlite/store";
+import { sqliteStorage } from "../../../../src/server/storage/sqlite/store";
 import type * as SqliteOpen from "../../../../src/server/storage/sqlite/open";
 
 const fault = vi.hoisted(() => ({ on: false }));
@@ -43,14 +43,14 @@ describe("a SQLite open that fails after the checkpoint worker started", () => {
     const workersBefore = runningWorkers();
     fault.on = true;
     try {
-      await expect(sqliteStore(file)).rejects.toThrow(LocalServiceConfigError);
-      await expect(sqliteStore(file)).rejects.toThrow(/cannot open the SQLite data file .*injected: PRAGMA refused/);
+      await expect(sqliteStorage(file)).rejects.toThrow(LocalServiceConfigError);
+      await expect(sqliteStorage(file)).rejects.toThrow(/cannot open the SQLite data file .*injected: PRAGMA refused/);
     } finally {
       fault.on = false;
     }
     expect(runningWorkers()).toBe(workersBefore);
     // The lock and the connection are closed: the file opens again, with its checkpoint worker.
-    const store = await sqliteStore(file);
+    const store = await sqliteStorage(file);
     try {
       expect(runningWorkers()).toBe(workersBefore + 1);
       expect(await store.pragma("wal_autocheckpoint")).toEqual({ wal_autocheckpoint: 20_000 });

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { StoreUnavailableError, type KeyRecord } from "../../../../src/server/storage/seam";
-import { sqliteStore, type SqliteStore } from "../../../../src/server/storage/sqlite/store";
+import { sqliteStorage, type SqliteStorage } from "../../../../src/server/storage/sqlite/store";
 import { APPLICATION_ID, MIGRATIONS } from "../../../../src/server/storage/sqlite/schema";
 import { hasNodeSqlite, openConnection } from "../../../../src/server/storage/sqlite/driver";
 import { LocalServiceConfigError } from "../../../../src/server/options";
@@ -14,7 +14,7 @@ import { LocalServiceConfigError } from "../../../../src/server/options";
 const dir = mkdtempSync(join(tmpdir(), "keyguard-sqlite-"));
 let n = 0;
 const fresh = (): string => join(dir, `s${++n}.db`);
-const opened: SqliteStore[] = [];
+const opened: SqliteStorage[] = [];
 const children: ChildProcess[] = [];
 afterEach(async () => {
   for (const s of opened.splice(0)) await s.close();
@@ -22,8 +22,8 @@ afterEach(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function open(file: string): Promise<SqliteStore> {
-  const s = await sqliteStore(file);
+async function open(file: string): Promise<SqliteStorage> {
+  const s = await sqliteStorage(file);
   opened.push(s);
   return s;
 }
@@ -47,7 +47,7 @@ const key = (id: string, over: Partial<KeyRecord> = {}): KeyRecord => ({
 describe("the SQLite data file", () => {
   it("keeps what was committed across a close and a reopen, at the latest schema version", async () => {
     const file = fresh();
-    const a = await sqliteStore(file);
+    const a = await sqliteStorage(file);
     await a.transaction(async (tx) => {
       await tx.put("keys", key("key_1", { permissionIds: ["perm_b", "perm_a"] }));
       await tx.setMeta("bootstrap", "{}");
@@ -68,38 +68,38 @@ describe("the SQLite data file", () => {
   it("refuses a JSON state file of an earlier version, naming keyguard migrate", async () => {
     const file = join(dir, "state.json");
     writeFileSync(file, JSON.stringify({ version: 1, workspaces: {} }));
-    await expect(sqliteStore(file)).rejects.toThrow(/is a JSON state file of an earlier keyguard.*keyguard migrate .*state\.json --data/);
+    await expect(sqliteStorage(file)).rejects.toThrow(/is a JSON state file of an earlier keyguard.*keyguard migrate .*state\.json --data/);
   });
 
   it("refuses files that are not keyguard databases, and a schema newer than it knows", async () => {
     const text = fresh();
     writeFileSync(text, "hello, not a database at all");
-    await expect(sqliteStore(text)).rejects.toMatchObject({ code: "LOCAL_SERVICE_CONFIG_ERROR", message: expect.stringMatching(/is not a SQLite database/) });
+    await expect(sqliteStorage(text)).rejects.toMatchObject({ code: "LOCAL_SERVICE_CONFIG_ERROR", message: expect.stringMatching(/is not a SQLite database/) });
 
     const foreign = fresh();
     const other = await openConnection(foreign);
     other.exec("CREATE TABLE invoices (id INTEGER PRIMARY KEY)");
     other.close();
-    await expect(sqliteStore(foreign)).rejects.toThrow(/a SQLite database of another program/);
+    await expect(sqliteStorage(foreign)).rejects.toThrow(/a SQLite database of another program/);
 
     const newer = fresh();
-    await (await sqliteStore(newer)).close();
+    await (await sqliteStorage(newer)).close();
     const db = await openConnection(newer);
     db.exec("PRAGMA user_version = 99");
     db.close();
-    await expect(sqliteStore(newer)).rejects.toThrow(/schema version 99, written by a newer keyguard; this one knows up to 3/);
+    await expect(sqliteStorage(newer)).rejects.toThrow(/schema version 99, written by a newer keyguard; this one knows up to 3/);
   });
 
   it("brings a version 2 file (before verification events) to version 3, keeping its records", async () => {
     const file = fresh();
-    const first = await sqliteStore(file);
+    const first = await sqliteStorage(file);
     await first.transaction((tx) => tx.put("workspaces", { id: "ws_v2", name: "kept", createdAt: 1 }));
     await first.close();
     // As version 2 left it.
     const db = await openConnection(file);
     db.exec("DROP TABLE key_verifications; DROP TABLE key_last_used; PRAGMA user_version = 2");
     db.close();
-    const upgraded = await sqliteStore(file);
+    const upgraded = await sqliteStorage(file);
     try {
       expect(await upgraded.direct.get("workspaces", "ws_v2")).toEqual({ id: "ws_v2", name: "kept", createdAt: 1 });
       const event = { time: 5, workspaceId: "ws_v2", keySpaceId: "api_1", keyId: "key_1", identityId: "", externalId: "", outcome: "VALID", tags: ["t"], spentCredits: 0, requestId: "req_1", region: "local" };
@@ -112,29 +112,29 @@ describe("the SQLite data file", () => {
   });
 
   it("rejects bad options with a message naming them", async () => {
-    await expect(sqliteStore("")).rejects.toThrow('keyguard/local: sqliteStore: invalid option file = "". Pass the path of a file (not :memory:)');
-    await expect(sqliteStore(":memory:")).rejects.toThrow(/invalid option file = ":memory:"\. Pass the path of a file/);
-    await expect(sqliteStore(fresh(), { synchronous: "off" as "full" })).rejects.toThrow(/synchronous = "off"/);
-    await expect(sqliteStore(fresh(), { busyTimeoutMs: -1 })).rejects.toThrow(/busyTimeoutMs = -1/);
-    await expect(sqliteStore(fresh(), { driver: "sqlite3" as "node:sqlite" })).rejects.toThrow(/driver = "sqlite3". Use "node:sqlite" or "better-sqlite3"/);
+    await expect(sqliteStorage("")).rejects.toThrow('keyguard/server: sqliteStorage: invalid option file = "". Pass the path of a file (not :memory:)');
+    await expect(sqliteStorage(":memory:")).rejects.toThrow(/invalid option file = ":memory:"\. Pass the path of a file/);
+    await expect(sqliteStorage(fresh(), { synchronous: "off" as "full" })).rejects.toThrow(/synchronous = "off"/);
+    await expect(sqliteStorage(fresh(), { busyTimeoutMs: -1 })).rejects.toThrow(/busyTimeoutMs = -1/);
+    await expect(sqliteStorage(fresh(), { driver: "sqlite3" as "node:sqlite" })).rejects.toThrow(/driver = "sqlite3". Use "node:sqlite" or "better-sqlite3"/);
   });
 
   it("refuses an unknown option name before opening the file, suggesting the near one", async () => {
     // A misspelled durability option must not leave the file at synchronous=NORMAL without a word.
     const file = fresh();
-    const err = await sqliteStore(file, { synchronus: "full" } as never).then(
+    const err = await sqliteStorage(file, { synchronus: "full" } as never).then(
       () => undefined,
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(LocalServiceConfigError);
     expect((err as LocalServiceConfigError).option).toBe("synchronus");
     expect((err as Error).message).toBe(
-      "keyguard/local: sqliteStore: unknown option synchronus (did you mean synchronous?); the options are driver, synchronous, busyTimeoutMs.",
+      "keyguard/server: sqliteStorage: unknown option synchronus (did you mean synchronous?); the options are driver, synchronous, busyTimeoutMs.",
     );
     expect(existsSync(file)).toBe(false);
-    await expect(sqliteStore(fresh(), { busyTimeoutMs: 10, walMode: true } as never)).rejects.toThrow(/unknown option walMode;/);
-    await expect(sqliteStore(fresh(), "full" as never)).rejects.toThrow(/invalid option options = "full"/);
-    const ok = await sqliteStore(file, { synchronous: "full" });
+    await expect(sqliteStorage(fresh(), { busyTimeoutMs: 10, walMode: true } as never)).rejects.toThrow(/unknown option walMode;/);
+    await expect(sqliteStorage(fresh(), "full" as never)).rejects.toThrow(/invalid option options = "full"/);
+    const ok = await sqliteStorage(file, { synchronous: "full" });
     opened.push(ok);
     expect(await ok.pragma("synchronous")).toEqual({ synchronous: 2 });
   });
@@ -189,7 +189,7 @@ describe("file modes", () => {
     const logger = { warn: (_f: unknown, msg?: string) => void warnings.push(msg ?? ""), error: () => undefined };
     const service = await createLocalKeyService({ dataFile: file, logger });
     await service.close();
-    expect(warnings).toContain(`keyguard/local: ${file} can be read by other users; restrict it with: chmod 600 ${file}`);
+    expect(warnings).toContain(`keyguard/server: ${file} can be read by other users; restrict it with: chmod 600 ${file}`);
     expect(warnings.some((w) => w.includes(`the directory ${open} of the data file can be entered by other users`))).toBe(true);
     // The lock file is new, so it is private; nothing else warned.
     expect(warnings.filter((w) => w.includes("-lock"))).toEqual([]);
@@ -215,10 +215,10 @@ describe("the SQLite driver", () => {
     const err = await openConnection(fresh(), "better-sqlite3", missing).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LocalServiceConfigError);
     expect((err as Error).message).toBe(
-      "keyguard/local: the SQLite store needs a SQLite driver: Node.js 22.13 or later (node:sqlite), or the better-sqlite3 package. " +
+      "keyguard/server: the SQLite store needs a SQLite driver: Node.js 22.13 or later (node:sqlite), or the better-sqlite3 package. " +
         "Install it with: npm install better-sqlite3",
     );
-    if (!hasNodeSqlite()) await expect(sqliteStore(fresh(), { driver: "node:sqlite" })).rejects.toThrow(/node:sqlite needs Node\.js 22\.13 or later.*npm install better-sqlite3/);
+    if (!hasNodeSqlite()) await expect(sqliteStorage(fresh(), { driver: "node:sqlite" })).rejects.toThrow(/node:sqlite needs Node\.js 22\.13 or later.*npm install better-sqlite3/);
   });
 });
 
@@ -226,7 +226,7 @@ describe("one process per data file", () => {
   it("a second opener in this process is refused", async () => {
     const file = fresh();
     await open(file);
-    await expect(sqliteStore(file)).rejects.toThrow(/is in use by another keyguard process/);
+    await expect(sqliteStorage(file)).rejects.toThrow(/is in use by another keyguard process/);
   });
 
   it("a second process is refused with a clear message while the first keeps working; a kill -9 frees the file", async () => {
@@ -241,7 +241,7 @@ describe("one process per data file", () => {
 
     const holder = await openInChild(file);
     expect(holder.line).toBe("OPEN");
-    await expect(sqliteStore(file)).rejects.toThrow(/in use by another keyguard process/);
+    await expect(sqliteStorage(file)).rejects.toThrow(/in use by another keyguard process/);
     holder.child.kill("SIGKILL");
     await new Promise((r) => holder.child.once("exit", r));
     const again = await open(file);
@@ -361,7 +361,7 @@ describe("transactions and direct calls", () => {
 
   it("a transaction's handle cannot be used after it ended", async () => {
     const store = await open(fresh());
-    let leaked: Parameters<Parameters<SqliteStore["transaction"]>[0]>[0] | undefined;
+    let leaked: Parameters<Parameters<SqliteStorage["transaction"]>[0]>[0] | undefined;
     await store.transaction(async (tx) => {
       leaked = tx;
     });
