@@ -43,7 +43,7 @@ describe("optionChecks: the entry point's error", () => {
   });
 
   it("takes a function building the error when the class has other arguments", () => {
-    const local = optionChecks("keyguard/local", (option, message, details) => new LocalServiceConfigError(message, { ...details, option }));
+    const local = optionChecks("keyguard/server", (option, message, details) => new LocalServiceConfigError(message, { ...details, option }));
     const e = thrown(() => local.boolean("storeKeys", "yes", false));
     expect(e).toBeInstanceOf(LocalServiceConfigError);
     expect(e).toMatchObject({ code: "LOCAL_SERVICE_CONFIG_ERROR", option: "storeKeys", shown: '"yes"', fix: "Pass true or false." });

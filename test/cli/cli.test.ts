@@ -145,7 +145,7 @@ describe("keyguard serve", () => {
       expect(res.status, args.join(" ")).toBe(2);
       expect(res.stderr).toMatch(message);
       expect(res.stderr).not.toContain("short");
-      expect(res.stderr).not.toMatch(/keyguard\/local:|invalid option/);
+      expect(res.stderr).not.toMatch(/keyguard\/(local|server):|invalid option/);
     });
   });
 

@@ -91,7 +91,7 @@ describe("startLocalKeyService", () => {
       );
     }
     vi.stubEnv("UNKEY_ROOT_KEY", "root_ключ_12345");
-    await expect(createLocalKeyService({ logger: silentLogger })).rejects.toThrow(/^keyguard\/local: invalid option UNKEY_ROOT_KEY = <hidden>\. Use 8\.\.512 visible ASCII/);
+    await expect(createLocalKeyService({ logger: silentLogger })).rejects.toThrow(/^keyguard\/server: invalid option UNKEY_ROOT_KEY = <hidden>\. Use 8\.\.512 visible ASCII/);
     vi.unstubAllEnvs();
     for (const rootKey of ["root_!~{}12", "r".repeat(512)]) {
       const instance = await createLocalKeyService({ rootKey, logger: silentLogger });

@@ -36,7 +36,7 @@ describe("postgres and redis options", () => {
 
   it("a URL of the wrong kind fails the start with LocalServiceConfigError, before any connection", async () => {
     await expect(createLocalKeyService({ postgres: "mysql://kg:pw-secret@db/kg", redis: REDIS })).rejects.toThrow(
-      /^keyguard\/local: postgresStorage: invalid option postgres = <a mysql: URL>\. Use a postgres:\/\/ or postgresql:\/\/ URL/,
+      /^keyguard\/server: postgresStorage: invalid option postgres = <a mysql: URL>\. Use a postgres:\/\/ or postgresql:\/\/ URL/,
     );
   });
 });

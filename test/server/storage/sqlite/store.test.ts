@@ -233,7 +233,7 @@ describe("one process per data file", () => {
     const file = fresh();
     const first = await open(file);
     const second = await openInChild(file);
-    expect(second.line).toMatch(/^REFUSED keyguard\/local: ".*" is in use by another keyguard process .* stop the other one first/);
+    expect(second.line).toMatch(/^REFUSED keyguard\/server: ".*" is in use by another keyguard process .* stop the other one first/);
     await first.transaction((tx) => tx.put("keys", key("key_after")));
     expect((await first.direct.get("keys", "key_after"))?.id).toBe("key_after");
     await first.close();
