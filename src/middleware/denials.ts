@@ -2,7 +2,7 @@
 // failure) into the error that describes the answer: status from the policy, the
 // `WWW-Authenticate: Bearer …` challenge (RFC 6750 §3) with its `scope`, headers. Pure.
 
-import { STATUS_CODES } from "node:http";
+import { STATUS_TITLES } from "../protocol/status-titles";
 import type { PermissionQuery } from "../protocol/permission-query";
 import type { VerifyKeyResult } from "../protocol/types";
 import {
@@ -85,7 +85,7 @@ const REJECTION_DETAILS: Readonly<Record<string, string>> = Object.freeze({
   USAGE_EXCEEDED: "The API key has no remaining uses.",
 });
 
-const titleFor = (status: number): string => STATUS_CODES[status] ?? "Error";
+const titleFor = (status: number): string => STATUS_TITLES[status] ?? "Error";
 
 /** A code the service may name: echoed into the body and the `type` URN only when it looks like one. */
 const SAFE_CODE = /^[A-Z][A-Z0-9_]{0,63}$/;
