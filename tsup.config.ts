@@ -12,6 +12,8 @@ export default defineConfig([
       server: "src/server.ts",
       local: "src/local.ts",
       redis: "src/redis.ts",
+      web: "src/web.ts",
+      hono: "src/hono.ts",
       cli: "src/cli.ts",
     },
     format: ["esm", "cjs"],
@@ -24,8 +26,9 @@ export default defineConfig([
     splitting: true,
     // import.meta.url in the CJS build (where the console's files and the worker are found) becomes the file's URL.
     shims: true,
-    // Optional peer dependencies, loaded lazily: by keyguard/redis, and by the client's `telemetry`.
-    external: ["ioredis", "@opentelemetry/api"],
+    // Optional peer dependencies, loaded lazily: by keyguard/redis, and by the client's `telemetry`;
+    // the frameworks, imported only by their adapters' entries.
+    external: ["ioredis", "@opentelemetry/api", "hono"],
   },
   {
     // ESM only: the CJS build starts it too (a worker thread loads an ES module whoever starts it).

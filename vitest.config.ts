@@ -65,6 +65,8 @@ export default defineConfig({
       { find: /^keyguard\/server$/, replacement: src("server.ts") },
       { find: /^keyguard\/local$/, replacement: src("local.ts") },
       { find: /^keyguard\/redis$/, replacement: src("redis.ts") },
+      { find: /^keyguard\/web$/, replacement: src("web.ts") },
+      { find: /^keyguard\/hono$/, replacement: src("hono.ts") },
       { find: /^keyguard$/, replacement: src("index.ts") },
     ],
   },
