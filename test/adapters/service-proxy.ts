@@ -26,6 +26,9 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
+/** Headers of one connection (or set by fetch itself), not forwarded. */
+const HOP_BY_HOP = new Set(["host", "connection", "keep-alive", "transfer-encoding", "content-length", "accept-encoding"]);
+
 export async function startServiceProxy(target: string): Promise<ServiceProxy> {
   let verifyCalls = 0;
   let held = 0;
@@ -66,7 +69,7 @@ export async function startServiceProxy(target: string): Promise<ServiceProxy> {
         held--;
       }
       const headers = new Headers();
-      for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string" && name !== "host" && name !== "connection") headers.set(name, value);
+      for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string" && !HOP_BY_HOP.has(name)) headers.set(name, value);
       const answer = await fetch(`${target}${req.url}`, { method: req.method, headers, body: req.method === "GET" ? undefined : body });
       const text = Buffer.from(await answer.arrayBuffer());
       const out: Record<string, string> = {};
