@@ -14,6 +14,7 @@ export default defineConfig([
       redis: "src/redis.ts",
       web: "src/web.ts",
       hono: "src/hono.ts",
+      koa: "src/koa.ts",
       cli: "src/cli.ts",
     },
     format: ["esm", "cjs"],
@@ -28,7 +29,7 @@ export default defineConfig([
     shims: true,
     // Optional peer dependencies, loaded lazily: by keyguard/redis, and by the client's `telemetry`;
     // the frameworks, imported only by their adapters' entries.
-    external: ["ioredis", "@opentelemetry/api", "hono"],
+    external: ["ioredis", "@opentelemetry/api", "hono", "koa"],
   },
   {
     // ESM only: the CJS build starts it too (a worker thread loads an ES module whoever starts it).

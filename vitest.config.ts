@@ -67,6 +67,7 @@ export default defineConfig({
       { find: /^keyguard\/redis$/, replacement: src("redis.ts") },
       { find: /^keyguard\/web$/, replacement: src("web.ts") },
       { find: /^keyguard\/hono$/, replacement: src("hono.ts") },
+      { find: /^keyguard\/koa$/, replacement: src("koa.ts") },
       { find: /^keyguard$/, replacement: src("index.ts") },
     ],
   },
