@@ -15,6 +15,7 @@ export default defineConfig([
       web: "src/web.ts",
       hono: "src/hono.ts",
       koa: "src/koa.ts",
+      fastify: "src/fastify.ts",
       cli: "src/cli.ts",
     },
     format: ["esm", "cjs"],
@@ -29,7 +30,7 @@ export default defineConfig([
     shims: true,
     // Optional peer dependencies, loaded lazily: by keyguard/redis, and by the client's `telemetry`;
     // the frameworks, imported only by their adapters' entries.
-    external: ["ioredis", "@opentelemetry/api", "hono", "koa"],
+    external: ["ioredis", "@opentelemetry/api", "hono", "koa", "fastify", "fastify-plugin"],
   },
   {
     // ESM only: the CJS build starts it too (a worker thread loads an ES module whoever starts it).

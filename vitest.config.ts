@@ -68,6 +68,7 @@ export default defineConfig({
       { find: /^keyguard\/web$/, replacement: src("web.ts") },
       { find: /^keyguard\/hono$/, replacement: src("hono.ts") },
       { find: /^keyguard\/koa$/, replacement: src("koa.ts") },
+      { find: /^keyguard\/fastify$/, replacement: src("fastify.ts") },
       { find: /^keyguard$/, replacement: src("index.ts") },
     ],
   },
