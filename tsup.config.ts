@@ -16,6 +16,7 @@ export default defineConfig([
       hono: "src/hono.ts",
       koa: "src/koa.ts",
       fastify: "src/fastify.ts",
+      nest: "src/nest.ts",
       cli: "src/cli.ts",
     },
     format: ["esm", "cjs"],
@@ -30,7 +31,7 @@ export default defineConfig([
     shims: true,
     // Optional peer dependencies, loaded lazily: by keyguard/redis, and by the client's `telemetry`;
     // the frameworks, imported only by their adapters' entries.
-    external: ["ioredis", "@opentelemetry/api", "hono", "koa", "fastify", "fastify-plugin"],
+    external: ["ioredis", "@opentelemetry/api", "hono", "koa", "fastify", "fastify-plugin", "@nestjs/common"],
   },
   {
     // ESM only: the CJS build starts it too (a worker thread loads an ES module whoever starts it).

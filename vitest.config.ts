@@ -69,6 +69,7 @@ export default defineConfig({
       { find: /^keyguard\/hono$/, replacement: src("hono.ts") },
       { find: /^keyguard\/koa$/, replacement: src("koa.ts") },
       { find: /^keyguard\/fastify$/, replacement: src("fastify.ts") },
+      { find: /^keyguard\/nest$/, replacement: src("nest.ts") },
       { find: /^keyguard$/, replacement: src("index.ts") },
     ],
   },
