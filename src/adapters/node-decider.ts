@@ -7,16 +7,14 @@ import { createClient } from "../client/client";
 import { ConfigError } from "../config-error";
 import { optionChecks } from "../option-checks";
 import { invalidateAll, invalidateKey, invalidateKeyId } from "../protocol/invalidation";
-import type { VerifyKeyResult } from "../protocol/types";
 import type { VerifiedKey } from "../middleware/augment";
 import { parseAuthOptions, type AuthOptions } from "../middleware/auth-options";
 import { connectionKeyHash } from "../middleware/connection-key-hash";
-import { createDecisionCore, isAdmitted, PASS, type Decision } from "../middleware/decide";
-import type { DenialContext } from "../middleware/denials";
+import { createDecisionCore, frozenKey, isAdmitted, PASS, type Decision } from "../middleware/decide";
+import { DEFAULT_DENIAL, type DenialContext } from "../middleware/denials";
 import type { KeyguardError } from "../middleware/errors";
 import { removeHeaders } from "../middleware/extract-key";
 import { runGuard, type GuardCheck } from "../middleware/guard-checks";
-import { DEFAULT_STATUS_POLICY } from "../middleware/policy";
 
 /** What a Node adapter does with a decision: go on (with the key, or without one) or answer the denial. */
 export type NodeOutcome =
@@ -38,11 +36,6 @@ interface Seen {
 
 const seen = new WeakMap<IncomingMessage, Seen>();
 
-const DEFAULT_DENIAL: DenialContext = Object.freeze({ policy: DEFAULT_STATUS_POLICY, realm: "api", keyHint: "send your API key", rateLimitHeaders: false });
-
-const present = (result: Readonly<VerifyKeyResult>): VerifiedKey =>
-  Object.freeze(Object.defineProperties({}, Object.getOwnPropertyDescriptors(result))) as VerifiedKey;
-
 /** The core for `name`'s options; `onDenied` and `passErrors` are Express's. */
 export function nodeDecider<Req>(options: AuthOptions<Req> | undefined, name: string): NodeDecider<Req> {
   const given = options as Record<string, unknown> | undefined;
@@ -54,7 +47,7 @@ export function nodeDecider<Req>(options: AuthOptions<Req> | undefined, name: st
   const config = parseAuthOptions<Req, never>(options, createClient);
   const core = createDecisionCore(config, {
     hash: connectionKeyHash,
-    present,
+    present: frozenKey,
     hide: (_req, view, names) => removeHeaders(view as IncomingMessage, names),
   });
   const outcome = (decision: Decision, raw: IncomingMessage): NodeOutcome => {

@@ -10,12 +10,11 @@ import { invalidateAll, invalidateKeyHash, invalidateKeyId } from "../protocol/i
 import { webKeyHash } from "../protocol/key-hash-web";
 import type { VerifiedKey } from "../middleware/augment";
 import { parseAuthOptions, type AuthOptions } from "../middleware/auth-options";
-import { createDecisionCore, isAdmitted, PASS, type DecisionRequest } from "../middleware/decide";
-import type { DenialContext } from "../middleware/denials";
+import { createDecisionCore, frozenKey, isAdmitted, PASS, type DecisionRequest } from "../middleware/decide";
+import { DEFAULT_DENIAL, type DenialContext } from "../middleware/denials";
 import type { KeyguardError } from "../middleware/errors";
 import { anyPermissionCheck, keyCheck, permissionsCheck, rolesCheck, runGuard, type GuardCheck, type RequireKeyOptions } from "../middleware/guard-checks";
-import { DEFAULT_STATUS_POLICY } from "../middleware/policy";
-import { problemBody } from "../middleware/respond";
+import { problemAnswer } from "./problem";
 
 /** The options of {@link webApiKeyAuth}: those of `apiKeyAuth()`, where `req` is the `Request`. */
 export type WebApiKeyAuthOptions = AuthOptions<Request>;
@@ -50,22 +49,10 @@ interface Seen {
 
 const seen = new WeakMap<Request, Seen>();
 
-/** The conventions of a guard that runs without an auth before it: realm "api", the default policy. */
-export const DEFAULT_DENIAL: DenialContext = Object.freeze({
-  policy: DEFAULT_STATUS_POLICY,
-  realm: "api",
-  keyHint: "send your API key",
-  rateLimitHeaders: false,
-});
-
-const PROBLEM_CONTENT_TYPE = "application/problem+json; charset=utf-8";
-
 /** The denial as a Response: its status and headers, `Cache-Control: no-store`, the problem+json body. */
 export function problemResponse(err: KeyguardError): Response {
-  const headers = new Headers(err.headers);
-  headers.set("Content-Type", PROBLEM_CONTENT_TYPE);
-  headers.set("Cache-Control", "no-store");
-  return new Response(JSON.stringify(problemBody(err)), { status: err.status, headers });
+  const answer = problemAnswer(err);
+  return new Response(answer.body, { status: answer.status, headers: answer.headers });
 }
 
 /** The headers the core reads, from a `Request`: `Headers` joins a repeated header into one value. */
@@ -88,11 +75,6 @@ function withoutHeaders(request: Request, names: readonly string[]): Request {
   const headers = new Headers(request.headers);
   for (const name of names) headers.delete(name);
   return new Request(request, { headers });
-}
-
-/** The frozen key the app sees: every own property of the result, `requestId` included. */
-function present<T extends object>(result: T): VerifiedKey {
-  return Object.freeze(Object.defineProperties({}, Object.getOwnPropertyDescriptors(result))) as unknown as VerifiedKey;
 }
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
@@ -121,7 +103,7 @@ export function webDecider<Req>(options: AuthOptions<Req> | undefined, name: str
   const keyHeader = config.extract.header;
   const core = createDecisionCore(config, {
     hash: (_view, key) => webKeyHash(key),
-    present,
+    present: frozenKey,
     hide: (_req, view, names) => {
       (view as WebView).hidden = names;
     },

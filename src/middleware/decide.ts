@@ -39,6 +39,10 @@ export type Decision = VerifiedKey | typeof PASS | KeyguardError;
 /** Whether a decision admits a verified key. */
 export const isAdmitted = (decision: Decision): decision is VerifiedKey => decision !== PASS && "valid" in decision;
 
+/** The verified key as adapters without a responder hand it to the app: every own property of the result (`requestId` included), frozen. */
+export const frozenKey = (result: Readonly<VerifyKeyResult>): VerifiedKey =>
+  Object.freeze(Object.defineProperties({}, Object.getOwnPropertyDescriptors(result))) as VerifiedKey;
+
 /** What an adapter supplies: how its runtime hashes, presents the key and removes headers. */
 export interface CoreSettings<Req> {
   /**

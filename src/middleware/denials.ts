@@ -14,7 +14,7 @@ import {
   ServiceUnavailableError,
   VerificationFailedError,
 } from "./errors";
-import { ruleFor, type BearerError, type StatusPolicy } from "./policy";
+import { DEFAULT_STATUS_POLICY, ruleFor, type BearerError, type StatusPolicy } from "./policy";
 import { rateLimitHeaders, retryAfterFromRatelimits } from "./ratelimit-headers";
 
 interface ChallengeParams {
@@ -74,6 +74,14 @@ export interface DenialContext {
   /** Whether to add RateLimit / RateLimit-Policy headers. */
   readonly rateLimitHeaders: boolean;
 }
+
+/** The conventions of a guard that runs with no auth before it: the default policy, realm "api". */
+export const DEFAULT_DENIAL: DenialContext = Object.freeze({
+  policy: DEFAULT_STATUS_POLICY,
+  realm: "api",
+  keyHint: "send your API key",
+  rateLimitHeaders: false,
+});
 
 const REJECTION_DETAILS: Readonly<Record<string, string>> = Object.freeze({
   NOT_FOUND: "The API key is not valid.",
