@@ -11,6 +11,8 @@ const LAYERS = [
   { category: "cli", pattern: "src/cli.ts" },
   { category: "client", pattern: ["src/client.ts", "src/client/**"] },
   { category: "middleware", pattern: ["src/index.ts", "src/middleware/**"] },
+  // The framework adapters over the middleware's decision core, each with its entry (keyguard/web, keyguard/hono, …).
+  { category: "adapters", pattern: ["src/web.ts", "src/hono.ts", "src/koa.ts", "src/fastify.ts", "src/nest.ts", "src/adapters/**"] },
   { category: "redis", pattern: ["src/redis.ts", "src/redis/**"] },
   { category: "server", pattern: ["src/server.ts", "src/local.ts", "src/server/**"] },
   { category: "protocol", pattern: "src/protocol/**" },
@@ -26,6 +28,8 @@ const MAY_IMPORT = {
   protocol: ["shared"],
   client: ["protocol", "shared"],
   middleware: ["client", "protocol", "shared"],
+  // Part of the middleware layer, on top of it: nothing imports them.
+  adapters: ["middleware", "client", "protocol", "shared"],
   redis: ["middleware", "client", "protocol", "shared"],
   server: ["protocol", "shared"],
   cli: ["server", "redis", "protocol", "shared"],

@@ -12,6 +12,11 @@ export default defineConfig([
       server: "src/server.ts",
       local: "src/local.ts",
       redis: "src/redis.ts",
+      web: "src/web.ts",
+      hono: "src/hono.ts",
+      koa: "src/koa.ts",
+      fastify: "src/fastify.ts",
+      nest: "src/nest.ts",
       cli: "src/cli.ts",
     },
     format: ["esm", "cjs"],
@@ -24,8 +29,9 @@ export default defineConfig([
     splitting: true,
     // import.meta.url in the CJS build (where the console's files and the worker are found) becomes the file's URL.
     shims: true,
-    // Optional peer dependencies, loaded lazily: by keyguard/redis, and by the client's `telemetry`.
-    external: ["ioredis", "@opentelemetry/api"],
+    // Optional peer dependencies, loaded lazily: by keyguard/redis, and by the client's `telemetry`;
+    // the frameworks, imported only by their adapters' entries.
+    external: ["ioredis", "@opentelemetry/api", "hono", "koa", "fastify", "fastify-plugin", "@nestjs/common"],
     // typebox (the wire contract's schema builders) ships ESM only: bundled, so that the CJS build
     // needs no require() of an ES module (Node before 20.19 cannot).
     noExternal: ["typebox"],

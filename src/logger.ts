@@ -23,7 +23,8 @@ function toStderr(level: string, fields: LogFields, message: string): void {
   } catch {
     extra = "";
   }
-  process.stderr.write(`keyguard ${level}: ${message}${extra}\n`);
+  // Node, Bun and Deno have process.stderr; where nothing does (Cloudflare Workers), pass a logger.
+  if (typeof process !== "undefined") process.stderr?.write(`keyguard ${level}: ${message}${extra}\n`);
 }
 
 /**

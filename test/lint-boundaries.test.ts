@@ -58,4 +58,16 @@ describe("import boundaries", () => {
     ];
     for (const [path, code] of legal) expect({ path, messages: await boundaryMessages(path, code) }).toEqual({ path, messages: [] });
   });
+
+  it("the framework adapters sit on the middleware: they import it and what it imports, and nothing imports them", async () => {
+    const legal = 'import { createDecisionCore } from "../middleware/decide";\nimport { createFetchClient } from "../client/fetch-client";\nimport { webKeyHash } from "../protocol/key-hash-web";\nimport { silentLogger } from "../logger";\nexport const all = [createDecisionCore, createFetchClient, webKeyHash, silentLogger];\n';
+    expect(await boundaryMessages("src/adapters/probe.ts", legal)).toEqual([]);
+    expect(await boundaryMessages("src/probe-entry.ts", 'export { webApiKeyAuth } from "./adapters/web";\n')).toEqual([refused("shared", "adapters")]);
+    const up = 'import { webApiKeyAuth } from "../adapters/web";\nexport const w = webApiKeyAuth;\n';
+    expect(await boundaryMessages("src/middleware/probe.ts", up)).toEqual([refused("middleware", "adapters")]);
+    expect(await boundaryMessages("src/client/probe.ts", up)).toEqual([refused("client", "adapters")]);
+    const server = 'import { startLocalKeyService } from "../server";\nexport const s = startLocalKeyService;\n';
+    expect(await boundaryMessages("src/adapters/probe.ts", server)).toEqual([refused("adapters", "server")]);
+    expect(await boundaryMessages("src/hono.ts", 'export { apiKeyAuth } from "./adapters/hono";\n')).toEqual([]);
+  });
 });

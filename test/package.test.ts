@@ -3,6 +3,7 @@
 // imports express (the middleware is framework-agnostic; only its types mention Express), and the
 // published package carries the license text of the license it names.
 import { execFileSync } from "node:child_process";
+import { build } from "esbuild";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -45,6 +46,40 @@ describe("package.json", () => {
       files: Array<{ path: string }>;
     }>;
     expect(packed!.files.map((f) => f.path)).toContain("LICENSE");
+  });
+});
+
+/** The packages an entry imports, through everything it imports in src (esbuild's metafile). */
+async function packagesImportedBy(entry: string): Promise<string[]> {
+  const result = await build({ absWorkingDir: root, entryPoints: [entry], bundle: true, write: false, platform: "node", format: "esm", packages: "external", metafile: true, logLevel: "silent" });
+  const paths = Object.values(result.metafile.inputs).flatMap((input) => input.imports.filter((i) => i.external).map((i) => i.path));
+  return [...new Set(paths.filter((path) => !path.startsWith("node:")))].sort();
+}
+
+const FRAMEWORKS = ["hono", "koa", "fastify", "fastify-plugin", "@nestjs/common", "@nestjs/core"];
+
+describe("framework adapters", () => {
+  it("keyguard alone (and its client and Redis store) loads none of the frameworks", async () => {
+    for (const entry of ["src/index.ts", "src/client.ts", "src/redis.ts"]) {
+      const imported = await packagesImportedBy(entry);
+      expect(imported.filter((name) => FRAMEWORKS.some((f) => name === f || name.startsWith(`${f}/`)))).toEqual([]);
+    }
+  });
+
+  it("each adapter's entry loads only its own framework, an optional peer dependency", async () => {
+    const own: Record<string, string[]> = {
+      "src/web.ts": [],
+      "src/hono.ts": [],
+      "src/koa.ts": [],
+      "src/fastify.ts": ["fastify-plugin"],
+      "src/nest.ts": ["@nestjs/common"],
+    };
+    for (const [entry, frameworks] of Object.entries(own)) {
+      const imported = (await packagesImportedBy(entry)).filter((name) => FRAMEWORKS.includes(name));
+      expect({ entry, imported }).toEqual({ entry, imported: frameworks });
+      for (const name of frameworks) expect(pkg.peerDependenciesMeta[name]?.optional).toBe(true);
+    }
+    for (const name of ["hono", "koa", "fastify"]) expect(pkg.peerDependenciesMeta[name]?.optional).toBe(true);
   });
 });
 

@@ -26,24 +26,23 @@ import type {
   RatelimitOverride,
   Role,
 } from "../protocol/types";
-import { invalidationAfter } from "../protocol/invalidation";
-import { toCreateKeyBody, type CreateKeyInput } from "./create-key";
-import { ensurePermission, type EnsurePermissionInput } from "./ensure-permission";
+import { assembleClient } from "./assemble";
+import type { CreateKeyInput } from "./create-key";
+import type { EnsurePermissionInput } from "./ensure-permission";
 import { parseClientOptions, type CallOptions, type ClientOptions } from "./options";
-import { paginate, type ListAllOptions, type Page } from "./pagination";
-import { sendRequest, type RequestContext } from "./request";
+import type { ListAllOptions, Page } from "./pagination";
+import type { RequestContext } from "./request";
 import { defaultRuntime } from "./runtime";
-import { createTelemetry } from "./telemetry";
 import { createTransport, type Transport } from "./transport";
 
 /** A response's `data` with the envelope's `requestId` as a non-enumerable property. */
 export type WithMeta<T> = T & { readonly requestId: string };
 
-type Req<Op extends OperationName> = Operations[Op]["req"];
+export type Req<Op extends OperationName> = Operations[Op]["req"];
 type Res<Op extends OperationName> = Operations[Op]["res"];
 // `Record<string, never> & { requestId }` would make requestId `never`; empty data is `{}` here.
 type DataOf<Op extends OperationName> = Res<Op> extends EmptyData ? Record<never, never> : Res<Op>;
-type ItemOf<Op extends OperationName> = Res<Op> extends ReadonlyArray<infer I> ? I : never;
+export type ItemOf<Op extends OperationName> = Res<Op> extends ReadonlyArray<infer I> ? I : never;
 
 /** What `client.request(op, …)` and the namespace methods resolve to. */
 export type ResultOf<Op extends OperationName> = Op extends ListOperationName ? Page<ItemOf<Op>> : WithMeta<DataOf<Op>>;
@@ -136,98 +135,7 @@ export function createClient(options?: ClientOptions): KeyServiceClient {
  * the transport the config asks for unless one is given.
  */
 export function buildClient(context: Omit<RequestContext, "transport"> & { transport?: Transport }): KeyServiceClient {
-  const { config } = context;
-  const ctx: RequestContext = {
-    ...context,
-    transport: context.transport ?? createTransport(config),
-    telemetry: context.telemetry ?? createTelemetry(config.telemetry, config.baseUrl, config.logger),
-  };
-  const publisher = ctx.config.invalidate;
-  const request = <Op extends OperationName>(operation: Op, body: Req<Op>, options?: CallOptions) => {
-    const sent = sendRequest(ctx, operation, body, options) as Promise<ResultOf<Op>>;
-    const invalidation = publisher === undefined ? undefined : invalidationAfter(operation, body);
-    if (invalidation === undefined) return sent;
-    return sent.then(async (result) => {
-      await publisher!.invalidate(invalidation);
-      return result;
-    });
-  };
-  const method =
-    <Op extends OperationName>(operation: Op) =>
-    (body: Req<Op>, options?: CallOptions) =>
-      request(operation, body, options);
-  const listAll =
-    <Op extends ListOperationName>(operation: Op) =>
-    (body?: Omit<Req<Op>, "cursor">, options?: ListAllOptions): AsyncGenerator<ItemOf<Op>, void, undefined> => {
-      const { maxPages, ...call } = options ?? {};
-      const fetchPage = (cursor: string | undefined) =>
-        request(operation, { ...body, ...(cursor !== undefined && { cursor }) } as Req<Op>, call) as Promise<Page<ItemOf<Op>>>;
-      return paginate(operation, fetchPage, maxPages);
-    };
-
-  const permissions: KeyServiceClient["permissions"] = Object.freeze({
-    createPermission: method("permissions.createPermission"),
-    getPermission: method("permissions.getPermission"),
-    listPermissions: (body?: ListPermissionsRequest, options?: CallOptions) => request("permissions.listPermissions", body ?? {}, options),
-    deletePermission: method("permissions.deletePermission"),
-    createRole: method("permissions.createRole"),
-    getRole: method("permissions.getRole"),
-    listRoles: (body?: ListRolesRequest, options?: CallOptions) => request("permissions.listRoles", body ?? {}, options),
-    deleteRole: method("permissions.deleteRole"),
-    setRolePermissions: method("permissions.setRolePermissions"),
-    listAllPermissions: listAll("permissions.listPermissions"),
-    listAllRoles: listAll("permissions.listRoles"),
-    ensure: (input: EnsurePermissionInput, options?: CallOptions) => ensurePermission(permissions, input, options),
-  });
-
-  return Object.freeze({
-    keys: Object.freeze({
-      verifyKey: method("keys.verifyKey"),
-      createKey: async (body: CreateKeyInput, options?: CallOptions) => request("keys.createKey", toCreateKeyBody(body), options),
-      getKey: method("keys.getKey"),
-      whoami: method("keys.whoami"),
-      updateKey: method("keys.updateKey"),
-      deleteKey: method("keys.deleteKey"),
-      updateCredits: method("keys.updateCredits"),
-      addPermissions: method("keys.addPermissions"),
-      removePermissions: method("keys.removePermissions"),
-      setPermissions: method("keys.setPermissions"),
-      addRoles: method("keys.addRoles"),
-      removeRoles: method("keys.removeRoles"),
-      setRoles: method("keys.setRoles"),
-      rerollKey: method("keys.rerollKey"),
-      migrateKeys: method("keys.migrateKeys"),
-    }),
-    apis: Object.freeze({
-      createApi: method("apis.createApi"),
-      getApi: method("apis.getApi"),
-      listKeys: method("apis.listKeys"),
-      deleteApi: method("apis.deleteApi"),
-      listAllKeys: listAll("apis.listKeys"),
-    }),
-    permissions,
-    identities: Object.freeze({
-      createIdentity: method("identities.createIdentity"),
-      getIdentity: method("identities.getIdentity"),
-      listIdentities: (body?: ListIdentitiesRequest, options?: CallOptions) => request("identities.listIdentities", body ?? {}, options),
-      updateIdentity: method("identities.updateIdentity"),
-      deleteIdentity: method("identities.deleteIdentity"),
-      listAllIdentities: listAll("identities.listIdentities"),
-    }),
-    ratelimit: Object.freeze({
-      limit: method("ratelimit.limit"),
-      multiLimit: method("ratelimit.multiLimit"),
-      setOverride: method("ratelimit.setOverride"),
-      getOverride: method("ratelimit.getOverride"),
-      listOverrides: method("ratelimit.listOverrides"),
-      deleteOverride: method("ratelimit.deleteOverride"),
-      listAllOverrides: listAll("ratelimit.listOverrides"),
-    }),
-    analytics: Object.freeze({
-      getVerifications: method("analytics.getVerifications"),
-    }),
-    request,
-  });
+  return assembleClient({ ...context, transport: context.transport ?? createTransport(context.config) });
 }
 
 export type { Page, ListAllOptions, EnsurePermissionInput, CreateKeyInput };

@@ -4,7 +4,7 @@
 import { optionNames } from "../config-error";
 import type { Logger } from "../logger";
 import { optionChecks, type OptionChecks } from "../option-checks";
-import type { InvalidationPublisher } from "../protocol/invalidation";
+import type { InvalidationPublisher } from "../protocol/invalidation-message";
 import { givenOptionNames } from "../unknown-options";
 import { KeyServiceConfigError } from "./errors";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry";
@@ -122,7 +122,7 @@ const HEADER_TOKEN = /^[\x21-\x7e]+$/;
 const check: OptionChecks = optionChecks("createClient", KeyServiceConfigError);
 
 /** Parses the options of `createClient` once; `env` defaults to `process.env`. */
-export function parseClientOptions(input: ClientOptions = {}, env: NodeJS.ProcessEnv = process.env): ClientConfig {
+export function parseClientOptions(input: ClientOptions = {}, env: NodeJS.ProcessEnv = typeof process === "undefined" ? {} : process.env): ClientConfig {
   const options = check.options(input, "Pass an object such as { rootKey, baseUrl }, or nothing.") as ClientOptions;
   const logger = check.logger(options.logger);
   check.unknownNames(givenOptionNames(options, ["retry"]), KNOWN_OPTION_NAMES, logger);

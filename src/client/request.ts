@@ -2,7 +2,7 @@
 // per-attempt timeout, retries with backoff on transient failures, an overall deadline, and strict
 // envelope parsing into `data` (with non-enumerable `requestId`/`pagination`) or a typed error.
 
-import { STATUS_CODES } from "node:http";
+import { STATUS_TITLES } from "../protocol/status-titles";
 import { ARRAY_BODY_OPERATIONS, type Pagination } from "../protocol/types";
 import { attemptSignal } from "./abort";
 import { parseErrorEnvelope, parseSuccessEnvelope } from "./envelope";
@@ -179,7 +179,7 @@ async function exchange(config: ClientConfig, transport: Transport, a: Attempt, 
 
 /** The outcome of a non-2xx answer: a KeyServiceHttpError built from redacted fields only. */
 function httpFailure(a: Attempt, status: number, text: string | undefined, retryAfterHeader: string | undefined): Outcome {
-  const parsed = parseErrorEnvelope(status, text, STATUS_CODES[status] ?? "", a.secrets);
+  const parsed = parseErrorEnvelope(status, text, STATUS_TITLES[status] ?? "", a.secrets);
   const retryAfter = parseRetryAfter(retryAfterHeader, Date.now());
   const title = parsed.title.slice(0, MAX_DETAIL);
   const detail = parsed.detail.slice(0, MAX_DETAIL);

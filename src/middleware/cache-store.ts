@@ -13,7 +13,7 @@
 import { LRUCache } from "lru-cache";
 import { ConfigError, optionNames } from "../config-error";
 import { optionChecks } from "../option-checks";
-import type { InvalidationMessage } from "../protocol/invalidation";
+import type { InvalidationMessage } from "../protocol/invalidation-message";
 import type { VerifyKeyResult } from "../protocol/types";
 
 /** One answer's place: the key's SHA-256 (`keyHash`, base64) and the permission query it was asked with. */

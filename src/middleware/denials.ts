@@ -2,7 +2,7 @@
 // failure) into the error that describes the answer: status from the policy, the
 // `WWW-Authenticate: Bearer …` challenge (RFC 6750 §3) with its `scope`, headers. Pure.
 
-import { STATUS_CODES } from "node:http";
+import { STATUS_TITLES } from "../protocol/status-titles";
 import type { PermissionQuery } from "../protocol/permission-query";
 import type { VerifyKeyResult } from "../protocol/types";
 import {
@@ -14,7 +14,7 @@ import {
   ServiceUnavailableError,
   VerificationFailedError,
 } from "./errors";
-import { ruleFor, type BearerError, type StatusPolicy } from "./policy";
+import { DEFAULT_STATUS_POLICY, ruleFor, type BearerError, type StatusPolicy } from "./policy";
 import { rateLimitHeaders, retryAfterFromRatelimits } from "./ratelimit-headers";
 
 interface ChallengeParams {
@@ -75,6 +75,14 @@ export interface DenialContext {
   readonly rateLimitHeaders: boolean;
 }
 
+/** The conventions of a guard that runs with no auth before it: the default policy, realm "api". */
+export const DEFAULT_DENIAL: DenialContext = Object.freeze({
+  policy: DEFAULT_STATUS_POLICY,
+  realm: "api",
+  keyHint: "send your API key",
+  rateLimitHeaders: false,
+});
+
 const REJECTION_DETAILS: Readonly<Record<string, string>> = Object.freeze({
   NOT_FOUND: "The API key is not valid.",
   EXPIRED: "The API key has expired.",
@@ -85,7 +93,7 @@ const REJECTION_DETAILS: Readonly<Record<string, string>> = Object.freeze({
   USAGE_EXCEEDED: "The API key has no remaining uses.",
 });
 
-const titleFor = (status: number): string => STATUS_CODES[status] ?? "Error";
+const titleFor = (status: number): string => STATUS_TITLES[status] ?? "Error";
 
 /** A code the service may name: echoed into the body and the `type` URN only when it looks like one. */
 const SAFE_CODE = /^[A-Z][A-Z0-9_]{0,63}$/;

@@ -25,7 +25,7 @@ export type Extraction =
   /** A well-formed key longer than {@link MAX_KEY_LENGTH}: no such key can exist. */
   | { readonly kind: "oversize"; readonly from: readonly KeySource[] };
 
-interface RequestHeaders {
+export interface RequestHeaders {
   headers: IncomingHttpHeaders;
   rawHeaders?: readonly string[];
 }

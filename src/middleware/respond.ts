@@ -6,10 +6,9 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createLogThrottle, defaultLogger, type Logger } from "../logger";
-import type { DenialContext } from "./denials";
+import { DEFAULT_DENIAL, type DenialContext } from "./denials";
 import type { KeyguardError } from "./errors";
 import type { DeniedHandler, NextFunction } from "./options";
-import { DEFAULT_STATUS_POLICY } from "./policy";
 
 /** A `next` that ignores every call after the first, and says whether it was called. */
 export interface OnceNext extends NextFunction {
@@ -161,7 +160,7 @@ export function createResponder(settings: {
 
 /** The responder used when no `apiKeyAuth()` ran before a guard: problem+json, realm "api". */
 const DEFAULT_RESPONDER: Responder = createResponder({
-  denial: Object.freeze({ policy: DEFAULT_STATUS_POLICY, realm: "api", keyHint: "send your API key", rateLimitHeaders: false }),
+  denial: DEFAULT_DENIAL,
   onDenied: undefined,
   passErrors: false,
   logger: defaultLogger,

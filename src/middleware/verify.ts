@@ -8,10 +8,11 @@
 // remembered as charged, and its later requests call the service in parallel instead of joining.
 
 import { LRUCache } from "lru-cache";
-import { KeyServiceTimeoutError, type CallOptions, type KeyServiceClient } from "../client";
+import type { CallOptions, KeyServiceClient } from "../client";
+import { KeyServiceTimeoutError } from "../client/errors";
 import type { CallSettings } from "../client/options";
 import { createLogThrottle, type LogFields, type Logger } from "../logger";
-import type { InvalidationMessage } from "../protocol/invalidation";
+import type { InvalidationMessage } from "../protocol/invalidation-message";
 import type { VerifyKeyResult } from "../protocol/types";
 import type { ResolvedShape } from "./request-shape";
 import { deepFreeze, isReusable, isRefKeyOf, memoryStore, refKey, storableFor, type AnswerRef, type Store, type StoreSettings, type Ticket } from "./cache-store";

@@ -2,6 +2,7 @@
 // stores it (and finds keys and root keys by it), apiKeyAuth() keys its remembered answers by it,
 // and Redis and the invalidation bus carry it. Never the key itself.
 import * as crypto from "node:crypto";
+import { KEY_HASH_PATTERN } from "./key-hash-web";
 
 const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: "base64") => string }).hash;
 
@@ -11,5 +12,5 @@ export function keyHash(key: string): string {
   return oneShotHash !== undefined ? oneShotHash("sha256", key, "base64") : crypto.createHash("sha256").update(key, "utf8").digest("base64");
 }
 
-/** What {@link keyHash} returns: 43 base64 characters and the one `=` of 32 bytes. */
-export const KEY_HASH_PATTERN = /^[A-Za-z0-9+/]{43}=$/;
+/** What {@link keyHash} returns (shared with the Web Crypto form). */
+export { KEY_HASH_PATTERN };

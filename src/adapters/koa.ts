@@ -1,0 +1,76 @@
+// `apiKeyAuth()` for Koa: the decision core as Koa middleware. The verified key is
+// `ctx.state.apiKey`; a denial is answered with the problem+json body; the guards are Koa
+// middleware too. The option functions (`getKey`, `permissions`, `onDecision`, …) receive `ctx`.
+
+import type { Context, Middleware } from "koa";
+import type { VerifiedKey } from "../middleware/augment";
+import type { AuthOptions } from "../middleware/auth-options";
+import type { KeyguardError } from "../middleware/errors";
+import { anyPermissionCheck, keyCheck, permissionsCheck, rolesCheck, type GuardCheck, type RequireKeyOptions } from "../middleware/guard-checks";
+import { isThenable } from "../middleware/respond";
+import { nodeDecider, nodeGuard } from "./node-decider";
+import { problemAnswer } from "./problem";
+
+/** The state the middleware sets: `ctx.state.apiKey`, undefined when let through without a key. */
+export interface ApiKeyState {
+  apiKey?: VerifiedKey | undefined;
+}
+
+/** The options of `apiKeyAuth()` from "keyguard/koa": the option functions receive the Koa `Context`. */
+export type KoaApiKeyAuthOptions = AuthOptions<Context>;
+
+/** The middleware returned by {@link apiKeyAuth}, with the invalidation methods. */
+export type KoaApiKeyAuth = Middleware<ApiKeyState> & {
+  invalidate(key: string): Promise<void>;
+  invalidateKeyId(keyId: string): Promise<void>;
+  clear(): Promise<void>;
+};
+
+function deny(ctx: Context, err: KeyguardError): void {
+  const answer = problemAnswer(err);
+  ctx.status = answer.status;
+  // Content-Type first: Koa keeps a type already set when the body is assigned.
+  ctx.set(answer.headers);
+  ctx.body = answer.body;
+}
+
+/**
+ * Protects Koa routes with API keys verified by the key service.
+ *
+ * ```ts
+ * app.use(apiKeyAuth({ rootKey, baseUrl }));
+ * app.use((ctx) => { ctx.body = { keyId: ctx.state.apiKey?.keyId }; });
+ * ```
+ */
+export function apiKeyAuth(options?: KoaApiKeyAuthOptions): KoaApiKeyAuth {
+  const decider = nodeDecider<Context>(options, "apiKeyAuth");
+  const middleware: Middleware<ApiKeyState> = async (ctx, next) => {
+    const outcome = await decider.decide(ctx as unknown as Context, ctx.req);
+    if (outcome.kind === "deny") return deny(ctx as unknown as Context, outcome.error);
+    ctx.state.apiKey = outcome.apiKey;
+    if (outcome.headers !== undefined) ctx.set(outcome.headers);
+    await next();
+  };
+  return Object.assign(middleware, { invalidate: decider.invalidate, invalidateKeyId: decider.invalidateKeyId, clear: decider.clear });
+}
+
+function koaGuard(check: GuardCheck<Context>): Middleware<ApiKeyState> {
+  return async (ctx, next) => {
+    const verdict = nodeGuard(check, ctx as unknown as Context, ctx.req);
+    const denial = isThenable(verdict) ? await verdict : verdict;
+    if (denial !== undefined) return deny(ctx as unknown as Context, denial);
+    await next();
+  };
+}
+
+/** Requires the verified key's permissions to satisfy a query, e.g. `"docs.read AND (docs.write OR admin)"`. */
+export const requirePermissions = (query: string): Middleware<ApiKeyState> => koaGuard(permissionsCheck(query));
+/** Requires at least one of the permissions. */
+export const requireAnyPermission = (...permissions: string[]): Middleware<ApiKeyState> => koaGuard(anyPermissionCheck(permissions));
+/** Requires every one of the roles. */
+export const requireRoles = (...roles: string[]): Middleware<ApiKeyState> => koaGuard(rolesCheck(roles));
+/** Requires `predicate(key, ctx)` (sync or async) to return true; what it throws goes to Koa's error handling. */
+export const requireKey = (
+  predicate: (key: VerifiedKey, ctx: Context) => boolean | Promise<boolean>,
+  options?: RequireKeyOptions,
+): Middleware<ApiKeyState> => koaGuard(keyCheck(predicate, options));

@@ -1,0 +1,186 @@
+// `webApiKeyAuth()`: the decision core for a standard `Request` (Next.js middleware and route
+// handlers, Bun.serve, Deno.serve, Cloudflare Workers, Hono): admitted or let through, a result;
+// denied, the problem+json `Response`. Web Crypto hashes, `fetch` reaches the key service, answers
+// are kept in memory (or a shared store); no node: module is loaded on this path.
+
+import { createFetchClient } from "../client/fetch-client";
+import { ConfigError } from "../config-error";
+import { optionChecks } from "../option-checks";
+import { invalidateAll, invalidateKeyHash, invalidateKeyId } from "../protocol/invalidation-message";
+import { webKeyHash } from "../protocol/key-hash-web";
+import type { VerifiedKey } from "../middleware/augment";
+import { parseAuthOptions, type AuthOptions } from "../middleware/auth-options";
+import { createDecisionCore, frozenKey, isAdmitted, PASS, type DecisionRequest } from "../middleware/decide";
+import { DEFAULT_DENIAL, type DenialContext } from "../middleware/denials";
+import type { KeyguardError } from "../middleware/errors";
+import { anyPermissionCheck, keyCheck, permissionsCheck, rolesCheck, runGuard, type GuardCheck, type RequireKeyOptions } from "../middleware/guard-checks";
+import { problemAnswer } from "./problem";
+
+/** The options of {@link webApiKeyAuth}: those of `apiKeyAuth()`, where `req` is the `Request`. */
+export type WebApiKeyAuthOptions = AuthOptions<Request>;
+
+/** A request that may go on. */
+export interface WebAuthResult {
+  /** The verified key; undefined when let through without one (optional auth, a CORS preflight, failing open). */
+  readonly apiKey: VerifiedKey | undefined;
+  /** Headers to add to your response: RateLimit and RateLimit-Policy when the verification reported rate limits. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The request to hand on: the one given, or with `hideCredentials` a copy without the headers that carried the key. */
+  readonly request: Request;
+}
+
+/** The function returned by {@link webApiKeyAuth}. */
+export interface WebApiKeyAuth {
+  /** The result when the request may go on; the denial's `Response` otherwise. Rejects only when `getKey` or an option function throws. */
+  (request: Request): Promise<WebAuthResult | Response>;
+  /** Forgets every answer kept for a key (cached and `staleIfError`), here and with a shared store on every instance. */
+  invalidate(key: string): Promise<void>;
+  /** The same for a key known by its id. */
+  invalidateKeyId(keyId: string): Promise<void>;
+  /** Forgets every answer, here and with a shared store on every instance. */
+  clear(): Promise<void>;
+}
+
+/** What a guard needs of a request its auth saw: the verified key, and the denial conventions. */
+interface Seen {
+  readonly key: VerifiedKey | undefined;
+  readonly denial: DenialContext;
+}
+
+const seen = new WeakMap<Request, Seen>();
+
+/** The denial as a Response: its status and headers, `Cache-Control: no-store`, the problem+json body. */
+export function problemResponse(err: KeyguardError): Response {
+  const answer = problemAnswer(err);
+  return new Response(answer.body, { status: answer.status, headers: answer.headers });
+}
+
+/** The headers the core reads, from a `Request`: `Headers` joins a repeated header into one value. */
+interface WebView extends DecisionRequest {
+  hidden?: readonly string[];
+}
+
+function viewOf(request: Request, keyHeader: string | undefined): WebView {
+  const h = request.headers;
+  const headers: Record<string, string | undefined> = {
+    authorization: h.get("authorization") ?? undefined,
+    origin: h.get("origin") ?? undefined,
+    "access-control-request-method": h.get("access-control-request-method") ?? undefined,
+  };
+  if (keyHeader !== undefined) headers[keyHeader] = h.get(keyHeader) ?? undefined;
+  return { method: request.method, headers };
+}
+
+function withoutHeaders(request: Request, names: readonly string[]): Request {
+  const headers = new Headers(request.headers);
+  for (const name of names) headers.delete(name);
+  return new Request(request, { headers });
+}
+
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** The decision for a request as a result or a Response, and the invalidation methods: what the Web adapters share. */
+export interface WebDecider<Req> {
+  (req: Req, request: Request): Promise<WebAuthResult | Response>;
+  invalidate(key: string): Promise<void>;
+  invalidateKeyId(keyId: string): Promise<void>;
+  clear(): Promise<void>;
+}
+
+/**
+ * The core over a `Request`, for an adapter whose option functions (`getKey`, `permissions`,
+ * `onDecision`, …) receive `Req` (the Request itself, or a framework's context). `name` is the
+ * adapter's, for the options only Express takes.
+ */
+export function webDecider<Req>(options: AuthOptions<Req> | undefined, name: string): WebDecider<Req> {
+  const given = options as Record<string, unknown> | undefined;
+  for (const option of ["onDenied", "passErrors"]) {
+    if (typeof given === "object" && given !== null && given[option] !== undefined) {
+      optionChecks(name, ConfigError).fail(option, `${option} is apiKeyAuth()'s (Express/Connect); ${name}() answers a denial with its problem+json Response.`);
+    }
+  }
+  const config = parseAuthOptions<Req, never>(options, createFetchClient);
+  const keyHeader = config.extract.header;
+  const core = createDecisionCore(config, {
+    hash: (_view, key) => webKeyHash(key),
+    present: frozenKey,
+    hide: (_req, view, names) => {
+      (view as WebView).hidden = names;
+    },
+  });
+  const decide = async (req: Req, request: Request): Promise<WebAuthResult | Response> => {
+    const view = viewOf(request, keyHeader);
+    const decision = await core.decide(req, view);
+    if (decision !== PASS && !isAdmitted(decision)) {
+      seen.set(request, { key: undefined, denial: core.denial });
+      return problemResponse(decision);
+    }
+    const apiKey = decision === PASS ? undefined : decision;
+    const forward = view.hidden === undefined ? request : withoutHeaders(request, view.hidden);
+    const record: Seen = { key: apiKey, denial: core.denial };
+    seen.set(request, record);
+    if (forward !== request) seen.set(forward, record);
+    return { apiKey, headers: (apiKey === undefined ? undefined : core.admitHeaders(apiKey)) ?? NO_HEADERS, request: forward };
+  };
+  return Object.assign(decide, {
+    invalidate: async (key: string) => core.invalidate(invalidateKeyHash(await webKeyHash(key))),
+    invalidateKeyId: (keyId: string) => core.invalidate(invalidateKeyId(keyId)),
+    clear: () => core.invalidate(invalidateAll()),
+  });
+}
+
+/**
+ * Protects a `fetch`-style handler with API keys verified by the key service.
+ *
+ * ```ts
+ * const auth = webApiKeyAuth({ rootKey, baseUrl });
+ * const result = await auth(request);
+ * if (result instanceof Response) return result; // the denial
+ * result.apiKey?.keyId;
+ * ```
+ */
+export function webApiKeyAuth(options?: WebApiKeyAuthOptions): WebApiKeyAuth {
+  const decide = webDecider<Request>(options, "webApiKeyAuth");
+  return Object.assign((request: Request) => decide(request, request), {
+    invalidate: decide.invalidate,
+    invalidateKeyId: decide.invalidateKeyId,
+    clear: decide.clear,
+  });
+}
+
+/** A guard for a request `webApiKeyAuth()` let through: undefined when it may go on, else the denial's Response. */
+export type WebGuard = (request: Request) => Promise<Response | undefined>;
+
+/**
+ * Runs a guard for a request a Web adapter saw (`request`), its option functions given `req`:
+ * undefined when it may go on, else the denial's Response.
+ */
+export async function guardResponse<Req>(check: GuardCheck<Req>, req: Req, request: Request): Promise<Response | undefined> {
+  const found = seen.get(request);
+  const denial = await runGuard(check, found?.key, req, found?.denial ?? DEFAULT_DENIAL);
+  return denial === undefined ? undefined : problemResponse(denial);
+}
+
+const webGuard = (check: GuardCheck<Request>): WebGuard => (request) => guardResponse(check, request, request);
+
+/** The key seen by `webApiKeyAuth()` for this request (or the copy it handed on), if any. */
+export function getApiKey(request: Request): VerifiedKey | undefined {
+  return seen.get(request)?.key;
+}
+
+/** The denial conventions (policy, realm) of the `webApiKeyAuth()` that saw this request. */
+export function denialContextOf(request: Request): DenialContext | undefined {
+  return seen.get(request)?.denial;
+}
+
+/** Requires the verified key's permissions to satisfy a query, e.g. `"docs.read AND (docs.write OR admin)"`. */
+export const requirePermissions = (query: string): WebGuard => webGuard(permissionsCheck(query));
+/** Requires at least one of the permissions. */
+export const requireAnyPermission = (...permissions: string[]): WebGuard => webGuard(anyPermissionCheck(permissions));
+/** Requires every one of the roles. */
+export const requireRoles = (...roles: string[]): WebGuard => webGuard(rolesCheck(roles));
+/** Requires `predicate(key, request)` (sync or async) to return true; what it throws rejects. */
+export const requireKey = (
+  predicate: (key: VerifiedKey, request: Request) => boolean | Promise<boolean>,
+  options?: RequireKeyOptions,
+): WebGuard => webGuard(keyCheck(predicate, options));

@@ -1,0 +1,176 @@
+// The decision core every adapter shares: from a request's method and headers (and its connection,
+// where there is one) to admit (the verified key), pass (optional auth, a CORS preflight, failing
+// open) or deny (a KeyguardError: status, headers, problem body). Per request the key is extracted
+// once and hashed once; a kept answer decides synchronously (the hot path, no promise, no
+// allocation), otherwise a promise does. Adapters only translate the decision for their framework.
+
+import type { VerifyKeyResult } from "../protocol/types";
+import type { InvalidationMessage } from "../protocol/invalidation-message";
+import type { VerifiedKey } from "./augment";
+import type { ApiKeyAuthConfig } from "./auth-options";
+import {
+  invalidRequestDenial,
+  missingKeyDenial,
+  rejectedKeyDenial,
+  serviceUnavailableDenial,
+  verificationFailedDenial,
+  type DenialContext,
+} from "./denials";
+import { ERROR_CODES, type KeyguardError } from "./errors";
+import { checkCustomKey, extractKey, isPreflight, type Extraction, type KeySource, type RequestHeaders } from "./extract-key";
+import { createDecisionReporter, type DecisionSource } from "./on-decision";
+import { rateLimitHeaders } from "./ratelimit-headers";
+import { ShapeError, type ResolvedShape } from "./request-shape";
+import { createVerifier, passes } from "./verify";
+
+/** What the core reads of a request: its method, its headers and, where there is one, its connection. */
+export interface DecisionRequest extends RequestHeaders {
+  readonly method?: string | undefined;
+  /** The connection (Node's socket): a keep-alive client's key is hashed once per connection. */
+  readonly socket?: unknown;
+}
+
+/** Let the request go on without a verified key: optional auth, a CORS preflight, or failing open. */
+export const PASS = "pass";
+
+/** The verified key (admit), {@link PASS}, or the denial to answer with. */
+export type Decision = VerifiedKey | typeof PASS | KeyguardError;
+
+/** Whether a decision admits a verified key. */
+export const isAdmitted = (decision: Decision): decision is VerifiedKey => decision !== PASS && "valid" in decision;
+
+/** The verified key as adapters without a responder hand it to the app: every own property of the result (`requestId` included), frozen. */
+export const frozenKey = (result: Readonly<VerifyKeyResult>): VerifiedKey =>
+  Object.freeze(Object.defineProperties({}, Object.getOwnPropertyDescriptors(result))) as VerifiedKey;
+
+/** What an adapter supplies: how its runtime hashes, presents the key and removes headers. */
+export interface CoreSettings<Req> {
+  /**
+   * The key's SHA-256 (base64) that names its kept answers: synchronous on Node (reused per
+   * connection), a promise with Web Crypto.
+   */
+  hash(view: DecisionRequest, key: string): string | Promise<string>;
+  /** The verified key as the app sees it, made once per kept answer (frozen). */
+  present(result: Readonly<VerifyKeyResult>): VerifiedKey;
+  /** Removes the headers that carried the key (`hideCredentials`), named in lower case. */
+  hide(req: Req, view: DecisionRequest, names: readonly string[]): void;
+}
+
+export interface DecisionCore<Req> {
+  /** The decision for a request: now (a kept answer, no key, bad credentials), or a promise of one. */
+  decide(req: Req, view: DecisionRequest): Decision | Promise<Decision>;
+  /** The RateLimit headers to set on an admitted request's response; undefined when there are none. */
+  admitHeaders(key: VerifiedKey): Record<string, string> | undefined;
+  /** Forgets answers (kept, stale, in flight) here and, through the store, on every instance. */
+  invalidate(message: InvalidationMessage): Promise<void>;
+  /** Policy, realm and key hint: what guards after this adapter answer with. */
+  readonly denial: DenialContext;
+}
+
+const NOT_FOUND: Readonly<VerifyKeyResult> = Object.freeze({ valid: false, code: "NOT_FOUND" });
+
+export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<Req, Res>, settings: CoreSettings<Req>): DecisionCore<Req> {
+  const verifier = createVerifier(config);
+  const ctx = config.denial;
+  const { fixedShape, getKey } = config;
+  const { hash, present, hide } = settings;
+  const keepsAnswers = config.store !== undefined || config.staleIfError > 0;
+  // One presented key per kept answer.
+  const views = new WeakMap<object, VerifiedKey>();
+  const viewOf = (result: Readonly<VerifyKeyResult>): VerifiedKey => {
+    let view = views.get(result);
+    if (view === undefined) views.set(result, (view = present(result)));
+    return view;
+  };
+  // onDecision: undefined when not configured, so each report below is one skipped branch.
+  const observer = config.onDecision === undefined ? undefined : createDecisionReporter(config.onDecision, config.logger);
+  const denied = <E extends KeyguardError>(err: E, req: Req, source: DecisionSource, serviceMs?: number): E => {
+    observer?.denied(err, req, source, serviceMs);
+    return err;
+  };
+  const headerNames = (from: readonly KeySource[]) =>
+    from.map((source) => (source === "authorization" ? "authorization" : config.extract.header!));
+
+  function decide(req: Req, view: DecisionRequest): Decision | Promise<Decision> {
+    // A preflight carries no credentials; one that does is authenticated like any request.
+    if (getKey === undefined) {
+      const found = extractKey(view, config.extract);
+      // Only a request without a key can be a preflight (isPreflight also wants neither header).
+      if (found.kind === "none" && config.allowPreflight && isPreflight(view, config.extract.header)) return PASS;
+      return decideFor(req, view, found, false);
+    }
+    const preflight = config.allowPreflight && isPreflight(view, config.extract.header);
+    return Promise.resolve(getKey(req)).then((value) => decideFor(req, view, checkCustomKey(value), preflight));
+  }
+
+  function decideFor(req: Req, view: DecisionRequest, found: Extraction, preflight: boolean): Decision | Promise<Decision> {
+    if (found.kind === "none") {
+      if (preflight) return PASS;
+      if (!config.optional) return denied(missingKeyDenial(ctx), req, "none");
+      observer?.passed(ERROR_CODES.missingKey, req, "none");
+      return PASS;
+    }
+    if (found.kind === "malformed") return denied(invalidRequestDenial(ctx, found.reason), req, "none");
+    if (config.hideCredentials) hide(req, view, headerNames(found.from));
+    if (found.kind === "oversize") return denied(rejectedKeyDenial(ctx, NOT_FOUND, { now: Date.now() }), req, "none");
+    const keyHash = keepsAnswers ? hash(view, found.key) : "";
+    if (typeof keyHash !== "string") return keyHash.then((h) => fromKept(req, found.key, h));
+    return fromKept(req, found.key, keyHash);
+  }
+
+  function fromKept(req: Req, key: string, keyHash: string): Decision | Promise<Decision> {
+    if (fixedShape !== undefined) {
+      const kept = verifier.peek(keyHash, fixedShape);
+      if (kept !== undefined && passes(kept)) {
+        if (observer !== undefined) observer.cached(kept, req);
+        return viewOf(kept);
+      }
+    }
+    return verify(req, key, keyHash);
+  }
+
+  async function verify(req: Req, key: string, keyHash: string): Promise<Decision> {
+    let shape: ResolvedShape;
+    try {
+      shape = fixedShape ?? (await config.resolveShape(req));
+    } catch (e) {
+      if (!(e instanceof ShapeError)) throw e;
+      verifier.reportMisconfiguration(e.message);
+      return denied(verificationFailedDenial(e.message, e), req, "none");
+    }
+    const outcome = await verifier.verify(key, keyHash, shape);
+    const { serviceMs } = outcome;
+    if (outcome.kind === "result") {
+      const { result, source } = outcome;
+      // Only `valid: true` with the code VALID passes; `valid: true` with another code is that denial.
+      if (passes(result)) {
+        if (source === "cache") observer?.cached(result, req);
+        else observer?.admitted(result, req, source, serviceMs);
+        return viewOf(result);
+      }
+      const rejection = rejectedKeyDenial(ctx, result, {
+        now: Date.now(),
+        ...(shape.body.permissions === undefined ? {} : { query: shape.body.permissions, scope: shape.scope }),
+        ...(outcome.requestId === undefined ? {} : { requestId: outcome.requestId }),
+      });
+      return denied(rejection, req, source, serviceMs);
+    }
+    const { failure } = outcome;
+    if (failure.kind === "misconfigured") return denied(verificationFailedDenial(failure.reason, failure.cause, failure.requestId), req, "service", serviceMs);
+    if (config.onServiceError === "open" && failure.mayFailOpen) {
+      observer?.passed(ERROR_CODES.serviceUnavailable, req, "service", serviceMs);
+      return PASS;
+    }
+    return denied(serviceUnavailableDenial(failure.retryAfter, failure.cause, failure.requestId), req, "service", serviceMs);
+  }
+
+  return {
+    decide,
+    admitHeaders(key) {
+      if (!ctx.rateLimitHeaders || key.ratelimits === undefined || key.ratelimits.length === 0) return undefined;
+      return rateLimitHeaders(key.ratelimits, Date.now());
+    },
+    invalidate: (message) => verifier.invalidate(message),
+    denial: ctx,
+  };
+}
