@@ -27,7 +27,10 @@ export interface FleetResult {
 
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
-export async function benchFleet(service: { baseUrl: string; rootKey: string; apiId: string }, children: ChildProcess[]): Promise<FleetResult | string> {
+export async function benchFleet(
+  service: { baseUrl: string; rootKey: string; apiId: string },
+  children: ChildProcess[],
+): Promise<FleetResult | string> {
   if (!(await redisReachable())) return `skipped: Redis is not reachable at ${REDIS_URL}`;
   const proxy = await countingProxy(service.baseUrl);
   const prefix = uniquePrefix("bench");
@@ -73,7 +76,9 @@ export async function benchFleet(service: { baseUrl: string; rootKey: string; ap
     const { data } = (await created.json()) as { data: { key: string } };
     const before = proxy.verifyCalls;
     const runs = await Promise.all(
-      urls.map((url) => load({ url: `${url}/r`, duration: LOAD_SECONDS, connections: 5, headers: { authorization: `Bearer ${data.key}` } })),
+      urls.map((url) =>
+        load({ url: `${url}/r`, duration: LOAD_SECONDS, connections: 5, headers: { authorization: `Bearer ${data.key}` } }),
+      ),
     );
     const calls = proxy.verifyCalls - before;
     const statuses: Record<string, number> = {};

@@ -35,7 +35,8 @@ async function startChild<T>(mode: string, env: Record<string, string> = {}, cor
   // BENCH_CPU_PROF=<dir>: the children write V8 CPU profiles there when the run ends.
   const prof = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const args = [...prof, "--import", "tsx", `${here}servers.ts`, mode];
-  const [command, argv] = PIN && core !== undefined ? ["taskset", ["-c", String(core), process.execPath, ...args]] : [process.execPath, args];
+  const [command, argv] =
+    PIN && core !== undefined ? ["taskset", ["-c", String(core), process.execPath, ...args]] : [process.execPath, args];
   const child = spawn(command, argv, {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
@@ -62,7 +63,9 @@ async function refusedUrl(): Promise<string> {
 const onlyOk = (label: string) => (r: LoadResult) => {
   const bad = Object.entries(r.statuses).filter(([code]) => code !== "200");
   if (bad.length > 0 || r.errors > 0) {
-    throw new Error(`bench: ${label} got answers other than 200 (${JSON.stringify(r.statuses)}, ${r.errors} errors); the figure would be meaningless`);
+    throw new Error(
+      `bench: ${label} got answers other than 200 (${JSON.stringify(r.statuses)}, ${r.errors} errors); the figure would be meaningless`,
+    );
   }
 };
 
@@ -70,8 +73,13 @@ const fmt = (n: number, digits = 2) => n.toFixed(digits);
 
 /** Groups of measures; BENCH_ONLY=overhead,observe,credits,service,metrics,events,down,fleet runs some of them. */
 const GROUPS = ["overhead", "observe", "credits", "service", "metrics", "events", "down", "fleet"] as const;
-const ONLY = (process.env.BENCH_ONLY ?? "").split(",").map((g) => g.trim()).filter(Boolean);
-for (const g of ONLY) if (!(GROUPS as readonly string[]).includes(g)) throw new Error(`bench: BENCH_ONLY names ${JSON.stringify(g)}; use some of ${GROUPS.join(", ")}`);
+const ONLY = (process.env.BENCH_ONLY ?? "")
+  .split(",")
+  .map((g) => g.trim())
+  .filter(Boolean);
+for (const g of ONLY)
+  if (!(GROUPS as readonly string[]).includes(g))
+    throw new Error(`bench: BENCH_ONLY names ${JSON.stringify(g)}; use some of ${GROUPS.join(", ")}`);
 const runs = (group: (typeof GROUPS)[number]) => ONLY.length === 0 || ONLY.includes(group);
 
 interface Row {
@@ -138,7 +146,11 @@ async function main() {
       goal: { min: 0.95, text: "cached ≥ 0.95× bare Express" },
       detail: appCpu(["keyguard", "unprotected"], r.cached, r.plain),
     });
-    add({ name: "(reference) a no-op middleware ÷ unprotected route", ratio: ratioOf(r, "noop", "plain"), detail: appCpu(["no-op", "unprotected"], r.noop, r.plain) });
+    add({
+      name: "(reference) a no-op middleware ÷ unprotected route",
+      ratio: ratioOf(r, "noop", "plain"),
+      detail: appCpu(["no-op", "unprotected"], r.noop, r.plain),
+    });
     add({
       name: "cached key ÷ no-op middleware",
       ratio: ratioOf(r, "cached", "noop"),
@@ -148,8 +160,16 @@ async function main() {
     // The same two ratios from CPU time: what throughput would show with the app's core saturated.
     // Reported beside the goals, not instead of them: on a shared machine, when the app's core is
     // far from busy, the throughput ratio also carries other processes' scheduling.
-    add({ name: "(reference) cached key ÷ unprotected route, by app CPU per request", ratio: cpuRatioOf(r, "cached", "plain"), detail: "median over rounds of unprotected ÷ keyguard CPU time per request" });
-    add({ name: "(reference) cached key ÷ no-op middleware, by app CPU per request", ratio: cpuRatioOf(r, "cached", "noop"), detail: "median over rounds of no-op ÷ keyguard CPU time per request" });
+    add({
+      name: "(reference) cached key ÷ unprotected route, by app CPU per request",
+      ratio: cpuRatioOf(r, "cached", "plain"),
+      detail: "median over rounds of unprotected ÷ keyguard CPU time per request",
+    });
+    add({
+      name: "(reference) cached key ÷ no-op middleware, by app CPU per request",
+      ratio: cpuRatioOf(r, "cached", "noop"),
+      detail: "median over rounds of no-op ÷ keyguard CPU time per request",
+    });
     add({
       name: "keyguard ÷ SDK middleware, repeated key",
       ratio: ratioOf(r, "cached", "sdk"),
@@ -162,7 +182,11 @@ async function main() {
     // The cached key with onDecision and OpenTelemetry on against the same app with them off, and
     // a second app with them off: the spread two identical sides show in the same rounds.
     const r = await rotate(
-      { on: get(apps.keyguardObserved!, repeated.key), off: get(apps.keyguard!, repeated.key), twin: get(apps.keyguardTwin!, repeated.key) },
+      {
+        on: get(apps.keyguardObserved!, repeated.key),
+        off: get(apps.keyguard!, repeated.key),
+        twin: get(apps.keyguardTwin!, repeated.key),
+      },
       ROUNDS,
       onlyOk("observe"),
     );
@@ -209,7 +233,10 @@ async function main() {
       body: JSON.stringify({ key }),
     });
     const r = await rotate(
-      { service: post(`${own.baseUrl}/v2/keys.verifyKey`, { authorization: `Bearer ${own.rootKey}` }), bare: post(`${own.bareUrl}/json`, {}) },
+      {
+        service: post(`${own.baseUrl}/v2/keys.verifyKey`, { authorization: `Bearer ${own.rootKey}` }),
+        bare: post(`${own.bareUrl}/json`, {}),
+      },
       ROUNDS,
       onlyOk("local service"),
     );
@@ -224,7 +251,8 @@ async function main() {
   if (runs("metrics")) {
     // Two service processes on the apps' core (one idle while the other is measured), metrics on and off.
     const verifyKeyOn = async (info: ServiceInfo): Promise<LoadOptions> => {
-      const key = (await createClient({ rootKey: info.rootKey, baseUrl: info.baseUrl, retry: false }).keys.createKey({ apiId: info.apiId })).key;
+      const key = (await createClient({ rootKey: info.rootKey, baseUrl: info.baseUrl, retry: false }).keys.createKey({ apiId: info.apiId }))
+        .key;
       return {
         url: `${info.baseUrl}/v2/keys.verifyKey`,
         method: "POST",
@@ -239,7 +267,8 @@ async function main() {
     const r = await rotate({ on: await verifyKeyOn(on), off: await verifyKeyOn(off) }, ROUNDS, onlyOk("local service with metrics"));
     // The side said to have metrics did count the calls.
     const scraped = await (await fetch(`${on.baseUrl}/metrics`)).text();
-    if (!/^keyguard_verifications_total\{code="VALID"\} [1-9]/m.test(scraped)) throw new Error("bench: the service with metrics on did not count its verifications");
+    if (!/^keyguard_verifications_total\{code="VALID"\} [1-9]/m.test(scraped))
+      throw new Error("bench: the service with metrics on did not count its verifications");
     add({
       name: "local service verifyKey, metrics on ÷ off",
       ratio: ratioOf(r, "on", "off"),
@@ -252,10 +281,14 @@ async function main() {
     // events (batched every second), the other's store drops them; the same tagged verifyKey on both.
     const dir = mkdtempSync(join(os.tmpdir(), "keyguard-bench-events-"));
     try {
-      const sides = { recorded: { BENCH_SERVICE_DATA: join(dir, "recorded.db") }, dropped: { BENCH_SERVICE_DATA: join(dir, "dropped.db"), BENCH_EVENTS: "off" } };
+      const sides = {
+        recorded: { BENCH_SERVICE_DATA: join(dir, "recorded.db") },
+        dropped: { BENCH_SERVICE_DATA: join(dir, "dropped.db"), BENCH_EVENTS: "off" },
+      };
       const post = async (env: Record<string, string>): Promise<LoadOptions> => {
         const own = await startChild<ServiceInfo>("service", env, 1);
-        const key = (await createClient({ rootKey: own.rootKey, baseUrl: own.baseUrl, retry: false }).keys.createKey({ apiId: own.apiId })).key;
+        const key = (await createClient({ rootKey: own.rootKey, baseUrl: own.baseUrl, retry: false }).keys.createKey({ apiId: own.apiId }))
+          .key;
         return {
           url: `${own.baseUrl}/v2/keys.verifyKey`,
           method: "POST",
@@ -265,7 +298,11 @@ async function main() {
           body: JSON.stringify({ key, tags: ["path=/r", "method=GET"] }),
         };
       };
-      const r = await rotate({ recorded: await post(sides.recorded), dropped: await post(sides.dropped) }, ROUNDS, onlyOk("verification events"));
+      const r = await rotate(
+        { recorded: await post(sides.recorded), dropped: await post(sides.dropped) },
+        ROUNDS,
+        onlyOk("verification events"),
+      );
       add({
         name: "verifyKey with verification events ÷ events dropped at the store (SQLite)",
         ratio: ratioOf(r, "recorded", "dropped"),
@@ -281,9 +318,25 @@ async function main() {
   if (runs("down")) {
     process.stderr.write("bench: key service down (connection refused) and hanging\n");
     down = {
-      keyguard: await load({ url: `${apps.keyguardDown}/r`, amount: 200, connections: 10, headers: { authorization: `Bearer ${repeated.key}` } }),
-      sdk: await load({ url: `${apps.sdkDown}/r`, amount: 20, connections: 10, timeout: 30, headers: { authorization: `Bearer ${repeated.key}` } }),
-      keyguardHang: await load({ url: `${apps.keyguardHang}/r`, amount: 40, connections: 10, headers: { authorization: `Bearer ${repeated.key}` } }),
+      keyguard: await load({
+        url: `${apps.keyguardDown}/r`,
+        amount: 200,
+        connections: 10,
+        headers: { authorization: `Bearer ${repeated.key}` },
+      }),
+      sdk: await load({
+        url: `${apps.sdkDown}/r`,
+        amount: 20,
+        connections: 10,
+        timeout: 30,
+        headers: { authorization: `Bearer ${repeated.key}` },
+      }),
+      keyguardHang: await load({
+        url: `${apps.keyguardHang}/r`,
+        amount: 40,
+        connections: 10,
+        headers: { authorization: `Bearer ${repeated.key}` },
+      }),
     };
   }
 
@@ -295,14 +348,24 @@ async function main() {
 
   const machine =
     `${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}` +
-    (PIN ? "; apps and the measured key service pinned to core 1, load generator and the middleware's key service to core 0" : "; no core pinning");
+    (PIN
+      ? "; apps and the measured key service pinned to core 1, load generator and the middleware's key service to core 0"
+      : "; no core pinning");
   const goals = rows.filter((r) => r.goal).map((r) => ({ goal: r.goal!.text, ratio: r.ratio, met: r.ratio >= r.goal!.min }));
   if (down) {
     const p99 = Math.max(down.keyguard.p99, down.keyguardHang.p99);
-    goals.push({ goal: `keyguard answers within its ${DEADLINE} ms deadline when the key service is down (p99, ms)`, ratio: p99, met: p99 <= DEADLINE });
+    goals.push({
+      goal: `keyguard answers within its ${DEADLINE} ms deadline when the key service is down (p99, ms)`,
+      ratio: p99,
+      met: p99 <= DEADLINE,
+    });
   }
   if (fleet !== undefined && typeof fleet !== "string") {
-    goals.push({ goal: "fleet invalidation seen by all instances within 100 ms (p99, ms)", ratio: fleet.propagation.p99Ms, met: fleet.propagation.p99Ms <= 100 });
+    goals.push({
+      goal: "fleet invalidation seen by all instances within 100 ms (p99, ms)",
+      ratio: fleet.propagation.p99Ms,
+      met: fleet.propagation.p99Ms <= 100,
+    });
   }
   const results = {
     date: new Date().toISOString(),
@@ -352,7 +415,10 @@ async function main() {
       `| one hot key, ${fleet.hotKey.seconds} s of load on all ${fleet.instances}, cache ttl ${fleet.hotKey.ttlMs} ms | ${fleet.hotKey.serviceCalls} verifyKey calls for ${fleet.hotKey.requests} requests: ${fleet.hotKey.callsPerTtl} calls per TTL (${JSON.stringify(fleet.hotKey.statuses)}) |`,
     );
   }
-  lines.push("", ...goals.map((g) => `goal: ${g.goal} … ${g.met ? "met" : "NOT met"} (${Number.isInteger(g.ratio) ? g.ratio : fmt(g.ratio)})`));
+  lines.push(
+    "",
+    ...goals.map((g) => `goal: ${g.goal} … ${g.met ? "met" : "NOT met"} (${Number.isInteger(g.ratio) ? g.ratio : fmt(g.ratio)})`),
+  );
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 

@@ -56,7 +56,11 @@ async function benchStore(): Promise<Storage | undefined> {
 
 async function startService(): Promise<ServiceInfo> {
   const store = await benchStore();
-  const svc = await startLocalKeyService({ port: 0, ...(store && { storage: store }), ...(process.env.BENCH_METRICS === "1" && { metrics: true }) });
+  const svc = await startLocalKeyService({
+    port: 0,
+    ...(store && { storage: store }),
+    ...(process.env.BENCH_METRICS === "1" && { metrics: true }),
+  });
   const bare = express();
   bare.use(express.json());
   bare.post("/json", (req, res) => {
@@ -92,7 +96,10 @@ function cpuApp(): express.Express {
 function observability() {
   const counts = { decisions: 0, fromCache: 0 };
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(new InMemorySpanExporter())] });
-  const reader = new PeriodicExportingMetricReader({ exporter: new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE), exportIntervalMillis: 60_000 });
+  const reader = new PeriodicExportingMetricReader({
+    exporter: new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE),
+    exportIntervalMillis: 60_000,
+  });
   const meterProvider = new MeterProvider({ readers: [reader] });
   return {
     onDecision: (decision: AuthDecision) => {

@@ -2,9 +2,7 @@
 // messages, and the seeded keys (key i is known to both, so the parent can verify seeded keys).
 
 export type StoreConfig =
-  | { backend: "memory" }
-  | { backend: "sqlite"; file: string }
-  | { backend: "postgres"; postgres: string; redis: string; schema: string };
+  { backend: "memory" } | { backend: "sqlite"; file: string } | { backend: "postgres"; postgres: string; redis: string; schema: string };
 
 export type ChildRequest = { cmd: "seed"; from: number; to: number } | { cmd: "stall" } | { cmd: "size" };
 

@@ -65,7 +65,9 @@ class Service {
     });
     const ready = await new Promise<ChildReply>((resolve, reject) => {
       child.once("message", resolve);
-      child.once("exit", (code) => reject(new Error(`bench storage: the ${config.backend} service exited (${String(code)}) before it was ready`)));
+      child.once("exit", (code) =>
+        reject(new Error(`bench storage: the ${config.backend} service exited (${String(code)}) before it was ready`)),
+      );
     });
     if (ready.cmd !== "ready") throw new Error(`bench storage: the ${config.backend} service failed: ${JSON.stringify(ready)}`);
     if (!LOOPBACK.test(ready.url)) throw new Error(`bench storage: refusing a non-loopback service ${ready.url}`);
@@ -139,7 +141,13 @@ async function drive(services: Service[], callers: number, maxCalls: number, cal
   );
   const ms = performance.now() - started;
   latencies.sort((a, b) => a - b);
-  return { calls: latencies.length, perSecond: Math.round((latencies.length * 1000) / ms), p50: round(quantile(latencies, 0.5), 3), p99: round(quantile(latencies, 0.99), 3), failures };
+  return {
+    calls: latencies.length,
+    perSecond: Math.round((latencies.length * 1000) / ms),
+    p50: round(quantile(latencies, 0.5), 3),
+    p99: round(quantile(latencies, 0.99), 3),
+    failures,
+  };
 }
 
 /** A random seeded key with (or without) credits among the first `n`. */
@@ -244,7 +252,9 @@ async function sql(text: string): Promise<unknown> {
 async function seed(service: Service, from: number, to: number): Promise<number> {
   if (to <= from) return 0;
   const { ms } = await service.ask({ cmd: "seed", from, to });
-  console.log(`  seeded keys ${from.toLocaleString("en")}..${to.toLocaleString("en")} through the store: ${Math.round(((to - from) * 1000) / ms).toLocaleString("en")} keys/s`);
+  console.log(
+    `  seeded keys ${from.toLocaleString("en")}..${to.toLocaleString("en")} through the store: ${Math.round(((to - from) * 1000) / ms).toLocaleString("en")} keys/s`,
+  );
   return ms;
 }
 
@@ -286,7 +296,9 @@ async function postgresBackend(rows: Row[], skipped: string[]): Promise<void> {
       await seed(services[0]!, seeded, keys);
       seeded = keys;
       const bytes = Number(
-        await sql(`SELECT coalesce(sum(pg_total_relation_size(format('%I.%I', schemaname, tablename))), 0)::bigint FROM pg_tables WHERE schemaname = '${schema}'`),
+        await sql(
+          `SELECT coalesce(sum(pg_total_relation_size(format('%I.%I', schemaname, tablename))), 0)::bigint FROM pg_tables WHERE schemaname = '${schema}'`,
+        ),
       );
       for (const n of [1, 3]) {
         rows.push({ ...(await measure(n === 1 ? "postgres" : "postgres ×3", services.slice(0, n), keys)), sizeBytes: bytes });
@@ -295,7 +307,9 @@ async function postgresBackend(rows: Row[], skipped: string[]): Promise<void> {
     }
   } finally {
     await Promise.all(services.map((s) => s.stop()));
-    await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch((err: unknown) => console.log(`  could not drop schema ${schema}: ${String(err)}`));
+    await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch((err: unknown) =>
+      console.log(`  could not drop schema ${schema}: ${String(err)}`),
+    );
     await dropRedisKeys(`keyguard:${schema}:*`);
   }
 }
@@ -365,12 +379,17 @@ function goals(rows: Row[]): string[] {
   out.push(`goal: SQLite, 1M keys, credits verification p99 <= 2 ms: ${verdict(p99 <= 2, `${p99.toFixed(2)} ms`)}`);
   if (small) {
     const ratio = p99 / small.credits.oneAtATime.run.p99;
-    out.push(`goal: SQLite, credits p99 at 1M within 1.5x of 10k: ${verdict(ratio <= 1.5, `${ratio.toFixed(2)}x: ${small.credits.oneAtATime.run.p99.toFixed(2)} -> ${p99.toFixed(2)} ms`)}`);
+    out.push(
+      `goal: SQLite, credits p99 at 1M within 1.5x of 10k: ${verdict(ratio <= 1.5, `${ratio.toFixed(2)}x: ${small.credits.oneAtATime.run.p99.toFixed(2)} -> ${p99.toFixed(2)} ms`)}`,
+    );
   }
   const cpuBound = Math.round(1e6 / big.createKey.cpuPerCallMicros);
   out.push(
-    `goal: SQLite, 1M keys, createKey >= 2,000/s: ${verdict(big.createKey.run.perSecond >= 2000, `${int(big.createKey.run.perSecond)}/s; ` +
-      `${int(big.createKey.cpuPerCallMicros)} µs of service CPU per call, so at most ${int(cpuBound)}/s on one free core`)}`,
+    `goal: SQLite, 1M keys, createKey >= 2,000/s: ${verdict(
+      big.createKey.run.perSecond >= 2000,
+      `${int(big.createKey.run.perSecond)}/s; ` +
+        `${int(big.createKey.cpuPerCallMicros)} µs of service CPU per call, so at most ${int(cpuBound)}/s on one free core`,
+    )}`,
   );
   for (const backend of [...new Set(rows.map((r) => r.backend))]) {
     const mine = rows.filter((r) => r.backend === backend);
@@ -381,8 +400,11 @@ function goals(rows: Row[]): string[] {
     const over = phases.reduce((n, p) => n + p.callsOverTenMs, 0);
     const p999 = Math.max(...phases.map((p) => p.callP999Ms));
     out.push(
-      `goal: ${backend}, no storage call blocks the event loop > 10 ms: ${verdict(call <= 10, `longest call ${call.toFixed(1)} ms, ` +
-        `${int(over)} of ${int(count)} calls over 10 ms, p99.9 ${p999.toFixed(2)} ms; longest event-loop stall, any cause, ${stall.toFixed(1)} ms`)}`,
+      `goal: ${backend}, no storage call blocks the event loop > 10 ms: ${verdict(
+        call <= 10,
+        `longest call ${call.toFixed(1)} ms, ` +
+          `${int(over)} of ${int(count)} calls over 10 ms, p99.9 ${p999.toFixed(2)} ms; longest event-loop stall, any cause, ${stall.toFixed(1)} ms`,
+      )}`,
     );
   }
   return out;
@@ -395,8 +417,14 @@ async function main(): Promise<void> {
   const started = Date.now();
   const rows: Row[] = [];
   const skipped: string[] = [];
-  console.log(`storage bench: sizes ${SIZES.map(int).join(", ")}; backends ${BACKENDS.join(", ")}; ${SECONDS} s per phase, ${IN_FLIGHT} calls in flight under load`);
-  console.log(`load average at start: ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+  console.log(
+    `storage bench: sizes ${SIZES.map(int).join(", ")}; backends ${BACKENDS.join(", ")}; ${SECONDS} s per phase, ${IN_FLIGHT} calls in flight under load`,
+  );
+  console.log(
+    `load average at start: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")}`,
+  );
   console.log(HEADER);
   for (const backend of BACKENDS) {
     if (backend === "memory" || backend === "sqlite") await localBackend(backend, rows);
@@ -408,7 +436,11 @@ async function main(): Promise<void> {
   for (const r of rows) console.log(line(r));
   for (const l of [...lines, ...skipped.map((s) => `skipped: ${s}`)]) console.log(l);
   const minutes = (Date.now() - started) / 60_000;
-  console.log(`took ${minutes.toFixed(1)} min; load average at end: ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+  console.log(
+    `took ${minutes.toFixed(1)} min; load average at end: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")}`,
+  );
   if (process.env.STORAGE_SIZES || process.env.STORAGE_BACKENDS || process.env.STORAGE_SECONDS || CPU_PROF) {
     console.log("a narrowed or profiled run: bench/results/storage.json left as it was");
     return;

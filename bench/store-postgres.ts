@@ -34,7 +34,13 @@ async function time(name: string, fn: (i: number) => Promise<unknown>): Promise<
 }
 
 /** Calls per second of `fn` from `concurrency` callers spread over `stores`, for `ms`. */
-async function throughput(name: string, stores: Storage[], concurrency: number, ms: number, fn: (s: Storage, i: number) => Promise<unknown>): Promise<void> {
+async function throughput(
+  name: string,
+  stores: Storage[],
+  concurrency: number,
+  ms: number,
+  fn: (s: Storage, i: number) => Promise<unknown>,
+): Promise<void> {
   let calls = 0;
   const end = performance.now() + ms;
   await Promise.all(
@@ -78,12 +84,16 @@ try {
   });
   await time("keyByHash", (i) => store.direct.keyByHash(hashOf(i)));
   await time("spendCredits", (i) => store.direct.spendCredits(idOf(i), 1, Date.now()));
-  await time("limit (one 60 s window)", (i) => store.direct.limit([{ counter: `rl_${i}/60000`, limit: 100, duration: 60_000, cost: 1, owner: idOf(i) }], Date.now()));
+  await time("limit (one 60 s window)", (i) =>
+    store.direct.limit([{ counter: `rl_${i}/60000`, limit: 100, duration: 60_000, cost: 1, owner: idOf(i) }], Date.now()),
+  );
   await time("list (a page of 100 from a cursor)", (i) => store.direct.list("keys", "ws_bench", { from: idOf(i), limit: 100 }));
   await time("find (the 100 keys of an identity)", (i) => store.direct.find("keys", "ws_bench", "identityId", `id_${i % IDENTITIES}`));
   const more = [await open(), await open()];
   await throughput("spendCredits, 32 callers, 1 store", [store], 32, 3000, (s, i) => s.direct.spendCredits(idOf(i), 1, Date.now()));
-  await throughput("spendCredits, 32 callers, 3 stores", [store, ...more], 32, 3000, (s, i) => s.direct.spendCredits(idOf(i), 1, Date.now()));
+  await throughput("spendCredits, 32 callers, 3 stores", [store, ...more], 32, 3000, (s, i) =>
+    s.direct.spendCredits(idOf(i), 1, Date.now()),
+  );
   await throughput("keyByHash, 32 callers, 3 stores", [store, ...more], 32, 3000, (s, i) => s.direct.keyByHash(hashOf(i)));
   await Promise.all(more.map((s) => s.close()));
   const client = new pg.Client({ connectionString: POSTGRES });

@@ -59,7 +59,8 @@ async function fill(store: Storage): Promise<number[]> {
     await tx.put("rootKeys", { id: "rk_bench", workspaceId: "ws_bench", hash: ROOT_HASH, permissions: ["api.*.verify_key"], createdAt: 1 });
     await tx.put("permissions", { id: "perm_1", workspaceId: "ws_bench", name: "read", slug: "read", createdAt: 1 });
     for (let a = 0; a < 10; a++) await tx.put("apis", { id: `api_${a}`, workspaceId: "ws_bench", name: `api ${a}`, createdAt: 1 });
-    for (let d = 0; d < 1000; d++) await tx.put("identities", { id: `id_${d}`, workspaceId: "ws_bench", externalId: `user_${d}`, ratelimits: [], createdAt: 1 });
+    for (let d = 0; d < 1000; d++)
+      await tx.put("identities", { id: `id_${d}`, workspaceId: "ws_bench", externalId: `user_${d}`, ratelimits: [], createdAt: 1 });
   });
   for (let from = 0; from < N; from += batch) {
     await store.transaction(async (tx) => {
@@ -109,7 +110,10 @@ async function compare(stores: Array<{ name: string; store: Storage }>, rounds: 
     }
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  for (const [s, { name }] of stores.entries()) console.log(`${name.padEnd(48)} CPU µs per verifyKey's store calls: median ${median(cpu[s]!).toFixed(1)} (${rounds} rounds of ${perRound})`);
+  for (const [s, { name }] of stores.entries())
+    console.log(
+      `${name.padEnd(48)} CPU µs per verifyKey's store calls: median ${median(cpu[s]!).toFixed(1)} (${rounds} rounds of ${perRound})`,
+    );
   if (stores.length === 2) console.log(`ratio ${stores[1]!.name} ÷ ${stores[0]!.name}: ${(median(cpu[1]!) / median(cpu[0]!)).toFixed(3)}`);
 }
 
@@ -127,7 +131,9 @@ try {
 
   await time("keyByHash", (i) => store.direct.keyByHash(hashOf(i)));
   await time("spendCredits (one UPDATE … RETURNING)", (i) => store.direct.spendCredits(keyOf(i).id, 1, Date.now()));
-  await time("limit (one counter)", (i) => store.direct.limit([{ counter: `rl_${i}/60000`, limit: 10, duration: 60_000, cost: 1 }], Date.now()));
+  await time("limit (one counter)", (i) =>
+    store.direct.limit([{ counter: `rl_${i}/60000`, limit: 10, duration: 60_000, cost: 1 }], Date.now()),
+  );
   await time("createKey-sized transaction (get + put)", (i) =>
     store.transaction(async (tx) => {
       await tx.get("apis", "api_1");
@@ -143,7 +149,14 @@ try {
     const other = (await import(resolve(process.env.BASELINE, "src/local.ts"))) as { sqliteStorage: typeof sqliteStorage };
     baseline = await other.sqliteStorage(join(dir, "baseline.db"));
     await fill(baseline);
-    await compare([{ name: `baseline (${process.env.BASELINE})`, store: baseline }, { name: "this checkout", store }], 100, 400);
+    await compare(
+      [
+        { name: `baseline (${process.env.BASELINE})`, store: baseline },
+        { name: "this checkout", store },
+      ],
+      100,
+      400,
+    );
   }
 } finally {
   await baseline?.close();

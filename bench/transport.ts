@@ -20,7 +20,10 @@ const ROUNDS = Math.min(Number(process.env.BENCH_ROUNDS ?? 5), 9);
 const CONCURRENCY = Math.min(Number(process.env.BENCH_CONCURRENCY ?? 10), 100);
 const WARMUP = 1000;
 // With two or more cores, the service runs on core 0 and this process (the client) on core 1.
-const PIN = os.cpus().length >= 2 && spawnSync("taskset", ["-p", String(process.pid)], { stdio: "ignore" }).status === 0 && process.env.BENCH_PIN !== "0";
+const PIN =
+  os.cpus().length >= 2 &&
+  spawnSync("taskset", ["-p", String(process.pid)], { stdio: "ignore" }).status === 0 &&
+  process.env.BENCH_PIN !== "0";
 
 interface Round {
   callsPerSecond: number;
@@ -93,12 +96,17 @@ async function main(): Promise<void> {
     console.log("| transport | client CPU per call | calls/s |");
     console.log("|---|---|---|");
     for (const [name, s] of Object.entries(summary)) {
-      console.log(`| ${name === "undici" ? "undici `request()`, keep-alive pool (default)" : "`fetch` (option)"} | ${s.cpuMicrosPerCall.toFixed(0)} µs | ${s.callsPerSecond.toFixed(0)} |`);
+      console.log(
+        `| ${name === "undici" ? "undici `request()`, keep-alive pool (default)" : "`fetch` (option)"} | ${s.cpuMicrosPerCall.toFixed(0)} µs | ${s.callsPerSecond.toFixed(0)} |`,
+      );
     }
     console.log(`\nfetch ÷ undici, CPU per call: ${cpuRatio.toFixed(2)}; undici ÷ fetch, calls/s: ${rateRatio.toFixed(2)}`);
 
     mkdirSync(`${here}results`, { recursive: true });
-    writeFileSync(`${here}results/transport.json`, `${JSON.stringify({ setup, calls: CALLS, rounds: ROUNDS, concurrency: CONCURRENCY, summary, perRound: rounds, cpuRatio, rateRatio }, null, 2)}\n`);
+    writeFileSync(
+      `${here}results/transport.json`,
+      `${JSON.stringify({ setup, calls: CALLS, rounds: ROUNDS, concurrency: CONCURRENCY, summary, perRound: rounds, cpuRatio, rateRatio }, null, 2)}\n`,
+    );
   } finally {
     child.kill();
   }

@@ -32,5 +32,7 @@ for (let r = 0; r < 3; r++) {
   wall.push((performance.now() - t0) / CALLS);
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[1]!.toFixed(3);
-console.log(`verifyKey (credits key, memory store), ${CALLS} sequential calls, median of 3: wall ${median(wall)} ms/call, CPU ${median(cpu)} ms/call`);
+console.log(
+  `verifyKey (credits key, memory store), ${CALLS} sequential calls, median of 3: wall ${median(wall)} ms/call, CPU ${median(cpu)} ms/call`,
+);
 await svc.close();

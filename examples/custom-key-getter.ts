@@ -47,7 +47,10 @@ app.get("/api/data", apiKeyAuth({ passErrors: true }), (_req, res) => {
 
 const onError: ErrorRequestHandler = (err, _req, res, _next) => {
   if (isKeyguardError(err)) {
-    res.status(err.status).set(err.headers).json({ error: err.code, message: err.expose ? err.message : "internal error" });
+    res
+      .status(err.status)
+      .set(err.headers)
+      .json({ error: err.code, message: err.expose ? err.message : "internal error" });
     return;
   }
   res.status(500).json({ error: "internal" });

@@ -31,12 +31,8 @@ app.get(
 
 // Or let the key service evaluate the query (computed per request) as part of the verification;
 // each such route verifies on its own.
-app.get(
-  "/projects/:id",
-  apiKeyAuth<Request>({ permissions: (req) => `projects.${req.params.id}.read` }),
-  (req, res) => {
-    res.json({ project: req.params.id });
-  },
-);
+app.get("/projects/:id", apiKeyAuth<Request>({ permissions: (req) => `projects.${req.params.id}.read` }), (req, res) => {
+  res.json({ project: req.params.id });
+});
 
 app.listen(3000, "127.0.0.1", () => console.log("listening on http://127.0.0.1:3000"));

@@ -82,7 +82,8 @@ export function factsOf(schema, resolveRef = () => undefined) {
     for (const k of KEPT) if (s[k] !== undefined) facts[k] = s[k];
     if (s.type === "object" || s.properties !== undefined) {
       const ap = s.additionalProperties;
-      facts.additionalProperties = ap === undefined ? (s.properties === undefined ? true : "unset") : typeof ap === "boolean" ? ap : "schema";
+      facts.additionalProperties =
+        ap === undefined ? (s.properties === undefined ? true : "unset") : typeof ap === "boolean" ? ap : "schema";
     }
     out[path] = facts;
     // `seen` holds the $refs on the way here (a schema met again below itself is not followed).
@@ -108,13 +109,22 @@ function normalize(node, resolveRef, seen) {
     const parts = s.allOf.map((p) => normalize(p, resolveRef, seen));
     const { allOf: _allOf, ...rest } = s;
     s = parts.reduce(
-      (acc, p) => ({ ...acc, ...p, properties: { ...acc.properties, ...p.properties }, required: [...(acc.required ?? []), ...(p.required ?? [])] }),
+      (acc, p) => ({
+        ...acc,
+        ...p,
+        properties: { ...acc.properties, ...p.properties },
+        required: [...(acc.required ?? []), ...(p.required ?? [])],
+      }),
       rest,
     );
   }
   const union = s.anyOf ?? s.oneOf;
   if (Array.isArray(union) && union.length === 2 && union.some((m) => m.type === "null")) {
-    const other = normalize(union.find((m) => m.type !== "null"), resolveRef, seen);
+    const other = normalize(
+      union.find((m) => m.type !== "null"),
+      resolveRef,
+      seen,
+    );
     const { anyOf: _a, oneOf: _o, ...rest } = s;
     s = { ...other, ...rest, nullable: true };
   }

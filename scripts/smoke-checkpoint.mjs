@@ -29,7 +29,9 @@ async function checkpoints(label, sqliteStorage, dir) {
     for (const end = Date.now() + CHECKPOINT_TIMEOUT_MS; Date.now() < end; await new Promise((r) => setTimeout(r, 25))) {
       if (readFileSync(file).includes(marker)) return store.driver;
     }
-    throw new SmokeError(`${label}: a write did not reach the data file within ${CHECKPOINT_TIMEOUT_MS} ms: the checkpoint worker did not run`);
+    throw new SmokeError(
+      `${label}: a write did not reach the data file within ${CHECKPOINT_TIMEOUT_MS} ms: the checkpoint worker did not run`,
+    );
   } finally {
     await store.close();
   }

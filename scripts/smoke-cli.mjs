@@ -45,7 +45,10 @@ function serve() {
   children.add(child);
   let output = "";
   return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new SmokeError(`the CLI printed no banner within ${START_TIMEOUT_MS} ms:\n${output}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new SmokeError(`the CLI printed no banner within ${START_TIMEOUT_MS} ms:\n${output}`)),
+      START_TIMEOUT_MS,
+    );
     const onData = (chunk) => {
       output += chunk.toString();
       const baseUrl = /listening on (http:\/\/\S+)/.exec(output)?.[1];
@@ -130,7 +133,11 @@ async function main() {
   const first = await serve();
   checkBanner(first);
   // The web console, from the package's dist/console.
-  for (const [path, type] of [["/", "text/html"], ["/console/app.js", "text/javascript"], ["/console/app.css", "text/css"]]) {
+  for (const [path, type] of [
+    ["/", "text/html"],
+    ["/console/app.js", "text/javascript"],
+    ["/console/app.css", "text/css"],
+  ]) {
     const res = await fetch(`${first.baseUrl}${path}`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
     if (res.status !== 200 || !res.headers.get("content-type")?.startsWith(type) || !res.headers.get("content-security-policy")) {
       fail(`GET ${path}: ${res.status} ${res.headers.get("content-type")}, expected the console's ${type} with a CSP`);

@@ -90,7 +90,14 @@ function readSecretFile(file: string, flag: string, what: string): string {
     text = readFileSync(file, "utf8");
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    const why = e.code === "ENOENT" ? "no such file" : e.code === "EACCES" ? "permission denied" : e.code === "EISDIR" ? "it is a directory" : e.message;
+    const why =
+      e.code === "ENOENT"
+        ? "no such file"
+        : e.code === "EACCES"
+          ? "permission denied"
+          : e.code === "EISDIR"
+            ? "it is a directory"
+            : e.message;
     usageError(`cannot read ${flag} ${JSON.stringify(file)}: ${why}.`);
   }
   const key = text.split(/\r?\n/, 1)[0]!.trim();
@@ -114,7 +121,11 @@ function sharedStorage(
   const redis = values.redis ?? (env.KEYGUARD_REDIS_URL || undefined);
   const servers = postgres !== undefined || redis !== undefined;
   const schema = values["postgres-schema"] ?? (servers ? env.KEYGUARD_POSTGRES_SCHEMA || undefined : undefined);
-  return { ...(postgres !== undefined && { postgres }), ...(redis !== undefined && { redis }), ...(schema !== undefined && { postgresSchema: schema }) };
+  return {
+    ...(postgres !== undefined && { postgres }),
+    ...(redis !== undefined && { redis }),
+    ...(schema !== undefined && { postgresSchema: schema }),
+  };
 }
 
 /** host:port of a URL, for the banner: a URL may hold a password. */
@@ -155,7 +166,8 @@ function invalidation(
 type Names = Readonly<Record<string, string>>;
 
 /** Any of `names` as a whole word of a sentence: not part of a longer name, a path (keyguard/redis) or a URL (redis://). */
-const wordsOf = (names: readonly string[]) => new RegExp(`(?<![\\w./:-])(?:${names.map((n) => n.replaceAll(".", "\\.")).join("|")})(?![\\w/:-])`, "g");
+const wordsOf = (names: readonly string[]) =>
+  new RegExp(`(?<![\\w./:-])(?:${names.map((n) => n.replaceAll(".", "\\.")).join("|")})(?![\\w/:-])`, "g");
 
 /**
  * A configuration error of the service or of redisStore() said by flag: its option becomes the flag
@@ -213,7 +225,8 @@ async function migrate(positionals: string[], values: Values): Promise<void> {
   const extra = Object.keys(values).find((flag) => !MIGRATE_FLAGS.has(flag));
   if (extra !== undefined) usageError(`keyguard migrate takes no --${extra}.`);
   if (positionals.length !== 2) usageError("keyguard migrate needs one JSON state file: keyguard migrate <state.json> --data <file.db>");
-  if (values.data === undefined || values.data.trim() === "") usageError("keyguard migrate needs --data <file.db>: the new SQLite file to import into.");
+  if (values.data === undefined || values.data.trim() === "")
+    usageError("keyguard migrate needs --data <file.db>: the new SQLite file to import into.");
   // Its own module: migrating needs no HTTP service.
   const { migrateStateFile } = await import("./server/storage/migrate-json");
   try {
@@ -250,14 +263,16 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   if (values["root-key"] !== undefined && values["root-key-file"] !== undefined) {
     usageError("give the root key with --root-key or with --root-key-file, not both.");
   }
-  const rootKey = values["root-key-file"] !== undefined ? readSecretFile(values["root-key-file"], "--root-key-file", "the root key") : values["root-key"];
+  const rootKey =
+    values["root-key-file"] !== undefined ? readSecretFile(values["root-key-file"], "--root-key-file", "the root key") : values["root-key"];
   const given = values["root-key-file"] !== undefined ? "--root-key-file" : values["root-key"] !== undefined ? "--root-key" : undefined;
   const shared = sharedStorage(values, env);
   const invalidate = invalidation(values, env, shared);
   if (values["metrics-token-file"] !== undefined && !values.metrics) usageError("--metrics-token-file needs --metrics.");
-  const metricsToken = values["metrics-token-file"] !== undefined
-    ? readSecretFile(values["metrics-token-file"], "--metrics-token-file", "the metrics token")
-    : (values.metrics && env.KEYGUARD_METRICS_TOKEN) || undefined;
+  const metricsToken =
+    values["metrics-token-file"] !== undefined
+      ? readSecretFile(values["metrics-token-file"], "--metrics-token-file", "the metrics token")
+      : (values.metrics && env.KEYGUARD_METRICS_TOKEN) || undefined;
 
   // The service's options (and the store's it opens) by flag: what its errors name.
   const serviceNames: Names = {
@@ -266,8 +281,18 @@ async function serve(positionals: string[], values: Values): Promise<void> {
     dataFile: "--data",
     postgres: sourceOf("--postgres", values.postgres !== undefined, "KEYGUARD_POSTGRES_URL", shared.postgres !== undefined),
     redis: sourceOf("--redis", values.redis !== undefined, "KEYGUARD_REDIS_URL", shared.redis !== undefined),
-    postgresSchema: sourceOf("--postgres-schema", values["postgres-schema"] !== undefined, "KEYGUARD_POSTGRES_SCHEMA", shared.postgresSchema !== undefined),
-    schema: sourceOf("--postgres-schema", values["postgres-schema"] !== undefined, "KEYGUARD_POSTGRES_SCHEMA", shared.postgresSchema !== undefined),
+    postgresSchema: sourceOf(
+      "--postgres-schema",
+      values["postgres-schema"] !== undefined,
+      "KEYGUARD_POSTGRES_SCHEMA",
+      shared.postgresSchema !== undefined,
+    ),
+    schema: sourceOf(
+      "--postgres-schema",
+      values["postgres-schema"] !== undefined,
+      "KEYGUARD_POSTGRES_SCHEMA",
+      shared.postgresSchema !== undefined,
+    ),
     port: "--port",
     host: "--host",
     encryptionKeyFile: "--encryption-key-file",
@@ -317,7 +342,10 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   console.log(`  ${rootKeyLine(running.service, given)}`);
   console.log(`  API id:       ${running.apiId}`);
   console.log(`  workspace id: ${running.workspaceId}`);
-  if (values.metrics) console.log(`  metrics:      ${running.baseUrl}/metrics${metricsToken === undefined ? "" : " (with the metrics token as bearer token)"}`);
+  if (values.metrics)
+    console.log(
+      `  metrics:      ${running.baseUrl}/metrics${metricsToken === undefined ? "" : " (with the metrics token as bearer token)"}`,
+    );
   const state =
     shared.postgres !== undefined && shared.redis !== undefined
       ? `PostgreSQL at ${hostOf(shared.postgres)} (schema ${shared.postgresSchema ?? "keyguard"}), rate-limit counters in Redis at ${hostOf(shared.redis)}`
@@ -325,7 +353,8 @@ async function serve(positionals: string[], values: Values): Promise<void> {
         ? `kept in ${values.data}`
         : "in memory (lost on exit; use --data FILE to keep it)";
   console.log(`  state:        ${state}`);
-  if (invalidate !== undefined && publisher) console.log(`  key changes:  announced on Redis at ${hostOf(invalidate.url)} (prefix ${publisher.prefix})`);
+  if (invalidate !== undefined && publisher)
+    console.log(`  key changes:  announced on Redis at ${hostOf(invalidate.url)} (prefix ${publisher.prefix})`);
 
   const stop = () => {
     running

@@ -4,24 +4,13 @@
 export type { Logger, LogFields } from "./logger";
 export { silentLogger, defaultLogger } from "./logger";
 export type * from "./protocol/types";
-export {
-  parsePermissionQuery,
-  evaluatePermissionQuery,
-  PermissionQuerySyntaxError,
-} from "./protocol/permission-query";
+export { parsePermissionQuery, evaluatePermissionQuery, PermissionQuerySyntaxError } from "./protocol/permission-query";
 export type { PermissionQuery } from "./protocol/permission-query";
 
 // The middleware: apiKeyAuth(), guards, the status policy, errors.
 export { apiKeyAuth } from "./middleware/api-key-auth";
 export type { ApiKeyAuthHandler } from "./middleware/api-key-auth";
-export type {
-  ApiKeyAuthOptions,
-  CacheOptions,
-  DeniedHandler,
-  NextFunction,
-  PerRequest,
-  VerifyRatelimit,
-} from "./middleware/options";
+export type { ApiKeyAuthOptions, CacheOptions, DeniedHandler, NextFunction, PerRequest, VerifyRatelimit } from "./middleware/options";
 export type { AuthDecision, DecisionHandler, DecisionSource } from "./middleware/on-decision";
 export type { TelemetryOptions } from "./client/telemetry";
 export { memoryStore } from "./middleware/cache-store";

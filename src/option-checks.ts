@@ -98,7 +98,9 @@ export class OptionChecks {
   ) {
     // A class has a prototype that is an Error; an arrow function has none.
     this.make =
-      error.prototype instanceof Error ? (option, message, details) => new (error as ConfigErrorClass)(option, message, details) : (error as ConfigErrorFactory);
+      error.prototype instanceof Error
+        ? (option, message, details) => new (error as ConfigErrorClass)(option, message, details)
+        : (error as ConfigErrorFactory);
   }
 
   /** Throws a sentence of the entry point's own (a conflict between options, a missing one): `<where>: <sentence>`. */
@@ -149,7 +151,11 @@ export class OptionChecks {
     if (typeof value === "string" && (choices as readonly string[]).includes(value)) return value as T;
     const listed = choices.map((c) => JSON.stringify(c));
     const either = listed.length === 1 ? listed[0] : `${listed.slice(0, -1).join(", ")} or ${listed.at(-1)}`;
-    return this.invalid(option, value, `Use ${either}${fallback === undefined ? ", or leave it unset" : ""}${note === undefined ? "" : ` (${note})`}.`);
+    return this.invalid(
+      option,
+      value,
+      `Use ${either}${fallback === undefined ? ", or leave it unset" : ""}${note === undefined ? "" : ` (${note})`}.`,
+    );
   }
 
   /** A string matching `rule.pattern`; undefined gives its default (none: refused, unless optional). A secret is never shown. */

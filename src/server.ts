@@ -44,5 +44,11 @@ export type {
   VerificationEvent,
   WorkspaceRecord,
 } from "./server/storage/seam";
-export type { AnalyticsPlan, AnalyticsScope, Column as AnalyticsColumn, Condition as AnalyticsCondition, Scalar as AnalyticsScalar } from "./server/analytics/plan";
+export type {
+  AnalyticsPlan,
+  AnalyticsScope,
+  Column as AnalyticsColumn,
+  Condition as AnalyticsCondition,
+  Scalar as AnalyticsScalar,
+} from "./server/analytics/plan";
 export { ALL_ROOT_PERMISSIONS } from "./server/operations/auth";

@@ -96,7 +96,10 @@ export function nearestName(name: string, known: readonly string[]): string | un
 export function warnUnknownOptions(where: string, given: readonly string[], known: readonly string[], logger: Logger): void {
   const found = findUnknownOptions(given, known);
   if (found === undefined) return;
-  logger.warn({ unknownOptions: found.names, didYouMean: found.didYouMean }, `${where}: ignoring unknown option(s) ${found.names.join(", ")}`);
+  logger.warn(
+    { unknownOptions: found.names, didYouMean: found.didYouMean },
+    `${where}: ignoring unknown option(s) ${found.names.join(", ")}`,
+  );
 }
 
 /**

@@ -1,7 +1,15 @@
 // keyguard/web: API-key authentication for a standard `Request` (Next.js, Bun.serve, Deno.serve,
 // Cloudflare Workers), on Web Crypto and fetch. Re-exports only; loads no node: module.
 
-export { webApiKeyAuth, problemResponse, getApiKey, requirePermissions, requireAnyPermission, requireRoles, requireKey } from "./adapters/web";
+export {
+  webApiKeyAuth,
+  problemResponse,
+  getApiKey,
+  requirePermissions,
+  requireAnyPermission,
+  requireRoles,
+  requireKey,
+} from "./adapters/web";
 export type { WebApiKeyAuth, WebApiKeyAuthOptions, WebAuthResult, WebGuard } from "./adapters/web";
 export type { AuthOptions, CacheOptions, PerRequest, VerifyRatelimit } from "./middleware/auth-options";
 export type { RequireKeyOptions } from "./middleware/guard-checks";

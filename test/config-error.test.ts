@@ -26,7 +26,12 @@ describe("one ConfigError base for every entry point", () => {
     expect(client).toBeInstanceOf(KeyServiceConfigError);
     expect(local).toBeInstanceOf(LocalServiceConfigError);
     for (const e of [client, middleware, local]) expect(e).toBeInstanceOf(ConfigError);
-    expect([client, middleware, local].map((e) => [(e as InstanceType<typeof ConfigError>).code, (e as InstanceType<typeof ConfigError>).option])).toEqual([
+    expect(
+      [client, middleware, local].map((e) => [
+        (e as InstanceType<typeof ConfigError>).code,
+        (e as InstanceType<typeof ConfigError>).option,
+      ]),
+    ).toEqual([
       ["KEY_SERVICE_CONFIG_ERROR", "timeout"],
       ["KEYGUARD_CONFIG_ERROR", "realm"],
       ["LOCAL_SERVICE_CONFIG_ERROR", "port"],
@@ -37,13 +42,44 @@ describe("one ConfigError base for every entry point", () => {
     const { parseOptions, LocalServiceConfigError } = await import("../src/server/options");
     const { redisStore } = await import("keyguard/redis");
     const { ConfigError } = await import("keyguard");
-    const errorOf = async (f: () => unknown) => Promise.resolve().then(f).then(() => new Error("did not throw"), (e: unknown) => e);
+    const errorOf = async (f: () => unknown) =>
+      Promise.resolve()
+        .then(f)
+        .then(
+          () => new Error("did not throw"),
+          (e: unknown) => e,
+        );
     const cases = [
-      [await errorOf(() => parseOptions({ verificationRetentionDays: 0 }, {})), "verificationRetentionDays", "0", "Use a whole number of days 1..3650 (default 30)."],
-      [await errorOf(() => parseOptions({ rootKey: "secret 1234" }, {})), "rootKey", "<hidden>", "Use 8..512 visible ASCII characters (no spaces, control or non-ASCII characters), or leave it unset to generate one."],
-      [await errorOf(() => parseOptions({ redis: "redis://:secret@cache" }, {})), "redis", "<a URL, hidden>", "Pass postgres too: PostgreSQL holds the state, Redis only the rate-limit counters."],
-      [await errorOf(() => redisStore({ url: "http://u:secret@cache" })), "url", "<a http: URL>", "Use a redis:// or rediss:// URL such as redis://127.0.0.1:6379."],
-      [await errorOf(() => redisStore({ url: "redis://cache", prefix: "a b" })), "prefix", '"a b"', 'Use up to 64 printable ASCII characters without spaces, e.g. "keyguard:".'],
+      [
+        await errorOf(() => parseOptions({ verificationRetentionDays: 0 }, {})),
+        "verificationRetentionDays",
+        "0",
+        "Use a whole number of days 1..3650 (default 30).",
+      ],
+      [
+        await errorOf(() => parseOptions({ rootKey: "secret 1234" }, {})),
+        "rootKey",
+        "<hidden>",
+        "Use 8..512 visible ASCII characters (no spaces, control or non-ASCII characters), or leave it unset to generate one.",
+      ],
+      [
+        await errorOf(() => parseOptions({ redis: "redis://:secret@cache" }, {})),
+        "redis",
+        "<a URL, hidden>",
+        "Pass postgres too: PostgreSQL holds the state, Redis only the rate-limit counters.",
+      ],
+      [
+        await errorOf(() => redisStore({ url: "http://u:secret@cache" })),
+        "url",
+        "<a http: URL>",
+        "Use a redis:// or rediss:// URL such as redis://127.0.0.1:6379.",
+      ],
+      [
+        await errorOf(() => redisStore({ url: "redis://cache", prefix: "a b" })),
+        "prefix",
+        '"a b"',
+        'Use up to 64 printable ASCII characters without spaces, e.g. "keyguard:".',
+      ],
     ] as const;
     for (const [err, option, shown, fix] of cases) {
       expect(err, option).toBeInstanceOf(ConfigError);

@@ -13,7 +13,8 @@ async function boundaryMessages(path: string, code: string): Promise<string[]> {
   return result!.messages.filter((m) => m.ruleId === "boundaries/dependencies" || m.fatal).map((m) => m.message);
 }
 
-const refused = (from: string, to: string) => `There is no policy allowing dependencies from file of category "${from}" to file of category "${to}"`;
+const refused = (from: string, to: string) =>
+  `There is no policy allowing dependencies from file of category "${from}" to file of category "${to}"`;
 
 describe("import boundaries", () => {
   it("the wire contract imports nothing above it", async () => {
@@ -24,45 +25,65 @@ describe("import boundaries", () => {
   });
 
   it("the client imports neither the middleware (also through the package name) nor the server", async () => {
-    const code = 'import type { Logger } from "keyguard";\nimport { startLocalKeyService } from "../server";\nexport type L = Logger;\nexport const s = startLocalKeyService;\n';
+    const code =
+      'import type { Logger } from "keyguard";\nimport { startLocalKeyService } from "../server";\nexport type L = Logger;\nexport const s = startLocalKeyService;\n';
     expect(await boundaryMessages("src/client/probe.ts", code)).toEqual([refused("client", "middleware"), refused("client", "server")]);
   });
 
   it("the key server imports neither the middleware nor the client, not even their types", async () => {
-    const code = 'import { apiKeyAuth } from "../../middleware/api-key-auth";\nimport type { ClientOptions } from "../../client";\nexport const a = apiKeyAuth;\nexport type C = ClientOptions;\n';
-    expect(await boundaryMessages("src/server/http/probe.ts", code)).toEqual([refused("server", "middleware"), refused("server", "client")]);
+    const code =
+      'import { apiKeyAuth } from "../../middleware/api-key-auth";\nimport type { ClientOptions } from "../../client";\nexport const a = apiKeyAuth;\nexport type C = ClientOptions;\n';
+    expect(await boundaryMessages("src/server/http/probe.ts", code)).toEqual([
+      refused("server", "middleware"),
+      refused("server", "client"),
+    ]);
   });
 
   it("the console imports nothing from the server, and only types from the wire contract", async () => {
     const server = 'import { startLocalKeyService } from "../server";\nexport const s = startLocalKeyService;\n';
     expect(await boundaryMessages("src/console/probe.ts", server)).toEqual([refused("console", "server")]);
     const value = 'import { keyHash } from "../protocol/key-hash";\nexport const h = keyHash;\n';
-    expect(await boundaryMessages("src/console/pages/probe.ts", value.replace("../protocol", "../../protocol"))).toEqual([refused("console", "protocol")]);
+    expect(await boundaryMessages("src/console/pages/probe.ts", value.replace("../protocol", "../../protocol"))).toEqual([
+      refused("console", "protocol"),
+    ]);
     const types = 'import type { KeyInfo } from "../../protocol/types";\nexport type K = KeyInfo;\n';
     expect(await boundaryMessages("src/console/pages/probe.ts", types)).toEqual([]);
   });
 
   it("a shared module at the top of src imports only other shared modules", async () => {
-    const code = 'import { createClient } from "./client";\nimport type { Logger } from "./logger";\nexport const c = createClient;\nexport type L = Logger;\n';
+    const code =
+      'import { createClient } from "./client";\nimport type { Logger } from "./logger";\nexport const c = createClient;\nexport type L = Logger;\n';
     expect(await boundaryMessages("src/probe-checks.ts", code)).toEqual([refused("shared", "client")]);
   });
 
   it("allows the imports the layers make: down, sideways into shared modules, and within a layer", async () => {
     const legal: Array<[string, string]> = [
-      ["src/middleware/probe.ts", 'import { createClient } from "../client";\nimport { keyHash } from "../protocol/key-hash";\nimport { silentLogger } from "../logger";\nimport { buildStatusPolicy } from "./policy";\nexport const all = [createClient, keyHash, silentLogger, buildStatusPolicy];\n'],
+      [
+        "src/middleware/probe.ts",
+        'import { createClient } from "../client";\nimport { keyHash } from "../protocol/key-hash";\nimport { silentLogger } from "../logger";\nimport { buildStatusPolicy } from "./policy";\nexport const all = [createClient, keyHash, silentLogger, buildStatusPolicy];\n',
+      ],
       ["src/redis/probe.ts", 'export { memoryStore } from "../middleware/cache-store";\n'],
-      ["src/server/storage/probe.ts", 'import type { KeyInfo } from "../../protocol/types";\nimport { describeValue } from "../../config-error";\nexport type K = KeyInfo;\nexport const d = describeValue;\n'],
+      [
+        "src/server/storage/probe.ts",
+        'import type { KeyInfo } from "../../protocol/types";\nimport { describeValue } from "../../config-error";\nexport type K = KeyInfo;\nexport const d = describeValue;\n',
+      ],
       ["src/probe-cli.ts", 'import { describeValue } from "./config-error";\nexport const d = describeValue;\n'],
       // Tests may import any layer.
-      ["test/probe.test.ts", 'import { apiKeyAuth } from "../src/middleware/api-key-auth";\nimport { startLocalKeyService } from "../src/server";\nexport const all = [apiKeyAuth, startLocalKeyService];\n'],
+      [
+        "test/probe.test.ts",
+        'import { apiKeyAuth } from "../src/middleware/api-key-auth";\nimport { startLocalKeyService } from "../src/server";\nexport const all = [apiKeyAuth, startLocalKeyService];\n',
+      ],
     ];
     for (const [path, code] of legal) expect({ path, messages: await boundaryMessages(path, code) }).toEqual({ path, messages: [] });
   });
 
   it("the framework adapters sit on the middleware: they import it and what it imports, and nothing imports them", async () => {
-    const legal = 'import { createDecisionCore } from "../middleware/decide";\nimport { createFetchClient } from "../client/fetch-client";\nimport { webKeyHash } from "../protocol/key-hash-web";\nimport { silentLogger } from "../logger";\nexport const all = [createDecisionCore, createFetchClient, webKeyHash, silentLogger];\n';
+    const legal =
+      'import { createDecisionCore } from "../middleware/decide";\nimport { createFetchClient } from "../client/fetch-client";\nimport { webKeyHash } from "../protocol/key-hash-web";\nimport { silentLogger } from "../logger";\nexport const all = [createDecisionCore, createFetchClient, webKeyHash, silentLogger];\n';
     expect(await boundaryMessages("src/adapters/probe.ts", legal)).toEqual([]);
-    expect(await boundaryMessages("src/probe-entry.ts", 'export { webApiKeyAuth } from "./adapters/web";\n')).toEqual([refused("shared", "adapters")]);
+    expect(await boundaryMessages("src/probe-entry.ts", 'export { webApiKeyAuth } from "./adapters/web";\n')).toEqual([
+      refused("shared", "adapters"),
+    ]);
     const up = 'import { webApiKeyAuth } from "../adapters/web";\nexport const w = webApiKeyAuth;\n';
     expect(await boundaryMessages("src/middleware/probe.ts", up)).toEqual([refused("middleware", "adapters")]);
     expect(await boundaryMessages("src/client/probe.ts", up)).toEqual([refused("client", "adapters")]);

@@ -43,7 +43,10 @@ describe("optionChecks: the entry point's error", () => {
   });
 
   it("takes a function building the error when the class has other arguments", () => {
-    const local = optionChecks("keyguard/server", (option, message, details) => new LocalServiceConfigError(message, { ...details, option }));
+    const local = optionChecks(
+      "keyguard/server",
+      (option, message, details) => new LocalServiceConfigError(message, { ...details, option }),
+    );
     const e = thrown(() => local.boolean("storeKeys", "yes", false));
     expect(e).toBeInstanceOf(LocalServiceConfigError);
     expect(e).toMatchObject({ code: "LOCAL_SERVICE_CONFIG_ERROR", option: "storeKeys", shown: '"yes"', fix: "Pass true or false." });
@@ -64,7 +67,12 @@ describe("optionChecks: the entry point's error", () => {
     expect(said(() => check.invalid("x", [1], "Fix it."))[2]).toBe("an array");
     expect(said(() => check.invalid("x", () => "s3cr3t", "Fix it."))[2]).toBe("a function");
     expect(said(() => check.invalid("x", "y".repeat(100), "Fix it."))[2]).toBe(`"${"y".repeat(80)}…"`);
-    expect(said(() => check.invalid("x", HIDDEN, "Fix it.", "x (its content)"))).toEqual(["x", "thing: invalid option x (its content) = <hidden>. Fix it.", "<hidden>", "Fix it."]);
+    expect(said(() => check.invalid("x", HIDDEN, "Fix it.", "x (its content)"))).toEqual([
+      "x",
+      "thing: invalid option x (its content) = <hidden>. Fix it.",
+      "<hidden>",
+      "Fix it.",
+    ]);
   });
 });
 
@@ -82,9 +90,15 @@ describe("numbers", () => {
   });
 
   it("integer without a default refuses undefined; unit and note are said", () => {
-    expect(said(() => check.integer("days", undefined, { min: 1, max: 3650 }))[1]).toBe("thing: invalid option days = undefined. Use a whole number 1..3650.");
-    expect(said(() => check.integer("days", 0, { min: 1, max: 3650, default: 30, unit: "days" }))[3]).toBe("Use a whole number of days 1..3650 (default 30).");
-    expect(said(() => check.integer("port", 70000, { min: 0, max: 65535, note: "0 picks any free one" }))[3]).toBe("Use a whole number 0..65535 (0 picks any free one).");
+    expect(said(() => check.integer("days", undefined, { min: 1, max: 3650 }))[1]).toBe(
+      "thing: invalid option days = undefined. Use a whole number 1..3650.",
+    );
+    expect(said(() => check.integer("days", 0, { min: 1, max: 3650, default: 30, unit: "days" }))[3]).toBe(
+      "Use a whole number of days 1..3650 (default 30).",
+    );
+    expect(said(() => check.integer("port", 70000, { min: 0, max: 65535, note: "0 picks any free one" }))[3]).toBe(
+      "Use a whole number 0..65535 (0 picks any free one).",
+    );
   });
 
   it("number: fractions pass, anything not finite or out of range does not", () => {
@@ -118,8 +132,12 @@ describe("booleans, choices, strings, functions, objects", () => {
     expect(check.oneOf("mode", undefined, ["closed", "open"], "closed")).toBe("closed");
     expect(check.oneOf("mode", "open", ["closed", "open"], "closed")).toBe("open");
     expect(check.oneOf("driver", undefined, ["a", "b"])).toBeUndefined();
-    expect(said(() => check.oneOf("mode", "fail", ["closed", "open"], "closed", "closed answers 503"))[3]).toBe('Use "closed" or "open" (closed answers 503).');
-    expect(said(() => check.oneOf("sync", "off", ["normal", "full", "extra"]))[3]).toBe('Use "normal", "full" or "extra", or leave it unset.');
+    expect(said(() => check.oneOf("mode", "fail", ["closed", "open"], "closed", "closed answers 503"))[3]).toBe(
+      'Use "closed" or "open" (closed answers 503).',
+    );
+    expect(said(() => check.oneOf("sync", "off", ["normal", "full", "extra"]))[3]).toBe(
+      'Use "normal", "full" or "extra", or leave it unset.',
+    );
     expect(said(() => check.oneOf("mode", 1, ["one"], "one"))[3]).toBe('Use "one".');
   });
 
@@ -129,7 +147,12 @@ describe("booleans, choices, strings, functions, objects", () => {
     expect(check.string("name", undefined, { ...rule, default: "dflt" })).toBe("dflt");
     expect(check.string("name", undefined, { ...rule, optional: true })).toBeUndefined();
     expect(said(() => check.string("name", undefined, rule))[2]).toBe("undefined");
-    expect(said(() => check.string("name", "ABC", rule))).toEqual(["name", 'thing: invalid option name = "ABC". Use lower-case letters.', '"ABC"', "Use lower-case letters."]);
+    expect(said(() => check.string("name", "ABC", rule))).toEqual([
+      "name",
+      'thing: invalid option name = "ABC". Use lower-case letters.',
+      '"ABC"',
+      "Use lower-case letters.",
+    ]);
     const secret = thrown(() => check.string("rootKey", "root key s3cr3t", { ...rule, secret: true, label: "UNKEY_ROOT_KEY" }));
     expect(secret.message).toBe("thing: invalid option UNKEY_ROOT_KEY = <hidden>. Use lower-case letters.");
     expect(JSON.stringify({ ...secret, message: secret.message, stack: secret.stack })).not.toContain("s3cr3t");
@@ -141,7 +164,9 @@ describe("booleans, choices, strings, functions, objects", () => {
     const f = () => 1;
     expect(check.func("getKey", f)).toBe(f);
     expect(check.func("getKey", undefined)).toBeUndefined();
-    expect(said(() => check.func("getKey", "header", "(req) => key"))[1]).toBe('thing: invalid option getKey = "header". Pass a function (req) => key.');
+    expect(said(() => check.func("getKey", "header", "(req) => key"))[1]).toBe(
+      'thing: invalid option getKey = "header". Pass a function (req) => key.',
+    );
   });
 
   it("object, withMethods and options: plain objects only, with the methods asked for", () => {
@@ -154,7 +179,12 @@ describe("booleans, choices, strings, functions, objects", () => {
       "thing: invalid option invalidate = an object. Pass a publisher.",
     );
     expect(check.options(undefined, "Pass an object.")).toEqual({});
-    expect(said(() => check.options([], "Pass an object."))).toEqual(["options", "thing: invalid option options = an array. Pass an object.", "an array", "Pass an object."]);
+    expect(said(() => check.options([], "Pass an object."))).toEqual([
+      "options",
+      "thing: invalid option options = an array. Pass an object.",
+      "an array",
+      "Pass an object.",
+    ]);
   });
 });
 
@@ -212,13 +242,31 @@ describe("URLs", () => {
     expect(said(() => check.url("postgres", 5432, connection))[2]).toBe("5432");
   });
 
-  const base = { protocols: ["http:", "https:"], example: "https://api.example", show: "origin", noCredentials: "pass the key apart.", noQuery: true } as const;
+  const base = {
+    protocols: ["http:", "https:"],
+    example: "https://api.example",
+    show: "origin",
+    noCredentials: "pass the key apart.",
+    noQuery: true,
+  } as const;
 
   it.each([
-    ["https://proxy.example/?token=s3cr3t", '"https://proxy.example/" (its query and fragment are left out of this message)', "Take the query and fragment out of it, e.g. https://api.example."],
-    ["ftp://files.example/x#s3cr3t", '"ftp://files.example/x" (its query and fragment are left out of this message)', "Use an http:// or https:// URL such as https://api.example."],
+    [
+      "https://proxy.example/?token=s3cr3t",
+      '"https://proxy.example/" (its query and fragment are left out of this message)',
+      "Take the query and fragment out of it, e.g. https://api.example.",
+    ],
+    [
+      "ftp://files.example/x#s3cr3t",
+      '"ftp://files.example/x" (its query and fragment are left out of this message)',
+      "Use an http:// or https:// URL such as https://api.example.",
+    ],
     ["https://user:s3cr3t@api.example", "<a URL with credentials, hidden>", "Take user:password@ out of it; pass the key apart."],
-    ["http://user:s3cr3t@exa mple", '<a value containing "@", hidden: it may hold credentials>', "It is not a valid URL; pass one such as https://api.example."],
+    [
+      "http://user:s3cr3t@exa mple",
+      '<a value containing "@", hidden: it may hold credentials>',
+      "It is not a valid URL; pass one such as https://api.example.",
+    ],
     ["ftp://files.example", '"ftp://files.example"', "Use an http:// or https:// URL such as https://api.example."],
   ])("a base URL is shown up to its query, never with credentials: %j", (value, shown, fix) => {
     const e = thrown(() => check.url("baseUrl", value, { ...base, label: "BASE_URL" }));

@@ -42,7 +42,13 @@ describe("package.json", () => {
     const text = readFileSync(join(root, "LICENSE"), "utf8");
     expect(text).toMatch(/^MIT License\n\nCopyright \(c\) 2026 keyguard contributors\n/);
     expect(text).toContain('THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND');
-    const [packed] = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })) as Array<{
+    const [packed] = JSON.parse(
+      execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], {
+        cwd: root,
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "ignore"],
+      }),
+    ) as Array<{
       files: Array<{ path: string }>;
     }>;
     expect(packed!.files.map((f) => f.path)).toContain("LICENSE");
@@ -51,7 +57,17 @@ describe("package.json", () => {
 
 /** The packages an entry imports, through everything it imports in src (esbuild's metafile). */
 async function packagesImportedBy(entry: string): Promise<string[]> {
-  const result = await build({ absWorkingDir: root, entryPoints: [entry], bundle: true, write: false, platform: "node", format: "esm", packages: "external", metafile: true, logLevel: "silent" });
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: [entry],
+    bundle: true,
+    write: false,
+    platform: "node",
+    format: "esm",
+    packages: "external",
+    metafile: true,
+    logLevel: "silent",
+  });
   const paths = Object.values(result.metafile.inputs).flatMap((input) => input.imports.filter((i) => i.external).map((i) => i.path));
   return [...new Set(paths.filter((path) => !path.startsWith("node:")))].sort();
 }
@@ -95,12 +111,17 @@ describe("entry points", () => {
 
   it("no exported name means two things: keyguard/server's storage names differ from the middleware's cache store names", async () => {
     const names = async (entry: string) => Object.keys((await import(entry)) as object);
-    const [middleware, client, server, redis] = await Promise.all(["keyguard", "keyguard/client", "keyguard/server", "keyguard/redis"].map(names));
+    const [middleware, client, server, redis] = await Promise.all(
+      ["keyguard", "keyguard/client", "keyguard/server", "keyguard/redis"].map(names),
+    );
     const shared = (a: string[], b: string[]) => a.filter((n) => b.includes(n));
     expect(shared(middleware!, server!)).toEqual([]);
     expect(shared(client!, server!)).toEqual([]);
     expect(shared(redis!, server!)).toEqual([]);
     // What the middleware and the client share is the same thing (the logger contract).
-    for (const name of shared(middleware!, client!)) expect(((await import("keyguard")) as Record<string, unknown>)[name]).toBe(((await import("keyguard/client")) as Record<string, unknown>)[name]);
+    for (const name of shared(middleware!, client!))
+      expect(((await import("keyguard")) as Record<string, unknown>)[name]).toBe(
+        ((await import("keyguard/client")) as Record<string, unknown>)[name],
+      );
   });
 });

@@ -8,7 +8,14 @@ import fp from "fastify-plugin";
 import type { VerifiedKey } from "../middleware/augment";
 import type { AuthOptions } from "../middleware/auth-options";
 import type { KeyguardError } from "../middleware/errors";
-import { anyPermissionCheck, keyCheck, permissionsCheck, rolesCheck, type GuardCheck, type RequireKeyOptions } from "../middleware/guard-checks";
+import {
+  anyPermissionCheck,
+  keyCheck,
+  permissionsCheck,
+  rolesCheck,
+  type GuardCheck,
+  type RequireKeyOptions,
+} from "../middleware/guard-checks";
 import { isThenable } from "../middleware/respond";
 import { nodeDecider, nodeGuard, type NodeDecider } from "./node-decider";
 import { problemAnswer } from "./problem";

@@ -5,7 +5,14 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { VerifiedKey } from "../middleware/augment";
 import type { AuthOptions } from "../middleware/auth-options";
-import { anyPermissionCheck, keyCheck, permissionsCheck, rolesCheck, type GuardCheck, type RequireKeyOptions } from "../middleware/guard-checks";
+import {
+  anyPermissionCheck,
+  keyCheck,
+  permissionsCheck,
+  rolesCheck,
+  type GuardCheck,
+  type RequireKeyOptions,
+} from "../middleware/guard-checks";
 import { guardResponse, webDecider } from "./web";
 
 /** The Hono environment the middleware sets: `c.get("apiKey")`, undefined when let through without a key. */

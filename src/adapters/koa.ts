@@ -6,7 +6,14 @@ import type { Context, Middleware } from "koa";
 import type { VerifiedKey } from "../middleware/augment";
 import type { AuthOptions } from "../middleware/auth-options";
 import type { KeyguardError } from "../middleware/errors";
-import { anyPermissionCheck, keyCheck, permissionsCheck, rolesCheck, type GuardCheck, type RequireKeyOptions } from "../middleware/guard-checks";
+import {
+  anyPermissionCheck,
+  keyCheck,
+  permissionsCheck,
+  rolesCheck,
+  type GuardCheck,
+  type RequireKeyOptions,
+} from "../middleware/guard-checks";
 import { isThenable } from "../middleware/respond";
 import { nodeDecider, nodeGuard } from "./node-decider";
 import { problemAnswer } from "./problem";

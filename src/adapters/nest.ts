@@ -4,11 +4,26 @@
 // key as a handler parameter. The option functions receive the platform's request.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Catch, HttpException, createParamDecorator, type ArgumentsHost, type CanActivate, type ExceptionFilter, type ExecutionContext } from "@nestjs/common";
+import {
+  Catch,
+  HttpException,
+  createParamDecorator,
+  type ArgumentsHost,
+  type CanActivate,
+  type ExceptionFilter,
+  type ExecutionContext,
+} from "@nestjs/common";
 import type { VerifiedKey } from "../middleware/augment";
 import type { AuthOptions } from "../middleware/auth-options";
 import type { KeyguardError } from "../middleware/errors";
-import { anyPermissionCheck, keyCheck, permissionsCheck, rolesCheck, type GuardCheck, type RequireKeyOptions } from "../middleware/guard-checks";
+import {
+  anyPermissionCheck,
+  keyCheck,
+  permissionsCheck,
+  rolesCheck,
+  type GuardCheck,
+  type RequireKeyOptions,
+} from "../middleware/guard-checks";
 import { isThenable } from "../middleware/respond";
 import { nodeDecider, nodeGuard, type NodeDecider } from "./node-decider";
 import { problemAnswer } from "./problem";
@@ -118,4 +133,6 @@ export const requireKey = <Req = unknown>(
 ): CanActivate => new CheckGuard(keyCheck(predicate, options));
 
 /** The verified key as a handler parameter: `handler(@ApiKey() key: VerifiedKey | undefined)`. */
-export const ApiKey = createParamDecorator((_data: unknown, context: ExecutionContext) => context.switchToHttp().getRequest<PlatformRequest>().apiKey);
+export const ApiKey = createParamDecorator(
+  (_data: unknown, context: ExecutionContext) => context.switchToHttp().getRequest<PlatformRequest>().apiKey,
+);

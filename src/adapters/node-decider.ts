@@ -41,7 +41,10 @@ export function nodeDecider<Req>(options: AuthOptions<Req> | undefined, name: st
   const given = options as Record<string, unknown> | undefined;
   for (const option of ["onDenied", "passErrors"]) {
     if (typeof given === "object" && given !== null && given[option] !== undefined) {
-      optionChecks(name, ConfigError).fail(option, `${option} is apiKeyAuth()'s (Express/Connect); ${name} answers a denial with its problem+json response.`);
+      optionChecks(name, ConfigError).fail(
+        option,
+        `${option} is apiKeyAuth()'s (Express/Connect); ${name} answers a denial with its problem+json response.`,
+      );
     }
   }
   const config = parseAuthOptions<Req, never>(options, createClient);
@@ -71,7 +74,11 @@ export function nodeDecider<Req>(options: AuthOptions<Req> | undefined, name: st
 }
 
 /** Runs a guard over what the adapter saw of this Node request: undefined to go on, else the denial. */
-export function nodeGuard<Req>(check: GuardCheck<Req>, req: Req, raw: IncomingMessage): KeyguardError | undefined | Promise<KeyguardError | undefined> {
+export function nodeGuard<Req>(
+  check: GuardCheck<Req>,
+  req: Req,
+  raw: IncomingMessage,
+): KeyguardError | undefined | Promise<KeyguardError | undefined> {
   const found = seen.get(raw);
   return runGuard(check, found?.key, req, found?.denial ?? DEFAULT_DENIAL);
 }

@@ -13,7 +13,15 @@ import { parseAuthOptions, type AuthOptions } from "../middleware/auth-options";
 import { createDecisionCore, frozenKey, isAdmitted, PASS, type DecisionRequest } from "../middleware/decide";
 import { DEFAULT_DENIAL, type DenialContext } from "../middleware/denials";
 import type { KeyguardError } from "../middleware/errors";
-import { anyPermissionCheck, keyCheck, permissionsCheck, rolesCheck, runGuard, type GuardCheck, type RequireKeyOptions } from "../middleware/guard-checks";
+import {
+  anyPermissionCheck,
+  keyCheck,
+  permissionsCheck,
+  rolesCheck,
+  runGuard,
+  type GuardCheck,
+  type RequireKeyOptions,
+} from "../middleware/guard-checks";
 import { problemAnswer } from "./problem";
 
 /** The options of {@link webApiKeyAuth}: those of `apiKeyAuth()`, where `req` is the `Request`. */
@@ -96,7 +104,10 @@ export function webDecider<Req>(options: AuthOptions<Req> | undefined, name: str
   const given = options as Record<string, unknown> | undefined;
   for (const option of ["onDenied", "passErrors"]) {
     if (typeof given === "object" && given !== null && given[option] !== undefined) {
-      optionChecks(name, ConfigError).fail(option, `${option} is apiKeyAuth()'s (Express/Connect); ${name}() answers a denial with its problem+json Response.`);
+      optionChecks(name, ConfigError).fail(
+        option,
+        `${option} is apiKeyAuth()'s (Express/Connect); ${name}() answers a denial with its problem+json Response.`,
+      );
     }
   }
   const config = parseAuthOptions<Req, never>(options, createFetchClient);
@@ -161,7 +172,10 @@ export async function guardResponse<Req>(check: GuardCheck<Req>, req: Req, reque
   return denial === undefined ? undefined : problemResponse(denial);
 }
 
-const webGuard = (check: GuardCheck<Request>): WebGuard => (request) => guardResponse(check, request, request);
+const webGuard =
+  (check: GuardCheck<Request>): WebGuard =>
+  (request) =>
+    guardResponse(check, request, request);
 
 /** The key seen by `webApiKeyAuth()` for this request (or the copy it handed on), if any. */
 export function getApiKey(request: Request): VerifiedKey | undefined {

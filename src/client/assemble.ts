@@ -104,4 +104,3 @@ export function assembleClient(context: RequestContext): KeyServiceClient {
     request,
   });
 }
-

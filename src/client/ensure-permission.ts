@@ -2,7 +2,13 @@
 // survive a concurrent creation (409 already_exists → look it up again). Resolves to its id; never
 // to a permission of another name (a slug taken by one is an error saying so).
 
-import type { CreatePermissionRequest, CreatePermissionResult, GetPermissionRequest, ListPermissionsRequest, Permission } from "../protocol/types";
+import type {
+  CreatePermissionRequest,
+  CreatePermissionResult,
+  GetPermissionRequest,
+  ListPermissionsRequest,
+  Permission,
+} from "../protocol/types";
 import { KeyServiceHttpError, isKeyServiceError } from "./errors";
 import type { CallOptions } from "./options";
 

@@ -12,8 +12,7 @@ import { LIST_OPERATIONS } from "../protocol/types";
 import { redact, safeRequestId } from "./redact";
 
 type ParsedSuccess =
-  | { ok: true; data: object; requestId: string; pagination?: Pagination }
-  | { ok: false; reason: string; requestId?: string };
+  { ok: true; data: object; requestId: string; pagination?: Pagination } | { ok: false; reason: string; requestId?: string };
 
 /** What an error answer says, or what we say for it when it is not an envelope. */
 interface ParsedError {
@@ -98,7 +97,12 @@ export function parseSuccessEnvelope(operation: string, text: string, secrets: r
  * `secrets`, and `identifier`/`kind` come from the redacted `type` (so a key echoed as its last
  * segment yields no kind); the request id is checked as for a success.
  */
-export function parseErrorEnvelope(status: number, text: string | undefined, reasonPhrase: string, secrets: readonly string[] = []): ParsedError {
+export function parseErrorEnvelope(
+  status: number,
+  text: string | undefined,
+  reasonPhrase: string,
+  secrets: readonly string[] = [],
+): ParsedError {
   const body = text === undefined ? undefined : parseJson(text);
   const requestId = isRecord(body) ? readRequestId(body, secrets) : undefined;
   const error = isRecord(body) && isRecord(body.error) ? body.error : undefined;

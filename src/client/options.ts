@@ -109,11 +109,26 @@ const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 const DEFAULT_USER_AGENT = "keyguard";
 
 const CLIENT_KEYS = optionNames<ClientOptions>()({
-  rootKey: true, baseUrl: true, timeout: true, deadline: true, retry: true, fetch: true, logger: true,
-  userAgent: true, maxResponseBytes: true, invalidate: true, telemetry: true,
+  rootKey: true,
+  baseUrl: true,
+  timeout: true,
+  deadline: true,
+  retry: true,
+  fetch: true,
+  logger: true,
+  userAgent: true,
+  maxResponseBytes: true,
+  invalidate: true,
+  telemetry: true,
 });
 /** The names of {@link RetryOptions}, checked by the compiler; apiKeyAuth() warns about `retry.*` with them too. */
-export const RETRY_OPTION_NAMES = optionNames<RetryOptions>()({ attempts: true, initialDelay: true, factor: true, maxDelay: true, jitter: true });
+export const RETRY_OPTION_NAMES = optionNames<RetryOptions>()({
+  attempts: true,
+  initialDelay: true,
+  factor: true,
+  maxDelay: true,
+  jitter: true,
+});
 const KNOWN_OPTION_NAMES = Object.freeze([...CLIENT_KEYS, ...RETRY_OPTION_NAMES.map((k) => `retry.${k}`)]);
 const CALL_KEYS = optionNames<CallOptions>()({ timeout: true, deadline: true, retry: true, signal: true });
 // Visible ASCII only: anything else cannot go in a header, and fetch's error would quote the value.
@@ -122,7 +137,10 @@ const HEADER_TOKEN = /^[\x21-\x7e]+$/;
 const check: OptionChecks = optionChecks("createClient", KeyServiceConfigError);
 
 /** Parses the options of `createClient` once; `env` defaults to `process.env`. */
-export function parseClientOptions(input: ClientOptions = {}, env: NodeJS.ProcessEnv = typeof process === "undefined" ? {} : process.env): ClientConfig {
+export function parseClientOptions(
+  input: ClientOptions = {},
+  env: NodeJS.ProcessEnv = typeof process === "undefined" ? {} : process.env,
+): ClientConfig {
   const options = check.options(input, "Pass an object such as { rootKey, baseUrl }, or nothing.") as ClientOptions;
   const logger = check.logger(options.logger);
   check.unknownNames(givenOptionNames(options, ["retry"]), KNOWN_OPTION_NAMES, logger);
@@ -146,7 +164,12 @@ export function parseClientOptions(input: ClientOptions = {}, env: NodeJS.Proces
     ...(fromEnv && { label: "UNKEY_BASE_URL" }),
   });
   const config = {
-    invalidate: check.withMethods<InvalidationPublisher>("invalidate", options.invalidate, ["invalidate"], "Pass an object with an invalidate(message) method, e.g. a redisStore()."),
+    invalidate: check.withMethods<InvalidationPublisher>(
+      "invalidate",
+      options.invalidate,
+      ["invalidate"],
+      "Pass an object with an invalidate(message) method, e.g. a redisStore().",
+    ),
     telemetry: parseTelemetry(check, options.telemetry),
     baseUrl: url.origin + url.pathname.replace(/\/+$/, ""),
     timeout: check.duration("timeout", options.timeout, { default: DEFAULT_TIMEOUT }),
@@ -154,15 +177,27 @@ export function parseClientOptions(input: ClientOptions = {}, env: NodeJS.Proces
     retry: parseRetry(check, options.retry, DEFAULT_RETRY),
     fetch: check.func<typeof fetch>("fetch", options.fetch, "with the signature of fetch()"),
     logger,
-    userAgent: check.string("userAgent", options.userAgent, { pattern: /^[\x20-\x7e]+$/, default: DEFAULT_USER_AGENT, fix: "Use a non-empty ASCII string." }),
-    maxResponseBytes: check.integer("maxResponseBytes", options.maxResponseBytes, { min: 1, max: 2 ** 30, default: DEFAULT_MAX_RESPONSE_BYTES, unit: "bytes" }),
+    userAgent: check.string("userAgent", options.userAgent, {
+      pattern: /^[\x20-\x7e]+$/,
+      default: DEFAULT_USER_AGENT,
+      fix: "Use a non-empty ASCII string.",
+    }),
+    maxResponseBytes: check.integer("maxResponseBytes", options.maxResponseBytes, {
+      min: 1,
+      max: 2 ** 30,
+      default: DEFAULT_MAX_RESPONSE_BYTES,
+      unit: "bytes",
+    }),
   };
   Object.defineProperty(config, "rootKey", { value: rootKey, enumerable: false });
   return Object.freeze(config) as ClientConfig;
 }
 
 /** The `telemetry` object's options and the method each provider must have: the compiler checks the names. */
-const PROVIDER_METHODS = Object.freeze({ tracerProvider: "getTracer", meterProvider: "getMeter" } satisfies Record<keyof TelemetryOptions, string>);
+const PROVIDER_METHODS = Object.freeze({ tracerProvider: "getTracer", meterProvider: "getMeter" } satisfies Record<
+  keyof TelemetryOptions,
+  string
+>);
 const TELEMETRY_NAMES = Object.keys(PROVIDER_METHODS).map((k) => `telemetry.${k}`);
 
 /**
@@ -173,7 +208,10 @@ export function parseTelemetry(check: OptionChecks, value: unknown): TelemetrySe
   if (value === undefined || value === false) return undefined;
   if (value === true) return Object.freeze({});
   const given = check.object("telemetry", value, "Pass true, false or { tracerProvider, meterProvider }.")!;
-  check.unknownNames(Object.keys(given).map((k) => `telemetry.${k}`), TELEMETRY_NAMES);
+  check.unknownNames(
+    Object.keys(given).map((k) => `telemetry.${k}`),
+    TELEMETRY_NAMES,
+  );
   for (const [name, method] of Object.entries(PROVIDER_METHODS)) {
     const kind = name === "tracerProvider" ? "TracerProvider" : "MeterProvider";
     check.withMethods(`telemetry.${name}`, given[name], [method], `Pass an OpenTelemetry ${kind} (with ${method}()).`);
@@ -190,7 +228,8 @@ export function resolveCallOptions(config: ClientConfig, options: CallOptions | 
   const given = check.object("options", options, "Pass call options such as { timeout, signal }, or nothing.")!;
   check.unknownNames(Object.keys(given), CALL_KEYS);
   const signal = options.signal;
-  if (signal !== undefined && !(signal instanceof AbortSignal)) check.invalid("signal", signal, "Pass an AbortSignal, e.g. AbortSignal.timeout(1000).");
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    check.invalid("signal", signal, "Pass an AbortSignal, e.g. AbortSignal.timeout(1000).");
   return {
     timeout: check.duration("timeout", options.timeout, { default: config.timeout }),
     deadline: check.duration("deadline", options.deadline, { default: config.deadline }),

@@ -44,7 +44,9 @@ const MAX_CAUSE_TEXT = 500;
 export function safeCause(cause: unknown, secrets: readonly string[], depth = 0): Error {
   const source = (typeof cause === "object" && cause !== null ? cause : {}) as Record<string, unknown>;
   const text = (v: unknown) => redact(String(v), secrets).slice(0, MAX_CAUSE_TEXT);
-  const message = text(cause instanceof Error ? cause.message : typeof cause === "object" && cause !== null ? source.message ?? "" : cause);
+  const message = text(
+    cause instanceof Error ? cause.message : typeof cause === "object" && cause !== null ? (source.message ?? "") : cause,
+  );
   const name = typeof source.name === "string" ? text(source.name) : "Error";
   const inner = depth < MAX_CAUSE_DEPTH && source.cause !== undefined ? safeCause(source.cause, secrets, depth + 1) : undefined;
   const copy = new Error(message, inner === undefined ? undefined : { cause: inner });

@@ -63,7 +63,9 @@ const MAX_DETAIL = 500;
  */
 export async function sendRequest(ctx: RequestContext, operation: string, body: unknown, options?: CallOptions): Promise<object> {
   if (typeof operation !== "string" || !OPERATION_NAME.test(operation)) {
-    throw new TypeError(`keyguard client: ${JSON.stringify(String(operation)).slice(0, 80)} is not an operation name like "keys.verifyKey".`);
+    throw new TypeError(
+      `keyguard client: ${JSON.stringify(String(operation)).slice(0, 80)} is not an operation name like "keys.verifyKey".`,
+    );
   }
   const call = resolveCallOptions(ctx.config, options, operation);
   const payload = body === undefined ? {} : body;
@@ -96,7 +98,13 @@ export async function sendRequest(ctx: RequestContext, operation: string, body: 
     if (outcome.ok) return outcome.value;
 
     const error = outcome.error;
-    const fields = { operation, attempt: number, code: error.code, status: (error as { status?: number }).status, requestId: error.requestId };
+    const fields = {
+      operation,
+      attempt: number,
+      code: error.code,
+      status: (error as { status?: number }).status,
+      requestId: error.requestId,
+    };
     if (!error.retryable || call.retry === null || number >= attempts) {
       if (number > 1) config.logger.warn(fields, `key service call failed after ${number} attempts`);
       throw error;
@@ -127,13 +135,23 @@ async function attemptOnce(config: ClientConfig, transport: Transport, a: Attemp
   }
 }
 
-async function exchange(config: ClientConfig, transport: Transport, a: Attempt, signal: AbortSignal, scope: TimeoutScope, timeout: number): Promise<Outcome> {
+async function exchange(
+  config: ClientConfig,
+  transport: Transport,
+  a: Attempt,
+  signal: AbortSignal,
+  scope: TimeoutScope,
+  timeout: number,
+): Promise<Outcome> {
   const base = { operation: a.operation, attempts: a.number };
   const onAbort = (cause: unknown): Outcome => {
     if (a.call.signal?.aborted) throw a.call.signal.reason;
     const limit = scope === "deadline" ? a.call.deadline : timeout;
     const message = `${a.operation}: no answer within ${scope === "deadline" ? "the call's deadline" : "the per-attempt timeout"} of ${limit} ms`;
-    return { ok: false, error: new KeyServiceTimeoutError(message, { ...base, timeout: limit, scope, cause: safeCause(cause, a.secrets) }) };
+    return {
+      ok: false,
+      error: new KeyServiceTimeoutError(message, { ...base, timeout: limit, scope, cause: safeCause(cause, a.secrets) }),
+    };
   };
 
   let response: TransportResponse;
@@ -206,5 +224,10 @@ function attachMeta(data: object, requestId: string, pagination: Pagination | un
 }
 
 function deadlineError(operation: string, deadline: number, attempts: number): KeyServiceTimeoutError {
-  return new KeyServiceTimeoutError(`${operation}: the call's deadline of ${deadline} ms passed`, { operation, attempts, timeout: deadline, scope: "deadline" });
+  return new KeyServiceTimeoutError(`${operation}: the call's deadline of ${deadline} ms passed`, {
+    operation,
+    attempts,
+    timeout: deadline,
+    scope: "deadline",
+  });
 }

@@ -43,7 +43,9 @@ export interface Telemetry {
 const INSTRUMENTATION_NAME = "keyguard";
 const DURATION_METRIC = "http.client.request.duration";
 /** The semantic conventions' bucket advice for `http.client.request.duration`, seconds. */
-export const DURATION_BUCKETS: readonly number[] = Object.freeze([0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]);
+export const DURATION_BUCKETS: readonly number[] = Object.freeze([
+  0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10,
+]);
 /** keyguard's own span attributes (keys.verifyKey only). */
 const KEY_ID_ATTRIBUTE = "keyguard.key.id";
 const VERIFICATION_CODE_ATTRIBUTE = "keyguard.verification.code";
@@ -110,18 +112,20 @@ export function createTelemetry(
     return api;
   };
   // Imported now; a failure is logged at once (not at the first call).
-  const loaded: Promise<Api | undefined> = load().then(toApi).catch((cause: unknown) => {
-    failed = true;
-    const code = (cause as { code?: unknown } | null)?.code;
-    const missing = code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND";
-    logger.error(
-      { package: "@opentelemetry/api", ...(typeof code === "string" ? { code } : {}) },
-      missing
-        ? "keyguard client: telemetry needs the package @opentelemetry/api (npm install @opentelemetry/api); continuing without spans and metrics"
-        : "keyguard client: cannot load @opentelemetry/api; continuing without spans and metrics",
-    );
-    return undefined;
-  });
+  const loaded: Promise<Api | undefined> = load()
+    .then(toApi)
+    .catch((cause: unknown) => {
+      failed = true;
+      const code = (cause as { code?: unknown } | null)?.code;
+      const missing = code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND";
+      logger.error(
+        { package: "@opentelemetry/api", ...(typeof code === "string" ? { code } : {}) },
+        missing
+          ? "keyguard client: telemetry needs the package @opentelemetry/api (npm install @opentelemetry/api); continuing without spans and metrics"
+          : "keyguard client: cannot load @opentelemetry/api; continuing without spans and metrics",
+      );
+      return undefined;
+    });
 
   /** The tracer and histogram, from the providers as they are at the first call (an SDK registered after createClient() counts). */
   function instrument(api: Api): Instruments {
@@ -136,7 +140,13 @@ export function createTelemetry(
     return { api, tracer, duration };
   }
 
-  async function traced<T>(ins: Instruments, operation: string, attemptNumber: number, run: () => Promise<T>, describe: (value: T) => AttemptReport): Promise<T> {
+  async function traced<T>(
+    ins: Instruments,
+    operation: string,
+    attemptNumber: number,
+    run: () => Promise<T>,
+    describe: (value: T) => AttemptReport,
+  ): Promise<T> {
     const { api, tracer, duration } = ins;
     const op = attributesOf(operation);
     const span = tracer.startSpan(op.name, { kind: api.SpanKind.CLIENT, attributes: op.attributes });
@@ -159,7 +169,10 @@ export function createTelemetry(
       } catch (err) {
         if (!recordFailed) {
           recordFailed = true;
-          logger.error({ error: err instanceof Error ? err.name : typeof err }, "keyguard client: the OpenTelemetry tracer or meter threw; the call's result is unchanged");
+          logger.error(
+            { error: err instanceof Error ? err.name : typeof err },
+            "keyguard client: the OpenTelemetry tracer or meter threw; the call's result is unchanged",
+          );
         }
       }
     }

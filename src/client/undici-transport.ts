@@ -25,7 +25,10 @@ export function undiciTransport(baseUrl: string): Transport {
     (m) => (pool = new m.Pool(url.origin, POOL_OPTIONS)),
     (cause: unknown) => {
       const why = cause instanceof Error ? cause.message.slice(0, 200) : String(cause);
-      throw new KeyServiceConfigError("fetch", `keyguard client: cannot load undici, a dependency of keyguard (${why}). Reinstall keyguard, or pass { fetch }.`);
+      throw new KeyServiceConfigError(
+        "fetch",
+        `keyguard client: cannot load undici, a dependency of keyguard (${why}). Reinstall keyguard, or pass { fetch }.`,
+      );
     },
   );
   ready.catch(noop); // reported by the first call, not as an unhandled rejection

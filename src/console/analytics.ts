@@ -1,7 +1,7 @@
 // The analytics queries of the console (POST /v2/analytics.getVerifications), as listed in the
 // analytics contract: outcomes over time, the latest events, keys rate limited recently.
 import type { AnalyticsRow } from "../protocol/types";
-import type { ApiError} from "./api";
+import type { ApiError } from "./api";
 import { call } from "./api";
 
 export interface OutcomeBucket {

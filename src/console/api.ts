@@ -48,18 +48,42 @@ export async function call<T>(operation: string, body: unknown = {}, key = rootK
       cache: "no-store",
     });
   } catch (err) {
-    throw new ApiError(0, "Network error", `The key service did not answer (${(err as Error).message}). Is it still running?`, "network", undefined);
+    throw new ApiError(
+      0,
+      "Network error",
+      `The key service did not answer (${(err as Error).message}). Is it still running?`,
+      "network",
+      undefined,
+    );
   }
   const text = await res.text();
-  let json: { meta?: { requestId?: string }; data?: T; pagination?: Pagination; error?: { title?: string; detail?: string; type?: string; errors?: Array<{ location?: string; message?: string; fix?: string }> } };
+  let json: {
+    meta?: { requestId?: string };
+    data?: T;
+    pagination?: Pagination;
+    error?: { title?: string; detail?: string; type?: string; errors?: Array<{ location?: string; message?: string; fix?: string }> };
+  };
   try {
     json = JSON.parse(text);
   } catch {
-    throw new ApiError(res.status, `HTTP ${res.status}`, `The service answered something that is not JSON: ${text.slice(0, 200)}`, "invalid", undefined);
+    throw new ApiError(
+      res.status,
+      `HTTP ${res.status}`,
+      `The service answered something that is not JSON: ${text.slice(0, 200)}`,
+      "invalid",
+      undefined,
+    );
   }
   if (!res.ok || json.error) {
     const e = json.error ?? {};
-    const err = new ApiError(res.status, e.title ?? `HTTP ${res.status}`, e.detail ?? "No detail given.", e.type ?? "", json.meta?.requestId, Array.isArray(e.errors) ? e.errors : []);
+    const err = new ApiError(
+      res.status,
+      e.title ?? `HTTP ${res.status}`,
+      e.detail ?? "No detail given.",
+      e.type ?? "",
+      json.meta?.requestId,
+      Array.isArray(e.errors) ? e.errors : [],
+    );
     // The signed-in root key stopped working (deleted): back to the sign-in form, saying why.
     if (res.status === 401 && key !== null && key === rootKey()) {
       signOut();

@@ -15,7 +15,13 @@ const COLORS: Record<string, string> = {
 };
 const OTHER = "#0e7490";
 
-export function outcomeChart(buckets: readonly OutcomeBucket[], from: number, to: number, step: number, label: (ms: number) => string): HTMLElement {
+export function outcomeChart(
+  buckets: readonly OutcomeBucket[],
+  from: number,
+  to: number,
+  step: number,
+  label: (ms: number) => string,
+): HTMLElement {
   const W = 720;
   const H = 220;
   const pad = { l: 40, r: 8, t: 10, b: 28 };
@@ -45,24 +51,45 @@ export function outcomeChart(buckets: readonly OutcomeBucket[], from: number, to
     for (const outcome of order) {
       const n = m.get(outcome) ?? 0;
       if (n === 0) continue;
-      const rect = svg("rect", { x: pad.l + slot * bw + 1, width: Math.max(1, bw - 2), y: y(base + n), height: y(base) - y(base + n), fill: COLORS[outcome] ?? OTHER, "data-outcome": outcome });
+      const rect = svg("rect", {
+        x: pad.l + slot * bw + 1,
+        width: Math.max(1, bw - 2),
+        y: y(base + n),
+        height: y(base) - y(base + n),
+        fill: COLORS[outcome] ?? OTHER,
+        "data-outcome": outcome,
+      });
       rect.append(svg("title", {}, `${label(from + slot * step)}: ${n} ${outcome}`));
       chart.append(rect);
       base += n;
     }
   }
-  for (const [i, anchor] of [[0, "start"], [Math.floor(slots / 2), "middle"], [slots - 1, "end"]] as const) {
+  for (const [i, anchor] of [
+    [0, "start"],
+    [Math.floor(slots / 2), "middle"],
+    [slots - 1, "end"],
+  ] as const) {
     const x = anchor === "start" ? pad.l : anchor === "end" ? W - pad.r : pad.l + i * bw + bw / 2;
     chart.append(svg("text", { x, y: H - 8, "text-anchor": anchor, class: "axis" }, label(from + i * step)));
   }
-  const legend = h("ul", { class: "legend" }, order.map((o) => h("li", {}, h("span", { class: `swatch o-${o.toLowerCase()}`, "aria-hidden": "true" }), o)));
+  const legend = h(
+    "ul",
+    { class: "legend" },
+    order.map((o) => h("li", {}, h("span", { class: `swatch o-${o.toLowerCase()}`, "aria-hidden": "true" }), o)),
+  );
   const totals = order.map((o) => [o, buckets.filter((b) => b.outcome === o && b.time >= from).reduce((a, b) => a + b.total, 0)] as const);
   const table = h(
     "table",
     { class: "totals", "data-testid": "outcome-totals" },
     h("caption", {}, "Totals in this period"),
     thead("Outcome", "Verifications"),
-    h("tbody", {}, totals.length === 0 ? h("tr", {}, h("td", { colspan: 2 }, "No verifications in this period.")) : totals.map(([o, n]) => h("tr", { "data-outcome": o }, h("td", {}, o), h("td", {}, String(n))))),
+    h(
+      "tbody",
+      {},
+      totals.length === 0
+        ? h("tr", {}, h("td", { colspan: 2 }, "No verifications in this period."))
+        : totals.map(([o, n]) => h("tr", { "data-outcome": o }, h("td", {}, o), h("td", {}, String(n)))),
+    ),
   );
   return h("figure", { class: "chart-box" }, chart, legend, table);
 }

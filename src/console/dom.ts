@@ -3,7 +3,11 @@
 type Child = Node | string | number | null | undefined | false;
 type Attrs = Record<string, string | number | boolean | undefined | null | ((ev: Event) => void)>;
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: Array<Child | Child[]>): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: Array<Child | Child[]>
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) {
     if (value === undefined || value === null || value === false) continue;
@@ -17,7 +21,15 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
 
 /** A table's head: one row of column headers. */
 export function thead(...columns: string[]): HTMLTableSectionElement {
-  return h("thead", {}, h("tr", {}, columns.map((t) => h("th", { scope: "col" }, t))));
+  return h(
+    "thead",
+    {},
+    h(
+      "tr",
+      {},
+      columns.map((t) => h("th", { scope: "col" }, t)),
+    ),
+  );
 }
 
 export function append(parent: Node, children: Array<Child | Child[]>): void {

@@ -43,7 +43,11 @@ function signInView(app: HTMLElement, problem?: unknown): void {
     "form",
     { class: "card signin", "aria-labelledby": "signin-title" },
     h("h1", { id: "signin-title" }, "keyguard console"),
-    h("p", {}, "Sign in with a root key of the key service. It is kept in this browser tab only (sessionStorage) and sent to this service alone."),
+    h(
+      "p",
+      {},
+      "Sign in with a root key of the key service. It is kept in this browser tab only (sessionStorage) and sent to this service alone.",
+    ),
     field("Root key", input),
     h("button", { type: "submit", class: "primary" }, "Sign in"),
     slot,
@@ -76,14 +80,22 @@ async function render(): Promise<void> {
   if (!rootKey()) return signInView(app);
   const { page, arg } = route();
   const main = h("main", { id: "main", tabindex: "-1" });
-  const links = ROUTES.map((r) => h("li", {}, h("a", { href: `#/${r.path}`, "aria-current": r.path === page ? "page" : undefined }, r.label)));
+  const links = ROUTES.map((r) =>
+    h("li", {}, h("a", { href: `#/${r.path}`, "aria-current": r.path === page ? "page" : undefined }, r.label)),
+  );
   const signOutButton = h("button", { type: "button", class: "signout" }, "Sign out");
   signOutButton.addEventListener("click", () => {
     signOut();
     history.replaceState(null, "", location.pathname);
     void render();
   });
-  const header = h("header", {}, h("span", { class: "brand" }, "keyguard"), h("nav", { "aria-label": "Sections" }, h("ul", {}, links)), signOutButton);
+  const header = h(
+    "header",
+    {},
+    h("span", { class: "brand" }, "keyguard"),
+    h("nav", { "aria-label": "Sections" }, h("ul", {}, links)),
+    signOutButton,
+  );
   replace(app, header, main, h("p", { id: "status", class: "sr-status", role: "status", "aria-live": "polite" }));
   const stop = await (PAGES[page] ?? apisPage)(main, arg);
   if (stop) leave = stop;

@@ -20,14 +20,25 @@ export function errorPanel(err: unknown, doing: string, hint?: (e: ApiError) => 
     { class: "error", role: "alert" },
     h("h3", {}, `Could not ${doing}: ${e.title}${e.status ? ` (${e.status})` : ""}`),
     h("p", { class: "detail" }, e.detail),
-    e.errors.length > 1 ? h("ul", {}, e.errors.map((x) => h("li", {}, `${x.location ?? ""}: ${x.message ?? ""}${x.fix ? ` (${x.fix})` : ""}`))) : null,
+    e.errors.length > 1
+      ? h(
+          "ul",
+          {},
+          e.errors.map((x) => h("li", {}, `${x.location ?? ""}: ${x.message ?? ""}${x.fix ? ` (${x.fix})` : ""}`)),
+        )
+      : null,
     hint?.(e) ? h("p", {}, hint(e)) : null,
     e.requestId ? h("p", { class: "muted" }, `Request id: ${e.requestId}`) : null,
   );
 }
 
 /** Runs `fn`; on error shows it in `slot` (cleared first). Returns whether it succeeded. */
-export async function attempt(slot: HTMLElement, doing: string, fn: () => Promise<void>, hint?: (e: ApiError) => string | undefined): Promise<boolean> {
+export async function attempt(
+  slot: HTMLElement,
+  doing: string,
+  fn: () => Promise<void>,
+  hint?: (e: ApiError) => string | undefined,
+): Promise<boolean> {
   slot.replaceChildren();
   try {
     await fn();

@@ -26,7 +26,6 @@ export interface ApiKeyAuthHandler<Req extends IncomingMessage = IncomingMessage
   clear(): Promise<void>;
 }
 
-
 function looksLikeRequest(v: unknown): boolean {
   return typeof v === "object" && v !== null && "headers" in v && ("method" in v || "socket" in v);
 }

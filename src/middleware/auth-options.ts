@@ -21,7 +21,6 @@ import { buildStatusPolicy, type StatusPolicyOverrides } from "./policy";
 import { checkShapeOption, planShape, type ResolvedShape, type ShapeOptions, type ShapePlan } from "./request-shape";
 import { memoryStore, type Store, type StoreSettings } from "./cache-store";
 
-
 /** A fixed value, or one computed from the request (sync or async); undefined = not sent. */
 export type PerRequest<T, Req> = T | ((req: Req) => T | undefined | Promise<T | undefined>);
 
@@ -137,8 +136,10 @@ export interface AuthOptions<Req> {
   telemetry?: boolean | TelemetryOptions;
 }
 
-export interface ApiKeyAuthOptions<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>
-  extends AuthOptions<Req> {
+export interface ApiKeyAuthOptions<
+  Req extends IncomingMessage = IncomingMessage,
+  Res extends ServerResponse = ServerResponse,
+> extends AuthOptions<Req> {
   /** Answer denials yourself. Default: a problem+json response. */
   onDenied?: DeniedHandler<Req, Res>;
   /** Call `next(err)` with the denial instead of answering (for apps with an error handler). Default false. */
@@ -157,11 +158,34 @@ const DEFAULTS = Object.freeze({
 
 /** Every option name; the compiler fails when an option of ApiKeyAuthOptions is missing here. */
 export const OPTION_NAMES = optionNames<ApiKeyAuthOptions>()({
-  rootKey: true, baseUrl: true, client: true, bearer: true, header: true, getKey: true, permissions: true,
-  cost: true, ratelimits: true, tags: true, optional: true, realm: true, policy: true, onDenied: true,
-  passErrors: true, hideCredentials: true, allowPreflight: true, rateLimitHeaders: true, onServiceError: true,
-  staleIfError: true, timeout: true, deadline: true, retry: true, cache: true, store: true, logger: true,
-  onDecision: true, telemetry: true,
+  rootKey: true,
+  baseUrl: true,
+  client: true,
+  bearer: true,
+  header: true,
+  getKey: true,
+  permissions: true,
+  cost: true,
+  ratelimits: true,
+  tags: true,
+  optional: true,
+  realm: true,
+  policy: true,
+  onDenied: true,
+  passErrors: true,
+  hideCredentials: true,
+  allowPreflight: true,
+  rateLimitHeaders: true,
+  onServiceError: true,
+  staleIfError: true,
+  timeout: true,
+  deadline: true,
+  retry: true,
+  cache: true,
+  store: true,
+  logger: true,
+  onDecision: true,
+  telemetry: true,
 });
 
 /** The names of {@link CacheOptions}; the compiler fails when one is missing here. */
@@ -216,15 +240,25 @@ function parseCache(v: unknown): (StoreSettings & { max: number | undefined }) |
 
 function parseStore(v: unknown, cache: ReturnType<typeof parseCache>): Store | undefined {
   if (v === undefined) return cache === undefined ? undefined : memoryStore({ max: cache.max ?? DEFAULTS.cache.max });
-  const store = check.withMethods<Store>("store", v, ["peek", "lookup", "settle", "invalidate", "subscribe"], "Pass memoryStore() or redisStore() (or an object implementing Store).");
+  const store = check.withMethods<Store>(
+    "store",
+    v,
+    ["peek", "lookup", "settle", "invalidate", "subscribe"],
+    "Pass memoryStore() or redisStore() (or an object implementing Store).",
+  );
   if (cache === undefined) return check.fail("store", "store has no effect with cache: false; remove one of them.");
-  if (cache.max !== undefined) return check.fail("cache", "cache.max is set by the store when you pass one: memoryStore({ max }) or redisStore({ max }).");
+  if (cache.max !== undefined)
+    return check.fail("cache", "cache.max is set by the store when you pass one: memoryStore({ max }) or redisStore({ max }).");
   return store;
 }
 
 function parseHeader(v: unknown): { name: string | undefined; label: string } {
   if (v === false) return { name: undefined, label: "" };
-  const label = check.string("header", v, { pattern: /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, default: DEFAULTS.header, fix: 'Use a header name like "X-API-Key", or false.' });
+  const label = check.string("header", v, {
+    pattern: /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/,
+    default: DEFAULTS.header,
+    fix: 'Use a header name like "X-API-Key", or false.',
+  });
   if (label.toLowerCase() === "authorization") {
     return check.fail("header", 'header is "Authorization", which `bearer` already reads; pick another name or use false.');
   }
@@ -264,7 +298,10 @@ function buildClient(
       return check.fail("client", "pass either client or rootKey/baseUrl, not both; the client already holds them.");
     }
     if (telemetry !== undefined) {
-      return check.fail("telemetry", "telemetry is for the client apiKeyAuth() builds; with your own client, pass it to createClient({ telemetry }).");
+      return check.fail(
+        "telemetry",
+        "telemetry is for the client apiKeyAuth() builds; with your own client, pass it to createClient({ telemetry }).",
+      );
     }
     return options.client;
   }
@@ -278,17 +315,16 @@ function buildClient(
     warn: (fields, message) => logger.debug?.(fields, message),
     error: (fields, message) => logger.error(fields, message),
   };
-  return asOurs(
-    () =>
-      makeClient({
-        rootKey,
-        baseUrl: options.baseUrl,
-        logger: clientLogger,
-        timeout: call.timeout,
-        deadline: call.deadline,
-        retry: call.retry ?? false,
-        ...(telemetry === undefined ? {} : { telemetry }),
-      }),
+  return asOurs(() =>
+    makeClient({
+      rootKey,
+      baseUrl: options.baseUrl,
+      logger: clientLogger,
+      timeout: call.timeout,
+      deadline: call.deadline,
+      retry: call.retry ?? false,
+      ...(telemetry === undefined ? {} : { telemetry }),
+    }),
   );
 }
 
@@ -317,7 +353,11 @@ export function parseAuthOptions<Req, Res>(input: AnyOptions<Req, Res> | undefin
   check.unknownNames(givenOptionNames(options, ["cache", "retry"]), KNOWN_NAMES, logger);
 
   const header = parseHeader(options.header);
-  const extract: ExtractOptions = Object.freeze({ bearer: check.boolean("bearer", options.bearer, true), header: header.name, headerLabel: header.label });
+  const extract: ExtractOptions = Object.freeze({
+    bearer: check.boolean("bearer", options.bearer, true),
+    header: header.name,
+    headerLabel: header.label,
+  });
   const getKey = check.func<(req: Req) => unknown>("getKey", options.getKey, "(req) => key");
   if (getKey === undefined && !extract.bearer && extract.header === undefined) {
     check.fail("header", "bearer is false and header is false, so no key could ever be read; enable one or pass getKey.");
@@ -338,7 +378,13 @@ export function parseAuthOptions<Req, Res>(input: AnyOptions<Req, Res> | undefin
   // The static options are copied into the plan: later changes to the caller's arrays change nothing.
   const shape = planShapeOnce({ permissions: options.permissions, cost: options.cost, ratelimits: options.ratelimits, tags: options.tags });
 
-  const onServiceError = check.oneOf("onServiceError", options.onServiceError, ["closed", "open"], "closed", "closed answers 503, open continues without a key");
+  const onServiceError = check.oneOf(
+    "onServiceError",
+    options.onServiceError,
+    ["closed", "open"],
+    "closed",
+    "closed answers 503, open continues without a key",
+  );
   const onDenied = check.func<DeniedHandler<Req, Res>>("onDenied", options.onDenied, "(err, req, res, next)");
   const passErrors = check.boolean("passErrors", options.passErrors, false);
   if (onDenied !== undefined && passErrors) check.fail("passErrors", "pass either onDenied or passErrors: true, not both.");

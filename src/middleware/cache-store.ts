@@ -29,8 +29,7 @@ export interface Ticket {
 }
 
 export type Lookup =
-  | { readonly hit: Readonly<VerifyKeyResult>; readonly ticket?: undefined }
-  | { readonly hit?: undefined; readonly ticket: Ticket };
+  { readonly hit: Readonly<VerifyKeyResult>; readonly ticket?: undefined } | { readonly hit?: undefined; readonly ticket: Ticket };
 
 /** The cache settings of the apiKeyAuth() using a store. */
 export interface StoreSettings {
@@ -105,7 +104,8 @@ export function deepFreeze<T>(value: T): T {
 export const refKey = (ref: AnswerRef): string => (ref.query === "" ? ref.keyHash : `${ref.keyHash}\u0000${ref.query}`);
 
 /** Whether a {@link refKey} belongs to this key hash. */
-export const isRefKeyOf = (k: string, keyHash: string): boolean => k === keyHash || (k.startsWith(keyHash) && k.charCodeAt(keyHash.length) === 0);
+export const isRefKeyOf = (k: string, keyHash: string): boolean =>
+  k === keyHash || (k.startsWith(keyHash) && k.charCodeAt(keyHash.length) === 0);
 
 /** How many tombstones are kept before older ones are summarised (conservatively) as one. */
 const MAX_TOMBSTONES = 10_000;

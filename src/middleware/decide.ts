@@ -156,7 +156,8 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
       return denied(rejection, req, source, serviceMs);
     }
     const { failure } = outcome;
-    if (failure.kind === "misconfigured") return denied(verificationFailedDenial(failure.reason, failure.cause, failure.requestId), req, "service", serviceMs);
+    if (failure.kind === "misconfigured")
+      return denied(verificationFailedDenial(failure.reason, failure.cause, failure.requestId), req, "service", serviceMs);
     if (config.onServiceError === "open" && failure.mayFailOpen) {
       observer?.passed(ERROR_CODES.serviceUnavailable, req, "service", serviceMs);
       return PASS;

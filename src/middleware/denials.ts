@@ -147,11 +147,7 @@ interface RejectionExtras {
   now: number;
 }
 
-export function rejectedKeyDenial(
-  ctx: DenialContext,
-  result: Readonly<VerifyKeyResult>,
-  extras: RejectionExtras,
-): KeyRejectedError {
+export function rejectedKeyDenial(ctx: DenialContext, result: Readonly<VerifyKeyResult>, extras: RejectionExtras): KeyRejectedError {
   const code = rejectionCode(result);
   const { status, headers } = challenge(ctx, code, extras.scope);
   if (ctx.rateLimitHeaders) Object.assign(headers, rateLimitHeaders(result.ratelimits, extras.now));
@@ -179,12 +175,7 @@ export function rejectedKeyDenial(
  * A guard's refusal: always 403 `insufficient_scope`. For permission guards `query` is the
  * requirement (the error's `scope`) and `scope` its challenge scope, when it only ANDs.
  */
-export function insufficientScopeDenial(
-  realm: string,
-  detail: string,
-  query?: string,
-  scope?: string,
-): InsufficientScopeError {
+export function insufficientScopeDenial(realm: string, detail: string, query?: string, scope?: string): InsufficientScopeError {
   return new InsufficientScopeError({
     status: 403,
     headers: { "WWW-Authenticate": bearerChallenge({ realm, error: "insufficient_scope", scope }) },

@@ -57,7 +57,8 @@ function occurrences(value: string | string[] | undefined, rawHeaders: readonly 
   return raw > 1 ? raw : 1;
 }
 
-type Part = { readonly kind: "none" } | { readonly kind: "key"; readonly key: string } | { readonly kind: "malformed"; readonly reason: string };
+type Part =
+  { readonly kind: "none" } | { readonly kind: "key"; readonly key: string } | { readonly kind: "malformed"; readonly reason: string };
 
 const NONE: Extraction & Part = Object.freeze({ kind: "none" });
 const FROM_AUTHORIZATION: readonly KeySource[] = Object.freeze(["authorization"]);
@@ -123,7 +124,8 @@ export function extractKey(req: RequestHeaders, options: ExtractOptions): Extrac
   const headers = req.headers;
   const rawHeaders = req.rawHeaders;
   const bearer: Part = options.bearer ? fromAuthorization(headers.authorization, rawHeaders) : NONE;
-  const header: Part = options.header === undefined ? NONE : fromHeader(headers[options.header], rawHeaders, options.header, options.headerLabel);
+  const header: Part =
+    options.header === undefined ? NONE : fromHeader(headers[options.header], rawHeaders, options.header, options.headerLabel);
   if (bearer.kind === "malformed") return bearer;
   if (header.kind === "malformed") return header;
   let key: string;

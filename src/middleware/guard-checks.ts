@@ -40,7 +40,10 @@ function parseQuery(guardName: string, query: string): PermissionQuery {
   try {
     return parsePermissionQuery(query);
   } catch (e) {
-    return optionChecks(guardName, ConfigError).fail("query", `${JSON.stringify(query)} is not a valid permission query: ${(e as Error).message}.`);
+    return optionChecks(guardName, ConfigError).fail(
+      "query",
+      `${JSON.stringify(query)} is not a valid permission query: ${(e as Error).message}.`,
+    );
   }
 }
 
@@ -100,6 +103,10 @@ export function keyCheck<Req>(
 ): GuardCheck<Req> {
   const check = optionChecks(guardName, ConfigError);
   if (typeof predicate !== "function") check.invalid("predicate", predicate, "Pass a function (key, req) => boolean.");
-  const description = check.string("description", options.description, { pattern: /./, default: "This route's requirements", fix: "Use a non-empty string." });
+  const description = check.string("description", options.description, {
+    pattern: /./,
+    default: "This route's requirements",
+    fix: "Use a non-empty string.",
+  });
   return { test: predicate, deny: (realm) => insufficientScopeDenial(realm, `The API key does not meet: ${description}.`) };
 }

@@ -4,7 +4,15 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { getApiKey, type VerifiedKey } from "./augment";
 import type { KeyguardError } from "./errors";
-import { anyPermissionCheck, keyCheck, permissionsCheck, rolesCheck, runGuard, type GuardCheck, type RequireKeyOptions } from "./guard-checks";
+import {
+  anyPermissionCheck,
+  keyCheck,
+  permissionsCheck,
+  rolesCheck,
+  runGuard,
+  type GuardCheck,
+  type RequireKeyOptions,
+} from "./guard-checks";
 import type { NextFunction } from "./options";
 import { failOnce, isThenable, once, responderOf } from "./respond";
 

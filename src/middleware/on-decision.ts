@@ -100,7 +100,8 @@ export function createDecisionReporter<Req>(hook: DecisionHandler<Req>, logger: 
   return {
     cached(result, req) {
       let decision = cachedDecisions.get(result);
-      if (decision === undefined) cachedDecisions.set(result, (decision = make("admitted", undefined, "VALID", keyIdOf(result), "cache", undefined)));
+      if (decision === undefined)
+        cachedDecisions.set(result, (decision = make("admitted", undefined, "VALID", keyIdOf(result), "cache", undefined)));
       call(decision, req);
     },
     denied(err, req, source, serviceMs) {

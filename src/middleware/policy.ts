@@ -51,8 +51,7 @@ export type StatusPolicyOverrides = Partial<Record<PolicyOutcome | (string & {})
 /** Outcomes the middleware answers itself, outside the table (see `FIXED_OUTCOMES`). */
 type FixedOutcome = "VALID" | "SERVICE_UNAVAILABLE" | "VERIFICATION_FAILED" | "INSUFFICIENT_SCOPE";
 
-const rule = (status: number, error?: BearerError): StatusRule =>
-  Object.freeze(error === undefined ? { status } : { status, error });
+const rule = (status: number, error?: BearerError): StatusRule => Object.freeze(error === undefined ? { status } : { status, error });
 
 /** The default table. */
 export const DEFAULT_STATUS_POLICY: StatusPolicy = Object.freeze({
@@ -115,7 +114,8 @@ function errorForStatus(outcome: string, status: number): BearerError | undefine
 function toRule(outcome: string, value: unknown): StatusRule {
   const where = `policy.${outcome}`;
   const raw = typeof value === "number" ? { status: value } : value;
-  if (typeof raw !== "object" || raw === null) check.invalid(where, value, 'Use a status like 401 or { status: 401, error: "invalid_token" }.');
+  if (typeof raw !== "object" || raw === null)
+    check.invalid(where, value, 'Use a status like 401 or { status: 401, error: "invalid_token" }.');
   const { status, error } = raw as { status?: unknown; error?: unknown };
   const checked = check.integer(`${where}.status`, status, { min: 400, max: 599, note: "a denial's status" });
   const bearerError = typeof value === "number" ? errorForStatus(outcome, checked) : check.oneOf(`${where}.error`, error, BEARER_ERRORS);

@@ -35,10 +35,7 @@ function usable(states: readonly RatelimitState[] | undefined): RatelimitState[]
  * `RateLimit-Policy: "name";q=<limit>;w=<window s>` and `RateLimit: "name";r=<remaining>;t=<s to reset>`,
  * one list item per rate limit. Empty when the result reports none.
  */
-export function rateLimitHeaders(
-  states: readonly RatelimitState[] | undefined,
-  now: number,
-): Record<string, string> {
+export function rateLimitHeaders(states: readonly RatelimitState[] | undefined, now: number): Record<string, string> {
   const list = usable(states);
   if (list.length === 0) return {};
   const policy = list.map((s) => `${sfString(s.name)};q=${Math.max(0, Math.trunc(s.limit))};w=${windowSeconds(s)}`);

@@ -127,8 +127,7 @@ function computedPermissions(value: unknown): { body: VerifyShape; scope: string
 const costPart = (cost: number | undefined): VerifyShape => (cost === undefined ? {} : { credits: { cost } });
 const ratelimitsPart = (ratelimits: readonly VerifyRatelimit[] | undefined): VerifyShape =>
   ratelimits === undefined || ratelimits.length === 0 ? {} : { ratelimits: ratelimits.map((r) => ({ ...r })) };
-const tagsPart = (tags: readonly string[] | undefined): VerifyShape =>
-  tags === undefined || tags.length === 0 ? {} : { tags: [...tags] };
+const tagsPart = (tags: readonly string[] | undefined): VerifyShape => (tags === undefined || tags.length === 0 ? {} : { tags: [...tags] });
 
 function shapeOf(body: VerifyShape, scope: string | undefined): ResolvedShape {
   return Object.freeze({

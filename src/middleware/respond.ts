@@ -186,6 +186,10 @@ export function responderOf(req: object): Responder {
   const r =
     (typeof verified === "object" && verified !== null ? (verified as { [RESPONDER]?: unknown })[RESPONDER] : undefined) ??
     (req as { [RESPONDER]?: unknown })[RESPONDER];
-  const ok = typeof r === "object" && r !== null && typeof (r as Responder).deny === "function" && typeof (r as Responder).reportLateError === "function";
+  const ok =
+    typeof r === "object" &&
+    r !== null &&
+    typeof (r as Responder).deny === "function" &&
+    typeof (r as Responder).reportLateError === "function";
   return ok ? (r as Responder) : DEFAULT_RESPONDER;
 }

@@ -15,7 +15,18 @@ import { createLogThrottle, type LogFields, type Logger } from "../logger";
 import type { InvalidationMessage } from "../protocol/invalidation-message";
 import type { VerifyKeyResult } from "../protocol/types";
 import type { ResolvedShape } from "./request-shape";
-import { deepFreeze, isReusable, isRefKeyOf, memoryStore, refKey, storableFor, type AnswerRef, type Store, type StoreSettings, type Ticket } from "./cache-store";
+import {
+  deepFreeze,
+  isReusable,
+  isRefKeyOf,
+  memoryStore,
+  refKey,
+  storableFor,
+  type AnswerRef,
+  type Store,
+  type StoreSettings,
+  type Ticket,
+} from "./cache-store";
 
 type VerifyOutcome =
   | {
@@ -112,7 +123,7 @@ export function createVerifier(settings: VerifierSettings): Verifier {
     } else if (servedStale) {
       logger.warn(fields, "apiKeyAuth: key service unavailable; serving earlier answers (staleIfError)");
     } else if (failsOpen) {
-      logger.warn(fields, "apiKeyAuth: key service unavailable; letting requests through unauthenticated (onServiceError: \"open\")");
+      logger.warn(fields, 'apiKeyAuth: key service unavailable; letting requests through unauthenticated (onServiceError: "open")');
     } else {
       logger.warn(fields, "apiKeyAuth: key service unavailable; answering 503");
     }
@@ -315,7 +326,8 @@ function fromHttpStatus(status: number, e: ClientErrorShape): ServiceFailure {
   if (status === 401 || status === 403) {
     return misconfigured("the key service rejected the root key (check UNKEY_ROOT_KEY and its verify_key permission)", e);
   }
-  if (status === 400) return misconfigured("the key service rejected the verification request (check the permissions, cost, ratelimits and tags options)", e);
+  if (status === 400)
+    return misconfigured("the key service rejected the verification request (check the permissions, cost, ratelimits and tags options)", e);
   if (status === 412) return misconfigured("the key service does not know a rate limit named in the ratelimits option", e);
   if (status === 404) return misconfigured("the key service answered 404 (check baseUrl)", e);
   return misconfigured(`the key service answered ${status}`, e);

@@ -9,7 +9,9 @@ const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encodi
 /** base64(SHA-256(key)), 44 characters. The encoding is persisted by every key store: never change it. */
 export function keyHash(key: string): string {
   // crypto.hash (Node >= 20.12) is the one-shot form, a few times cheaper than createHash.
-  return oneShotHash !== undefined ? oneShotHash("sha256", key, "base64") : crypto.createHash("sha256").update(key, "utf8").digest("base64");
+  return oneShotHash !== undefined
+    ? oneShotHash("sha256", key, "base64")
+    : crypto.createHash("sha256").update(key, "utf8").digest("base64");
 }
 
 /** What {@link keyHash} returns (shared with the Web Crypto form). */

@@ -9,9 +9,7 @@
 //   permission := [A-Za-z0-9._\-*:/]+   (matched literally: `docs.*` is not a wildcard)
 
 export type PermissionQuery =
-  | { type: "permission"; value: string }
-  | { type: "and"; operands: PermissionQuery[] }
-  | { type: "or"; operands: PermissionQuery[] };
+  { type: "permission"; value: string } | { type: "and"; operands: PermissionQuery[] } | { type: "or"; operands: PermissionQuery[] };
 
 /** Longest query accepted, in characters. */
 export const MAX_PERMISSION_QUERY_LENGTH = 1000;
@@ -32,10 +30,7 @@ export class PermissionQuerySyntaxError extends Error {
   }
 }
 
-type Token =
-  | { kind: "perm"; value: string; at: number }
-  | { kind: "and" | "or" | "(" | ")"; at: number }
-  | { kind: "end"; at: number };
+type Token = { kind: "perm"; value: string; at: number } | { kind: "and" | "or" | "(" | ")"; at: number } | { kind: "end"; at: number };
 
 const IDENT = /[A-Za-z0-9._\-*:/]/;
 
@@ -103,11 +98,7 @@ export function parsePermissionQuery(query: string): PermissionQuery {
   const peek = () => tokens[pos]!;
   const fail = (expected: string): never => {
     const t = peek();
-    throw new PermissionQuerySyntaxError(
-      `expected ${expected} at position ${t.at}, found ${describe(t)}`,
-      query,
-      t.at,
-    );
+    throw new PermissionQuerySyntaxError(`expected ${expected} at position ${t.at}, found ${describe(t)}`, query, t.at);
   };
 
   const parseOr = (depth: number): PermissionQuery => {
@@ -134,11 +125,7 @@ export function parsePermissionQuery(query: string): PermissionQuery {
     }
     if (t.kind === "(") {
       if (depth >= MAX_PERMISSION_QUERY_DEPTH) {
-        throw new PermissionQuerySyntaxError(
-          `permission query nests deeper than ${MAX_PERMISSION_QUERY_DEPTH} levels`,
-          query,
-          t.at,
-        );
+        throw new PermissionQuerySyntaxError(`permission query nests deeper than ${MAX_PERMISSION_QUERY_DEPTH} levels`, query, t.at);
       }
       pos++;
       const inner = parseOr(depth + 1);
@@ -155,10 +142,7 @@ export function parsePermissionQuery(query: string): PermissionQuery {
 }
 
 /** Whether a set of granted permissions satisfies a parsed query. Exact string matches only. */
-export function evaluatePermissionQuery(
-  query: PermissionQuery,
-  granted: ReadonlySet<string> | readonly string[],
-): boolean {
+export function evaluatePermissionQuery(query: PermissionQuery, granted: ReadonlySet<string> | readonly string[]): boolean {
   const set: ReadonlySet<string> = granted instanceof Set ? granted : new Set(granted as readonly string[]);
   const walk = (node: PermissionQuery): boolean => {
     switch (node.type) {

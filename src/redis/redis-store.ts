@@ -74,7 +74,15 @@ export interface RedisStore extends Store {
   close(): Promise<void>;
 }
 
-const OPTION_NAMES = optionNames<RedisStoreOptions>()({ client: true, url: true, prefix: true, max: true, timeout: true, lease: true, logger: true });
+const OPTION_NAMES = optionNames<RedisStoreOptions>()({
+  client: true,
+  url: true,
+  prefix: true,
+  max: true,
+  timeout: true,
+  lease: true,
+  logger: true,
+});
 
 const DEFAULTS = Object.freeze({ prefix: "keyguard:", max: 1000, timeout: 250, lease: 3000 });
 /** How long a tombstone lives in Redis; an answer asked longer ago than half of it is not shared. */
@@ -175,7 +183,7 @@ async function connect(options: RedisStoreOptions): Promise<RedisClientLike> {
   try {
     mod = (await import("ioredis")) as { Redis?: unknown; default?: unknown };
   } catch {
-    return check.fail("url", 'keyguard/redis needs the ioredis package: npm install ioredis (or pass { client }).');
+    return check.fail("url", "keyguard/redis needs the ioredis package: npm install ioredis (or pass { client }).");
   }
   const Redis = (mod.Redis ?? mod.default) as new (url: string, options: Record<string, unknown>) => RedisConnection;
   // Only a template for the store's own connections: it never connects itself.
@@ -213,7 +221,12 @@ export async function redisStore(options: RedisStoreOptions): Promise<RedisStore
   const throttle = createLogThrottle();
   // Commands fail at once while disconnected (no offline queue) and within `timeout`.
   const commands = template.duplicate({ enableOfflineQueue: false, commandTimeout: timeout, maxRetriesPerRequest: 0, lazyConnect: false });
-  const subscriber = template.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, maxRetriesPerRequest: null, lazyConnect: false });
+  const subscriber = template.duplicate({
+    enableOfflineQueue: true,
+    commandTimeout: undefined,
+    maxRetriesPerRequest: null,
+    lazyConnect: false,
+  });
   const pending: InvalidationMessage[] = [];
   let closed = false;
   let subscribedOnce = false;
@@ -343,7 +356,19 @@ export async function redisStore(options: RedisStoreOptions): Promise<RedisStore
       const share = result !== undefined && ttl > 0 && Date.now() - t.at < TOMBSTONE_MS / 2;
       const keyId = result !== undefined && typeof result.keyId === "string" ? result.keyId : "";
       withTimeout(
-        commands.eval(SETTLE, 0, prefix, t.ref.keyHash, queryHash(t.ref.query), keyId, t.seq, share ? JSON.stringify(result) : "", share ? ttl : 0, t.owner ?? "", OPEN_MS),
+        commands.eval(
+          SETTLE,
+          0,
+          prefix,
+          t.ref.keyHash,
+          queryHash(t.ref.query),
+          keyId,
+          t.seq,
+          share ? JSON.stringify(result) : "",
+          share ? ttl : 0,
+          t.owner ?? "",
+          OPEN_MS,
+        ),
       ).catch(trouble);
     },
     async invalidate(message) {

@@ -210,7 +210,12 @@ function encryptionKeyOf(options: LocalKeyServiceOptions, env: NodeJS.ProcessEnv
 const A_URL = new Hidden("<a URL, hidden>");
 
 /** `postgres` and `redis`: both or neither, and then neither `dataFile` nor `storage`. URLs are never echoed. */
-function parseShared(options: LocalKeyServiceOptions, dataFile: string | undefined, storage: Storage | undefined, storageName: string): LocalServiceConfig["postgres"] {
+function parseShared(
+  options: LocalKeyServiceOptions,
+  dataFile: string | undefined,
+  storage: Storage | undefined,
+  storageName: string,
+): LocalServiceConfig["postgres"] {
   const { postgresSchema } = options;
   const url = (option: "postgres" | "redis", example: string) => {
     const value = options[option];
@@ -222,14 +227,19 @@ function parseShared(options: LocalKeyServiceOptions, dataFile: string | undefin
   const postgres = url("postgres", "postgres://user:password@127.0.0.1:5432/keyguard");
   const redis = url("redis", "redis://127.0.0.1:6379");
   if (postgres === undefined && redis === undefined) {
-    if (postgresSchema !== undefined) check.invalid("postgresSchema", postgresSchema, "It applies only with postgres and redis; pass those too or drop it.");
+    if (postgresSchema !== undefined)
+      check.invalid("postgresSchema", postgresSchema, "It applies only with postgres and redis; pass those too or drop it.");
     return undefined;
   }
-  if (postgres === undefined) return check.invalid("redis", A_URL, "Pass postgres too: PostgreSQL holds the state, Redis only the rate-limit counters.");
-  if (redis === undefined) return check.invalid("postgres", A_URL, "Pass redis too: PostgreSQL holds the state, Redis the rate-limit counters.");
+  if (postgres === undefined)
+    return check.invalid("redis", A_URL, "Pass postgres too: PostgreSQL holds the state, Redis only the rate-limit counters.");
+  if (redis === undefined)
+    return check.invalid("postgres", A_URL, "Pass redis too: PostgreSQL holds the state, Redis the rate-limit counters.");
   if (dataFile !== undefined) check.invalid("dataFile", dataFile, "Pass either dataFile or postgres and redis, not both.");
-  if (storage !== undefined) check.invalid(storageName, new Hidden("<a Storage>"), `Pass either ${storageName} or postgres and redis, not both.`);
-  if (postgresSchema !== undefined && typeof postgresSchema !== "string") check.invalid("postgresSchema", postgresSchema, 'Pass a schema name such as "keyguard".');
+  if (storage !== undefined)
+    check.invalid(storageName, new Hidden("<a Storage>"), `Pass either ${storageName} or postgres and redis, not both.`);
+  if (postgresSchema !== undefined && typeof postgresSchema !== "string")
+    check.invalid("postgresSchema", postgresSchema, 'Pass a schema name such as "keyguard".');
   return Object.freeze({ postgres, redis, schema: postgresSchema });
 }
 
@@ -240,7 +250,10 @@ function parseMetrics(metrics: LocalKeyServiceOptions["metrics"]): LocalServiceC
   if (metrics === undefined || metrics === false) return undefined;
   if (metrics === true) return Object.freeze({ token: undefined, processMetrics: true });
   const given = check.object("metrics", metrics, "Pass true, false or { token, processMetrics }.")!;
-  check.unknownNames(Object.keys(given).map((k) => `metrics.${k}`), METRICS_KEYS.map((k) => `metrics.${k}`));
+  check.unknownNames(
+    Object.keys(given).map((k) => `metrics.${k}`),
+    METRICS_KEYS.map((k) => `metrics.${k}`),
+  );
   // The token is a secret: never echo it.
   const token = check.string("metrics.token", given.token, {
     pattern: /^[\x21-\x7e]{16,512}$/,
@@ -256,14 +269,22 @@ export function parseOptions(input: LocalKeyServiceOptions = {}, env: NodeJS.Pro
   const logger = check.logger(options.logger);
   check.unknownNames(Object.keys(options), KNOWN, logger);
   // The client's rule (createClient, apiKeyAuth, the console): a key it cannot send in a header is of no use.
-  const rootKey = check.string(options.rootKey !== undefined ? "rootKey" : "UNKEY_ROOT_KEY", options.rootKey ?? (env.UNKEY_ROOT_KEY || undefined), {
-    pattern: /^[\x21-\x7e]{8,512}$/,
-    secret: true,
-    fix: "Use 8..512 visible ASCII characters (no spaces, control or non-ASCII characters), or leave it unset to generate one.",
+  const rootKey = check.string(
+    options.rootKey !== undefined ? "rootKey" : "UNKEY_ROOT_KEY",
+    options.rootKey ?? (env.UNKEY_ROOT_KEY || undefined),
+    {
+      pattern: /^[\x21-\x7e]{8,512}$/,
+      secret: true,
+      fix: "Use 8..512 visible ASCII characters (no spaces, control or non-ASCII characters), or leave it unset to generate one.",
+      optional: true,
+    },
+  );
+  const now = check.func<() => number>("now", options.now, "returning Unix milliseconds, e.g. () => Date.now()") ?? Date.now;
+  const dataFile = check.string("dataFile", options.dataFile, {
+    pattern: /\S/,
+    fix: "Pass a file path, or leave it unset to keep state in memory.",
     optional: true,
   });
-  const now = check.func<() => number>("now", options.now, "returning Unix milliseconds, e.g. () => Date.now()") ?? Date.now;
-  const dataFile = check.string("dataFile", options.dataFile, { pattern: /\S/, fix: "Pass a file path, or leave it unset to keep state in memory.", optional: true });
   // `store`, the former name, still works; both at once is a mistake.
   if (options.storage !== undefined && options.store !== undefined) {
     check.invalid("store", new Hidden("<a Storage>"), "It is the former name of storage: pass storage only.");
@@ -272,8 +293,18 @@ export function parseOptions(input: LocalKeyServiceOptions = {}, env: NodeJS.Pro
   const storage = options.storage ?? options.store;
   if (storage !== undefined) {
     const s = storage as Partial<Storage> | null;
-    if (typeof s !== "object" || s === null || typeof s.transaction !== "function" || typeof s.direct !== "object" || typeof s.close !== "function") {
-      check.invalid(storageName, storage, "It is not a Storage (transaction, direct, close). Pass a Storage, e.g. memoryStorage() from keyguard/server, or leave it unset.");
+    if (
+      typeof s !== "object" ||
+      s === null ||
+      typeof s.transaction !== "function" ||
+      typeof s.direct !== "object" ||
+      typeof s.close !== "function"
+    ) {
+      check.invalid(
+        storageName,
+        storage,
+        "It is not a Storage (transaction, direct, close). Pass a Storage, e.g. memoryStorage() from keyguard/server, or leave it unset.",
+      );
     }
     if (dataFile !== undefined) check.invalid("dataFile", dataFile, `Pass either dataFile or ${storageName}, not both.`);
   }
@@ -283,7 +314,11 @@ export function parseOptions(input: LocalKeyServiceOptions = {}, env: NodeJS.Pro
   const encryptionKey = encryptionKeyOf(options, env);
   const storeKeys = check.boolean("storeKeys", options.storeKeys, false);
   if (storeKeys && !encryptionKey) {
-    check.invalid("storeKeys", storeKeys, `Storing keys needs a key-encryption key: set ${ENCRYPTION_KEY_ENV}, encryptionKey or encryptionKeyFile.`);
+    check.invalid(
+      "storeKeys",
+      storeKeys,
+      `Storing keys needs a key-encryption key: set ${ENCRYPTION_KEY_ENV}, encryptionKey or encryptionKeyFile.`,
+    );
   }
   const trustProxy = check.boolean("trustProxy", options.trustProxy, false);
   const invalidate = check.withMethods<InvalidationPublisher>(
@@ -294,7 +329,28 @@ export function parseOptions(input: LocalKeyServiceOptions = {}, env: NodeJS.Pro
   );
   const metrics = parseMetrics(options.metrics);
   const withConsole = check.boolean("console", options.console, false);
-  const retentionDays = check.integer("verificationRetentionDays", options.verificationRetentionDays, { min: 1, max: 3650, default: 30, unit: "days" });
+  const retentionDays = check.integer("verificationRetentionDays", options.verificationRetentionDays, {
+    min: 1,
+    max: 3650,
+    default: 30,
+    unit: "days",
+  });
   const verificationRetentionMs = retentionDays * 86_400_000;
-  return Object.freeze({ rootKey, now, dataFile, storage, postgres, port, host, logger, encryptionKey, storeKeys, trustProxy, invalidate, verificationRetentionMs, console: withConsole, metrics });
+  return Object.freeze({
+    rootKey,
+    now,
+    dataFile,
+    storage,
+    postgres,
+    port,
+    host,
+    logger,
+    encryptionKey,
+    storeKeys,
+    trustProxy,
+    invalidate,
+    verificationRetentionMs,
+    console: withConsole,
+    metrics,
+  });
 }

@@ -66,14 +66,22 @@ export function conformanceSuite(name: string, target: ConformanceTarget): void 
       if (target.redis) {
         redisSkipped = await redisSkipReason();
         if (redisSkipped === undefined) {
-          const stores = await Promise.all([redisStore({ url: REDIS_URL, prefix, logger: silentLogger }), redisStore({ url: REDIS_URL, prefix, logger: silentLogger })]);
+          const stores = await Promise.all([
+            redisStore({ url: REDIS_URL, prefix, logger: silentLogger }),
+            redisStore({ url: REDIS_URL, prefix, logger: silentLogger }),
+          ]);
           [store, publisher] = stores;
           await Promise.all(stores.map((s) => s.ready));
         } else {
           console.log(`[skipped] ${name}: the redisStore() revocation test did not run: ${redisSkipped}.`);
         }
       }
-      app = await target.start({ baseUrl: proxy.url, rootKey: svc.rootKey, refusedUrl: await refusedUrl(), ...(store === undefined ? {} : { store }) });
+      app = await target.start({
+        baseUrl: proxy.url,
+        rootKey: svc.rootKey,
+        refusedUrl: await refusedUrl(),
+        ...(store === undefined ? {} : { store }),
+      });
     }, 60_000);
 
     afterAll(async () => {
@@ -284,7 +292,13 @@ export function conformanceSuite(name: string, target: ConformanceTarget): void 
         expect((await echoOf(await get("/redis", bearer(key)))).keyId).toBe(keyId);
         expect((await echoOf(await get("/redis", bearer(key)))).keyId).toBe(keyId);
         expect(proxy.verifyCalls - before).toBe(1);
-        const revoking = createClient({ rootKey: svc.rootKey, baseUrl: svc.baseUrl, logger: silentLogger, retry: false, invalidate: publisher });
+        const revoking = createClient({
+          rootKey: svc.rootKey,
+          baseUrl: svc.baseUrl,
+          logger: silentLogger,
+          retry: false,
+          invalidate: publisher,
+        });
         await revoking.keys.updateKey({ keyId, enabled: false });
         await expect.poll(async () => (await get("/redis", bearer(key))).status, { timeout: 5000 }).toBe(401);
       });

@@ -57,7 +57,10 @@ async function start(example: (typeof EXAMPLES)[number]): Promise<string> {
 describe.each(EXAMPLES)("$file", (example) => {
   const missing = !existsSync(example.command);
   if (missing && process.env.CI) throw new Error(`${example.command} is missing, and CI is set: the example must run in CI.`);
-  if (missing) console.log(`[skipped] ${example.file} did not run: ${example.command} is missing. Install the dev dependencies (npm install) to run it.`);
+  if (missing)
+    console.log(
+      `[skipped] ${example.file} did not run: ${example.command} is missing. Install the dev dependencies (npm install) to run it.`,
+    );
 
   it.skipIf(missing)("protects /api with keys and guards, leaves /health open", async () => {
     const url = await start(example);

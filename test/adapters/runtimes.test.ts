@@ -112,6 +112,9 @@ for (const runtime of RUNTIMES) {
     continue;
   }
   for (const adapter of ["web", "hono"] as const) {
-    conformanceSuite(`${adapter === "web" ? "Web handler" : "Hono"} on ${runtime.name}`, { redis: false, start: (env) => serve(runtime, adapter, env) });
+    conformanceSuite(`${adapter === "web" ? "Web handler" : "Hono"} on ${runtime.name}`, {
+      redis: false,
+      start: (env) => serve(runtime, adapter, env),
+    });
   }
 }

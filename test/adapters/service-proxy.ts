@@ -69,12 +69,14 @@ export async function startServiceProxy(target: string): Promise<ServiceProxy> {
         held--;
       }
       const headers = new Headers();
-      for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string" && !HOP_BY_HOP.has(name)) headers.set(name, value);
+      for (const [name, value] of Object.entries(req.headers))
+        if (typeof value === "string" && !HOP_BY_HOP.has(name)) headers.set(name, value);
       const answer = await fetch(`${target}${req.url}`, { method: req.method, headers, body: req.method === "GET" ? undefined : body });
       const text = Buffer.from(await answer.arrayBuffer());
       const out: Record<string, string> = {};
       answer.headers.forEach((value, name) => {
-        if (name !== "content-encoding" && name !== "transfer-encoding" && name !== "connection" && name !== "keep-alive") out[name] = value;
+        if (name !== "content-encoding" && name !== "transfer-encoding" && name !== "connection" && name !== "keep-alive")
+          out[name] = value;
       });
       out["content-length"] = String(text.length);
       res.writeHead(answer.status, out).end(text);

@@ -20,9 +20,16 @@ describe("adapter types", () => {
     expectTypeOf(webRequireRoles("admin")).toEqualTypeOf<(request: Request) => Promise<Response | undefined>>();
   });
 
-  it("keyguard/hono: c.get(\"apiKey\") through the Variables of ApiKeyEnv; option functions get the Context", () => {
+  it('keyguard/hono: c.get("apiKey") through the Variables of ApiKeyEnv; option functions get the Context', () => {
     const app = new Hono<ApiKeyEnv>();
-    app.use(honoAuth({ permissions: (c) => { expectTypeOf(c).toEqualTypeOf<HonoContext>(); return "docs.read"; } }));
+    app.use(
+      honoAuth({
+        permissions: (c) => {
+          expectTypeOf(c).toEqualTypeOf<HonoContext>();
+          return "docs.read";
+        },
+      }),
+    );
     app.get("/", (c) => {
       expectTypeOf(c.get("apiKey")).toEqualTypeOf<VerifiedKey | undefined>();
       return c.text("ok");

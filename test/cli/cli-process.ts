@@ -31,7 +31,10 @@ export interface Served {
 
 /** Starts `keyguard serve` and waits for the printed base URL, root-key line and API id. */
 export function serve(args: string[], extraEnv: Record<string, string> = {}): Promise<Served> {
-  const child = spawn(process.execPath, [...CLI, "serve", ...args], { env: { ...baseEnv, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...CLI, "serve", ...args], {
+    env: { ...baseEnv, ...extraEnv },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   children.push(child);
   return new Promise((resolve, reject) => {
     let output = "";
@@ -56,7 +59,10 @@ export function serve(args: string[], extraEnv: Record<string, string> = {}): Pr
 }
 
 /** Runs the CLI to completion. */
-export function run(args: string[], extraEnv: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+export function run(
+  args: string[],
+  extraEnv: Record<string, string> = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [...CLI, ...args], { env: { ...baseEnv, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
   children.push(child);
   let stdout = "";

@@ -123,20 +123,47 @@ describe("keyguard serve", () => {
       [["serve", "--port", "65536"], /invalid --port = 65536\. Use a whole number 0\.\.65535 \(0 picks any free one\)\./],
       [["serve", "--root-key", "short"], /invalid --root-key = <hidden>\. Use 8\.\.512 visible ASCII characters/],
       [["serve"], /invalid UNKEY_ROOT_KEY = <hidden>\. Use 8\.\.512/],
-      [["serve", "--store-keys"], /invalid --store-keys = true\. Storing keys needs a key-encryption key: set KEYGUARD_ENCRYPTION_KEY, .*--encryption-key-file\./],
-      [["serve", "--encryption-key-file", join(dir, "no-such-file")], /invalid --encryption-key-file = ".*no-such-file"\. The file cannot be read/],
+      [
+        ["serve", "--store-keys"],
+        /invalid --store-keys = true\. Storing keys needs a key-encryption key: set KEYGUARD_ENCRYPTION_KEY, .*--encryption-key-file\./,
+      ],
+      [
+        ["serve", "--encryption-key-file", join(dir, "no-such-file")],
+        /invalid --encryption-key-file = ".*no-such-file"\. The file cannot be read/,
+      ],
       [["serve", "--data", " "], /invalid --data = " "\. Pass a file path/],
       [["serve", "--verification-retention-days", "a week"], /--verification-retention-days must be a whole number/],
       [["serve", "--verification-retention-days", "1.5"], /--verification-retention-days must be a whole number of days, got "1\.5"/],
       [["serve", "--verification-retention-days", "0"], /invalid --verification-retention-days = 0\. Use a whole number of days 1\.\.3650/],
-      [["serve", "--verification-retention-days", "3651"], /invalid --verification-retention-days = 3651\. Use a whole number of days 1\.\.3650/],
+      [
+        ["serve", "--verification-retention-days", "3651"],
+        /invalid --verification-retention-days = 3651\. Use a whole number of days 1\.\.3650/,
+      ],
       [["serve", "--metrics-token-file", join(dir, "no-such-file")], /--metrics-token-file needs --metrics/],
       [["migrate", "state.json", "--data", join(dir, "x.db"), "--no-console"], /keyguard migrate takes no --no-console/],
     ];
     // The UNKEY_ROOT_KEY case takes the variable; no other case sees it.
-    const [help, ...results] = await Promise.all([run(["--help"]), ...cases.map(([args]) => run(args, args.length === 1 ? { UNKEY_ROOT_KEY: "short" } : {}))]);
+    const [help, ...results] = await Promise.all([
+      run(["--help"]),
+      ...cases.map(([args]) => run(args, args.length === 1 ? { UNKEY_ROOT_KEY: "short" } : {})),
+    ]);
     expect(help!.status).toBe(0);
-    for (const flag of ["serve", "migrate", "--port", "--host", "--root-key", "--root-key-file", "--data", "--encryption-key-file", "--store-keys", "--trust-proxy", "--verification-retention-days", "--metrics", "--metrics-token-file", "--no-console"]) {
+    for (const flag of [
+      "serve",
+      "migrate",
+      "--port",
+      "--host",
+      "--root-key",
+      "--root-key-file",
+      "--data",
+      "--encryption-key-file",
+      "--store-keys",
+      "--trust-proxy",
+      "--verification-retention-days",
+      "--metrics",
+      "--metrics-token-file",
+      "--no-console",
+    ]) {
       expect(help!.stdout).toContain(flag);
     }
     expect(help!.stdout).toMatch(/--root-key <key>.*Every user of the machine can read it in the\s+process list/s);
@@ -151,11 +178,31 @@ describe("keyguard serve", () => {
 
   it("bad --invalidate-redis / --invalidate-prefix values exit with code 2, naming the flag (or variable), never the URL", async () => {
     const cases: Array<[string[], Record<string, string>, string]> = [
-      [["serve", "--invalidate-redis", "http://u:pw-secret@127.0.0.1:6379"], {}, "invalid --invalidate-redis = <a http: URL>. Use a redis:// or rediss:// URL"],
-      [["serve", "--invalidate-redis", "redis://127.0.0.1:6379", "--invalidate-prefix", "has space"], {}, 'invalid --invalidate-prefix = "has space". Use up to 64 printable ASCII characters without spaces, e.g. "keyguard:".'],
-      [["serve", "--invalidate-redis", "redis://127.0.0.1:6379", "--invalidate-prefix", "p".repeat(65)], {}, "invalid --invalidate-prefix = \"ppp"],
-      [["serve"], { KEYGUARD_INVALIDATE_REDIS_URL: "https://u:pw-secret@cache" }, "invalid KEYGUARD_INVALIDATE_REDIS_URL = <a https: URL>. Use a redis:// or rediss:// URL"],
-      [["serve", "--postgres", "postgres://127.0.0.1:1/x", "--redis", "http://u:pw-secret@cache"], {}, "invalid --redis = <a http: URL>. Use a redis:// or rediss:// URL"],
+      [
+        ["serve", "--invalidate-redis", "http://u:pw-secret@127.0.0.1:6379"],
+        {},
+        "invalid --invalidate-redis = <a http: URL>. Use a redis:// or rediss:// URL",
+      ],
+      [
+        ["serve", "--invalidate-redis", "redis://127.0.0.1:6379", "--invalidate-prefix", "has space"],
+        {},
+        'invalid --invalidate-prefix = "has space". Use up to 64 printable ASCII characters without spaces, e.g. "keyguard:".',
+      ],
+      [
+        ["serve", "--invalidate-redis", "redis://127.0.0.1:6379", "--invalidate-prefix", "p".repeat(65)],
+        {},
+        'invalid --invalidate-prefix = "ppp',
+      ],
+      [
+        ["serve"],
+        { KEYGUARD_INVALIDATE_REDIS_URL: "https://u:pw-secret@cache" },
+        "invalid KEYGUARD_INVALIDATE_REDIS_URL = <a https: URL>. Use a redis:// or rediss:// URL",
+      ],
+      [
+        ["serve", "--postgres", "postgres://127.0.0.1:1/x", "--redis", "http://u:pw-secret@cache"],
+        {},
+        "invalid --redis = <a http: URL>. Use a redis:// or rediss:// URL",
+      ],
     ];
     const results = await Promise.all(cases.map(([args, env]) => run([...args, "--no-console", "--port", "0"], env)));
     results.forEach((res, i) => {
@@ -176,12 +223,19 @@ describe("keyguard serve", () => {
       ["--invalidate-prefix", "zz"],
       ["--metrics"],
     ];
-    const migrations = await Promise.all(serveOnly.map((flag) => run(["migrate", join(dir, "state.json"), "--data", join(dir, "m.db"), ...flag])));
+    const migrations = await Promise.all(
+      serveOnly.map((flag) => run(["migrate", join(dir, "state.json"), "--data", join(dir, "m.db"), ...flag])),
+    );
     migrations.forEach((res, i) => {
       expect(res.status, serveOnly[i]!.join(" ")).toBe(2);
       expect(res.stderr).toContain(`keyguard migrate takes no ${serveOnly[i]![0]}.`);
     });
-    const [bare, help, noCommand, secret] = await Promise.all([run([]), run(["-h"]), run(["--data", join(dir, "x.db")]), run(["--root-key", "root_noCommandSecret1"])]);
+    const [bare, help, noCommand, secret] = await Promise.all([
+      run([]),
+      run(["-h"]),
+      run(["--data", join(dir, "x.db")]),
+      run(["--root-key", "root_noCommandSecret1"]),
+    ]);
     expect([bare.status, help.status]).toEqual([0, 0]);
     expect(bare.stdout).toContain("Usage: keyguard serve [options]");
     expect(help.stdout).toBe(bare.stdout);

@@ -135,7 +135,13 @@ describe("a fetch that ignores its signal", () => {
   it("a body stalled past the per-attempt timeout is cut off and cancelled", async () => {
     const stalled = stalledBody();
     const stallingFetch: typeof fetch = async () => new Response(stalled.body, { status: 200 });
-    const client = createClient({ rootKey: ROOT_KEY, baseUrl: "http://127.0.0.1:9", fetch: stallingFetch, logger: silentLogger, timeout: 50 });
+    const client = createClient({
+      rootKey: ROOT_KEY,
+      baseUrl: "http://127.0.0.1:9",
+      fetch: stallingFetch,
+      logger: silentLogger,
+      timeout: 50,
+    });
     await expect(client.keys.verifyKey({ key: "k" })).rejects.toMatchObject({ code: "KEY_SERVICE_TIMEOUT", scope: "attempt", timeout: 50 });
     await turns();
     expect(stalled.cancelled()).toBe(true);
@@ -173,7 +179,10 @@ describe("without AbortSignal.any (Node 20.0 to 20.2)", () => {
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
 
     const timer = new AbortController();
-    await expect(client.keys.verifyKey({ key: "k" }, { signal: timer.signal, timeout: 50 })).rejects.toMatchObject({ code: "KEY_SERVICE_TIMEOUT", scope: "attempt" });
+    await expect(client.keys.verifyKey({ key: "k" }, { signal: timer.signal, timeout: 50 })).rejects.toMatchObject({
+      code: "KEY_SERVICE_TIMEOUT",
+      scope: "attempt",
+    });
     expect(getEventListeners(timer.signal, "abort")).toHaveLength(0);
   });
 });

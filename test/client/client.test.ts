@@ -50,7 +50,11 @@ describe("namespaces", () => {
     ["identities.listIdentities", (c) => c.identities.listIdentities(), []],
     ["identities.updateIdentity", (c) => c.identities.updateIdentity({ identity: "u", meta: {} }), { id: "id_1", externalId: "u" }],
     ["identities.deleteIdentity", (c) => c.identities.deleteIdentity({ identity: "u" }), {}],
-    ["ratelimit.limit", (c) => c.ratelimit.limit({ namespace: "n", identifier: "i", limit: 1, duration: 1000 }), { success: true, limit: 1, remaining: 0, reset: 1 }],
+    [
+      "ratelimit.limit",
+      (c) => c.ratelimit.limit({ namespace: "n", identifier: "i", limit: 1, duration: 1000 }),
+      { success: true, limit: 1, remaining: 0, reset: 1 },
+    ],
   ];
 
   it.each(cases)("%s → POST /v2/%s", async (path, call, data) => {
@@ -62,7 +66,9 @@ describe("namespaces", () => {
   });
 
   it("a list method sends {} when called without a body and exposes a hidden pagination", async () => {
-    const s = await serve((_req, res) => ok(res, [{ id: "perm_1", name: "a", slug: "a" }], { pagination: { cursor: "perm_2", hasMore: true } }));
+    const s = await serve((_req, res) =>
+      ok(res, [{ id: "perm_1", name: "a", slug: "a" }], { pagination: { cursor: "perm_2", hasMore: true } }),
+    );
     const page = await testClient({ baseUrl: s.url }).permissions.listPermissions();
     expect(s.requests[0]!.body).toEqual({});
     expect(page).toEqual([{ id: "perm_1", name: "a", slug: "a" }]);
@@ -160,12 +166,17 @@ describe("listAll*", () => {
   });
 
   it("is bounded by maxPages", async () => {
-    const s = await serve((_req, res, n) => ok(res, [{ id: `role_${n}`, name: `r${n}` }], { pagination: { cursor: `role_${n + 1}`, hasMore: true } }));
+    const s = await serve((_req, res, n) =>
+      ok(res, [{ id: `role_${n}`, name: `r${n}` }], { pagination: { cursor: `role_${n + 1}`, hasMore: true } }),
+    );
     const seen: string[] = [];
     const run = async () => {
       for await (const role of testClient({ baseUrl: s.url }).permissions.listAllRoles({}, { maxPages: 3 })) seen.push(role.id);
     };
-    await expect(run()).rejects.toMatchObject({ code: "KEY_SERVICE_INVALID_RESPONSE", message: expect.stringContaining("more than 3 pages") });
+    await expect(run()).rejects.toMatchObject({
+      code: "KEY_SERVICE_INVALID_RESPONSE",
+      message: expect.stringContaining("more than 3 pages"),
+    });
     expect(seen).toEqual(["role_1", "role_2", "role_3"]);
     const refused = async () => {
       for await (const _ of testClient({ baseUrl: s.url }).permissions.listAllRoles({}, { maxPages: 0 })) void _;
@@ -180,7 +191,8 @@ describe("listAll*", () => {
   it("apis.listAllKeys sends apiId on every page", async () => {
     const s = await serve((req, res) => {
       const cursor = (req.body as { cursor?: string }).cursor;
-      if (!cursor) return ok(res, [{ keyId: "key_1", start: "s", enabled: true, createdAt: 1 }], { pagination: { cursor: "key_2", hasMore: true } });
+      if (!cursor)
+        return ok(res, [{ keyId: "key_1", start: "s", enabled: true, createdAt: 1 }], { pagination: { cursor: "key_2", hasMore: true } });
       return ok(res, [{ keyId: "key_2", start: "s", enabled: true, createdAt: 1 }], { pagination: { hasMore: false } });
     });
     const ids: string[] = [];
@@ -203,7 +215,11 @@ describe("permissions.ensure", () => {
     const s = await serve(store.handler);
     const id = await testClient({ baseUrl: s.url }).permissions.ensure({ name: "docs.write", description: "Write docs" });
     expect(id).toBe("perm_100");
-    expect(s.requests.find((r) => r.url === "/v2/permissions.createPermission")!.body).toEqual({ name: "docs.write", slug: "docs.write", description: "Write docs" });
+    expect(s.requests.find((r) => r.url === "/v2/permissions.createPermission")!.body).toEqual({
+      name: "docs.write",
+      slug: "docs.write",
+      description: "Write docs",
+    });
     expect(store.perms).toContainEqual({ id: "perm_100", name: "docs.write", slug: "docs.write", description: "Write docs" });
   });
 
@@ -219,7 +235,11 @@ describe("permissions.ensure", () => {
       return store.handler(req, res, n);
     });
     await expect(testClient({ baseUrl: s.url }).permissions.ensure({ name: "docs.read" })).resolves.toBe("perm_race");
-    expect(s.requests.map((r) => r.url)).toEqual(["/v2/permissions.listPermissions", "/v2/permissions.createPermission", "/v2/permissions.listPermissions"]);
+    expect(s.requests.map((r) => r.url)).toEqual([
+      "/v2/permissions.listPermissions",
+      "/v2/permissions.createPermission",
+      "/v2/permissions.listPermissions",
+    ]);
     expect(lists).toBe(2);
   });
 
@@ -248,7 +268,10 @@ describe("permissions.ensure", () => {
   it("other errors propagate; a missing name is a TypeError", async () => {
     const s = await serve((_req, res) => fail(res, 403, "err:svc:authorization:insufficient_permissions"));
     const client = testClient({ baseUrl: s.url });
-    await expect(client.permissions.ensure({ name: "x" })).rejects.toMatchObject({ status: 403, kind: "authorization.insufficient_permissions" });
+    await expect(client.permissions.ensure({ name: "x" })).rejects.toMatchObject({
+      status: 403,
+      kind: "authorization.insufficient_permissions",
+    });
     await expect(client.permissions.ensure({ name: "" })).rejects.toThrow(TypeError);
   });
 });

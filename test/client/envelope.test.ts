@@ -15,11 +15,19 @@ describe("parseSuccessEnvelope", () => {
   });
 
   it("returns pagination of list operations; absent pagination is a last page", () => {
-    expect(parseSuccessEnvelope("permissions.listPermissions", ok({ meta: { requestId: "r" }, data: [], pagination: { cursor: "perm_2", hasMore: true } }))).toMatchObject({
+    expect(
+      parseSuccessEnvelope(
+        "permissions.listPermissions",
+        ok({ meta: { requestId: "r" }, data: [], pagination: { cursor: "perm_2", hasMore: true } }),
+      ),
+    ).toMatchObject({
       ok: true,
       pagination: { cursor: "perm_2", hasMore: true },
     });
-    expect(parseSuccessEnvelope("permissions.listRoles", ok({ meta: { requestId: "r" }, data: [] }))).toMatchObject({ ok: true, pagination: { hasMore: false } });
+    expect(parseSuccessEnvelope("permissions.listRoles", ok({ meta: { requestId: "r" }, data: [] }))).toMatchObject({
+      ok: true,
+      pagination: { hasMore: false },
+    });
   });
 
   it.each([
@@ -75,7 +83,11 @@ describe("parseErrorEnvelope", () => {
   });
 
   it("keeps an envelope with an unknown type URL, without kind", () => {
-    const parsed = parseErrorEnvelope(418, ok({ meta: { requestId: "r" }, error: { title: "T", detail: "D", status: 418, type: "https://example.com/x" } }), "I'm a Teapot");
+    const parsed = parseErrorEnvelope(
+      418,
+      ok({ meta: { requestId: "r" }, error: { title: "T", detail: "D", status: 418, type: "https://example.com/x" } }),
+      "I'm a Teapot",
+    );
     expect(parsed).toMatchObject({ title: "T", type: "https://example.com/x" });
     expect(parsed.kind).toBeUndefined();
   });
@@ -94,7 +106,11 @@ describe("parseErrorEnvelope", () => {
   });
 
   it("uses HTTP <status> when the status has no reason phrase, and keeps a requestId it can read", () => {
-    expect(parseErrorEnvelope(599, ok({ meta: { requestId: "req_x" } }), "")).toMatchObject({ title: "HTTP 599", requestId: "req_x", type: "about:blank" });
+    expect(parseErrorEnvelope(599, ok({ meta: { requestId: "req_x" } }), "")).toMatchObject({
+      title: "HTTP 599",
+      requestId: "req_x",
+      type: "about:blank",
+    });
   });
 
   it("redacts the given secrets from every text field and derives kind from the redacted type", () => {
@@ -103,7 +119,13 @@ describe("parseErrorEnvelope", () => {
       404,
       ok({
         meta: { requestId: secret },
-        error: { title: `T ${secret}`, detail: `D ${secret}`, status: 404, type: `err:svc:data:${secret}`, errors: [{ location: secret, message: secret, fix: secret }] },
+        error: {
+          title: `T ${secret}`,
+          detail: `D ${secret}`,
+          status: 404,
+          type: `err:svc:data:${secret}`,
+          errors: [{ location: secret, message: secret, fix: secret }],
+        },
       }),
       "Not Found",
       [secret],
@@ -124,7 +146,10 @@ describe("request ids", () => {
     ["over 128 characters", "r".repeat(129)],
     ["holding a secret", "req_sk_secret_key_123"],
   ])("one %s reads as unknown, in a success and an error", (_name, requestId) => {
-    expect(parseSuccessEnvelope("keys.getKey", ok({ meta: { requestId }, data: {} }), ["sk_secret_key_123"])).toMatchObject({ ok: true, requestId: "unknown" });
+    expect(parseSuccessEnvelope("keys.getKey", ok({ meta: { requestId }, data: {} }), ["sk_secret_key_123"])).toMatchObject({
+      ok: true,
+      requestId: "unknown",
+    });
     expect(parseErrorEnvelope(500, ok({ meta: { requestId } }), "", ["sk_secret_key_123"])).toMatchObject({ requestId: "unknown" });
   });
 });

@@ -21,8 +21,18 @@ describe("error classes", () => {
       new KeyServiceTimeoutError("m", { attempts: 1, timeout: 5, scope: "attempt" }),
       new KeyServiceResponseError("m", { attempts: 1, status: 200 }),
     ];
-    expect(errors.map((e) => e.code)).toEqual(["KEY_SERVICE_HTTP_ERROR", "KEY_SERVICE_NETWORK_ERROR", "KEY_SERVICE_TIMEOUT", "KEY_SERVICE_INVALID_RESPONSE"]);
-    expect(errors.map((e) => e.name)).toEqual(["KeyServiceHttpError", "KeyServiceNetworkError", "KeyServiceTimeoutError", "KeyServiceResponseError"]);
+    expect(errors.map((e) => e.code)).toEqual([
+      "KEY_SERVICE_HTTP_ERROR",
+      "KEY_SERVICE_NETWORK_ERROR",
+      "KEY_SERVICE_TIMEOUT",
+      "KEY_SERVICE_INVALID_RESPONSE",
+    ]);
+    expect(errors.map((e) => e.name)).toEqual([
+      "KeyServiceHttpError",
+      "KeyServiceNetworkError",
+      "KeyServiceTimeoutError",
+      "KeyServiceResponseError",
+    ]);
     for (const e of errors) expect(e).toBeInstanceOf(KeyServiceError);
   });
 

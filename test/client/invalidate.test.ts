@@ -54,7 +54,10 @@ describe("createClient({ invalidate })", () => {
     await client.permissions.deletePermission({ permission: "gone" });
     const role = await client.permissions.createRole({ name: "gone-role" });
     await client.permissions.deleteRole({ role: role.roleId });
-    expect(heard).toEqual([{ v: 1, kind: "all" }, { v: 1, kind: "all" }]);
+    expect(heard).toEqual([
+      { v: 1, kind: "all" },
+      { v: 1, kind: "all" },
+    ]);
   });
 
   it("the apiKeyAuth() on the same store stops admitting a deleted key at once", async () => {
@@ -69,6 +72,8 @@ describe("createClient({ invalidate })", () => {
 
   it("refuses an invalidate option without an invalidate() method", () => {
     expect(() => createClient({ rootKey: "root", logger: silentLogger, invalidate: {} as never })).toThrow(KeyServiceConfigError);
-    expect(() => createClient({ rootKey: "root", logger: silentLogger, invalidate: {} as never })).toThrow(/invalid option invalidate = an object\. Pass an object with an invalidate\(message\) method/);
+    expect(() => createClient({ rootKey: "root", logger: silentLogger, invalidate: {} as never })).toThrow(
+      /invalid option invalidate = an object\. Pass an object with an invalidate\(message\) method/,
+    );
   });
 });

@@ -23,30 +23,56 @@ describe("against the local key service", () => {
     expect(created.key).toMatch(/^sk_/);
     expect(created.requestId).toMatch(/^req_/);
 
-    await expect(client.keys.verifyKey({ key: created.key })).resolves.toMatchObject({ valid: true, code: "VALID", keyId: created.keyId, credits: 1, meta: { plan: "pro" } });
+    await expect(client.keys.verifyKey({ key: created.key })).resolves.toMatchObject({
+      valid: true,
+      code: "VALID",
+      keyId: created.keyId,
+      credits: 1,
+      meta: { plan: "pro" },
+    });
     await expect(client.keys.verifyKey({ key: created.key })).resolves.toMatchObject({ valid: true, credits: 0 });
     await expect(client.keys.verifyKey({ key: created.key })).resolves.toMatchObject({ valid: false, code: "USAGE_EXCEEDED" });
     await expect(client.keys.verifyKey({ key: "sk_doesNotExist1234" })).resolves.toEqual({ valid: false, code: "NOT_FOUND" });
-    await expect(client.keys.getKey({ keyId: created.keyId })).resolves.toMatchObject({ keyId: created.keyId, name: "k1", credits: { remaining: 0 } });
+    await expect(client.keys.getKey({ keyId: created.keyId })).resolves.toMatchObject({
+      keyId: created.keyId,
+      name: "k1",
+      credits: { remaining: 0 },
+    });
   });
 
   it("grants permissions through roles and checks a permission query", async () => {
     await client.permissions.createRole({ name: "editor", permissions: ["docs.read", "docs.write"] });
     const { key, keyId } = await client.keys.createKey({ apiId: svc.apiId });
-    await expect(client.keys.verifyKey({ key, permissions: "docs.read" })).resolves.toMatchObject({ valid: false, code: "INSUFFICIENT_PERMISSIONS" });
+    await expect(client.keys.verifyKey({ key, permissions: "docs.read" })).resolves.toMatchObject({
+      valid: false,
+      code: "INSUFFICIENT_PERMISSIONS",
+    });
 
     const roles = await client.keys.addRoles({ keyId, roles: ["editor"] });
     expect(roles.map((r) => r.name)).toEqual(["editor"]);
-    await expect(client.keys.verifyKey({ key, permissions: "docs.read AND docs.write" })).resolves.toMatchObject({ valid: true, roles: ["editor"] });
-    await expect(client.keys.verifyKey({ key, permissions: "admin" })).resolves.toMatchObject({ valid: false, code: "INSUFFICIENT_PERMISSIONS" });
+    await expect(client.keys.verifyKey({ key, permissions: "docs.read AND docs.write" })).resolves.toMatchObject({
+      valid: true,
+      roles: ["editor"],
+    });
+    await expect(client.keys.verifyKey({ key, permissions: "admin" })).resolves.toMatchObject({
+      valid: false,
+      code: "INSUFFICIENT_PERMISSIONS",
+    });
   });
 
   it("manages identities and links keys to them", async () => {
     const { identityId } = await client.identities.createIdentity({ externalId: "user_42", meta: { tier: "gold" } });
-    await expect(client.identities.getIdentity({ identity: "user_42" })).resolves.toMatchObject({ id: identityId, externalId: "user_42", meta: { tier: "gold" } });
+    await expect(client.identities.getIdentity({ identity: "user_42" })).resolves.toMatchObject({
+      id: identityId,
+      externalId: "user_42",
+      meta: { tier: "gold" },
+    });
     await client.identities.updateIdentity({ identity: "user_42", meta: { tier: "platinum" } });
     const { key } = await client.keys.createKey({ apiId: svc.apiId, externalId: "user_42" });
-    await expect(client.keys.verifyKey({ key })).resolves.toMatchObject({ valid: true, identity: { id: identityId, externalId: "user_42", meta: { tier: "platinum" } } });
+    await expect(client.keys.verifyKey({ key })).resolves.toMatchObject({
+      valid: true,
+      identity: { id: identityId, externalId: "user_42", meta: { tier: "platinum" } },
+    });
 
     const all: string[] = [];
     for await (const identity of client.identities.listAllIdentities({ limit: 1 })) all.push(identity.externalId);
@@ -77,7 +103,11 @@ describe("against the local key service", () => {
   it("ensure() creates once and then finds, also when called concurrently", async () => {
     const id = await client.permissions.ensure({ name: "reports.export", description: "Export reports" });
     await expect(client.permissions.ensure({ name: "reports.export" })).resolves.toBe(id);
-    await expect(client.permissions.getPermission({ permission: id })).resolves.toMatchObject({ name: "reports.export", slug: "reports.export", description: "Export reports" });
+    await expect(client.permissions.getPermission({ permission: id })).resolves.toMatchObject({
+      name: "reports.export",
+      slug: "reports.export",
+      description: "Export reports",
+    });
 
     const together = await Promise.all([1, 2, 3].map(() => client.permissions.ensure({ name: "reports.import" })));
     expect(new Set(together).size).toBe(1);
@@ -92,9 +122,17 @@ describe("against the local key service", () => {
 
   it("the rate-limit override methods, multiLimit (an array body) and listAllOverrides", async () => {
     await client.ratelimit.limit({ namespace: "client-ovr", identifier: "seed", limit: 1, duration: 60_000 });
-    const { overrideId } = await client.ratelimit.setOverride({ namespace: "client-ovr", identifier: "team_*", limit: 9, duration: 60_000 });
+    const { overrideId } = await client.ratelimit.setOverride({
+      namespace: "client-ovr",
+      identifier: "team_*",
+      limit: 9,
+      duration: 60_000,
+    });
     await client.ratelimit.setOverride({ namespace: "client-ovr", identifier: "solo", limit: 1, duration: 60_000 });
-    await expect(client.ratelimit.getOverride({ namespace: "client-ovr", identifier: "team_a" })).resolves.toMatchObject({ overrideId, limit: 9 });
+    await expect(client.ratelimit.getOverride({ namespace: "client-ovr", identifier: "team_a" })).resolves.toMatchObject({
+      overrideId,
+      limit: 9,
+    });
     const multi = await client.ratelimit.multiLimit([
       { namespace: "client-ovr", identifier: "team_a", limit: 1, duration: 1000 },
       { namespace: "client-ovr", identifier: "other", limit: 1, duration: 1000 },
@@ -119,7 +157,11 @@ describe("against the local key service", () => {
       kind: "data.permission_not_found",
       requestId: expect.stringMatching(/^req_/),
     });
-    await expect(client.keys.createKey({ apiId: svc.apiId, bogus: 1 } as never)).rejects.toMatchObject({ status: 400, kind: "application.invalid_input", errors: expect.any(Array) });
+    await expect(client.keys.createKey({ apiId: svc.apiId, bogus: 1 } as never)).rejects.toMatchObject({
+      status: 400,
+      kind: "application.invalid_input",
+      errors: expect.any(Array),
+    });
     const stranger = createClient({ rootKey: "unkey_notARealRootKey", baseUrl: svc.baseUrl, logger: silentLogger, retry: false });
     await expect(stranger.keys.verifyKey({ key: "sk_x" })).rejects.toMatchObject({ status: 401, kind: "authentication.key_not_found" });
   });

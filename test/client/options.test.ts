@@ -50,7 +50,10 @@ describe("the root key", () => {
   });
 
   it("options win over the environment and are not enumerable on the config", () => {
-    const config = parseClientOptions({ rootKey: "root_opt", baseUrl: "http://127.0.0.1:9/x/" }, { UNKEY_ROOT_KEY: "root_env", UNKEY_BASE_URL: "http://127.0.0.1:8" });
+    const config = parseClientOptions(
+      { rootKey: "root_opt", baseUrl: "http://127.0.0.1:9/x/" },
+      { UNKEY_ROOT_KEY: "root_env", UNKEY_BASE_URL: "http://127.0.0.1:8" },
+    );
     expect(config.rootKey).toBe("root_opt");
     expect(config.baseUrl).toBe("http://127.0.0.1:9/x");
     expect(JSON.stringify(config)).not.toContain("root_opt");
@@ -130,6 +133,10 @@ describe("misconfiguration", () => {
       "keys.verifyKey: unknown option tiemout (did you mean timeout?); the options are timeout, deadline, retry, signal.",
     );
     expect(() => resolveCallOptions(config, { signal: {} } as never, "keys.verifyKey")).toThrow(/signal/);
-    expect(resolveCallOptions(config, { timeout: 10, retry: { attempts: 2 } }, "op")).toMatchObject({ timeout: 10, deadline: 31_000, retry: { attempts: 2, factor: 2 } });
+    expect(resolveCallOptions(config, { timeout: 10, retry: { attempts: 2 } }, "op")).toMatchObject({
+      timeout: 10,
+      deadline: 31_000,
+      retry: { attempts: 2, factor: 2 },
+    });
   });
 });

@@ -38,12 +38,42 @@ describe("parseErrorType", () => {
       "err:user:bad_request:permissions_query_syntax_error",
       "bad_request.permissions_query_syntax_error",
     ],
-    ["the specification's URL", "https://unkey.com/docs/api-reference/errors-v2/unkey/data/key_not_found", "err:unkey:data:key_not_found", "data.key_not_found"],
-    ["the local service's URL", "https://unkey.com/docs/api-reference/errors-v2/svc/data/api_not_found", "err:svc:data:api_not_found", "data.api_not_found"],
-    ["a URN", "err:unkey:authorization:insufficient_permissions", "err:unkey:authorization:insufficient_permissions", "authorization.insufficient_permissions"],
-    ["a URL with a query and fragment", "https://unkey.com/docs/errors/unkey/data/role_not_found?x=1#top", "err:unkey:data:role_not_found", "data.role_not_found"],
-    ["a URL with a trailing slash", "https://unkey.com/docs/errors/unkey/data/role_not_found/", "err:unkey:data:role_not_found", "data.role_not_found"],
-    ["another host (a self-hosted service's docs)", "https://docs.example.com/errors/unkey/data/api_not_found", "err:unkey:data:api_not_found", "data.api_not_found"],
+    [
+      "the specification's URL",
+      "https://unkey.com/docs/api-reference/errors-v2/unkey/data/key_not_found",
+      "err:unkey:data:key_not_found",
+      "data.key_not_found",
+    ],
+    [
+      "the local service's URL",
+      "https://unkey.com/docs/api-reference/errors-v2/svc/data/api_not_found",
+      "err:svc:data:api_not_found",
+      "data.api_not_found",
+    ],
+    [
+      "a URN",
+      "err:unkey:authorization:insufficient_permissions",
+      "err:unkey:authorization:insufficient_permissions",
+      "authorization.insufficient_permissions",
+    ],
+    [
+      "a URL with a query and fragment",
+      "https://unkey.com/docs/errors/unkey/data/role_not_found?x=1#top",
+      "err:unkey:data:role_not_found",
+      "data.role_not_found",
+    ],
+    [
+      "a URL with a trailing slash",
+      "https://unkey.com/docs/errors/unkey/data/role_not_found/",
+      "err:unkey:data:role_not_found",
+      "data.role_not_found",
+    ],
+    [
+      "another host (a self-hosted service's docs)",
+      "https://docs.example.com/errors/unkey/data/api_not_found",
+      "err:unkey:data:api_not_found",
+      "data.api_not_found",
+    ],
   ])("reads %s", (_name, type, identifier, kind) => {
     expect(parseErrorType(type)).toEqual({ identifier, kind });
   });
@@ -76,23 +106,26 @@ describe("production's error answers", () => {
     expect(catalog.filter((k) => !recorded.has(k))).toEqual([]);
   });
 
-  it.each(PRODUCTION_ERRORS.map((e) => [e.kind, e] as const))("%s: the client reads status, texts, type, identifier and kind", async (_kind, e) => {
-    server = await startServer((_req, res) => answer(res, e));
-    const error = await callError(testClient({ baseUrl: server.url, retry: false }).request("keys.getKey", { keyId: "key_123" }));
-    const requestId = (JSON.parse(e.body) as { meta: { requestId: string } }).meta.requestId;
-    expect(error).toMatchObject({
-      status: e.status,
-      title: e.title,
-      detail: e.detail,
-      type: `https://unkey.com/docs/errors/${e.identifier.split(":").slice(1).join("/")}`,
-      identifier: e.identifier,
-      kind: e.kind,
-      requestId,
-      retryable: false,
-      attempts: 1,
-    });
-    expect(error.message).toBe(`keys.getKey: HTTP ${e.status} ${e.title}: ${e.detail}`);
-  });
+  it.each(PRODUCTION_ERRORS.map((e) => [e.kind, e] as const))(
+    "%s: the client reads status, texts, type, identifier and kind",
+    async (_kind, e) => {
+      server = await startServer((_req, res) => answer(res, e));
+      const error = await callError(testClient({ baseUrl: server.url, retry: false }).request("keys.getKey", { keyId: "key_123" }));
+      const requestId = (JSON.parse(e.body) as { meta: { requestId: string } }).meta.requestId;
+      expect(error).toMatchObject({
+        status: e.status,
+        title: e.title,
+        detail: e.detail,
+        type: `https://unkey.com/docs/errors/${e.identifier.split(":").slice(1).join("/")}`,
+        identifier: e.identifier,
+        kind: e.kind,
+        requestId,
+        retryable: false,
+        attempts: 1,
+      });
+      expect(error.message).toBe(`keys.getKey: HTTP ${e.status} ${e.title}: ${e.detail}`);
+    },
+  );
 
   it("keeps production's validation details of a 400", async () => {
     server = await startServer((_req, res) => answer(res, productionError("application.invalid_input")));
@@ -118,10 +151,19 @@ describe("production's error answers", () => {
 
   it("degrades an unknown type shape to no kind, keeping everything else", async () => {
     server = await startServer((_req, res) =>
-      sendJson(res, 404, { error: { detail: "gone", status: 404, title: "Not Found", type: "https://unkey.com/docs/errors/not_found" }, meta: { requestId: "req_1" } }),
+      sendJson(res, 404, {
+        error: { detail: "gone", status: 404, title: "Not Found", type: "https://unkey.com/docs/errors/not_found" },
+        meta: { requestId: "req_1" },
+      }),
     );
     const error = await callError(testClient({ baseUrl: server.url }).request("keys.getKey", { keyId: "key_123" }));
-    expect(error).toMatchObject({ status: 404, title: "Not Found", detail: "gone", type: "https://unkey.com/docs/errors/not_found", requestId: "req_1" });
+    expect(error).toMatchObject({
+      status: 404,
+      title: "Not Found",
+      detail: "gone",
+      type: "https://unkey.com/docs/errors/not_found",
+      requestId: "req_1",
+    });
     expect(error.kind).toBeUndefined();
     expect(error.identifier).toBeUndefined();
   });
@@ -141,7 +183,11 @@ describe("permissions.ensure() against production's 409", () => {
       return sendJson(res, 500, "unexpected");
     });
     await expect(testClient({ baseUrl: server.url }).permissions.ensure({ name: "docs.read" })).resolves.toBe("perm_other");
-    expect(server.requests.map((r) => r.url)).toEqual(["/v2/permissions.listPermissions", "/v2/permissions.createPermission", "/v2/permissions.listPermissions"]);
+    expect(server.requests.map((r) => r.url)).toEqual([
+      "/v2/permissions.listPermissions",
+      "/v2/permissions.createPermission",
+      "/v2/permissions.listPermissions",
+    ]);
   });
 
   it("finds it by slug when the listing does not show it yet", async () => {

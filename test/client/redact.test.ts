@@ -32,14 +32,25 @@ describe("safeRequestId", () => {
   });
 
   it("is undefined when there is none", () => {
-    expect([undefined, null, "", 5, {}].map((id) => safeRequestId(id, SECRETS))).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    expect([undefined, null, "", 5, {}].map((id) => safeRequestId(id, SECRETS))).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 });
 
 describe("safeCause", () => {
   it("keeps only name, redacted message, code, errno and syscall, a few causes deep", () => {
     const request = { headers: { authorization: "Bearer root_SECRET_1234" } };
-    const system = Object.assign(new Error("connect ECONNREFUSED root_SECRET_1234"), { code: "ECONNREFUSED", errno: -111, syscall: "connect", request });
+    const system = Object.assign(new Error("connect ECONNREFUSED root_SECRET_1234"), {
+      code: "ECONNREFUSED",
+      errno: -111,
+      syscall: "connect",
+      request,
+    });
     const original = Object.assign(new TypeError("fetch failed", { cause: system }), { request });
     const copy = safeCause(original, SECRETS);
 
@@ -65,7 +76,9 @@ describe("safeCause", () => {
 
 describe("describeCause", () => {
   it("prefers the system error code, else the redacted message", () => {
-    expect(describeCause(new TypeError("fetch failed", { cause: Object.assign(new Error("x"), { code: "ECONNRESET" }) }), SECRETS)).toBe("ECONNRESET");
+    expect(describeCause(new TypeError("fetch failed", { cause: Object.assign(new Error("x"), { code: "ECONNRESET" }) }), SECRETS)).toBe(
+      "ECONNRESET",
+    );
     expect(describeCause(new Error("bad header sk_caller_5678"), SECRETS)).toBe("bad header [redacted]");
   });
 });

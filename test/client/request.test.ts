@@ -3,12 +3,7 @@
 
 import { afterEach, describe, expect, it } from "vitest";
 import { createClient } from "keyguard/client";
-import {
-  KeyServiceHttpError,
-  KeyServiceNetworkError,
-  KeyServiceResponseError,
-  KeyServiceTimeoutError,
-} from "../../src/client/errors";
+import { KeyServiceHttpError, KeyServiceNetworkError, KeyServiceResponseError, KeyServiceTimeoutError } from "../../src/client/errors";
 import { silentLogger } from "../../src/logger";
 import {
   ROOT_KEY,
@@ -84,7 +79,8 @@ describe("retries", () => {
   });
 
   it("jitters each wait by up to ±jitter", async () => {
-    const handler: Handler = (_req, res, n) => (n % 3 !== 0 ? fail(res, 502, "err:svc:application:service_unavailable") : ok(res, VERIFIED));
+    const handler: Handler = (_req, res, n) =>
+      n % 3 !== 0 ? fail(res, 502, "err:svc:application:service_unavailable") : ok(res, VERIFIED);
     const s = await serve(handler);
     const low = fakeRuntime(0);
     const high = fakeRuntime(0.999_999);
@@ -117,10 +113,18 @@ describe("retries", () => {
     [500, "err:svc:application:unexpected_error", "application.unexpected_error"],
   ])("does not retry HTTP %i", async (status, identifier, kind) => {
     const s = await serve((_req, res) =>
-      fail(res, status, identifier, { title: "T", detail: "D", errors: [{ location: "body.key", message: "bad", fix: "fix it" }] }, { "Retry-After": "2" }),
+      fail(
+        res,
+        status,
+        identifier,
+        { title: "T", detail: "D", errors: [{ location: "body.key", message: "bad", fix: "fix it" }] },
+        { "Retry-After": "2" },
+      ),
     );
     const runtime = fakeRuntime();
-    const err = await testClient({ baseUrl: s.url }, runtime).keys.verifyKey({ key: "k" }).catch((e: unknown) => e);
+    const err = await testClient({ baseUrl: s.url }, runtime)
+      .keys.verifyKey({ key: "k" })
+      .catch((e: unknown) => e);
 
     expect(s.requests).toHaveLength(1);
     expect(runtime.sleeps).toEqual([]);
@@ -142,7 +146,9 @@ describe("retries", () => {
     const inFiveSeconds = new Date(Date.now() + 5500).toUTCString();
     const after = ["3", "120", inFiveSeconds];
     const s = await serve((_req, res, n) =>
-      n <= after.length ? fail(res, 503, "err:svc:application:service_unavailable", {}, { "Retry-After": after[n - 1]! }) : ok(res, VERIFIED),
+      n <= after.length
+        ? fail(res, 503, "err:svc:application:service_unavailable", {}, { "Retry-After": after[n - 1]! })
+        : ok(res, VERIFIED),
     );
     const runtime = fakeRuntime();
     await testClient({ baseUrl: s.url, deadline: 600_000, retry: { maxDelay: 16_000 } }, runtime).keys.verifyKey({ key: "k" });
@@ -158,7 +164,9 @@ describe("retries", () => {
   it("stops early, without sleeping, when the next wait would overrun the deadline", async () => {
     const s = await serve((_req, res) => fail(res, 503, "err:svc:application:service_unavailable"));
     const runtime = fakeRuntime();
-    const err = await testClient({ baseUrl: s.url, deadline: 2500 }, runtime).keys.verifyKey({ key: "k" }).catch((e: unknown) => e);
+    const err = await testClient({ baseUrl: s.url, deadline: 2500 }, runtime)
+      .keys.verifyKey({ key: "k" })
+      .catch((e: unknown) => e);
 
     expect(err).toMatchObject({ code: "KEY_SERVICE_HTTP_ERROR", status: 503, attempts: 2 });
     expect(s.requests).toHaveLength(2);
@@ -169,7 +177,9 @@ describe("retries", () => {
     const s = await serve((_req, res) => fail(res, 503, "err:svc:application:service_unavailable"));
     const runtime = fakeRuntime();
     await expect(testClient({ baseUrl: s.url, retry: false }, runtime).keys.verifyKey({ key: "k" })).rejects.toMatchObject({ attempts: 1 });
-    await expect(testClient({ baseUrl: s.url }, runtime).keys.verifyKey({ key: "k" }, { retry: false })).rejects.toMatchObject({ attempts: 1 });
+    await expect(testClient({ baseUrl: s.url }, runtime).keys.verifyKey({ key: "k" }, { retry: false })).rejects.toMatchObject({
+      attempts: 1,
+    });
     expect(s.requests).toHaveLength(2);
     expect(runtime.sleeps).toEqual([]);
   });
@@ -186,7 +196,9 @@ describe("retries", () => {
 describe("time limits", () => {
   it("cuts off a server that never answers at the per-attempt timeout, without retrying", async () => {
     const s = await serve(() => undefined);
-    const err = await testClient({ baseUrl: s.url, timeout: 200 }).keys.verifyKey({ key: "k" }).catch((e: unknown) => e);
+    const err = await testClient({ baseUrl: s.url, timeout: 200 })
+      .keys.verifyKey({ key: "k" })
+      .catch((e: unknown) => e);
 
     expect(err).toBeInstanceOf(KeyServiceTimeoutError);
     expect(err).toMatchObject({ code: "KEY_SERVICE_TIMEOUT", scope: "attempt", timeout: 200, attempts: 1, retryable: false });
@@ -195,7 +207,9 @@ describe("time limits", () => {
 
   it("the deadline caps the attempt's timeout (scope deadline)", async () => {
     const s = await serve(() => undefined);
-    const err = await testClient({ baseUrl: s.url, timeout: 5000, deadline: 150 }).keys.verifyKey({ key: "k" }).catch((e: unknown) => e);
+    const err = await testClient({ baseUrl: s.url, timeout: 5000, deadline: 150 })
+      .keys.verifyKey({ key: "k" })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: "KEY_SERVICE_TIMEOUT", scope: "deadline", timeout: 150, attempts: 1 });
   });
 
@@ -204,7 +218,9 @@ describe("time limits", () => {
       res.writeHead(200, { "Content-Type": "application/json", "Content-Length": "1000" });
       res.write('{"meta":{"requestId":"req_1"},');
     });
-    const err = await testClient({ baseUrl: s.url, timeout: 100 }).keys.verifyKey({ key: "k" }).catch((e: unknown) => e);
+    const err = await testClient({ baseUrl: s.url, timeout: 100 })
+      .keys.verifyKey({ key: "k" })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(KeyServiceTimeoutError);
     expect(err).toMatchObject({ code: "KEY_SERVICE_TIMEOUT", scope: "attempt", timeout: 100, attempts: 1 });
     expect(s.requests).toHaveLength(1);
@@ -214,7 +230,9 @@ describe("time limits", () => {
     const s = await serve((_req, res) => fail(res, 503, "err:svc:application:service_unavailable", {}, { "Retry-After": "10" }));
     const runtime = fakeRuntime();
     const logger = recordingLogger();
-    const err = await testClient({ baseUrl: s.url, logger, deadline: 5000 }, runtime).keys.verifyKey({ key: "k" }).catch((e: unknown) => e);
+    const err = await testClient({ baseUrl: s.url, logger, deadline: 5000 }, runtime)
+      .keys.verifyKey({ key: "k" })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: "KEY_SERVICE_HTTP_ERROR", status: 503, attempts: 1, retryAfter: 10_000 });
     expect(s.requests).toHaveLength(1);
     expect(runtime.sleeps).toEqual([]);
@@ -225,7 +243,10 @@ describe("time limits", () => {
     const reason = new Error("caller gave up");
     const hanging = await serve(() => undefined);
     const inFlight = new AbortController();
-    const pending = createClient({ rootKey: ROOT_KEY, baseUrl: hanging.url, logger: silentLogger }).keys.verifyKey({ key: "k" }, { signal: inFlight.signal });
+    const pending = createClient({ rootKey: ROOT_KEY, baseUrl: hanging.url, logger: silentLogger }).keys.verifyKey(
+      { key: "k" },
+      { signal: inFlight.signal },
+    );
     await expect.poll(() => hanging.requests.length).toBe(1);
     inFlight.abort(reason);
     await expect(pending).rejects.toBe(reason);
@@ -233,7 +254,13 @@ describe("time limits", () => {
 
     const s = await serve((_req, res) => fail(res, 503, "err:svc:application:service_unavailable"));
     const waiting = new AbortController();
-    const client = createClient({ rootKey: ROOT_KEY, baseUrl: s.url, logger: silentLogger, retry: { initialDelay: 60_000, maxDelay: 60_000 }, deadline: 120_000 });
+    const client = createClient({
+      rootKey: ROOT_KEY,
+      baseUrl: s.url,
+      logger: silentLogger,
+      retry: { initialDelay: 60_000, maxDelay: 60_000 },
+      deadline: 120_000,
+    });
     const during = client.keys.verifyKey({ key: "k" }, { signal: waiting.signal });
     await expect.poll(() => s.requests.length).toBe(1);
     waiting.abort(reason);
@@ -277,7 +304,9 @@ describe("connection failures", () => {
       res.write('{"meta":{"requestId":"req_1"},"da');
       setImmediate(() => res.destroy());
     });
-    const err = await testClient({ baseUrl: s.url }).keys.verifyKey({ key: "k" }).catch((e: unknown) => e);
+    const err = await testClient({ baseUrl: s.url })
+      .keys.verifyKey({ key: "k" })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: "KEY_SERVICE_NETWORK_ERROR", retryable: false, attempts: 1 });
     expect(s.requests).toHaveLength(1);
   });
@@ -294,7 +323,9 @@ describe("malformed answers", () => {
     ["truncated JSON", '{"meta":{"requestId":"req_1"},"data":{"val', "not JSON"],
   ])("a 200 with %s → KeyServiceResponseError, not retried", async (_name, body, reason) => {
     const s = await serve((_req, res) => sendJson(res, 200, body));
-    const err = await testClient({ baseUrl: s.url }).keys.verifyKey({ key: "k" }).catch((e: unknown) => e);
+    const err = await testClient({ baseUrl: s.url })
+      .keys.verifyKey({ key: "k" })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(KeyServiceResponseError);
     expect(err).toMatchObject({ code: "KEY_SERVICE_INVALID_RESPONSE", status: 200, attempts: 1, retryable: false });
     expect((err as Error).message).toContain(reason);
@@ -315,7 +346,9 @@ describe("malformed answers", () => {
 
   it("a 404 with truncated JSON is a KeyServiceHttpError without kind, not retried", async () => {
     const s = await serve((_req, res) => sendJson(res, 404, '{"meta":{"requestId":"req_9"},"error":{"tit'));
-    const err = await testClient({ baseUrl: s.url, retry: false }).keys.verifyKey({ key: "k" }).catch((e: unknown) => e);
+    const err = await testClient({ baseUrl: s.url, retry: false })
+      .keys.verifyKey({ key: "k" })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(KeyServiceHttpError);
     expect(err).toMatchObject({ status: 404, title: "Not Found", type: "about:blank", retryable: false });
     expect((err as KeyServiceHttpError).kind).toBeUndefined();
@@ -326,7 +359,10 @@ describe("malformed answers", () => {
       res.writeHead(302, { Location: "http://127.0.0.1:1/elsewhere" });
       res.end();
     });
-    await expect(testClient({ baseUrl: s.url }).keys.verifyKey({ key: "k" })).rejects.toMatchObject({ code: "KEY_SERVICE_HTTP_ERROR", status: 302 });
+    await expect(testClient({ baseUrl: s.url }).keys.verifyKey({ key: "k" })).rejects.toMatchObject({
+      code: "KEY_SERVICE_HTTP_ERROR",
+      status: 302,
+    });
     expect(s.requests).toHaveLength(1);
   });
 });
@@ -339,16 +375,24 @@ describe("the response size cap", () => {
       for (let i = 0; i < 40; i++) res.write(chunk); // 2.5 MiB
       res.end();
     });
-    const err = await testClient({ baseUrl: s.url }).keys.verifyKey({ key: "k" }).catch((e: unknown) => e);
+    const err = await testClient({ baseUrl: s.url })
+      .keys.verifyKey({ key: "k" })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(KeyServiceResponseError);
     expect((err as Error).message).toContain("larger than 1048576 bytes");
   });
 
   it("a declared Content-Length over maxResponseBytes is refused; an oversize 503 is still a retryable HTTP error", async () => {
-    const s = await serve((_req, res, n) => sendJson(res, n === 1 ? 503 : 200, { meta: { requestId: "req_1" }, data: { ...VERIFIED, pad: "y".repeat(500) } }));
+    const s = await serve((_req, res, n) =>
+      sendJson(res, n === 1 ? 503 : 200, { meta: { requestId: "req_1" }, data: { ...VERIFIED, pad: "y".repeat(500) } }),
+    );
     const runtime = fakeRuntime();
     const client = testClient({ baseUrl: s.url, maxResponseBytes: 256 }, runtime);
-    await expect(client.keys.verifyKey({ key: "k" })).rejects.toMatchObject({ code: "KEY_SERVICE_INVALID_RESPONSE", status: 200, attempts: 2 });
+    await expect(client.keys.verifyKey({ key: "k" })).rejects.toMatchObject({
+      code: "KEY_SERVICE_INVALID_RESPONSE",
+      status: 200,
+      attempts: 2,
+    });
     expect(runtime.sleeps).toEqual([1000]);
   });
 });

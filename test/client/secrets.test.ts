@@ -5,7 +5,17 @@ import { inspect } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { createClient } from "keyguard/client";
 import { parseClientOptions } from "../../src/client/options";
-import { ROOT_KEY, closedPortUrl, fail, recordingLogger, sendJson, startServer, testClient, type Handler, type TestServer } from "./helpers/fault-server";
+import {
+  ROOT_KEY,
+  closedPortUrl,
+  fail,
+  recordingLogger,
+  sendJson,
+  startServer,
+  testClient,
+  type Handler,
+  type TestServer,
+} from "./helpers/fault-server";
 
 const CALLER_KEY = "sk_callerSECRETcallerSECRET";
 let server: TestServer | undefined;
@@ -30,7 +40,13 @@ const echo =
     const leak = `${String(req.headers.authorization)} ${JSON.stringify(req.body)}`;
     sendJson(res, status, {
       meta: { requestId: "req_leak" },
-      error: { title: leak, detail: leak, status, type: `https://x/errors-v2/svc/data/${"a"}?${leak}`, errors: [{ location: leak, message: leak, fix: leak }] },
+      error: {
+        title: leak,
+        detail: leak,
+        status,
+        type: `https://x/errors-v2/svc/data/${"a"}?${leak}`,
+        errors: [{ location: leak, message: leak, fix: leak }],
+      },
     });
   };
 
@@ -95,9 +111,17 @@ describe("no secret in any error or log line", () => {
     const logger = recordingLogger();
     const leakyFetch: typeof fetch = async (_url, init) => {
       const auth = new Headers(init?.headers).get("authorization");
-      throw Object.assign(new TypeError(`invalid header value ${String(auth)}`), { cause: new Error(`${String(auth)} ${String(init?.body)}`) });
+      throw Object.assign(new TypeError(`invalid header value ${String(auth)}`), {
+        cause: new Error(`${String(auth)} ${String(init?.body)}`),
+      });
     };
-    const client = createClient({ rootKey: ROOT_KEY, baseUrl: "http://127.0.0.1:9", fetch: leakyFetch, logger, retry: { attempts: 2, initialDelay: 1 } });
+    const client = createClient({
+      rootKey: ROOT_KEY,
+      baseUrl: "http://127.0.0.1:9",
+      fetch: leakyFetch,
+      logger,
+      retry: { attempts: 2, initialDelay: 1 },
+    });
     const err = await client.keys.verifyKey({ key: CALLER_KEY }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: "KEY_SERVICE_NETWORK_ERROR", attempts: 2 });
     expectNoSecrets(err);
@@ -109,7 +133,9 @@ describe("no secret in any error or log line", () => {
     ["the root key", ROOT_KEY],
   ])("%s echoed as the last segment of the error type (URL and err: forms)", async (_name, secret) => {
     for (const type of [`https://unkey.com/docs/api-reference/errors-v2/svc/data/${secret}`, `err:svc:data:${secret}`]) {
-      const err = await failure((_req, res) => sendJson(res, 404, { meta: { requestId: "req_1" }, error: { title: "T", detail: "D", status: 404, type } }));
+      const err = await failure((_req, res) =>
+        sendJson(res, 404, { meta: { requestId: "req_1" }, error: { title: "T", detail: "D", status: 404, type } }),
+      );
       expect(err).toMatchObject({ code: "KEY_SERVICE_HTTP_ERROR", status: 404 });
       expect((err as { kind?: string }).kind).toBeUndefined();
       expect((err as { identifier?: string }).identifier).toBeUndefined();
@@ -123,7 +149,9 @@ describe("no secret in any error or log line", () => {
     ["the root key", ROOT_KEY],
     ["a requestId wrapping the key", `req_${CALLER_KEY}`],
   ])("%s echoed as meta.requestId (errors, retries, invalid and valid answers)", async (_name, requestId) => {
-    const unavailable = await failure((_req, res) => sendJson(res, 503, { meta: { requestId }, error: { title: "T", detail: "D", status: 503, type: "about:blank" } }));
+    const unavailable = await failure((_req, res) =>
+      sendJson(res, 503, { meta: { requestId }, error: { title: "T", detail: "D", status: 503, type: "about:blank" } }),
+    );
     expect(unavailable).toMatchObject({ code: "KEY_SERVICE_HTTP_ERROR", status: 503, attempts: 2, requestId: "unknown" });
     expectNoSecrets(unavailable);
     await server?.close();
@@ -146,11 +174,21 @@ describe("no secret in any error or log line", () => {
       const inner = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED", errno: -111, syscall: "connect", request });
       throw Object.assign(new TypeError("fetch failed", { cause: inner }), { request });
     };
-    const client = createClient({ rootKey: ROOT_KEY, baseUrl: "http://127.0.0.1:9", fetch: leakyFetch, logger, retry: { attempts: 2, initialDelay: 1 } });
+    const client = createClient({
+      rootKey: ROOT_KEY,
+      baseUrl: "http://127.0.0.1:9",
+      fetch: leakyFetch,
+      logger,
+      retry: { attempts: 2, initialDelay: 1 },
+    });
     const err = await client.keys.verifyKey({ key: CALLER_KEY }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: "KEY_SERVICE_NETWORK_ERROR", attempts: 2 });
     expect((err as Error).message).toContain("ECONNREFUSED");
-    expect((err as Error).cause).toMatchObject({ name: "TypeError", message: "fetch failed", cause: { code: "ECONNREFUSED", errno: -111, syscall: "connect" } });
+    expect((err as Error).cause).toMatchObject({
+      name: "TypeError",
+      message: "fetch failed",
+      cause: { code: "ECONNREFUSED", errno: -111, syscall: "connect" },
+    });
     expectNoSecrets(err);
     expectNoSecrets(logger.calls);
   });
@@ -170,16 +208,34 @@ describe("no secret in any error or log line", () => {
   });
 
   it.each([
-    ["https://proxy.example/?token=SECRET123", '"https://proxy.example/"', "Take the query and fragment out of it, e.g. https://api.unkey.com."],
-    ["https://proxy.example/prefix#SECRET123", '"https://proxy.example/prefix"', "Take the query and fragment out of it, e.g. https://api.unkey.com."],
-    ["https://proxy.example?token=SECRET123#x", '"https://proxy.example"', "Take the query and fragment out of it, e.g. https://api.unkey.com."],
-    ["ftp://proxy.example/files?token=SECRET123", '"ftp://proxy.example/files"', "Use an http:// or https:// URL such as https://api.unkey.com."],
+    [
+      "https://proxy.example/?token=SECRET123",
+      '"https://proxy.example/"',
+      "Take the query and fragment out of it, e.g. https://api.unkey.com.",
+    ],
+    [
+      "https://proxy.example/prefix#SECRET123",
+      '"https://proxy.example/prefix"',
+      "Take the query and fragment out of it, e.g. https://api.unkey.com.",
+    ],
+    [
+      "https://proxy.example?token=SECRET123#x",
+      '"https://proxy.example"',
+      "Take the query and fragment out of it, e.g. https://api.unkey.com.",
+    ],
+    [
+      "ftp://proxy.example/files?token=SECRET123",
+      '"ftp://proxy.example/files"',
+      "Use an http:// or https:// URL such as https://api.unkey.com.",
+    ],
     ["not a url?token=SECRET123", '"not a url"', "It is not a valid URL; pass one such as https://api.unkey.com."],
   ])("a base URL's query or fragment is left out of the error: %s", (baseUrl, shown, fix) => {
     const expected = `createClient: invalid option baseUrl = ${shown} (its query and fragment are left out of this message). ${fix}`;
     expect(() => parseClientOptions({ rootKey: "r", baseUrl }, {})).toThrow(expected);
     // From the environment, the same.
-    expect(() => parseClientOptions({ rootKey: "r" }, { UNKEY_BASE_URL: baseUrl })).toThrow(expected.replace("option baseUrl", "option UNKEY_BASE_URL"));
+    expect(() => parseClientOptions({ rootKey: "r" }, { UNKEY_BASE_URL: baseUrl })).toThrow(
+      expected.replace("option baseUrl", "option UNKEY_BASE_URL"),
+    );
     let err: unknown;
     try {
       createClient({ rootKey: "r", baseUrl });

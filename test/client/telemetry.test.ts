@@ -44,7 +44,9 @@ function otel() {
   const spans = new InMemorySpanExporter();
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
   const exported = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-  const meterProvider = new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter: exported, exportIntervalMillis: 60_000 })] });
+  const meterProvider = new MeterProvider({
+    readers: [new PeriodicExportingMetricReader({ exporter: exported, exportIntervalMillis: 60_000 })],
+  });
   return {
     tracerProvider,
     meterProvider,
@@ -61,7 +63,9 @@ function otel() {
     /** Everything exported, as text. */
     async dump() {
       await meterProvider.forceFlush();
-      const spanText = spans.getFinishedSpans().map((s) => JSON.stringify({ name: s.name, attributes: s.attributes, status: s.status, events: s.events, links: s.links }));
+      const spanText = spans
+        .getFinishedSpans()
+        .map((s) => JSON.stringify({ name: s.name, attributes: s.attributes, status: s.status, events: s.events, links: s.links }));
       return `${spanText.join("\n")}\n${JSON.stringify(exported.getMetrics())}`;
     },
   };
@@ -181,14 +185,26 @@ describe("client telemetry", () => {
   it("neither the key nor the root key appears in any span or metric", async () => {
     const o = otel();
     const key = await fx.createKey();
-    const client = createClient({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger, telemetry: o.providers, retry: false });
+    const client = createClient({
+      rootKey: fx.svc.rootKey,
+      baseUrl: fx.svc.baseUrl,
+      logger: silentLogger,
+      telemetry: o.providers,
+      retry: false,
+    });
     const unknown = `${key.slice(0, -4)}zzzz`;
     await client.keys.verifyKey({ key });
     await client.keys.verifyKey({ key: unknown });
     fx.svc.service.setUnavailable({ retryAfter: 0 });
     await expect(client.keys.verifyKey({ key })).rejects.toMatchObject({ status: 503 });
     fx.svc.service.setUnavailable(false);
-    const refused = createClient({ rootKey: fx.svc.rootKey, baseUrl: await closedPortUrl(), logger: silentLogger, telemetry: o.providers, retry: false });
+    const refused = createClient({
+      rootKey: fx.svc.rootKey,
+      baseUrl: await closedPortUrl(),
+      logger: silentLogger,
+      telemetry: o.providers,
+      retry: false,
+    });
     await expect(refused.keys.verifyKey({ key })).rejects.toMatchObject({ code: "KEY_SERVICE_NETWORK_ERROR" });
     const dump = await o.dump();
     expect(o.spans()).toHaveLength(4);
@@ -281,22 +297,34 @@ describe("client telemetry", () => {
       }),
     };
     const logger = recordingLogger();
-    const client = createClient({ baseUrl: fx.svc.baseUrl, rootKey: fx.svc.rootKey, retry: false, logger, telemetry: { tracerProvider: o.tracerProvider, meterProvider: throwingMeter as never } });
+    const client = createClient({
+      baseUrl: fx.svc.baseUrl,
+      rootKey: fx.svc.rootKey,
+      retry: false,
+      logger,
+      telemetry: { tracerProvider: o.tracerProvider, meterProvider: throwingMeter as never },
+    });
     const key = (await client.keys.createKey({ apiId: fx.svc.apiId })).key;
     for (let i = 0; i < 3; i++) expect(await client.keys.verifyKey({ key })).toMatchObject({ valid: true });
     // A failing call keeps its own error, not the meter's.
     fx.svc.service.setUnavailable(true);
     await expect(client.keys.verifyKey({ key })).rejects.toMatchObject({ status: 503 });
     expect(verifySpans(o.spans())).toHaveLength(4);
-    expect(logger.entries).toEqual([{ level: "error", fields: { error: "TypeError" }, message: expect.stringContaining("tracer or meter threw") }]);
+    expect(logger.entries).toEqual([
+      { level: "error", fields: { error: "TypeError" }, message: expect.stringContaining("tracer or meter threw") },
+    ]);
   });
 
   it("a bad telemetry option is a config error naming it", () => {
     const base = { rootKey: "root_x", baseUrl: "http://127.0.0.1:1" };
     expect(() => createClient({ ...base, telemetry: "yes" as never })).toThrow(KeyServiceConfigError);
-    expect(() => createClient({ ...base, telemetry: { tracerProvider: {} as never } })).toThrow(/telemetry\.tracerProvider.*TracerProvider/);
+    expect(() => createClient({ ...base, telemetry: { tracerProvider: {} as never } })).toThrow(
+      /telemetry\.tracerProvider.*TracerProvider/,
+    );
     expect(() => createClient({ ...base, telemetry: { meterProvider: 1 as never } })).toThrow(/telemetry\.meterProvider/);
-    expect(() => createClient({ ...base, telemetry: { tracer: {} } as never })).toThrow("createClient: unknown option telemetry.tracer; the options are telemetry.tracerProvider, telemetry.meterProvider.");
+    expect(() => createClient({ ...base, telemetry: { tracer: {} } as never })).toThrow(
+      "createClient: unknown option telemetry.tracer; the options are telemetry.tracerProvider, telemetry.meterProvider.",
+    );
   });
 });
 
@@ -309,9 +337,13 @@ describe("scraped by Prometheus", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
       const key = await fx.createKey();
-      const app = express().get("/", apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger, telemetry: { meterProvider } }), (_req, res) => {
-        res.send("ok");
-      });
+      const app = express().get(
+        "/",
+        apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger, telemetry: { meterProvider } }),
+        (_req, res) => {
+          res.send("ok");
+        },
+      );
       for (let i = 0; i < 3; i++) expect((await request(app).get("/").set("X-API-Key", key)).status).toBe(200);
       const scrape = await (await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`)).text();
       const lines = scrape.split("\n").filter((l) => l.startsWith("http_client_request_duration_"));
@@ -335,9 +367,13 @@ describe("apiKeyAuth({ telemetry })", () => {
   it("a span for a miss, none for the cache hit after it", async () => {
     const o = otel();
     const { key, keyId } = await fx.createKeyWithId();
-    const app = express().get("/", apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger, telemetry: o.providers }), (_req, res) => {
-      res.send("ok");
-    });
+    const app = express().get(
+      "/",
+      apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger, telemetry: o.providers }),
+      (_req, res) => {
+        res.send("ok");
+      },
+    );
     expect((await request(app).get("/").set("X-API-Key", key)).status).toBe(200);
     expect((await request(app).get("/").set("X-API-Key", key)).status).toBe(200);
     const spans = o.spans();
@@ -352,7 +388,13 @@ describe("apiKeyAuth({ telemetry })", () => {
     fx.svc.service.setUnavailable({ retryAfter: 0 });
     const app = express().get(
       "/",
-      apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger, telemetry: o.providers, retry: { initialDelay: 1, maxDelay: 1 } }),
+      apiKeyAuth({
+        rootKey: fx.svc.rootKey,
+        baseUrl: fx.svc.baseUrl,
+        logger: silentLogger,
+        telemetry: o.providers,
+        retry: { initialDelay: 1, maxDelay: 1 },
+      }),
       (_req, res) => {
         res.send("ok");
       },

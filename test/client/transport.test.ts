@@ -36,7 +36,9 @@ const TRANSPORTS: Array<[string, () => Pick<ClientOptions, "fetch">]> = [
 describe.each(TRANSPORTS)("through %s", (_name, transport) => {
   it("sends the same request and reads the answer", async () => {
     server = await startServer((_req, res) => ok(res, VERIFIED));
-    const result = await testClient({ baseUrl: `${server.url}/prefix/`, userAgent: "app/1", ...transport() }).keys.verifyKey({ key: "sk_1" });
+    const result = await testClient({ baseUrl: `${server.url}/prefix/`, userAgent: "app/1", ...transport() }).keys.verifyKey({
+      key: "sk_1",
+    });
     expect(result).toEqual(VERIFIED);
     expect(result.requestId).toBe("req_test");
     const [req] = server.requests;
@@ -51,7 +53,9 @@ describe.each(TRANSPORTS)("through %s", (_name, transport) => {
   });
 
   it("retries a 503 after its Retry-After, then succeeds", async () => {
-    server = await startServer((_req, res, n) => (n === 1 ? fail(res, 503, "err:svc:application:service_unavailable", {}, { "Retry-After": "2" }) : ok(res, VERIFIED)));
+    server = await startServer((_req, res, n) =>
+      n === 1 ? fail(res, 503, "err:svc:application:service_unavailable", {}, { "Retry-After": "2" }) : ok(res, VERIFIED),
+    );
     const runtime = fakeRuntime();
     await expect(testClient({ baseUrl: server.url, ...transport() }, runtime).keys.verifyKey({ key: "k" })).resolves.toEqual(VERIFIED);
     expect(runtime.sleeps).toEqual([2000]);
@@ -71,7 +75,10 @@ describe.each(TRANSPORTS)("through %s", (_name, transport) => {
 
   it("a 3xx is an HTTP error, not followed", async () => {
     server = await startServer((_req, res) => sendJson(res, 307, "", { Location: "http://127.0.0.1:9/elsewhere" }));
-    await expect(testClient({ baseUrl: server.url, ...transport() }).keys.verifyKey({ key: "k" })).rejects.toMatchObject({ code: "KEY_SERVICE_HTTP_ERROR", status: 307 });
+    await expect(testClient({ baseUrl: server.url, ...transport() }).keys.verifyKey({ key: "k" })).rejects.toMatchObject({
+      code: "KEY_SERVICE_HTTP_ERROR",
+      status: 307,
+    });
     expect(server.requests).toHaveLength(1);
   });
 

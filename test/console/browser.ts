@@ -37,7 +37,8 @@ export interface Browser {
 
 /** Chromium with a fresh profile directory (removed on close). */
 export async function launch(): Promise<Browser> {
-  if (!BROWSER_AVAILABLE) throw new Error(`No Chromium at ${CHROMIUM}: the console's browser tests need Debian's chromium package (CI installs it).`);
+  if (!BROWSER_AVAILABLE)
+    throw new Error(`No Chromium at ${CHROMIUM}: the console's browser tests need Debian's chromium package (CI installs it).`);
   const profile = mkdtempSync(join(tmpdir(), "keyguard-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,

@@ -26,7 +26,11 @@ let dir: string;
 /** Whether the service answers analytics.getVerifications (the chart's source). */
 let analytics = false;
 
-async function call(op: string, body: unknown, key = service.rootKey): Promise<{ status: number; body: { data?: unknown; error?: { detail: string } } }> {
+async function call(
+  op: string,
+  body: unknown,
+  key = service.rootKey,
+): Promise<{ status: number; body: { data?: unknown; error?: { detail: string } } }> {
   const res = await fetch(`${service.baseUrl}/v2/${op}`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
@@ -175,10 +179,13 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     // lastUsedAt is written with the verification events, in batches of about a second.
     if (analytics) {
       await expect
-        .poll(async () => {
-          await page.reload();
-          return row.locator("td").nth(3).innerText();
-        }, { timeout: 10_000, interval: 500 })
+        .poll(
+          async () => {
+            await page.reload();
+            return row.locator("td").nth(3).innerText();
+          },
+          { timeout: 10_000, interval: 500 },
+        )
         .not.toBe("never");
     }
     await expectAccessible(page, "keys page");
@@ -205,10 +212,13 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     const valid = page.getByTestId("outcome-totals").locator('tr[data-outcome="VALID"] td').nth(1);
     const before = (await valid.count()) === 0 ? 0 : Number(await valid.innerText());
     // Verified through the app while the page is open: the page shows them without a reload.
-    for (let i = 0; i < 3; i++) expect((await fetch(`${appUrl}/api/docs`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await fetch(`${appUrl}/api/docs`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
     const events = page.getByTestId("latest-events");
     await expect.poll(async () => ((await events.count()) === 0 ? "" : events.innerText()), { timeout: 15_000 }).toContain(keyId);
-    await expect.poll(async () => ((await valid.count()) === 0 ? 0 : Number(await valid.innerText())), { timeout: 15_000 }).toBeGreaterThanOrEqual(before + 3);
+    await expect
+      .poll(async () => ((await valid.count()) === 0 ? 0 : Number(await valid.innerText())), { timeout: 15_000 })
+      .toBeGreaterThanOrEqual(before + 3);
     expect(await page.locator('svg.chart rect[data-outcome="VALID"]').count()).toBeGreaterThan(0);
     await expectAccessible(page, "verifications page");
     await shot(page, "verifications");
@@ -233,10 +243,13 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     await page.goto(`${service.baseUrl}/#/keys/${apiId}`);
     const row = page.locator(`tr[data-key-id="${keyId}"]`);
     await expect
-      .poll(async () => {
-        await page.reload();
-        return row.innerText();
-      }, { timeout: 10_000, interval: 500 })
+      .poll(
+        async () => {
+          await page.reload();
+          return row.innerText();
+        },
+        { timeout: 10_000, interval: 500 },
+      )
       .toContain("rate limited recently");
     expect(await page.locator(`tr[data-key-id="${other.keyId}"]`).innerText()).not.toContain("rate limited");
     expect(problems).toEqual([]);
@@ -260,7 +273,9 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
   it("pages through keys, searches them and shows each status", async () => {
     const apiId = await newApi();
     for (let i = 0; i < 27; i++) await call("keys.createKey", { apiId, name: `bulk-${String(i).padStart(2, "0")}` });
-    const expired = (await call("keys.createKey", { apiId, name: "was-valid", expires: Date.now() - 60_000 })).body.data as { keyId: string };
+    const expired = (await call("keys.createKey", { apiId, name: "was-valid", expires: Date.now() - 60_000 })).body.data as {
+      keyId: string;
+    };
     const spent = (await call("keys.createKey", { apiId, name: "spent", credits: { remaining: 0 } })).body.data as { keyId: string };
     const off = (await call("keys.createKey", { apiId, name: "switched-off", enabled: false })).body.data as { keyId: string };
     const { page, problems } = await open();

@@ -71,7 +71,7 @@ describe("documentation examples", () => {
   it("names the markdown file and line of a block that does not compile", () => {
     mkdirSync(OUT, { recursive: true });
     const file = join(OUT, "broken.ts");
-    writeFileSync(file, 'const seconds = 5;\n\nconst timeout: number = `${seconds}s`;\nexport { timeout };\n');
+    writeFileSync(file, "const seconds = 5;\n\nconst timeout: number = `${seconds}s`;\nexport { timeout };\n");
     const errors = typeErrors([{ source: "docs/example.md", line: 10, file }]);
     rmSync(file);
     expect(errors).toEqual([expect.stringMatching(/^docs\/example\.md:12: TS2322 /)]);

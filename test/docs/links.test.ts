@@ -19,7 +19,8 @@ function brokenLinks(file: string): string[] {
     const resolved = path === "" ? join(ROOT, file) : path.startsWith("/") ? join(ROOT, path) : join(ROOT, dirname(file), path);
     if (!existsSync(resolved)) return [`${where}: no file ${relative(ROOT, resolved)}`];
     if (anchor === undefined) return [];
-    if (statSync(resolved).isDirectory() || !resolved.endsWith(".md")) return [`${where}: an anchor on something that is not a markdown page`];
+    if (statSync(resolved).isDirectory() || !resolved.endsWith(".md"))
+      return [`${where}: an anchor on something that is not a markdown page`];
     return anchors(readMarkdown(relative(ROOT, resolved))).has(anchor) ? [] : [`${where}: no heading with the anchor #${anchor}`];
   });
 }
@@ -28,7 +29,9 @@ describe("documentation links", () => {
   const files = markdownFiles();
 
   it("covers the README, CONTRIBUTING, CHANGELOG and every page under docs/", () => {
-    expect(files).toEqual(expect.arrayContaining(["README.md", "CONTRIBUTING.md", "CHANGELOG.md", "docs/middleware.md", "docs/architecture.md"]));
+    expect(files).toEqual(
+      expect.arrayContaining(["README.md", "CONTRIBUTING.md", "CHANGELOG.md", "docs/middleware.md", "docs/architecture.md"]),
+    );
     const count = files.reduce((n, file) => n + links(readMarkdown(file)).length, 0);
     expect(count).toBeGreaterThan(50);
   });

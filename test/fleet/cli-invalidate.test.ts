@@ -30,7 +30,9 @@ describe.skipIf(skip)("keyguard serve --invalidate-redis", () => {
     expect(await eventually(() => heard.length === 1)).toBe(true);
     expect(JSON.parse(heard[0]!)).toEqual({ v: 1, kind: "keyId", keyId });
     expect(heard[0]).not.toContain(key);
-    expect(await eventually(() => output.includes(`key changes:  announced on Redis at ${REDIS_HOST}:${REDIS_PORT} (prefix ${prefix})`))).toBe(true);
+    expect(
+      await eventually(() => output.includes(`key changes:  announced on Redis at ${REDIS_HOST}:${REDIS_PORT} (prefix ${prefix})`)),
+    ).toBe(true);
   });
 
   it("refuses --invalidate-prefix without a Redis to announce on", async () => {

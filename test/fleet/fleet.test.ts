@@ -27,7 +27,10 @@ let proxy: Awaited<ReturnType<typeof countingProxy>>;
 /** The verifying client of the apps (through the counting proxy). */
 let client: KeyServiceClient;
 
-async function instance(prefix: string, options: { url?: string; ttl?: number; logger?: ReturnType<typeof recordingLogger> } = {}): Promise<Instance> {
+async function instance(
+  prefix: string,
+  options: { url?: string; ttl?: number; logger?: ReturnType<typeof recordingLogger> } = {},
+): Promise<Instance> {
   const store = await redisStore({ url: options.url ?? REDIS_URL, prefix, logger: options.logger ?? silentLogger });
   const auth = apiKeyAuth({ client, store, logger: silentLogger, ...(options.ttl === undefined ? {} : { cache: { ttl: options.ttl } }) });
   const app = express().get("/", auth, (_req, res) => {
@@ -96,7 +99,9 @@ describe.skipIf(skip)("a fleet of 4 on one Redis", () => {
 
       const redis = new Redis(REDIS_URL);
       const keys = await redis.keys(`${prefix}*`);
-      const values = await Promise.all(keys.map(async (k) => ((await redis.type(k)) === "string" ? ((await redis.get(k)) ?? "") : (await redis.smembers(k)).join(" "))));
+      const values = await Promise.all(
+        keys.map(async (k) => ((await redis.type(k)) === "string" ? ((await redis.get(k)) ?? "") : (await redis.smembers(k)).join(" "))),
+      );
       await redis.quit();
       expect(keys.some((k) => k.includes(keyHash(key)))).toBe(true);
       expect([...keys, ...values].join("\n")).not.toContain(key);
@@ -162,110 +167,122 @@ describe.skipIf(skip)("a fleet of 4 on one Redis", () => {
     }
   });
 
-  it("revoke during verify, 1,000 times: a verification in flight before the revoke never puts the key back", { timeout: 300_000 }, async () => {
-    const apps = await fleet(uniquePrefix("race"));
-    try {
-      let resurrected = 0;
-      for (let i = 0; i < 1000; i++) {
-        const { key, keyId } = await fx.createKeyWithId();
-        const verifying = apps[i % 4]!;
-        const revoking = apps[(i + 1) % 4]!;
-        // The service answers VALID, but the answer is held until the revoke is done.
-        const answered = proxy.verifyAnswered;
-        const release = proxy.holdAnswers();
-        const inFlight = verifying.status(key);
-        expect(await eventually(() => proxy.verifyAnswered > answered)).toBe(true);
-        await fx.client.keys.deleteKey({ keyId });
-        const everyone = Promise.all(apps.map((a) => heard(a.store, (m) => m.kind === "keyId" && m.keyId === keyId)));
-        await (i % 2 === 0 ? revoking.auth.invalidateKeyId(keyId) : revoking.store.invalidate({ v: 1, kind: "keyId", keyId }));
-        release();
-        await inFlight; // 200 or 401: it started before the revoke
-        await everyone;
-        const after = await Promise.all(apps.map((a) => a.status(key)));
-        if (after.some((s) => s !== 401)) resurrected++;
+  it(
+    "revoke during verify, 1,000 times: a verification in flight before the revoke never puts the key back",
+    { timeout: 300_000 },
+    async () => {
+      const apps = await fleet(uniquePrefix("race"));
+      try {
+        let resurrected = 0;
+        for (let i = 0; i < 1000; i++) {
+          const { key, keyId } = await fx.createKeyWithId();
+          const verifying = apps[i % 4]!;
+          const revoking = apps[(i + 1) % 4]!;
+          // The service answers VALID, but the answer is held until the revoke is done.
+          const answered = proxy.verifyAnswered;
+          const release = proxy.holdAnswers();
+          const inFlight = verifying.status(key);
+          expect(await eventually(() => proxy.verifyAnswered > answered)).toBe(true);
+          await fx.client.keys.deleteKey({ keyId });
+          const everyone = Promise.all(apps.map((a) => heard(a.store, (m) => m.kind === "keyId" && m.keyId === keyId)));
+          await (i % 2 === 0 ? revoking.auth.invalidateKeyId(keyId) : revoking.store.invalidate({ v: 1, kind: "keyId", keyId }));
+          release();
+          await inFlight; // 200 or 401: it started before the revoke
+          await everyone;
+          const after = await Promise.all(apps.map((a) => a.status(key)));
+          if (after.some((s) => s !== 401)) resurrected++;
+        }
+        expect(resurrected).toBe(0);
+      } finally {
+        await Promise.all(apps.map((a) => a.close()));
       }
-      expect(resurrected).toBe(0);
-    } finally {
-      await Promise.all(apps.map((a) => a.close()));
-    }
-  });
+    },
+  );
 });
 
 describe.skipIf(skip)("Redis going away and coming back", () => {
-  it("requests are answered (never a 5xx), one throttled warning, invalidations are applied here and sent later, the memory tier is forgotten on reconnect", { timeout: 60_000 }, async () => {
-    const tcp = await redisProxy();
-    const prefix = uniquePrefix("down");
-    const logger = recordingLogger();
-    const a = await instance(prefix, { url: tcp.url, logger });
-    const b = await instance(prefix, { url: tcp.url });
-    await Promise.all([a.store.ready, b.store.ready]);
-    try {
-      const key = await fx.createKey();
-      const other = await fx.createKey();
-      expect(await a.status(key)).toBe(200);
-      expect(await b.status(key)).toBe(200);
-
-      await tcp.cut();
-      // Kept answers, and new keys verified by the service directly: all served.
-      const statuses = await Promise.all([key, other, "sk_unknown_key_0001"].flatMap((k) => [a.status(k), b.status(k), a.status(k)]));
-      expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 401, 401, 401]);
-      // Revoked while Redis is away: applied on `a` at once.
-      const before = proxy.verifyCalls;
-      await a.auth.invalidate(key);
-      expect(await a.status(key)).toBe(200);
-      expect(proxy.verifyCalls - before).toBe(1);
-      const warnings = logger.entries.filter((e) => e.message.startsWith("keyguard/redis"));
-      expect(warnings).toHaveLength(1);
-      expect(JSON.stringify(warnings)).not.toContain(key);
-
-      // Back: b's subscription reconnects and forgets its memory tier (b may miss a's message if it
-      // is sent before b has subscribed again: that is why it forgets); a's pending invalidation
-      // reaches Redis (its tombstone is there).
-      const forgotten = heard(b.store, (m) => m.kind === "all");
-      await tcp.restore();
-      await forgotten;
-      const redis = new Redis(REDIS_URL);
+  it(
+    "requests are answered (never a 5xx), one throttled warning, invalidations are applied here and sent later, the memory tier is forgotten on reconnect",
+    { timeout: 60_000 },
+    async () => {
+      const tcp = await redisProxy();
+      const prefix = uniquePrefix("down");
+      const logger = recordingLogger();
+      const a = await instance(prefix, { url: tcp.url, logger });
+      const b = await instance(prefix, { url: tcp.url });
+      await Promise.all([a.store.ready, b.store.ready]);
       try {
-        expect(await eventually(async () => (await redis.exists(`${prefix}t:h:${keyHash(key)}`)) === 1, 15_000)).toBe(true);
-      } finally {
-        await redis.quit();
-      }
-      const calls = proxy.verifyCalls;
-      expect(await b.status(other)).toBe(200);
-      expect(proxy.verifyCalls - calls).toBe(1);
-    } finally {
-      await a.close();
-      await b.close();
-      await tcp.close();
-    }
-  });
+        const key = await fx.createKey();
+        const other = await fx.createKey();
+        expect(await a.status(key)).toBe(200);
+        expect(await b.status(key)).toBe(200);
 
-  it("a Redis that stops answering (connections open): commands time out, requests are served, the invalidation is sent when it answers again", { timeout: 60_000 }, async () => {
-    const tcp = await redisProxy();
-    const prefix = uniquePrefix("slow");
-    const logger = recordingLogger();
-    const app = await instance(prefix, { url: tcp.url, logger });
-    await app.store.ready;
-    try {
-      const key = await fx.createKey();
-      expect(await app.status(key)).toBe(200);
-      tcp.stall();
-      const fresh = await fx.createKey();
-      expect(await Promise.all([app.status(fresh), app.status(key), app.status("sk_unknown_key_0003")])).toEqual([200, 200, 401]);
-      await app.auth.invalidate(key); // resolves although Redis does not answer
-      expect(logger.entries.filter((e) => e.message.startsWith("keyguard/redis"))).toHaveLength(1);
-      tcp.unstall();
-      const redis = new Redis(REDIS_URL);
-      try {
-        expect(await eventually(async () => (await redis.exists(`${prefix}t:h:${keyHash(key)}`)) === 1, 15_000)).toBe(true);
+        await tcp.cut();
+        // Kept answers, and new keys verified by the service directly: all served.
+        const statuses = await Promise.all([key, other, "sk_unknown_key_0001"].flatMap((k) => [a.status(k), b.status(k), a.status(k)]));
+        expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 401, 401, 401]);
+        // Revoked while Redis is away: applied on `a` at once.
+        const before = proxy.verifyCalls;
+        await a.auth.invalidate(key);
+        expect(await a.status(key)).toBe(200);
+        expect(proxy.verifyCalls - before).toBe(1);
+        const warnings = logger.entries.filter((e) => e.message.startsWith("keyguard/redis"));
+        expect(warnings).toHaveLength(1);
+        expect(JSON.stringify(warnings)).not.toContain(key);
+
+        // Back: b's subscription reconnects and forgets its memory tier (b may miss a's message if it
+        // is sent before b has subscribed again: that is why it forgets); a's pending invalidation
+        // reaches Redis (its tombstone is there).
+        const forgotten = heard(b.store, (m) => m.kind === "all");
+        await tcp.restore();
+        await forgotten;
+        const redis = new Redis(REDIS_URL);
+        try {
+          expect(await eventually(async () => (await redis.exists(`${prefix}t:h:${keyHash(key)}`)) === 1, 15_000)).toBe(true);
+        } finally {
+          await redis.quit();
+        }
+        const calls = proxy.verifyCalls;
+        expect(await b.status(other)).toBe(200);
+        expect(proxy.verifyCalls - calls).toBe(1);
       } finally {
-        await redis.quit();
+        await a.close();
+        await b.close();
+        await tcp.close();
       }
-    } finally {
-      await app.close();
-      await tcp.close();
-    }
-  });
+    },
+  );
+
+  it(
+    "a Redis that stops answering (connections open): commands time out, requests are served, the invalidation is sent when it answers again",
+    { timeout: 60_000 },
+    async () => {
+      const tcp = await redisProxy();
+      const prefix = uniquePrefix("slow");
+      const logger = recordingLogger();
+      const app = await instance(prefix, { url: tcp.url, logger });
+      await app.store.ready;
+      try {
+        const key = await fx.createKey();
+        expect(await app.status(key)).toBe(200);
+        tcp.stall();
+        const fresh = await fx.createKey();
+        expect(await Promise.all([app.status(fresh), app.status(key), app.status("sk_unknown_key_0003")])).toEqual([200, 200, 401]);
+        await app.auth.invalidate(key); // resolves although Redis does not answer
+        expect(logger.entries.filter((e) => e.message.startsWith("keyguard/redis"))).toHaveLength(1);
+        tcp.unstall();
+        const redis = new Redis(REDIS_URL);
+        try {
+          expect(await eventually(async () => (await redis.exists(`${prefix}t:h:${keyHash(key)}`)) === 1, 15_000)).toBe(true);
+        } finally {
+          await redis.quit();
+        }
+      } finally {
+        await app.close();
+        await tcp.close();
+      }
+    },
+  );
 
   it("a store whose Redis never answers still serves, from the service", async () => {
     const tcp = await redisProxy();

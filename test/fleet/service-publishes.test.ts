@@ -82,10 +82,12 @@ describe.skipIf(skip)("a key service that publishes its key changes", () => {
     expect((await call("permissions.deletePermission", { permission: perm.body.data.permissionId })).status).toBe(200);
     // Everything remembered is gone: the key still passes, and the fleet asks the service again
     // (once: the first app's answer is shared with the others through Redis).
-    expect(await eventually(async () => {
-      const before = calls();
-      return (await apps[0]!.status(key)) === 200 && calls() > before;
-    })).toBe(true);
+    expect(
+      await eventually(async () => {
+        const before = calls();
+        return (await apps[0]!.status(key)) === 200 && calls() > before;
+      }),
+    ).toBe(true);
     for (const app of apps) expect(await app.status(key)).toBe(200);
   });
 

@@ -54,7 +54,10 @@ describe.each(BACKENDS)("the SDK's analytics.getVerifications on $name", (backen
     local = await startLocalKeyService({ ...setup.options, logger: silentLogger, now: () => clock.t });
     unkey = new Unkey({ rootKey: local.rootKey, serverURL: local.baseUrl, retryConfig: { strategy: "none" } });
     const plain = await unkey.keys.createKey({ apiId: local.apiId });
-    const limited = await unkey.keys.createKey({ apiId: local.apiId, ratelimits: [{ name: "per-hour", limit: 3, duration: HOUR, autoApply: true }] });
+    const limited = await unkey.keys.createKey({
+      apiId: local.apiId,
+      ratelimits: [{ name: "per-hour", limit: 3, duration: HOUR, autoApply: true }],
+    });
     const paid = await unkey.keys.createKey({ apiId: local.apiId, credits: { remaining: 4 } });
     const disabled = await unkey.keys.createKey({ apiId: local.apiId, enabled: false });
     const note = (hour: number, code: string) => {
@@ -84,7 +87,8 @@ describe.each(BACKENDS)("the SDK's analytics.getVerifications on $name", (backen
 
   it.skipIf(backend.skip !== undefined)("returns the load's counts by outcome", async () => {
     const res = await unkey.analytics.getVerifications({
-      query: "SELECT outcome, count(*) AS total FROM key_verifications_v1 WHERE time >= now() - INTERVAL 1 DAY GROUP BY outcome ORDER BY outcome",
+      query:
+        "SELECT outcome, count(*) AS total FROM key_verifications_v1 WHERE time >= now() - INTERVAL 1 DAY GROUP BY outcome ORDER BY outcome",
     });
     const totals = new Map<string, number>();
     for (const byOutcome of expected.values()) for (const [o, n] of byOutcome) totals.set(o, (totals.get(o) ?? 0) + n);
@@ -101,7 +105,9 @@ describe.each(BACKENDS)("the SDK's analytics.getVerifications on $name", (backen
     });
     const want = [...expected]
       .sort(([a], [b]) => a - b)
-      .flatMap(([hour, byOutcome]) => [...byOutcome].sort(([a], [b]) => a.localeCompare(b)).map(([outcome, total]) => ({ hour, outcome, total })));
+      .flatMap(([hour, byOutcome]) =>
+        [...byOutcome].sort(([a], [b]) => a.localeCompare(b)).map(([outcome, total]) => ({ hour, outcome, total })),
+      );
     expect(res.data).toEqual(want);
   });
 
@@ -118,7 +124,9 @@ describe.each(BACKENDS)("the SDK's analytics.getVerifications on $name", (backen
         (e: unknown) => e,
       );
       expect(err, query).toBeInstanceOf(errors.BadRequestErrorResponse);
-      expect((err as errors.BadRequestErrorResponse).data$.error.type).toBe(`https://unkey.com/docs/api-reference/errors-v2/user/bad_request/${kind}`);
+      expect((err as errors.BadRequestErrorResponse).data$.error.type).toBe(
+        `https://unkey.com/docs/api-reference/errors-v2/user/bad_request/${kind}`,
+      );
     }
   });
 });

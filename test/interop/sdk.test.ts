@@ -17,7 +17,9 @@ const GROUPS = ["keys", "apis", "permissions", "identities", "ratelimit"] as con
 type Group = Record<string, (...args: unknown[]) => unknown>;
 /** The methods the SDK's class for a group defines. */
 const methodsOf = (group: object): string[] =>
-  Object.getOwnPropertyNames(Object.getPrototypeOf(group)).filter((name) => name !== "constructor" && typeof (group as Group)[name] === "function");
+  Object.getOwnPropertyNames(Object.getPrototypeOf(group)).filter(
+    (name) => name !== "constructor" && typeof (group as Group)[name] === "function",
+  );
 /** `group.method` of every SDK call the tests made. */
 const driven = new Set<string>();
 
@@ -77,7 +79,10 @@ describe("keys through the SDK", () => {
     expect((await unkey.keys.verifyKey({ key: forbidden.data.key })).data.code).toBe("FORBIDDEN");
 
     const perms = await unkey.keys.createKey({ apiId: local.apiId, permissions: ["sdk.read"] });
-    expect((await unkey.keys.verifyKey({ key: perms.data.key, permissions: "sdk.read" })).data).toMatchObject({ code: "VALID", permissions: ["sdk.read"] });
+    expect((await unkey.keys.verifyKey({ key: perms.data.key, permissions: "sdk.read" })).data).toMatchObject({
+      code: "VALID",
+      permissions: ["sdk.read"],
+    });
     expect((await unkey.keys.verifyKey({ key: perms.data.key, permissions: "sdk.write" })).data.code).toBe("INSUFFICIENT_PERMISSIONS");
 
     const credits = await unkey.keys.createKey({ apiId: local.apiId, credits: { remaining: 1, refill: { interval: "daily", amount: 1 } } });
@@ -95,14 +100,25 @@ describe("keys through the SDK", () => {
       ratelimits: [{ name: "per-minute", remaining: 0, exceeded: false }],
     });
     const rl = await unkey.keys.verifyKey({ key: limited.data.key, ratelimits: [{ name: "inline", limit: 5, duration: 1000 }] });
-    expect(rl.data).toMatchObject({ code: "RATE_LIMITED", ratelimits: [{ name: "per-minute", exceeded: true }, { name: "inline", exceeded: false }] });
+    expect(rl.data).toMatchObject({
+      code: "RATE_LIMITED",
+      ratelimits: [
+        { name: "per-minute", exceeded: true },
+        { name: "inline", exceeded: false },
+      ],
+    });
   });
 
   it("every other keys.* operation returns shapes the SDK accepts", async () => {
     await unkey.permissions.createRole({ name: "sdk-role", permissions: ["sdk.role.p"] });
     const { data: created } = await unkey.keys.createKey({ apiId: local.apiId, externalId: "sdk-x", credits: { remaining: 5 } });
     const { keyId, key } = created;
-    expect((await unkey.keys.getKey({ keyId })).data).toMatchObject({ keyId, enabled: true, credits: { remaining: 5 }, identity: { externalId: "sdk-x" } });
+    expect((await unkey.keys.getKey({ keyId })).data).toMatchObject({
+      keyId,
+      enabled: true,
+      credits: { remaining: 5 },
+      identity: { externalId: "sdk-x" },
+    });
     expect((await unkey.keys.whoami({ key })).data.keyId).toBe(keyId);
     expect((await unkey.keys.updateKey({ keyId, name: "renamed", meta: null, expires: null })).data).toEqual({});
     expect((await unkey.keys.updateCredits({ keyId, operation: "increment", value: 2 })).data).toEqual({ remaining: 7 });
@@ -144,13 +160,23 @@ describe("permissions, roles, identities, apis and ratelimit through the SDK", (
 
   it("roles, identities, apis and ratelimit.limit", async () => {
     const role = await unkey.permissions.createRole({ name: "sdk-admin", description: "d", permissions: ["sdk.admin"] });
-    expect((await unkey.permissions.getRole({ role: role.data.roleId })).data).toMatchObject({ name: "sdk-admin", permissions: [{ slug: "sdk.admin" }] });
+    expect((await unkey.permissions.getRole({ role: role.data.roleId })).data).toMatchObject({
+      name: "sdk-admin",
+      permissions: [{ slug: "sdk.admin" }],
+    });
     for await (const page of await unkey.permissions.listRoles({})) expect(page.result.data.length).toBeGreaterThan(0);
     expect((await unkey.permissions.deleteRole({ role: "sdk-admin" })).data).toEqual({});
     expect((await unkey.permissions.deletePermission({ permission: "sdk.admin" })).data).toEqual({});
 
-    const identity = await unkey.identities.createIdentity({ externalId: "sdk-ident", meta: { m: 1 }, ratelimits: [{ name: "rps", limit: 1, duration: 1000 }] });
-    expect((await unkey.identities.getIdentity({ identity: "sdk-ident" })).data).toMatchObject({ id: identity.data.identityId, ratelimits: [{ name: "rps", autoApply: false }] });
+    const identity = await unkey.identities.createIdentity({
+      externalId: "sdk-ident",
+      meta: { m: 1 },
+      ratelimits: [{ name: "rps", limit: 1, duration: 1000 }],
+    });
+    expect((await unkey.identities.getIdentity({ identity: "sdk-ident" })).data).toMatchObject({
+      id: identity.data.identityId,
+      ratelimits: [{ name: "rps", autoApply: false }],
+    });
     expect((await unkey.identities.updateIdentity({ identity: "sdk-ident", meta: { m: 2 } })).data.meta).toEqual({ m: 2 });
     for await (const page of await unkey.identities.listIdentities({})) expect(page.result.data.length).toBeGreaterThan(0);
     // The SDK's schema for this response has no `data` (it strips ours); the call must succeed.
@@ -217,31 +243,60 @@ describe("rate-limit overrides, multiLimit, role permissions and key migration t
     const { data: role } = await unkey.permissions.createRole({ name: "sdk-set-role", permissions: ["sdk.set.old"] });
     const res = await unkey.permissions.setRolePermissions({ roleId: role.roleId, permissions: ["sdk.set.b", "sdk.set.a"] });
     expect(res.data.map((p) => p.slug)).toEqual(["sdk.set.a", "sdk.set.b"]);
-    expect((await unkey.permissions.getRole({ role: role.roleId })).data.permissions?.map((p) => p.slug).sort()).toEqual(["sdk.set.a", "sdk.set.b"]);
+    expect((await unkey.permissions.getRole({ role: role.roleId })).data.permissions?.map((p) => p.slug).sort()).toEqual([
+      "sdk.set.a",
+      "sdk.set.b",
+    ]);
   });
 
   it("keys.migrateKeys: a key hashed elsewhere verifies with its plaintext (sha256, and the prefixed-api-key migration)", async () => {
     const plaintext = "legacy_sdk_2b6fK9qz";
     const { migrationId } = await local.service.createKeyMigration();
     const hash = createHash("sha256").update(plaintext).digest("base64");
-    const res = await unkey.keys.migrateKeys({ migrationId, apiId: local.apiId, keys: [{ hash, name: "from-legacy", externalId: "legacy-user" }] });
+    const res = await unkey.keys.migrateKeys({
+      migrationId,
+      apiId: local.apiId,
+      keys: [{ hash, name: "from-legacy", externalId: "legacy-user" }],
+    });
     expect(res.data.failed).toEqual([]);
     expect(res.data.migrated).toEqual([{ hash, keyId: expect.stringMatching(/^key_/) }]);
-    expect((await unkey.keys.verifyKey({ key: plaintext })).data).toMatchObject({ valid: true, name: "from-legacy", identity: { externalId: "legacy-user" } });
-    expect((await unkey.keys.migrateKeys({ migrationId, apiId: local.apiId, keys: [{ hash }] })).data).toEqual({ migrated: [], failed: [hash] });
+    expect((await unkey.keys.verifyKey({ key: plaintext })).data).toMatchObject({
+      valid: true,
+      name: "from-legacy",
+      identity: { externalId: "legacy-user" },
+    });
+    expect((await unkey.keys.migrateKeys({ migrationId, apiId: local.apiId, keys: [{ hash }] })).data).toEqual({
+      migrated: [],
+      failed: [hash],
+    });
 
     const seam = await local.service.createKeyMigration({ algorithm: "github.com/seamapi/prefixed-api-key" });
     const longToken = "51FwqftsmMDHHbJAMEXXHCgGqj";
     const seamKey = `seam_BRTRKFsL_${longToken}`;
-    await unkey.keys.migrateKeys({ migrationId: seam.migrationId, apiId: local.apiId, keys: [{ hash: createHash("sha256").update(longToken).digest("hex") }] });
-    expect((await unkey.keys.verifyKey({ key: seamKey, migrationId: seam.migrationId })).data).toMatchObject({ valid: true, code: "VALID" });
-    await expectSdkError(unkey.keys.migrateKeys({ migrationId: "mig_nope", apiId: local.apiId, keys: [{ hash: "abcd" }] }), errors.NotFoundErrorResponse, 404);
+    await unkey.keys.migrateKeys({
+      migrationId: seam.migrationId,
+      apiId: local.apiId,
+      keys: [{ hash: createHash("sha256").update(longToken).digest("hex") }],
+    });
+    expect((await unkey.keys.verifyKey({ key: seamKey, migrationId: seam.migrationId })).data).toMatchObject({
+      valid: true,
+      code: "VALID",
+    });
+    await expectSdkError(
+      unkey.keys.migrateKeys({ migrationId: "mig_nope", apiId: local.apiId, keys: [{ hash: "abcd" }] }),
+      errors.NotFoundErrorResponse,
+      404,
+    );
   });
 });
 
 describe("typed errors", () => {
   it("400 → BadRequestErrorResponse with errors[]", async () => {
-    const err = await expectSdkError(unkey.permissions.createPermission({ name: "x", slug: "not a slug" }), errors.BadRequestErrorResponse, 400);
+    const err = await expectSdkError(
+      unkey.permissions.createPermission({ name: "x", slug: "not a slug" }),
+      errors.BadRequestErrorResponse,
+      400,
+    );
     expect(err.error.errors[0]).toMatchObject({ location: "body.slug" });
   });
 
@@ -251,7 +306,11 @@ describe("typed errors", () => {
 
   it("403 → ForbiddenErrorResponse", async () => {
     const { rootKey } = await local.service.createRootKey({ permissions: ["api.*.verify_key"] });
-    const err = await expectSdkError(sdk(rootKey).permissions.createPermission({ name: "n", slug: "n" }), errors.ForbiddenErrorResponse, 403);
+    const err = await expectSdkError(
+      sdk(rootKey).permissions.createPermission({ name: "n", slug: "n" }),
+      errors.ForbiddenErrorResponse,
+      403,
+    );
     expect(err.error.title).toBe("Insufficient Permissions");
   });
 

@@ -164,40 +164,40 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     });
 
     it("ratelimits and tags (fixed or per request) reach the service, and such requests bypass the cache", async () => {
-    const key = await fx.createKey();
-    const bodies: Array<Record<string, unknown>> = [];
-    const client = createClient({
-      rootKey: fx.svc.rootKey,
-      baseUrl: fx.svc.baseUrl,
-      logger: silentLogger,
-      fetch: (input, init) => {
-        bodies.push(JSON.parse(String(init?.body)) as Record<string, unknown>);
-        return fetch(input, init);
-      },
+      const key = await fx.createKey();
+      const bodies: Array<Record<string, unknown>> = [];
+      const client = createClient({
+        rootKey: fx.svc.rootKey,
+        baseUrl: fx.svc.baseUrl,
+        logger: silentLogger,
+        fetch: (input, init) => {
+          bodies.push(JSON.parse(String(init?.body)) as Record<string, unknown>);
+          return fetch(input, init);
+        },
+      });
+      let reached = 0;
+      const auth = apiKeyAuth({
+        client,
+        logger: silentLogger,
+        ratelimits: [{ name: "search", limit: 2, duration: 60_000 }],
+        tags: (req: IncomingMessage) => [`path:${new URL(req.url ?? "/", "http://x").pathname}`],
+      });
+      const app = express().get("/search", auth, (_req, res) => {
+        reached++;
+        res.send("ok");
+      });
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) statuses.push((await request(app).get("/search").set("X-API-Key", key)).status);
+      expect(statuses).toEqual([200, 200, 429, 429]);
+      expect(reached).toBe(2);
+      expect(bodies).toHaveLength(4); // every request asked the service: none came from the cache
+      for (const body of bodies) {
+        expect(body).toMatchObject({ ratelimits: [{ name: "search", limit: 2, duration: 60_000 }], tags: ["path:/search"] });
+        expect(body).not.toHaveProperty("credits");
+      }
     });
-    let reached = 0;
-    const auth = apiKeyAuth({
-      client,
-      logger: silentLogger,
-      ratelimits: [{ name: "search", limit: 2, duration: 60_000 }],
-      tags: (req: IncomingMessage) => [`path:${new URL(req.url ?? "/", "http://x").pathname}`],
-    });
-    const app = express().get("/search", auth, (_req, res) => {
-      reached++;
-      res.send("ok");
-    });
-    const statuses: number[] = [];
-    for (let i = 0; i < 4; i++) statuses.push((await request(app).get("/search").set("X-API-Key", key)).status);
-    expect(statuses).toEqual([200, 200, 429, 429]);
-    expect(reached).toBe(2);
-    expect(bodies).toHaveLength(4); // every request asked the service: none came from the cache
-    for (const body of bodies) {
-      expect(body).toMatchObject({ ratelimits: [{ name: "search", limit: 2, duration: 60_000 }], tags: ["path:/search"] });
-      expect(body).not.toHaveProperty("credits");
-    }
-  });
 
-  it("a cached answer is served without a call and still honours hideCredentials and req.apiKey", async () => {
+    it("a cached answer is served without a call and still honours hideCredentials and req.apiKey", async () => {
       const key = await fx.createKey();
       const { client, calls } = countingClient(fx.svc);
       const auth = apiKeyAuth({ client, logger: silentLogger, hideCredentials: true });

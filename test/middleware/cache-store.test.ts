@@ -68,7 +68,15 @@ describe("invalidation messages", () => {
       expect(parseInvalidation(JSON.stringify(m))).toEqual(m);
     }
     expect(JSON.stringify(invalidateKey("sk_a"))).not.toContain("sk_a");
-    for (const bad of ["", "{", "null", '{"v":2,"kind":"all"}', '{"v":1,"kind":"key","keyHash":"short"}', '{"v":1,"kind":"keyId","keyId":""}', '{"v":1,"kind":"drop"}']) {
+    for (const bad of [
+      "",
+      "{",
+      "null",
+      '{"v":2,"kind":"all"}',
+      '{"v":1,"kind":"key","keyHash":"short"}',
+      '{"v":1,"kind":"keyId","keyId":""}',
+      '{"v":1,"kind":"drop"}',
+    ]) {
       expect(parseInvalidation(bad)).toBeUndefined();
     }
   });
@@ -117,7 +125,8 @@ describe("memoryStore", () => {
     const store = memoryStore();
     const seen: unknown[] = [];
     store.subscribe((m) => seen.push(m));
-    const put = (key: string, query: string, result: VerifyKeyResult) => store.settle(store.lookup(ref(key, query), 0).ticket!, result, 1000);
+    const put = (key: string, query: string, result: VerifyKeyResult) =>
+      store.settle(store.lookup(ref(key, query), 0).ticket!, result, 1000);
     put("a", "", VALID);
     put("a", "x.read", VALID);
     put("b", "", { ...VALID, keyId: "key_2" });
@@ -170,13 +179,19 @@ describe("memoryStore", () => {
     for (const max of [0, -1, 1.5, "10", Number.NaN, Infinity]) {
       const err = refusal({ max });
       expect(err, String(max)).toBeInstanceOf(ConfigError);
-      expect(err).toMatchObject({ option: "max", message: expect.stringMatching(/^memoryStore: invalid option max = .+\. Use a whole number 1\.\.2147483647 \(default 1000\)\.$/) });
+      expect(err).toMatchObject({
+        option: "max",
+        message: expect.stringMatching(/^memoryStore: invalid option max = .+\. Use a whole number 1\.\.2147483647 \(default 1000\)\.$/),
+      });
     }
     expect(refusal({ maxx: 10 })).toMatchObject({
       option: "maxx",
       message: "memoryStore: unknown option maxx (did you mean max?); the options are max.",
     });
-    expect(refusal([])).toMatchObject({ option: "options", message: "memoryStore: invalid option options = an array. Pass { max } or nothing." });
+    expect(refusal([])).toMatchObject({
+      option: "options",
+      message: "memoryStore: invalid option options = an array. Pass { max } or nothing.",
+    });
     expect(refusal({ max: 1 })).toBeUndefined();
   });
 });
@@ -216,7 +231,9 @@ describe("the verifier over a store", () => {
 
   it("does not hand a charged answer to waiters: each verifies on its own, nothing is stored", async () => {
     let remaining = 3;
-    const c = countingClient(() => (remaining > 0 ? { ...VALID, credits: --remaining } : { valid: false, code: "USAGE_EXCEEDED", keyId: "key_1", credits: 0 }));
+    const c = countingClient(() =>
+      remaining > 0 ? { ...VALID, credits: --remaining } : { valid: false, code: "USAGE_EXCEEDED", keyId: "key_1", credits: 0 },
+    );
     const { verify, store } = verifierFor(c.client);
     const runs = Array.from({ length: 5 }, () => verify("a"));
     await vi.advanceTimersByTimeAsync(50);
@@ -232,7 +249,9 @@ describe("the verifier over a store", () => {
     const { verify, verifier } = verifierFor(c.client);
     await settle(verify("a"));
     answer = { ...VALID, credits: 5 };
-    await settle(verifier.verify("a", keyHash("a"), planShape({ permissions: undefined, cost: 1, ratelimits: undefined, tags: undefined }).fixed!));
+    await settle(
+      verifier.verify("a", keyHash("a"), planShape({ permissions: undefined, cost: 1, ratelimits: undefined, tags: undefined }).fixed!),
+    );
     expect(verifier.peek(keyHash("a"), SHAPE)).toBeUndefined();
     await settle(Promise.all([verify("a"), verify("a")]));
     expect(c.calls()).toBe(4);
@@ -268,7 +287,9 @@ describe("the verifier over a store", () => {
 
   it("staleIfError: serves a kept VALID answer while the service fails, until an invalidation forgets it", async () => {
     let down = false;
-    const c = countingClient(() => (down ? Promise.reject(Object.assign(new Error("down"), { code: "KEY_SERVICE_NETWORK_ERROR" })) : VALID));
+    const c = countingClient(() =>
+      down ? Promise.reject(Object.assign(new Error("down"), { code: "KEY_SERVICE_NETWORK_ERROR" })) : VALID,
+    );
     const { verify, verifier, store } = verifierFor(c.client, { staleIfError: 60_000 });
     await settle(verify("a"));
     await store.invalidate(invalidateAll()); // the cached answer goes; the stale one with it
@@ -283,7 +304,9 @@ describe("the verifier over a store", () => {
   it("staleIfError never serves past the key's expiry or maxAge", async () => {
     let down = false;
     const expires = Date.now() + 40_000;
-    const c = countingClient(() => (down ? Promise.reject(Object.assign(new Error("down"), { code: "KEY_SERVICE_NETWORK_ERROR" })) : { ...VALID, expires }));
+    const c = countingClient(() =>
+      down ? Promise.reject(Object.assign(new Error("down"), { code: "KEY_SERVICE_NETWORK_ERROR" })) : { ...VALID, expires },
+    );
     const { verify } = verifierFor(c.client, { staleIfError: 60_000 });
     await settle(verify("a"));
     down = true;

@@ -164,20 +164,17 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
       expect(stubCalls).toBe(2); // never stored
     });
 
-    it.each([
-      "<script>alert(1)</script> internal db host 10.0.0.5",
-      "not_found",
-      "A".repeat(65),
-      "EXPIRED\r\nX-Injected: 1",
-      "1ABC",
-    ])("a code that is not an UPPER_SNAKE identifier is not echoed: %j → UNKNOWN", async (odd) => {
-      const { app } = stubApp({ valid: false, code: odd, keyId: "key_1" });
-      const res = await request(app).get("/").set("X-API-Key", "sk_abc");
-      expect(res.status).toBe(401);
-      expect(res.body).toMatchObject({ code: "UNKNOWN", type: "urn:keyguard:problem:unknown" });
-      expect(res.text).not.toContain(odd);
-      expect(res.text).not.toContain("10.0.0.5");
-    });
+    it.each(["<script>alert(1)</script> internal db host 10.0.0.5", "not_found", "A".repeat(65), "EXPIRED\r\nX-Injected: 1", "1ABC"])(
+      "a code that is not an UPPER_SNAKE identifier is not echoed: %j → UNKNOWN",
+      async (odd) => {
+        const { app } = stubApp({ valid: false, code: odd, keyId: "key_1" });
+        const res = await request(app).get("/").set("X-API-Key", "sk_abc");
+        expect(res.status).toBe(401);
+        expect(res.body).toMatchObject({ code: "UNKNOWN", type: "urn:keyguard:problem:unknown" });
+        expect(res.text).not.toContain(odd);
+        expect(res.text).not.toContain("10.0.0.5");
+      },
+    );
 
     it("a 64-character UPPER_SNAKE code is echoed", async () => {
       const code = `X${"_".repeat(62)}Y`;
@@ -195,7 +192,11 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
       { query: "b OR c", scope: undefined },
     ])("permissions $query → $scope", async ({ query, scope }) => {
       const key = await fx.createKey({ permissions: ["other"] });
-      const app = express().get("/", apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger, permissions: query }), (_q, r) => r.send("ok"));
+      const app = express().get(
+        "/",
+        apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger, permissions: query }),
+        (_q, r) => r.send("ok"),
+      );
       const res = await request(app).get("/").set("X-API-Key", key);
       expect(res.status).toBe(403);
       const challenge = 'Bearer realm="api", error="insufficient_scope"';

@@ -38,15 +38,32 @@ describe("denials", () => {
 
   it("FORBIDDEN (which the local service can also produce) → 403 insufficient_scope; 403 under the preset", () => {
     const result = { valid: false, code: "FORBIDDEN", keyId: "key_1" } as const;
-    expect(rejectedKeyDenial(ctx, result, { now })).toMatchObject({ status: 403, code: "FORBIDDEN", headers: { "WWW-Authenticate": 'Bearer realm="api", error="insufficient_scope"' } });
+    expect(rejectedKeyDenial(ctx, result, { now })).toMatchObject({
+      status: 403,
+      code: "FORBIDDEN",
+      headers: { "WWW-Authenticate": 'Bearer realm="api", error="insufficient_scope"' },
+    });
     const preset = { ...ctx, policy: buildStatusPolicy(STATUS_PRESETS.forbidden, silentLogger) };
     expect(rejectedKeyDenial(preset, result, { now }).status).toBe(403);
     expect(rejectedKeyDenial(preset, { valid: false, code: "NOT_FOUND" }, { now }).status).toBe(401);
   });
 
   it("RATE_LIMITED: 429 with Retry-After and RateLimit headers, no challenge", () => {
-    const rl = { id: "rl_1", name: "requests", limit: 10, duration: 60_000, remaining: 0, reset: now + 42_000, exceeded: true, autoApply: true };
-    const err = rejectedKeyDenial(ctx, { valid: false, code: "RATE_LIMITED", keyId: "key_1", ratelimits: [rl] }, { now, requestId: "req_1" });
+    const rl = {
+      id: "rl_1",
+      name: "requests",
+      limit: 10,
+      duration: 60_000,
+      remaining: 0,
+      reset: now + 42_000,
+      exceeded: true,
+      autoApply: true,
+    };
+    const err = rejectedKeyDenial(
+      ctx,
+      { valid: false, code: "RATE_LIMITED", keyId: "key_1", ratelimits: [rl] },
+      { now, requestId: "req_1" },
+    );
     expect(err).toBeInstanceOf(KeyRejectedError);
     expect(err.headers).toEqual({
       "Retry-After": "42",
@@ -105,7 +122,12 @@ describe("denials", () => {
   });
 
   it("service failures: 503 with Retry-After; 500 hidden from the caller", () => {
-    expect(serviceUnavailableDenial(7, new Error("x"))).toMatchObject({ status: 503, retryAfter: 7, headers: { "Retry-After": "7" }, expose: true });
+    expect(serviceUnavailableDenial(7, new Error("x"))).toMatchObject({
+      status: 503,
+      retryAfter: 7,
+      headers: { "Retry-After": "7" },
+      expose: true,
+    });
     const failed = verificationFailedDenial("the key service rejected the root key", new Error("x"), "req_9");
     expect(failed).toMatchObject({ status: 500, expose: false, requestId: "req_9" });
     expect(problemBody(failed)).toEqual({

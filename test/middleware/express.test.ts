@@ -44,11 +44,19 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     const app = express();
     app.get("/", apiKeyAuth(base()), (req, res) => {
       const key = getApiKey(req)!;
-      res.json({ apiKey: req.apiKey, same: res.locals.apiKey === req.apiKey && key === req.apiKey, frozen: Object.isFrozen(key) && Object.isFrozen(key.meta) });
+      res.json({
+        apiKey: req.apiKey,
+        same: res.locals.apiKey === req.apiKey && key === req.apiKey,
+        frozen: Object.isFrozen(key) && Object.isFrozen(key.meta),
+      });
     });
     const res = await request(app).get("/").set("Authorization", `Bearer ${plainKey}`);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ same: true, frozen: true, apiKey: { valid: true, code: "VALID", name: "plain", meta: { plan: "free" }, keyId: expect.stringMatching(/^key_/) } });
+    expect(res.body).toMatchObject({
+      same: true,
+      frozen: true,
+      apiKey: { valid: true, code: "VALID", name: "plain", meta: { plan: "free" }, keyId: expect.stringMatching(/^key_/) },
+    });
     expect(JSON.stringify(res.body)).not.toContain(plainKey);
   });
 
@@ -110,7 +118,11 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
 
   it("onDenied answers denials itself", async () => {
     const app = express();
-    app.get("/", apiKeyAuth({ ...base(), onDenied: (err, _req, res: Response) => void res.status(418).json({ mine: err.code, status: err.status }) }), (_q, r) => r.send("ok"));
+    app.get(
+      "/",
+      apiKeyAuth({ ...base(), onDenied: (err, _req, res: Response) => void res.status(418).json({ mine: err.code, status: err.status }) }),
+      (_q, r) => r.send("ok"),
+    );
     const res = await request(app).get("/");
     expect(res.status).toBe(418);
     expect(res.body).toEqual({ mine: "MISSING_KEY", status: 401 });
@@ -118,7 +130,17 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
 
   it("an async onDenied that rejects: its error goes to next(err) (no hang, no unhandled rejection)", async () => {
     const app = express();
-    app.get("/", apiKeyAuth(base({ onDenied: async () => { throw Object.assign(new Error("onDenied bug"), { code: "ON_DENIED_BUG" }); } })), (_q, r) => r.send("ok"));
+    app.get(
+      "/",
+      apiKeyAuth(
+        base({
+          onDenied: async () => {
+            throw Object.assign(new Error("onDenied bug"), { code: "ON_DENIED_BUG" });
+          },
+        }),
+      ),
+      (_q, r) => r.send("ok"),
+    );
     let handled = 0;
     app.use(((err, _req, res, _next) => {
       handled++;
@@ -132,7 +154,18 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
 
   it("an onDenied that calls next(err) and then rejects: next is called once", async () => {
     const app = express();
-    app.get("/", apiKeyAuth(base({ onDenied: async (err, _req, _res, next) => { next(err); throw new Error("after next"); } })), (_q, r) => r.send("ok"));
+    app.get(
+      "/",
+      apiKeyAuth(
+        base({
+          onDenied: async (err, _req, _res, next) => {
+            next(err);
+            throw new Error("after next");
+          },
+        }),
+      ),
+      (_q, r) => r.send("ok"),
+    );
     let handled = 0;
     app.use(((err, _req, res, _next) => {
       handled++;
@@ -205,7 +238,9 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
   it("custom header name, realm and getKey", async () => {
     const app = express();
     app.get("/h", apiKeyAuth(base({ header: "X-Token", realm: "docs" })), (_q, r) => r.send("ok"));
-    app.get("/q", apiKeyAuth(base({ getKey: async (req) => new URL(req.url ?? "/", "http://x").searchParams.get("key") })), (_q, r) => r.send("ok"));
+    app.get("/q", apiKeyAuth(base({ getKey: async (req) => new URL(req.url ?? "/", "http://x").searchParams.get("key") })), (_q, r) =>
+      r.send("ok"),
+    );
     expect((await request(app).get("/h").set("X-Token", plainKey)).status).toBe(200);
     const denied = await request(app).get("/h").set("X-API-Key", plainKey);
     expect(denied.status).toBe(401);
@@ -217,7 +252,17 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
 
   it("a getKey that throws goes to next(err)", async () => {
     const app = express();
-    app.get("/", apiKeyAuth(base({ getKey: () => { throw Object.assign(new Error("boom"), { code: "APP_BUG" }); } })), (_q, r) => r.send("ok"));
+    app.get(
+      "/",
+      apiKeyAuth(
+        base({
+          getKey: () => {
+            throw Object.assign(new Error("boom"), { code: "APP_BUG" });
+          },
+        }),
+      ),
+      (_q, r) => r.send("ok"),
+    );
     app.use(errorHandler);
     const res = await request(app).get("/");
     expect(res.status).toBe(500);
@@ -231,7 +276,12 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     app.get("/admin", auth, requirePermissions("admin"), (_q, r) => r.send("ok"));
     app.get("/any", auth, requireAnyPermission("nope", "docs.read"), (_q, r) => r.send("ok"));
     app.get("/role", auth, requireRoles("editor"), (_q, r) => r.send("ok"));
-    app.get("/pred", auth, requireKey((key) => key.meta?.plan === "pro", { description: "a pro plan" }), (_q, r) => r.send("ok"));
+    app.get(
+      "/pred",
+      auth,
+      requireKey((key) => key.meta?.plan === "pro", { description: "a pro plan" }),
+      (_q, r) => r.send("ok"),
+    );
     app.get("/unauth", requireRoles("editor"), (_q, r) => r.send("ok"));
 
     const get = (path: string, key: string) => request(app).get(path).set("X-API-Key", key);

@@ -18,7 +18,11 @@ function req(...pairs: Array<[string, string]>) {
 describe("extractKey", () => {
   it("reads a Bearer token with the scheme in any case", () => {
     for (const scheme of ["Bearer", "bearer", "BEARER", "bEaReR"]) {
-      expect(extractKey(req(["Authorization", `${scheme} key_abc`]), opts)).toEqual({ kind: "key", key: "key_abc", from: ["authorization"] });
+      expect(extractKey(req(["Authorization", `${scheme} key_abc`]), opts)).toEqual({
+        kind: "key",
+        key: "key_abc",
+        from: ["authorization"],
+      });
     }
   });
 

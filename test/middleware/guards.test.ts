@@ -13,10 +13,12 @@ const KEY: VerifiedKey = Object.freeze({
   meta: { plan: "pro" },
 });
 
-const as = (key: VerifiedKey | null): RequestHandler => (req, _res, next) => {
-  if (key) req.apiKey = key;
-  next();
-};
+const as =
+  (key: VerifiedKey | null): RequestHandler =>
+  (req, _res, next) => {
+    if (key) req.apiKey = key;
+    next();
+  };
 
 async function status(guard: RequestHandler, key: VerifiedKey | null = KEY) {
   const app = express().get("/", as(key), guard, (_q, r) => r.send("ok"));
@@ -31,7 +33,12 @@ describe("guards", () => {
     expect(denied.status).toBe(403);
     // RFC 6750: scope is a space-separated list of tokens; the query stays in the detail.
     expect(denied.headers["www-authenticate"]).toBe('Bearer realm="api", error="insufficient_scope", scope="docs.read admin"');
-    expect(denied.body).toMatchObject({ code: "INSUFFICIENT_SCOPE", status: 403, title: "Forbidden", detail: "This request requires the permissions: docs.read AND admin." });
+    expect(denied.body).toMatchObject({
+      code: "INSUFFICIENT_SCOPE",
+      status: 403,
+      title: "Forbidden",
+      detail: "This request requires the permissions: docs.read AND admin.",
+    });
     expect((await status(requirePermissions("docs.*"))).status).toBe(403);
   });
 
@@ -62,9 +69,18 @@ describe("guards", () => {
 
   it("requireKey runs a sync or async predicate; its errors go to next(err)", async () => {
     expect((await status(requireKey((k) => k.meta?.plan === "pro"))).status).toBe(200);
-    expect((await status(requireKey(async (k) => k.keyId === "key_2", { description: "key 2" }))).body.detail).toBe("The API key does not meet: key 2.");
+    expect((await status(requireKey(async (k) => k.keyId === "key_2", { description: "key 2" }))).body.detail).toBe(
+      "The API key does not meet: key 2.",
+    );
     const app = express()
-      .get("/", as(KEY), requireKey(() => { throw new Error("predicate bug"); }), (_q, r) => r.send("ok"))
+      .get(
+        "/",
+        as(KEY),
+        requireKey(() => {
+          throw new Error("predicate bug");
+        }),
+        (_q, r) => r.send("ok"),
+      )
       .use(((_e, _q, r, _n) => r.status(500).send("app error")) as express.ErrorRequestHandler);
     expect((await request(app).get("/")).text).toBe("app error");
   });
@@ -86,7 +102,7 @@ describe("guards", () => {
   });
 });
 
-describe("guards reach the conventions of the apiKeyAuth() that ran (Symbol.for(\"keyguard.responder\"))", () => {
+describe('guards reach the conventions of the apiKeyAuth() that ran (Symbol.for("keyguard.responder"))', () => {
   // A stub key service answering every verification with VALID and the given roles.
   async function withStub<T>(run: (baseUrl: string) => Promise<T>): Promise<T> {
     const { startStub } = await import("./helpers");
@@ -122,13 +138,25 @@ describe("guards reach the conventions of the apiKeyAuth() that ran (Symbol.for(
     // The responder is not an enumerable property: JSON and spreads of req.apiKey do not carry it.
     await withStub(async (baseUrl) => {
       const auth = apiKeyAuth({ rootKey: "root", baseUrl, logger: silentLogger, retry: false });
-      const app = express().get("/", auth as RequestHandler, (req, res) => res.json({ keys: Object.getOwnPropertySymbols(req.apiKey!).length, spread: Object.getOwnPropertySymbols({ ...req.apiKey }).length, frozen: Object.isFrozen(req.apiKey), requestId: (req.apiKey as { requestId?: string }).requestId }));
+      const app = express().get("/", auth as RequestHandler, (req, res) =>
+        res.json({
+          keys: Object.getOwnPropertySymbols(req.apiKey!).length,
+          spread: Object.getOwnPropertySymbols({ ...req.apiKey }).length,
+          frozen: Object.isFrozen(req.apiKey),
+          requestId: (req.apiKey as { requestId?: string }).requestId,
+        }),
+      );
       // The service's request id stays on the key, non-enumerable, as the client returns it.
-      expect((await request(app).get("/").set("X-API-Key", "sk_any")).body).toEqual({ keys: 1, spread: 0, frozen: true, requestId: "req_1" });
+      expect((await request(app).get("/").set("X-API-Key", "sk_any")).body).toEqual({
+        keys: 1,
+        spread: 0,
+        frozen: true,
+        requestId: "req_1",
+      });
     });
   });
 
-  it("without apiKeyAuth() before it, a guard answers with the defaults (realm \"api\")", async () => {
+  it('without apiKeyAuth() before it, a guard answers with the defaults (realm "api")', async () => {
     const res = await status(requireRoles("admin"), null);
     expect(res.status).toBe(401);
     expect(res.headers["www-authenticate"]).toBe('Bearer realm="api"');

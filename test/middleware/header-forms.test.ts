@@ -34,22 +34,69 @@ const FORMS: Form[] = [
   { name: "non-ASCII token", headers: [["Authorization", "Bearer KEYé"]], status: 400, challenge: INVALID_REQUEST },
   { name: "Basic scheme only", headers: [["Authorization", "Basic dXNlcjpwYXNz"]], status: 401, challenge: BARE },
   { name: "unknown scheme", headers: [["Authorization", "Token KEY"]], status: 401, challenge: BARE },
-  { name: "Basic plus X-API-Key", headers: [["Authorization", "Basic dXNlcjpwYXNz"], ["X-API-Key", "KEY"]], status: 200, challenge: undefined },
+  {
+    name: "Basic plus X-API-Key",
+    headers: [
+      ["Authorization", "Basic dXNlcjpwYXNz"],
+      ["X-API-Key", "KEY"],
+    ],
+    status: 200,
+    challenge: undefined,
+  },
   { name: "X-API-Key", headers: [["X-API-Key", "KEY"]], status: 200, challenge: undefined },
   { name: "x-api-key (lower case)", headers: [["x-api-key", "KEY"]], status: 200, challenge: undefined },
   { name: "empty X-API-Key", headers: [["X-API-Key", ""]], status: 400, challenge: INVALID_REQUEST },
   { name: "X-API-Key with a space", headers: [["X-API-Key", "KEY OTHER"]], status: 400, challenge: INVALID_REQUEST },
   { name: "non-ASCII X-API-Key", headers: [["X-API-Key", "KEYü"]], status: 400, challenge: INVALID_REQUEST },
   { name: "X-API-Key sent twice (same key)", headers: [["X-API-Key", ["KEY", "KEY"]]], status: 400, challenge: INVALID_REQUEST },
-  { name: "Authorization sent twice", headers: [["Authorization", ["Bearer KEY", "Bearer OTHER"]]], status: 400, challenge: INVALID_REQUEST },
-  { name: "same key in both headers", headers: [["Authorization", "Bearer KEY"], ["X-API-Key", "KEY"]], status: 200, challenge: undefined },
-  { name: "different keys in the two headers", headers: [["Authorization", "Bearer KEY"], ["X-API-Key", "OTHER"]], status: 400, challenge: INVALID_REQUEST },
-  { name: "malformed Bearer with a valid X-API-Key", headers: [["Authorization", "Bearer"], ["X-API-Key", "KEY"]], status: 400, challenge: INVALID_REQUEST },
+  {
+    name: "Authorization sent twice",
+    headers: [["Authorization", ["Bearer KEY", "Bearer OTHER"]]],
+    status: 400,
+    challenge: INVALID_REQUEST,
+  },
+  {
+    name: "same key in both headers",
+    headers: [
+      ["Authorization", "Bearer KEY"],
+      ["X-API-Key", "KEY"],
+    ],
+    status: 200,
+    challenge: undefined,
+  },
+  {
+    name: "different keys in the two headers",
+    headers: [
+      ["Authorization", "Bearer KEY"],
+      ["X-API-Key", "OTHER"],
+    ],
+    status: 400,
+    challenge: INVALID_REQUEST,
+  },
+  {
+    name: "malformed Bearer with a valid X-API-Key",
+    headers: [
+      ["Authorization", "Bearer"],
+      ["X-API-Key", "KEY"],
+    ],
+    status: 400,
+    challenge: INVALID_REQUEST,
+  },
   { name: "unknown key", headers: [["Authorization", "Bearer sk_doesnotexist"]], status: 401, challenge: INVALID_TOKEN },
   { name: "key with padding appended (another key)", headers: [["Authorization", "Bearer KEY=="]], status: 401, challenge: INVALID_TOKEN },
   { name: "oversize key (513 chars)", headers: [["X-API-Key", "k".repeat(513)]], status: 401, challenge: INVALID_TOKEN },
-  { name: "oversize Bearer token (513 chars)", headers: [["Authorization", `Bearer ${"k".repeat(513)}`]], status: 401, challenge: INVALID_TOKEN },
-  { name: "Bearer token of exactly 512 chars (unknown key)", headers: [["Authorization", `Bearer ${"k".repeat(512)}`]], status: 401, challenge: INVALID_TOKEN },
+  {
+    name: "oversize Bearer token (513 chars)",
+    headers: [["Authorization", `Bearer ${"k".repeat(513)}`]],
+    status: 401,
+    challenge: INVALID_TOKEN,
+  },
+  {
+    name: "Bearer token of exactly 512 chars (unknown key)",
+    headers: [["Authorization", `Bearer ${"k".repeat(512)}`]],
+    status: 401,
+    challenge: INVALID_TOKEN,
+  },
 ];
 
 let fx: ServiceFixture;
@@ -90,7 +137,11 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
       expect(JSON.stringify(res.body)).not.toContain(key);
     }
     // Malformed and missing credentials, and oversize keys, never reach the service.
-    const reachesService = form.status === 200 || form.name.startsWith("unknown key") || form.name.startsWith("key with padding") || form.name.startsWith("Bearer token of exactly");
+    const reachesService =
+      form.status === 200 ||
+      form.name.startsWith("unknown key") ||
+      form.name.startsWith("key with padding") ||
+      form.name.startsWith("Bearer token of exactly");
     expect(calls.count).toBe(reachesService ? 1 : 0);
   });
 });

@@ -75,7 +75,9 @@ export function countingClient(svc: RunningLocalKeyService, options: Parameters<
 }
 
 /** A stand-in key service on 127.0.0.1 answering every request with `handler`; for faults the local service cannot make. */
-export async function startStub(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ baseUrl: string; close(): Promise<void>; server: Server }> {
+export async function startStub(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ baseUrl: string; close(): Promise<void>; server: Server }> {
   const server = createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;

@@ -56,17 +56,23 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
   it("requests without a key: denied 401 MISSING_KEY; with optional, admitted with that code", async () => {
     const denying = appWith();
     expect((await request(denying.app).get("/")).status).toBe(401);
-    expect(denying.decisions).toEqual([{ outcome: "denied", status: 401, code: "MISSING_KEY", keyId: undefined, source: "none", serviceMs: undefined }]);
+    expect(denying.decisions).toEqual([
+      { outcome: "denied", status: 401, code: "MISSING_KEY", keyId: undefined, source: "none", serviceMs: undefined },
+    ]);
 
     const optional = appWith({ optional: true });
     expect((await request(optional.app).get("/")).status).toBe(200);
-    expect(optional.decisions).toEqual([{ outcome: "admitted", status: undefined, code: "MISSING_KEY", keyId: undefined, source: "none", serviceMs: undefined }]);
+    expect(optional.decisions).toEqual([
+      { outcome: "admitted", status: undefined, code: "MISSING_KEY", keyId: undefined, source: "none", serviceMs: undefined },
+    ]);
   });
 
   it("malformed credentials: denied 400 INVALID_REQUEST without asking the service", async () => {
     const { app, decisions } = appWith();
     expect((await request(app).get("/").set("Authorization", "Bearer")).status).toBe(400);
-    expect(decisions).toEqual([{ outcome: "denied", status: 400, code: "INVALID_REQUEST", keyId: undefined, source: "none", serviceMs: undefined }]);
+    expect(decisions).toEqual([
+      { outcome: "denied", status: 400, code: "INVALID_REQUEST", keyId: undefined, source: "none", serviceMs: undefined },
+    ]);
   });
 
   it("an unknown key: NOT_FOUND from the service, then from the cache (negativeTtl)", async () => {
@@ -84,7 +90,9 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     const { key, keyId } = await fx.createKeyWithId({ enabled: false });
     const { app, decisions } = appWith({ policy: { DISABLED: { status: 403 } } });
     expect((await request(app).get("/").set("X-API-Key", key)).status).toBe(403);
-    expect(decisions).toEqual([{ outcome: "denied", status: 403, code: "DISABLED", keyId, source: "service", serviceMs: expect.any(Number) }]);
+    expect(decisions).toEqual([
+      { outcome: "denied", status: 403, code: "DISABLED", keyId, source: "service", serviceMs: expect.any(Number) },
+    ]);
   });
 
   it("the service unavailable: denied 503 SERVICE_UNAVAILABLE, with the time it took", async () => {
@@ -92,7 +100,9 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     fx.svc.service.setUnavailable({ retryAfter: 0 });
     const { app, decisions } = appWith();
     expect((await request(app).get("/").set("X-API-Key", key)).status).toBe(503);
-    expect(decisions).toEqual([{ outcome: "denied", status: 503, code: "SERVICE_UNAVAILABLE", keyId: undefined, source: "service", serviceMs: expect.any(Number) }]);
+    expect(decisions).toEqual([
+      { outcome: "denied", status: 503, code: "SERVICE_UNAVAILABLE", keyId: undefined, source: "service", serviceMs: expect.any(Number) },
+    ]);
   });
 
   it("failing open: admitted without a key, code SERVICE_UNAVAILABLE", async () => {
@@ -101,7 +111,16 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     const res = await request(app).get("/").set("X-API-Key", "sk_any_key_while_down");
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ keyId: null });
-    expect(decisions).toEqual([{ outcome: "admitted", status: undefined, code: "SERVICE_UNAVAILABLE", keyId: undefined, source: "service", serviceMs: expect.any(Number) }]);
+    expect(decisions).toEqual([
+      {
+        outcome: "admitted",
+        status: undefined,
+        code: "SERVICE_UNAVAILABLE",
+        keyId: undefined,
+        source: "service",
+        serviceMs: expect.any(Number),
+      },
+    ]);
   });
 
   it("staleIfError: the kept answer is reported as stale, with the time the failed call took", async () => {
@@ -120,13 +139,17 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
   it("a root key the service rejects: denied 500 VERIFICATION_FAILED from the service", async () => {
     const { app, decisions } = appWith({ rootKey: "root_not_known_here" });
     expect((await request(app).get("/").set("X-API-Key", "sk_some_key_500")).status).toBe(500);
-    expect(decisions).toEqual([{ outcome: "denied", status: 500, code: "VERIFICATION_FAILED", keyId: undefined, source: "service", serviceMs: expect.any(Number) }]);
+    expect(decisions).toEqual([
+      { outcome: "denied", status: 500, code: "VERIFICATION_FAILED", keyId: undefined, source: "service", serviceMs: expect.any(Number) },
+    ]);
   });
 
   it("an option function returning a bad value: denied 500 VERIFICATION_FAILED, nothing asked", async () => {
     const { app, decisions } = appWith({ cost: () => -1 });
     expect((await request(app).get("/").set("X-API-Key", "sk_some_key_cost")).status).toBe(500);
-    expect(decisions).toEqual([{ outcome: "denied", status: 500, code: "VERIFICATION_FAILED", keyId: undefined, source: "none", serviceMs: undefined }]);
+    expect(decisions).toEqual([
+      { outcome: "denied", status: 500, code: "VERIFICATION_FAILED", keyId: undefined, source: "none", serviceMs: undefined },
+    ]);
   });
 
   it("getKey: a cache hit found through it is reported as such", async () => {
@@ -158,7 +181,11 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     for (let i = 0; i < 3; i++) expect((await request(app).get("/").set("X-API-Key", key)).status).toBe(200);
     expect((await request(app).get("/")).status).toBe(401);
     expect(logger.entries).toEqual([
-      { level: "error", fields: { error: "TypeError", suppressedSinceLastLog: 0 }, message: "apiKeyAuth: onDecision threw; the request goes on as decided" },
+      {
+        level: "error",
+        fields: { error: "TypeError", suppressedSinceLastLog: 0 },
+        message: "apiKeyAuth: onDecision threw; the request goes on as decided",
+      },
     ]);
     expect(JSON.stringify(logger.entries)).not.toContain(key);
   });
@@ -169,7 +196,11 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     expect((await request(app).get("/")).status).toBe(401);
     await new Promise((resolve) => setImmediate(resolve));
     expect(logger.entries).toEqual([
-      { level: "error", fields: { error: "RangeError", suppressedSinceLastLog: 0 }, message: "apiKeyAuth: onDecision threw; the request goes on as decided" },
+      {
+        level: "error",
+        fields: { error: "RangeError", suppressedSinceLastLog: 0 },
+        message: "apiKeyAuth: onDecision threw; the request goes on as decided",
+      },
     ]);
   });
 
@@ -187,6 +218,8 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
 describe("the onDecision option", () => {
   it("must be a function", () => {
     expect(() => apiKeyAuth({ rootKey: "root_x", onDecision: "log" as never })).toThrow(ConfigError);
-    expect(() => apiKeyAuth({ rootKey: "root_x", onDecision: "log" as never })).toThrow(/invalid option onDecision = "log"\. Pass a function/);
+    expect(() => apiKeyAuth({ rootKey: "root_x", onDecision: "log" as never })).toThrow(
+      /invalid option onDecision = "log"\. Pass a function/,
+    );
   });
 });

@@ -60,7 +60,9 @@ describe("parseOptions", () => {
     const client = createClient({ rootKey: "root_key_for_tests", baseUrl: "http://127.0.0.1:9", logger: silentLogger });
     expect(parseOptions({ client, logger: silentLogger }).client).toBe(client);
     expect(() => parseOptions({ client, rootKey: "x", logger: silentLogger })).toThrow(/either client or rootKey/);
-    expect(() => parseOptions({ client: {} as never, logger: silentLogger })).toThrow(/invalid option client = an object\. Pass createClient/);
+    expect(() => parseOptions({ client: {} as never, logger: silentLogger })).toThrow(
+      /invalid option client = an object\. Pass createClient/,
+    );
   });
 
   it.each([
@@ -110,7 +112,9 @@ describe("parseOptions", () => {
       }
       expect(err).toBeInstanceOf(ConfigError);
       expect(err).toMatchObject({ option: "baseUrl" });
-      expect((err as Error).message).toMatch(/invalid option baseUrl = "[^"?#]+" \(its query and fragment are left out of this message\)\. Take the query and fragment out/);
+      expect((err as Error).message).toMatch(
+        /invalid option baseUrl = "[^"?#]+" \(its query and fragment are left out of this message\)\. Take the query and fragment out/,
+      );
       expect(JSON.stringify({ message: (err as Error).message, ...(err as object) })).not.toContain("SECRET123");
     }
   });
@@ -156,7 +160,12 @@ describe("parseOptions", () => {
 
   it("says nothing when every name inside cache and retry is known", () => {
     const logger = recordingLogger();
-    parseOptions({ ...ok, logger, cache: { ttl: 1, negativeTtl: 2, max: 3 }, retry: { attempts: 1, initialDelay: 1, factor: 1, maxDelay: 1, jitter: 0 } });
+    parseOptions({
+      ...ok,
+      logger,
+      cache: { ttl: 1, negativeTtl: 2, max: 3 },
+      retry: { attempts: 1, initialDelay: 1, factor: 1, maxDelay: 1, jitter: 0 },
+    });
     parseOptions({ ...ok, logger, cache: false, retry: false });
     expect(logger.entries).toEqual([]);
   });
@@ -170,7 +179,13 @@ describe("parseOptions", () => {
   });
 
   it("merges a partial retry over the middleware's defaults", () => {
-    expect(parseOptions({ ...ok, retry: { attempts: 3 } }).call.settings.retry).toEqual({ attempts: 3, initialDelay: 100, factor: 2, maxDelay: 500, jitter: 0.2 });
+    expect(parseOptions({ ...ok, retry: { attempts: 3 } }).call.settings.retry).toEqual({
+      attempts: 3,
+      initialDelay: 100,
+      factor: 2,
+      maxDelay: 500,
+      jitter: 0.2,
+    });
     expect(parseOptions({ ...ok, retry: false }).call.settings.retry).toBeNull();
     expect(parseOptions({ ...ok, retry: false }).call.options.retry).toBe(false);
   });
@@ -187,7 +202,12 @@ describe("parseOptions", () => {
     const clientConfig = parseClientOptions({ rootKey: "root_key_for_tests", logger: silentLogger });
     const first = resolveCallOptions(clientConfig, call.options, "keys.verifyKey");
     expect(resolveCallOptions(clientConfig, call.options, "keys.verifyKey")).toBe(first);
-    expect(first).toEqual({ timeout: 700, deadline: 2500, retry: { attempts: 3, initialDelay: 100, factor: 2, maxDelay: 500, jitter: 0.2 }, signal: undefined });
+    expect(first).toEqual({
+      timeout: 700,
+      deadline: 2500,
+      retry: { attempts: 3, initialDelay: 100, factor: 2, maxDelay: 500, jitter: 0.2 },
+      signal: undefined,
+    });
     expect(Object.isFrozen(call.options)).toBe(true);
     // Any other object is checked as before.
     expect(() => resolveCallOptions(clientConfig, { ...call.options, timeout: 0 }, "keys.verifyKey")).toThrow(/timeout/);
@@ -246,7 +266,11 @@ describe("parseOptions", () => {
   });
 
   it("accepts cache: false and staleIfError", () => {
-    expect(parseOptions({ ...ok, cache: false, staleIfError: 60_000 })).toMatchObject({ cache: undefined, store: undefined, staleIfError: 60_000 });
+    expect(parseOptions({ ...ok, cache: false, staleIfError: 60_000 })).toMatchObject({
+      cache: undefined,
+      store: undefined,
+      staleIfError: 60_000,
+    });
   });
 });
 

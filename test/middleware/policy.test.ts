@@ -42,16 +42,28 @@ describe("status policy", () => {
   });
 
   it("rejects bad overrides naming the entry", () => {
-    expect(() => buildStatusPolicy({ EXPIRED: 200 }, silentLogger)).toThrow("apiKeyAuth: invalid option policy.EXPIRED.status = 200. Use a whole number 400..599 (a denial's status).");
-    expect(() => buildStatusPolicy({ EXPIRED: { status: 401, error: "nope" as never } }, silentLogger)).toThrow('apiKeyAuth: invalid option policy.EXPIRED.error = "nope". Use "invalid_request", "invalid_token" or "insufficient_scope", or leave it unset.');
+    expect(() => buildStatusPolicy({ EXPIRED: 200 }, silentLogger)).toThrow(
+      "apiKeyAuth: invalid option policy.EXPIRED.status = 200. Use a whole number 400..599 (a denial's status).",
+    );
+    expect(() => buildStatusPolicy({ EXPIRED: { status: 401, error: "nope" as never } }, silentLogger)).toThrow(
+      'apiKeyAuth: invalid option policy.EXPIRED.error = "nope". Use "invalid_request", "invalid_token" or "insufficient_scope", or leave it unset.',
+    );
     expect(() => buildStatusPolicy({ VALID: 401 } as never, silentLogger)).toThrow(ConfigError);
     expect(() => buildStatusPolicy({ expired: 401 }, silentLogger)).toThrow(/not a code/);
     expect(() => buildStatusPolicy("forbidden" as never, silentLogger)).toThrow(/object of overrides/);
   });
 
   it.each([
-    ["SERVICE_UNAVAILABLE", 500, /policy\.SERVICE_UNAVAILABLE cannot be set; a key service that cannot answer is always 503 with Retry-After\. To answer it differently, use onDenied \(err\.code === "SERVICE_UNAVAILABLE"\)\. Remove it\./],
-    ["VERIFICATION_FAILED", 503, /policy\.VERIFICATION_FAILED cannot be set; a verification that fails by misconfiguration is always 500\./],
+    [
+      "SERVICE_UNAVAILABLE",
+      500,
+      /policy\.SERVICE_UNAVAILABLE cannot be set; a key service that cannot answer is always 503 with Retry-After\. To answer it differently, use onDenied \(err\.code === "SERVICE_UNAVAILABLE"\)\. Remove it\./,
+    ],
+    [
+      "VERIFICATION_FAILED",
+      503,
+      /policy\.VERIFICATION_FAILED cannot be set; a verification that fails by misconfiguration is always 500\./,
+    ],
     ["INSUFFICIENT_SCOPE", 401, /policy\.INSUFFICIENT_SCOPE cannot be set; a guard's refusal is always 403/],
     ["VALID", 401, /policy\.VALID cannot be set; a valid key always passes\. Remove it\./],
   ])("refuses %s, whose status the table does not decide", (code, status, message) => {

@@ -3,7 +3,10 @@ import { describe, expect, it } from "vitest";
 import { rateLimitHeaders, retryAfterFromRatelimits } from "../../src/middleware/ratelimit-headers";
 
 const now = 1_700_000_000_000;
-const state = (name: string, over: Partial<{ limit: number; duration: number; remaining: number; reset: number; exceeded: boolean }> = {}) => ({
+const state = (
+  name: string,
+  over: Partial<{ limit: number; duration: number; remaining: number; reset: number; exceeded: boolean }> = {},
+) => ({
   name,
   limit: 10,
   duration: 60_000,
@@ -20,7 +23,9 @@ describe("rateLimitHeaders", () => {
   });
 
   it("renders structured-field lists with q, w, r, t", () => {
-    expect(rateLimitHeaders([state("requests"), state("burst", { limit: 2, duration: 1000, remaining: 0, reset: now + 300 })], now)).toEqual({
+    expect(
+      rateLimitHeaders([state("requests"), state("burst", { limit: 2, duration: 1000, remaining: 0, reset: now + 300 })], now),
+    ).toEqual({
       "RateLimit-Policy": '"requests";q=10;w=60, "burst";q=2;w=1',
       RateLimit: '"requests";r=3;t=42, "burst";r=0;t=1',
     });
@@ -43,7 +48,16 @@ describe("rateLimitHeaders", () => {
 
 describe("retryAfterFromRatelimits", () => {
   it("waits for the slowest exceeded limit, at least 1 s", () => {
-    expect(retryAfterFromRatelimits([state("a", { exceeded: true, reset: now + 2_100 }), state("b", { exceeded: true, reset: now + 9_000 }), state("c", { reset: now + 99_000 })], now)).toBe(9);
+    expect(
+      retryAfterFromRatelimits(
+        [
+          state("a", { exceeded: true, reset: now + 2_100 }),
+          state("b", { exceeded: true, reset: now + 9_000 }),
+          state("c", { reset: now + 99_000 }),
+        ],
+        now,
+      ),
+    ).toBe(9);
     expect(retryAfterFromRatelimits([state("a", { exceeded: true, reset: now - 1 })], now)).toBe(1);
   });
 

@@ -35,25 +35,55 @@ const requests = { name: "requests", limit: 100, duration: 60_000 };
 
 // Each was accepted by apiKeyAuth() before, and refused by the service on every request.
 const newlyRefused: Array<[string, Partial<ApiKeyAuthOptions>, Record<string, unknown>, string]> = [
-  ["limit: 0", { ratelimits: [{ ...requests, limit: 0 }] }, { ratelimits: [{ ...requests, limit: 0 }] },
-    `apiKeyAuth: ratelimits[0].limit is 0 (a number), which the key service refuses: must be at least 1. ${RATELIMITS_FIX}`],
-  ["duration: 0", { ratelimits: [{ ...requests, duration: 0 }] }, { ratelimits: [{ ...requests, duration: 0 }] },
-    `apiKeyAuth: ratelimits[0].duration is 0 (a number), which the key service refuses: must be at least 1000. ${RATELIMITS_FIX}`],
-  ["a window under a second", { ratelimits: [{ ...requests, duration: 999 }] }, { ratelimits: [{ ...requests, duration: 999 }] },
-    "ratelimits[0].duration is 999 (a number), which the key service refuses: must be at least 1000."],
-  ["a one-letter name", { ratelimits: [{ name: "r" }] }, { ratelimits: [{ name: "r" }] },
-    'ratelimits[0].name is "r" (a string), which the key service refuses: must be at least 3 characters long.'],
-  ["a name of 256 characters", { ratelimits: [{ name: "r".repeat(256) }] }, { ratelimits: [{ name: "r".repeat(256) }] },
-    "ratelimits[0].name is \"rrrr"],
-  ["a field verifyKey does not know", { ratelimits: [{ ...requests, autoApply: true } as never] }, { ratelimits: [{ ...requests, autoApply: true }] },
-    "ratelimits[0].autoApply is true (a boolean), which the key service refuses: is not a known field. Remove it. Known fields: name, cost, limit, duration."],
-  ["a name twice", { ratelimits: [requests, { name: "requests", cost: 2 }] }, { ratelimits: [requests, { name: "requests", cost: 2 }] },
-    'ratelimits[1].name is "requests" (a string), which the key service refuses: duplicate rate limit name "requests".'],
-  ["51 rate limits", { ratelimits: Array.from({ length: 51 }, (_, i) => ({ name: `limit${i}` })) },
+  [
+    "limit: 0",
+    { ratelimits: [{ ...requests, limit: 0 }] },
+    { ratelimits: [{ ...requests, limit: 0 }] },
+    `apiKeyAuth: ratelimits[0].limit is 0 (a number), which the key service refuses: must be at least 1. ${RATELIMITS_FIX}`,
+  ],
+  [
+    "duration: 0",
+    { ratelimits: [{ ...requests, duration: 0 }] },
+    { ratelimits: [{ ...requests, duration: 0 }] },
+    `apiKeyAuth: ratelimits[0].duration is 0 (a number), which the key service refuses: must be at least 1000. ${RATELIMITS_FIX}`,
+  ],
+  [
+    "a window under a second",
+    { ratelimits: [{ ...requests, duration: 999 }] },
+    { ratelimits: [{ ...requests, duration: 999 }] },
+    "ratelimits[0].duration is 999 (a number), which the key service refuses: must be at least 1000.",
+  ],
+  [
+    "a one-letter name",
+    { ratelimits: [{ name: "r" }] },
+    { ratelimits: [{ name: "r" }] },
+    'ratelimits[0].name is "r" (a string), which the key service refuses: must be at least 3 characters long.',
+  ],
+  [
+    "a name of 256 characters",
+    { ratelimits: [{ name: "r".repeat(256) }] },
+    { ratelimits: [{ name: "r".repeat(256) }] },
+    'ratelimits[0].name is "rrrr',
+  ],
+  [
+    "a field verifyKey does not know",
+    { ratelimits: [{ ...requests, autoApply: true } as never] },
+    { ratelimits: [{ ...requests, autoApply: true }] },
+    "ratelimits[0].autoApply is true (a boolean), which the key service refuses: is not a known field. Remove it. Known fields: name, cost, limit, duration.",
+  ],
+  [
+    "a name twice",
+    { ratelimits: [requests, { name: "requests", cost: 2 }] },
+    { ratelimits: [requests, { name: "requests", cost: 2 }] },
+    'ratelimits[1].name is "requests" (a string), which the key service refuses: duplicate rate limit name "requests".',
+  ],
+  [
+    "51 rate limits",
     { ratelimits: Array.from({ length: 51 }, (_, i) => ({ name: `limit${i}` })) },
-    "ratelimits is an array, which the key service refuses: must have at most 50 items."],
-  ["a tag of 513 characters", { tags: ["t".repeat(513)] }, { tags: ["t".repeat(513)] },
-    "tags[0] is \"ttt"],
+    { ratelimits: Array.from({ length: 51 }, (_, i) => ({ name: `limit${i}` })) },
+    "ratelimits is an array, which the key service refuses: must have at most 50 items.",
+  ],
+  ["a tag of 513 characters", { tags: ["t".repeat(513)] }, { tags: ["t".repeat(513)] }, 'tags[0] is "ttt'],
 ];
 
 describe("apiKeyAuth() refuses at creation what the key service refuses", () => {
@@ -85,13 +115,16 @@ describe("a per-request function returning what the service would refuse", () =>
     ["ratelimits", { ratelimits: () => [{ name: "r" }] }, 'computed ratelimits[0].name is "r" (a string)'],
     ["ratelimits", { ratelimits: () => [{ ...requests, duration: 0 }] }, "computed ratelimits[0].duration is 0 (a number)"],
     ["tags", { tags: () => ["t".repeat(513)] }, "computed tags[0] is"],
-  ] as Array<[string, Partial<ApiKeyAuthOptions>, string]>)("%s: fails that request with a 500, without calling the service", async (_n, options, message) => {
-    const errors: string[] = [];
-    const logger = { warn: () => {}, error: (fields: unknown, msg: string) => errors.push(`${msg} ${JSON.stringify(fields)}`) };
-    const app = express().get("/", auth({ ...options, logger }), (_q, r) => r.send("ok"));
-    const res = await request(app).get("/").set("X-API-Key", key);
-    expect(res.status).toBe(500);
-    expect(res.body.code).toBe("VERIFICATION_FAILED");
-    expect(errors.join("\n")).toContain(message);
-  });
+  ] as Array<[string, Partial<ApiKeyAuthOptions>, string]>)(
+    "%s: fails that request with a 500, without calling the service",
+    async (_n, options, message) => {
+      const errors: string[] = [];
+      const logger = { warn: () => {}, error: (fields: unknown, msg: string) => errors.push(`${msg} ${JSON.stringify(fields)}`) };
+      const app = express().get("/", auth({ ...options, logger }), (_q, r) => r.send("ok"));
+      const res = await request(app).get("/").set("X-API-Key", key);
+      expect(res.status).toBe(500);
+      expect(res.body.code).toBe("VERIFICATION_FAILED");
+      expect(errors.join("\n")).toContain(message);
+    },
+  );
 });

@@ -128,7 +128,9 @@ describe("planShape", () => {
     await expect(planShape({ ...base, permissions: () => "docs.read AND (" }).resolve({})).rejects.toThrow(
       /^permissions returned an invalid query: /,
     );
-    await expect(planShape({ ...base, permissions: () => 5 as never }).resolve({})).rejects.toThrow("permissions returned number, not a query string");
+    await expect(planShape({ ...base, permissions: () => 5 as never }).resolve({})).rejects.toThrow(
+      "permissions returned number, not a query string",
+    );
     await expect(planShape({ ...base, cost: () => 1.5 }).resolve({})).rejects.toThrow(ShapeError);
     await expect(planShape({ ...base, tags: () => [""] }).resolve({})).rejects.toThrow(
       'computed tags[0] is "" (a string), which the key service refuses: must be at least 1 characters long. Use an array of short, non-empty strings',

@@ -109,10 +109,17 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     ])("$name → 503", async ({ status, headers, retryAfter }) => {
       const stub = await startStub((_req, res) => {
         res.writeHead(status, { "Content-Type": "application/json", ...headers });
-        res.end(JSON.stringify({ meta: { requestId: "req_s" }, error: { title: "x", detail: "secret upstream detail", status, type: "about:blank" } }));
+        res.end(
+          JSON.stringify({
+            meta: { requestId: "req_s" },
+            error: { title: "x", detail: "secret upstream detail", status, type: "about:blank" },
+          }),
+        );
       });
       try {
-        const app = express().get("/", apiKeyAuth({ rootKey: "root_key_x", baseUrl: stub.baseUrl, logger: silentLogger }), (_q, r) => r.send("ok"));
+        const app = express().get("/", apiKeyAuth({ rootKey: "root_key_x", baseUrl: stub.baseUrl, logger: silentLogger }), (_q, r) =>
+          r.send("ok"),
+        );
         const res = await request(app).get("/").set("X-API-Key", "sk_whatever");
         expect(res.status).toBe(503);
         expect(res.headers["retry-after"]).toBe(retryAfter);
@@ -137,7 +144,11 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
   describe("misconfiguration → 500 with an error log", () => {
     it.each([
       { name: "unknown root key (service 401)", rootKey: async () => "root_not_known_123", extra: {} },
-      { name: "unknown rate limit name (service 412)", rootKey: async () => fx.svc.rootKey, extra: { ratelimits: [{ name: "no_such_limit" }] } },
+      {
+        name: "unknown rate limit name (service 412)",
+        rootKey: async () => fx.svc.rootKey,
+        extra: { ratelimits: [{ name: "no_such_limit" }] },
+      },
     ])("$name", async ({ rootKey, extra }) => {
       const root = await rootKey();
       const logger = recordingLogger();
@@ -225,7 +236,17 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
       const stub = await startStub((_req, res) => {
         received++;
         res.writeHead(429, { "Content-Type": "application/json", "Retry-After": "4" });
-        res.end(JSON.stringify({ meta: { requestId: "req_rl" }, error: { title: "Too Many Requests", detail: "workspace rate limited", status: 429, type: "https://unkey.com/docs/errors/user/too_many_requests/workspace_rate_limited" } }));
+        res.end(
+          JSON.stringify({
+            meta: { requestId: "req_rl" },
+            error: {
+              title: "Too Many Requests",
+              detail: "workspace rate limited",
+              status: 429,
+              type: "https://unkey.com/docs/errors/user/too_many_requests/workspace_rate_limited",
+            },
+          }),
+        );
       });
       try {
         const logger = recordingLogger();
@@ -302,7 +323,8 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
       { name: "now has credits", change: ({ keyId }) => fx.client.keys.updateCredits({ keyId, operation: "set", value: 10 }), then: 200 },
       {
         name: "now has a rate limit",
-        change: ({ keyId }) => fx.client.keys.updateKey({ keyId, ratelimits: [{ name: "requests", limit: 100, duration: 60_000, autoApply: true }] }),
+        change: ({ keyId }) =>
+          fx.client.keys.updateKey({ keyId, ratelimits: [{ name: "requests", limit: 100, duration: 60_000, autoApply: true }] }),
         then: 200,
       },
     ];

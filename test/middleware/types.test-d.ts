@@ -53,7 +53,14 @@ describe("types", () => {
         expectTypeOf(decision.serviceMs).toEqualTypeOf<number | undefined>();
       },
     });
-    expectTypeOf<ApiKeyAuthOptions["telemetry"]>().toEqualTypeOf<boolean | { tracerProvider?: { getTracer(name: string, version?: string): object }; meterProvider?: { getMeter(name: string, version?: string): object } } | undefined>();
+    expectTypeOf<ApiKeyAuthOptions["telemetry"]>().toEqualTypeOf<
+      | boolean
+      | {
+          tracerProvider?: { getTracer(name: string, version?: string): object };
+          meterProvider?: { getMeter(name: string, version?: string): object };
+        }
+      | undefined
+    >();
   });
 
   it("options", () => {

@@ -79,7 +79,10 @@ describe("charged keys", () => {
     await a;
     const outcome = await b;
     expect(calls).toHaveLength(1);
-    expect(outcome).toMatchObject({ kind: "failure", failure: { kind: "unavailable", cause: { code: "KEY_SERVICE_TIMEOUT", scope: "deadline" } } });
+    expect(outcome).toMatchObject({
+      kind: "failure",
+      failure: { kind: "unavailable", cause: { code: "KEY_SERVICE_TIMEOUT", scope: "deadline" } },
+    });
   });
 
   it("once a key's answer was charged, concurrent requests for it are not joined: each calls at once", async () => {

@@ -86,14 +86,16 @@ export const DELIBERATE_DIFFERENCES: readonly DeliberateDifference[] = [
     keyguard: null,
     why: "The list of codes is open: a client treats a code it does not know as invalid rather than refusing the answer.",
   },
-  ...["request.remaining", "request.refill", "request.refill.interval", "request.refill.amount", "request.refill.refillDay"].map((path) => ({
-    operation: "keys.createKey",
-    path,
-    fact: "present",
-    production: false,
-    keyguard: true,
-    why: "The specification's flat credit fields: keyguard accepts them or the nested `credits`, not both (the client sends `credits`).",
-  })),
+  ...["request.remaining", "request.refill", "request.refill.interval", "request.refill.amount", "request.refill.refillDay"].map(
+    (path) => ({
+      operation: "keys.createKey",
+      path,
+      fact: "present",
+      production: false,
+      keyguard: true,
+      why: "The specification's flat credit fields: keyguard accepts them or the nested `credits`, not both (the client sends `credits`).",
+    }),
+  ),
   {
     operation: "permissions.createPermission",
     path: "request.slug",

@@ -11,7 +11,14 @@ describe("invalidationAfter", () => {
   });
 
   it("forgets everything after changes under many keys, or when the keyId is missing", () => {
-    for (const op of ["permissions.deletePermission", "permissions.deleteRole", "permissions.setRolePermissions", "apis.deleteApi", "identities.updateIdentity", "identities.deleteIdentity"]) {
+    for (const op of [
+      "permissions.deletePermission",
+      "permissions.deleteRole",
+      "permissions.setRolePermissions",
+      "apis.deleteApi",
+      "identities.updateIdentity",
+      "identities.deleteIdentity",
+    ]) {
       expect(invalidationAfter(op, { identity: "x" }), op).toEqual({ v: 1, kind: "all" });
     }
     expect(invalidationAfter("keys.updateKey", {})).toEqual({ v: 1, kind: "all" });
@@ -19,7 +26,18 @@ describe("invalidationAfter", () => {
   });
 
   it("announces nothing after reads, creations and verifications", () => {
-    for (const op of ["keys.verifyKey", "keys.createKey", "keys.getKey", "apis.listKeys", "permissions.createRole", "ratelimit.limit", "ratelimit.multiLimit", "ratelimit.setOverride", "ratelimit.deleteOverride", "keys.migrateKeys"]) {
+    for (const op of [
+      "keys.verifyKey",
+      "keys.createKey",
+      "keys.getKey",
+      "apis.listKeys",
+      "permissions.createRole",
+      "ratelimit.limit",
+      "ratelimit.multiLimit",
+      "ratelimit.setOverride",
+      "ratelimit.deleteOverride",
+      "keys.migrateKeys",
+    ]) {
       expect(invalidationAfter(op, { keyId: "key_1" }), op).toBeUndefined();
     }
   });
@@ -31,7 +49,14 @@ describe("messages on the wire", () => {
     const text = encodeInvalidation({ v: 1, kind: "key", keyHash: keyHash(key) });
     expect(text).not.toContain(key);
     expect(parseInvalidation(text)).toEqual({ v: 1, kind: "key", keyHash: keyHash(key) });
-    for (const bad of ["", "{", "null", '{"v":2,"kind":"all"}', '{"v":1,"kind":"key","keyHash":"short"}', '{"v":1,"kind":"keyId","keyId":""}']) {
+    for (const bad of [
+      "",
+      "{",
+      "null",
+      '{"v":2,"kind":"all"}',
+      '{"v":1,"kind":"key","keyHash":"short"}',
+      '{"v":1,"kind":"keyId","keyId":""}',
+    ]) {
       expect(parseInvalidation(bad), bad).toBeUndefined();
     }
   });

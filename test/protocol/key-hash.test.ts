@@ -71,7 +71,11 @@ describe("keyHash", () => {
     // An older instance's message, during a rolling upgrade: the same key, so the same hash here.
     for (const key of ["sk_a", "sk_b", "k".repeat(300)]) {
       const older = createHash("sha256").update(key).digest("base64url");
-      expect(parseInvalidation(JSON.stringify({ v: 1, kind: "key", keyHash: older }))).toEqual({ v: 1, kind: "key", keyHash: keyHash(key) });
+      expect(parseInvalidation(JSON.stringify({ v: 1, kind: "key", keyHash: older }))).toEqual({
+        v: 1,
+        kind: "key",
+        keyHash: keyHash(key),
+      });
     }
     // Neither form with anything else: refused.
     for (const bad of [`${hash}=`, `${"A".repeat(42)}==`, "A".repeat(42), "A".repeat(44), "+".repeat(43)]) {

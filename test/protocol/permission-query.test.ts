@@ -19,7 +19,13 @@ describe("parsePermissionQuery", () => {
       type: "or",
       operands: [
         { type: "permission", value: "a" },
-        { type: "and", operands: [{ type: "permission", value: "b" }, { type: "permission", value: "c" }] },
+        {
+          type: "and",
+          operands: [
+            { type: "permission", value: "b" },
+            { type: "permission", value: "c" },
+          ],
+        },
       ],
     });
   });

@@ -4,7 +4,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import express from "express";
 import request from "supertest";
 import { apiKeyAuth, getApiKey, type ApiKeyAuthOptions } from "keyguard";
-import { capturingLogger, faults, startFaultServer, startLocal, trapUnhandled, type Fault, type FaultServer, type LocalFixture } from "./support";
+import {
+  capturingLogger,
+  faults,
+  startFaultServer,
+  startLocal,
+  trapUnhandled,
+  type Fault,
+  type FaultServer,
+  type LocalFixture,
+} from "./support";
 
 const trap = trapUnhandled();
 let local: LocalFixture;
@@ -76,8 +85,13 @@ const UNAVAILABLE: FaultCase[] = [
   { name: "HTML 500 page", fault: () => faults.html(500), hits: 1, retryAfter: "5" },
   { name: "200 without data", fault: faults.noData, hits: 1, retryAfter: "5" },
   { name: "200 with data but no boolean valid", fault: faults.dataWithoutValid, hits: 1, retryAfter: "5" },
-  { name: "200 with valid: \"true\" (a string)", fault: faults.validAsString, hits: 1, retryAfter: "5" },
-  { name: "429 workspace_rate_limited", fault: () => faults.errorEnvelope(429, "workspace_rate_limited", "slow down"), hits: 1, retryAfter: "5" },
+  { name: '200 with valid: "true" (a string)', fault: faults.validAsString, hits: 1, retryAfter: "5" },
+  {
+    name: "429 workspace_rate_limited",
+    fault: () => faults.errorEnvelope(429, "workspace_rate_limited", "slow down"),
+    hits: 1,
+    retryAfter: "5",
+  },
 ];
 
 /** Faults that mean "this server is misconfigured": 500, error log, never the caller's fault. */

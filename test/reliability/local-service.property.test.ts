@@ -24,7 +24,12 @@ async function freshFixtures(): Promise<void> {
   real.roleId = (await client.permissions.createRole({ name: real.role, permissions: [real.permission] })).roleId;
   real.migrationId = (await local.svc.service.createKeyMigration()).migrationId;
   await client.identities.createIdentity({ externalId: real.externalId });
-  const created = await client.keys.createKey({ apiId: real.apiId, permissions: [real.permission], roles: [real.role], externalId: real.externalId });
+  const created = await client.keys.createKey({
+    apiId: real.apiId,
+    permissions: [real.permission],
+    roles: [real.role],
+    externalId: real.externalId,
+  });
   real.keyId = created.keyId;
   real.key = created.key;
   // The override the override operations' seeds name, in a namespace that `limit` creates.
@@ -53,7 +58,10 @@ const SEEDS: Record<OperationName, () => Record<string, unknown> | unknown[]> = 
   "apis.getApi": () => ({ apiId: real.apiId }),
   "apis.listKeys": () => ({ apiId: real.apiId }),
   "apis.deleteApi": () => ({ apiId: real.apiId }),
-  "permissions.createPermission": () => { const slug = `fuzz.new.${++created}`; return { name: slug, slug }; },
+  "permissions.createPermission": () => {
+    const slug = `fuzz.new.${++created}`;
+    return { name: slug, slug };
+  },
   "permissions.getPermission": () => ({ permission: real.permission }),
   "permissions.listPermissions": () => ({}),
   "permissions.deletePermission": () => ({ permission: real.permission }),
@@ -86,10 +94,19 @@ afterAll(() => local.close());
 
 // Values, as JSON text.
 const text = (arb: fc.Arbitrary<unknown>) => arb.map((v) => JSON.stringify(v) ?? "null");
-const hugeNumber = fc.constantFrom("1e400", "-1e400", "1e308", "-0", "123456789012345678901234567890", "9007199254740993", "0.0000000000000000000001", "1E+2");
-const deepNesting = fc.tuple(fc.constantFrom(50, 1_000, 5_000), fc.constantFrom("array", "object")).map(([n, kind]) =>
-  kind === "array" ? "[".repeat(n) + "]".repeat(n) : '{"a":'.repeat(n) + "1" + "}".repeat(n),
+const hugeNumber = fc.constantFrom(
+  "1e400",
+  "-1e400",
+  "1e308",
+  "-0",
+  "123456789012345678901234567890",
+  "9007199254740993",
+  "0.0000000000000000000001",
+  "1E+2",
 );
+const deepNesting = fc
+  .tuple(fc.constantFrom(50, 1_000, 5_000), fc.constantFrom("array", "object"))
+  .map(([n, kind]) => (kind === "array" ? "[".repeat(n) + "]".repeat(n) : '{"a":'.repeat(n) + "1" + "}".repeat(n)));
 const hostileObject = fc.constantFrom(
   '{"__proto__":{"polluted":true}}',
   '{"constructor":{"prototype":{"polluted":true}}}',
@@ -97,23 +114,57 @@ const hostileObject = fc.constantFrom(
   '{"prototype":{"polluted":true},"__defineGetter__":1}',
 );
 const lazy = <T>(f: () => T) => fc.constant(null).map(f);
-const slug = fc.oneof(lazy(() => real.permission), fc.stringMatching(/^[a-z.*_:-]{1,20}$/), fc.string({ maxLength: 20 }));
+const slug = fc.oneof(
+  lazy(() => real.permission),
+  fc.stringMatching(/^[a-z.*_:-]{1,20}$/),
+  fc.string({ maxLength: 20 }),
+);
 const int = fc.oneof(fc.integer({ min: -5, max: 200 }), fc.integer(), fc.constantFrom(0, 1000, 60_000, 1e12, 2 ** 53, -1));
 
 /** Plausible values per known field name (and any JSON for any of them). */
 function knownFields(): Record<string, fc.Arbitrary<unknown>> {
-  const ratelimit = fc.record({ name: fc.constantFrom("requests", "burst", ""), limit: int, duration: int, cost: int, autoApply: fc.boolean() }, { requiredKeys: [] });
+  const ratelimit = fc.record(
+    { name: fc.constantFrom("requests", "burst", ""), limit: int, duration: int, cost: int, autoApply: fc.boolean() },
+    { requiredKeys: [] },
+  );
   const refill = fc.record({ interval: fc.constantFrom("daily", "monthly", "weekly"), amount: int, refillDay: int }, { requiredKeys: [] });
   return {
-    key: fc.oneof(lazy(() => real.key), fc.constantFrom("sk_unknown", "", "x".repeat(600))),
-    apiId: fc.oneof(lazy(() => real.apiId), fc.constantFrom("api_missing", "")),
-    keyId: fc.oneof(lazy(() => real.keyId), fc.constantFrom("key_missing", "")),
-    identity: fc.oneof(lazy(() => real.externalId), fc.constant("id_missing")),
-    externalId: fc.oneof(lazy(() => real.externalId), fc.string({ maxLength: 12 })),
-    permission: fc.oneof(lazy(() => real.permission), slug),
-    role: fc.oneof(lazy(() => real.role), fc.constant("role_missing")),
+    key: fc.oneof(
+      lazy(() => real.key),
+      fc.constantFrom("sk_unknown", "", "x".repeat(600)),
+    ),
+    apiId: fc.oneof(
+      lazy(() => real.apiId),
+      fc.constantFrom("api_missing", ""),
+    ),
+    keyId: fc.oneof(
+      lazy(() => real.keyId),
+      fc.constantFrom("key_missing", ""),
+    ),
+    identity: fc.oneof(
+      lazy(() => real.externalId),
+      fc.constant("id_missing"),
+    ),
+    externalId: fc.oneof(
+      lazy(() => real.externalId),
+      fc.string({ maxLength: 12 }),
+    ),
+    permission: fc.oneof(
+      lazy(() => real.permission),
+      slug,
+    ),
+    role: fc.oneof(
+      lazy(() => real.role),
+      fc.constant("role_missing"),
+    ),
     permissions: fc.oneof(fc.array(slug, { maxLength: 4 }), fc.constantFrom("fuzz.read AND (a OR b)", "a AND (", "OR", "")),
-    roles: fc.array(fc.oneof(lazy(() => real.role), fc.constant("nope")), { maxLength: 3 }),
+    roles: fc.array(
+      fc.oneof(
+        lazy(() => real.role),
+        fc.constant("nope"),
+      ),
+      { maxLength: 3 },
+    ),
     name: fc.string({ maxLength: 20 }),
     description: fc.string({ maxLength: 20 }),
     slug,
@@ -123,13 +174,24 @@ function knownFields(): Record<string, fc.Arbitrary<unknown>> {
     search: fc.string({ maxLength: 10 }),
     cursor: fc.string({ maxLength: 10 }),
     operation: fc.constantFrom("set", "increment", "decrement", "multiply"),
-    byteLength: int, limit: int, duration: int, cost: int, expires: int, expiration: int, remaining: int, value: fc.oneof(int, fc.constant(null)),
+    byteLength: int,
+    limit: int,
+    duration: int,
+    cost: int,
+    expires: int,
+    expiration: int,
+    remaining: int,
+    value: fc.oneof(int, fc.constant(null)),
     credits: fc.oneof(fc.record({ remaining: fc.oneof(int, fc.constant(null)), refill }, { requiredKeys: [] }), fc.record({ cost: int })),
     refill,
     ratelimits: fc.array(ratelimit, { maxLength: 3 }),
     meta: fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 }),
     tags: fc.array(fc.string({ maxLength: 10 }), { maxLength: 25 }),
-    enabled: fc.boolean(), recoverable: fc.boolean(), decrypt: fc.boolean(), permanent: fc.boolean(), revalidateKeysCache: fc.boolean(),
+    enabled: fc.boolean(),
+    recoverable: fc.boolean(),
+    decrypt: fc.boolean(),
+    permanent: fc.boolean(),
+    revalidateKeysCache: fc.boolean(),
   };
 }
 
@@ -139,14 +201,22 @@ function bodies(operation: OperationName): fc.Arbitrary<string> {
   const names = Object.keys(known);
   const anyValue = fc.oneof(text(fc.jsonValue({ maxDepth: 3 })), hugeNumber, deepNesting, hostileObject);
   const field = fc.oneof(
-    { weight: 6, arbitrary: fc.constantFrom(...names).chain((n) => fc.tuple(fc.constant(n), fc.oneof({ weight: 4, arbitrary: text(known[n]!) }, anyValue))) },
+    {
+      weight: 6,
+      arbitrary: fc
+        .constantFrom(...names)
+        .chain((n) => fc.tuple(fc.constant(n), fc.oneof({ weight: 4, arbitrary: text(known[n]!) }, anyValue))),
+    },
     { weight: 1, arbitrary: fc.tuple(fc.constantFrom("__proto__", "constructor", "prototype", "toString", "hasOwnProperty"), anyValue) },
     { weight: 1, arbitrary: fc.tuple(fc.string({ maxLength: 12 }), anyValue) },
   );
   const render = (pairs: readonly (readonly [string, string])[]) => `{${pairs.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(",")}}`;
   const object = fc.array(field, { maxLength: 7 }).map(render);
   // The seed with up to 3 edits: a field set (replacing one of that name) or a field dropped.
-  const edit = fc.oneof(field.map((f) => ({ set: f })), fc.nat().map((n) => ({ drop: n })));
+  const edit = fc.oneof(
+    field.map((f) => ({ set: f })),
+    fc.nat().map((n) => ({ drop: n })),
+  );
   const mutated = fc.array(edit, { maxLength: 3 }).map((edits) => {
     let pairs = Object.entries(SEEDS[operation]()).map(([k, v]) => [k, JSON.stringify(v)] as const);
     for (const e of edits) {
@@ -170,7 +240,7 @@ function envelopeProblem(status: number, body: unknown): string | undefined {
   const b = body as Record<string, unknown>;
   const meta = b.meta as { requestId?: unknown } | undefined;
   if (typeof meta?.requestId !== "string" || !meta.requestId.startsWith("req_")) return "meta.requestId is not a req_ id";
-  if (("data" in b) === ("error" in b)) return "not exactly one of data and error";
+  if ("data" in b === "error" in b) return "not exactly one of data and error";
   if ("data" in b) return status === 200 ? undefined : `data with status ${status}`;
   const e = b.error as Record<string, unknown> | null;
   if (typeof e !== "object" || e === null) return "error is not an object";

@@ -12,7 +12,11 @@ import {
 // The reference model: a tree built directly, evaluated with plain recursion.
 type Model = { p: string } | { and: [Model, Model] } | { or: [Model, Model] };
 const holds = (m: Model, granted: Set<string>): boolean =>
-  "p" in m ? granted.has(m.p) : "and" in m ? holds(m.and[0], granted) && holds(m.and[1], granted) : holds(m.or[0], granted) || holds(m.or[1], granted);
+  "p" in m
+    ? granted.has(m.p)
+    : "and" in m
+      ? holds(m.and[0], granted) && holds(m.and[1], granted)
+      : holds(m.or[0], granted) || holds(m.or[1], granted);
 
 const NAMES = ["docs.read", "docs.write", "admin", "api.*.verify_key", "a:b/c", "x-y_z", "and.x", "ORG"];
 const name = fc.constantFrom(...NAMES);

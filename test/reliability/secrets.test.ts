@@ -6,7 +6,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import express, { type ErrorRequestHandler } from "express";
 import request from "supertest";
 import { apiKeyAuth, type ApiKeyAuthOptions } from "keyguard";
-import { capturingLogger, faults, safeStringify, startFaultServer, startLocal, type Fault, type FaultServer, type LocalFixture } from "./support";
+import {
+  capturingLogger,
+  faults,
+  safeStringify,
+  startFaultServer,
+  startLocal,
+  type Fault,
+  type FaultServer,
+  type LocalFixture,
+} from "./support";
 
 let local: LocalFixture;
 let stub: FaultServer;
@@ -42,22 +51,34 @@ function expectNoSecret(where: string, text: string): void {
 }
 
 /** Hostile stand-ins: they echo the root key and the caller's key into every part of the answer. */
-const echo = (build: (secrets: string) => Fault): Fault => (req, res, body, later) => {
-  let key = "";
-  try {
-    key = String((JSON.parse(body) as { key?: unknown }).key ?? "");
-  } catch {
-    key = "";
-  }
-  const secrets = `${req.headers.authorization ?? ""} ${key}`;
-  res.setHeader("X-Echo", secrets.replace(/[^\x20-\x7e]/g, ""));
-  build(secrets)(req, res, body, later);
-};
+const echo =
+  (build: (secrets: string) => Fault): Fault =>
+  (req, res, body, later) => {
+    let key = "";
+    try {
+      key = String((JSON.parse(body) as { key?: unknown }).key ?? "");
+    } catch {
+      key = "";
+    }
+    const secrets = `${req.headers.authorization ?? ""} ${key}`;
+    res.setHeader("X-Echo", secrets.replace(/[^\x20-\x7e]/g, ""));
+    build(secrets)(req, res, body, later);
+  };
 const envelope = (status: number, kind: string, secrets: string): Fault =>
-  faults.json(status, {
-    meta: { requestId: secrets.split(" ").at(-1) },
-    error: { title: secrets, detail: `rejected ${secrets}`, status, type: `https://unkey.com/docs/api-reference/errors-v2/unkey/${kind}/${secrets.split(" ").at(-1)}`, errors: [{ location: secrets, message: secrets }] },
-  }, { "retry-after": secrets.split(" ").at(-1) ?? "" });
+  faults.json(
+    status,
+    {
+      meta: { requestId: secrets.split(" ").at(-1) },
+      error: {
+        title: secrets,
+        detail: `rejected ${secrets}`,
+        status,
+        type: `https://unkey.com/docs/api-reference/errors-v2/unkey/${kind}/${secrets.split(" ").at(-1)}`,
+        errors: [{ location: secrets, message: secrets }],
+      },
+    },
+    { "retry-after": secrets.split(" ").at(-1) ?? "" },
+  );
 
 interface Scenario {
   name: string;
@@ -83,7 +104,12 @@ const SCENARIOS: Scenario[] = [
   { name: "missing key", status: 401 },
   { name: "service down (503)", key: () => valid, before: () => local.svc.service.setUnavailable(true), status: 503 },
   { name: "root key rejected", options: () => ({ rootKey: wrongRootKey }), key: () => valid, status: 500 },
-  { name: "computed permission query with a syntax error", options: () => ({ permissions: () => "docs.read AND (" }), key: () => valid, status: 500 },
+  {
+    name: "computed permission query with a syntax error",
+    options: () => ({ permissions: () => "docs.read AND (" }),
+    key: () => valid,
+    status: 500,
+  },
   { name: "static permission query the key lacks", options: () => ({ permissions: "docs.write" }), key: () => valid, status: 403 },
   {
     name: "rate limited",
@@ -93,14 +119,55 @@ const SCENARIOS: Scenario[] = [
     },
     status: 429,
   },
-  { name: "open mode, service down", options: () => ({ onServiceError: "open" }), key: () => valid, before: () => local.svc.service.setUnavailable(true), status: 200 },
-  { name: "stand-in: 500 envelope echoing the secrets", ...viaStub(echo((s) => envelope(500, "application", s))), key: () => valid, status: 503 },
-  { name: "stand-in: 401 envelope echoing the secrets", ...viaStub(echo((s) => envelope(401, "authentication", s))), key: () => unknownKey, status: 500 },
-  { name: "stand-in: 400 invalid permission query echoing the secrets", ...viaStub(echo((s) => envelope(400, "application", s))), key: () => valid, status: 500 },
-  { name: "stand-in: 412 unknown rate limit echoing the secrets", ...viaStub(echo((s) => envelope(412, "application", s))), key: () => valid, status: 500 },
-  { name: "stand-in: HTML 502 echoing the secrets", ...viaStub(echo((s) => (_req, res) => void res.writeHead(502, { "content-type": "text/html" }).end(`<h1>${s}</h1>`))), key: () => valid, status: 503 },
-  { name: "stand-in: malformed 200 echoing the secrets", ...viaStub(echo((s) => faults.json(200, `{"meta":{"requestId":"${s}"},"data":{valid:${s}`))), key: () => valid, status: 503 },
-  { name: "stand-in: 200 without data echoing the secrets", ...viaStub(echo((s) => faults.json(200, { meta: { requestId: s }, note: s }))), key: () => valid, status: 503 },
+  {
+    name: "open mode, service down",
+    options: () => ({ onServiceError: "open" }),
+    key: () => valid,
+    before: () => local.svc.service.setUnavailable(true),
+    status: 200,
+  },
+  {
+    name: "stand-in: 500 envelope echoing the secrets",
+    ...viaStub(echo((s) => envelope(500, "application", s))),
+    key: () => valid,
+    status: 503,
+  },
+  {
+    name: "stand-in: 401 envelope echoing the secrets",
+    ...viaStub(echo((s) => envelope(401, "authentication", s))),
+    key: () => unknownKey,
+    status: 500,
+  },
+  {
+    name: "stand-in: 400 invalid permission query echoing the secrets",
+    ...viaStub(echo((s) => envelope(400, "application", s))),
+    key: () => valid,
+    status: 500,
+  },
+  {
+    name: "stand-in: 412 unknown rate limit echoing the secrets",
+    ...viaStub(echo((s) => envelope(412, "application", s))),
+    key: () => valid,
+    status: 500,
+  },
+  {
+    name: "stand-in: HTML 502 echoing the secrets",
+    ...viaStub(echo((s) => (_req, res) => void res.writeHead(502, { "content-type": "text/html" }).end(`<h1>${s}</h1>`))),
+    key: () => valid,
+    status: 503,
+  },
+  {
+    name: "stand-in: malformed 200 echoing the secrets",
+    ...viaStub(echo((s) => faults.json(200, `{"meta":{"requestId":"${s}"},"data":{valid:${s}`))),
+    key: () => valid,
+    status: 503,
+  },
+  {
+    name: "stand-in: 200 without data echoing the secrets",
+    ...viaStub(echo((s) => faults.json(200, { meta: { requestId: s }, note: s }))),
+    key: () => valid,
+    status: 503,
+  },
   {
     name: "stand-in: NOT_FOUND with the key as request id",
     ...viaStub(echo((s) => faults.json(200, { meta: { requestId: s.split(" ").at(-1) }, data: { valid: false, code: "NOT_FOUND" } }))),
@@ -124,7 +191,15 @@ async function run(scenario: Scenario, passErrors: boolean) {
   const app = express();
   app.get(
     "/",
-    apiKeyAuth({ rootKey: local.svc.rootKey, baseUrl: local.svc.baseUrl, logger, cache: false, passErrors, ...FAST, ...scenario.options?.() }),
+    apiKeyAuth({
+      rootKey: local.svc.rootKey,
+      baseUrl: local.svc.baseUrl,
+      logger,
+      cache: false,
+      passErrors,
+      ...FAST,
+      ...scenario.options?.(),
+    }),
     (_req, res) => void res.json({ ok: true }),
   );
   const onError: ErrorRequestHandler = (err: { status?: number }, _req, res, _next) => {

@@ -31,15 +31,17 @@ export function capturingLogger(): Logger & { entries: LogEntry[]; text(): strin
 /** JSON of anything (cycles, bigints, errors with their non-enumerable message/stack included). */
 export function safeStringify(value: unknown): string {
   const seen = new WeakSet<object>();
-  return JSON.stringify(value, (_k, v: unknown) => {
-    if (typeof v === "bigint") return v.toString();
-    if (typeof v === "object" && v !== null) {
-      if (seen.has(v)) return "[cycle]";
-      seen.add(v);
-      if (v instanceof Error) return { ...v, name: v.name, message: v.message, stack: v.stack, cause: v.cause };
-    }
-    return v;
-  }) ?? String(value);
+  return (
+    JSON.stringify(value, (_k, v: unknown) => {
+      if (typeof v === "bigint") return v.toString();
+      if (typeof v === "object" && v !== null) {
+        if (seen.has(v)) return "[cycle]";
+        seen.add(v);
+        if (v instanceof Error) return { ...v, name: v.name, message: v.message, stack: v.stack, cause: v.cause };
+      }
+      return v;
+    }) ?? String(value)
+  );
 }
 
 export interface LocalFixture {
@@ -143,16 +145,29 @@ export async function startFaultServer(upstream?: string): Promise<FaultServer &
   return state;
 }
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}): Fault => (_req, res) => {
-  res.writeHead(status, { "content-type": "application/json", ...headers }).end(typeof body === "string" ? body : JSON.stringify(body));
-};
+const json =
+  (status: number, body: unknown, headers: Record<string, string> = {}): Fault =>
+  (_req, res) => {
+    res.writeHead(status, { "content-type": "application/json", ...headers }).end(typeof body === "string" ? body : JSON.stringify(body));
+  };
 
 /** The fault catalogue: each builds an answer a broken or hostile key service could give. */
 export const faults = {
   json,
   status503: (retryAfter?: number): Fault =>
-    json(503, { meta: { requestId: "req_fault" }, error: { title: "Service Unavailable", detail: "down", status: 503, type: "https://unkey.com/docs/api-reference/errors-v2/unkey/application/service_unavailable" } },
-      retryAfter === undefined ? {} : { "retry-after": String(retryAfter) }),
+    json(
+      503,
+      {
+        meta: { requestId: "req_fault" },
+        error: {
+          title: "Service Unavailable",
+          detail: "down",
+          status: 503,
+          type: "https://unkey.com/docs/api-reference/errors-v2/unkey/application/service_unavailable",
+        },
+      },
+      retryAfter === undefined ? {} : { "retry-after": String(retryAfter) },
+    ),
   /** The connection is cut before any response byte. */
   resetBeforeHeaders: (): Fault => (req) => req.socket.destroy(),
   /** Headers and half a body are sent, then the connection is cut. */
@@ -162,24 +177,31 @@ export const faults = {
     later(10, () => req.socket.destroy());
   },
   /** A correct answer, but only after `ms`. */
-  slow: (ms: number, answer: Fault): Fault => (req, res, body, later) =>
-    later(ms, () => {
-      if (!res.destroyed) answer(req, res, body, later);
-    }),
+  slow:
+    (ms: number, answer: Fault): Fault =>
+    (req, res, body, later) =>
+      later(ms, () => {
+        if (!res.destroyed) answer(req, res, body, later);
+      }),
   /** Never answers; the socket stays open until the server closes. */
   hang: (): Fault => () => undefined,
   truncatedJson: (): Fault => json(200, '{"meta":{"requestId":"req_fault"},"data":{"valid":tr'),
   malformedJson: (): Fault => json(200, "{meta: {requestId: req_fault}, data: {valid: true, code: VALID}}"),
-  html: (status: number): Fault => (_req, res) => {
-    res.writeHead(status, { "content-type": "text/html" }).end(`<html><body><h1>${status} Bad Gateway</h1>nginx</body></html>`);
-  },
+  html:
+    (status: number): Fault =>
+    (_req, res) => {
+      res.writeHead(status, { "content-type": "text/html" }).end(`<html><body><h1>${status} Bad Gateway</h1>nginx</body></html>`);
+    },
   emptyBody: (): Fault => (_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(),
   noData: (): Fault => json(200, { meta: { requestId: "req_fault" } }),
   dataWithoutValid: (): Fault => json(200, { meta: { requestId: "req_fault" }, data: { code: "VALID", keyId: "key_fault" } }),
   validAsString: (): Fault => json(200, { meta: { requestId: "req_fault" }, data: { valid: "true", code: "VALID", keyId: "key_fault" } }),
   /** An error envelope (e.g. 401/403: the root key is rejected). */
   errorEnvelope: (status: number, kind: string, detail = "The root key is not valid."): Fault =>
-    json(status, { meta: { requestId: "req_fault" }, error: { title: kind, detail, status, type: `https://unkey.com/docs/api-reference/errors-v2/unkey/authentication/${kind}` } }),
+    json(status, {
+      meta: { requestId: "req_fault" },
+      error: { title: kind, detail, status, type: `https://unkey.com/docs/api-reference/errors-v2/unkey/authentication/${kind}` },
+    }),
 };
 
 /** Records unhandled rejections and uncaught exceptions while installed. */

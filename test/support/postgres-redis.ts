@@ -42,7 +42,9 @@ export async function postgresRedisSkipReason(name: string): Promise<string | un
   const reason = await probed;
   if (reason === undefined) return undefined;
   if (process.env.CI) throw new Error(`${name}: ${reason}, and CI is set: PostgreSQL and Redis must run in CI.`);
-  console.log(`[skipped] ${name} did not run: ${reason}. Start PostgreSQL (127.0.0.1:5432, database test) and Redis (127.0.0.1:6379) to run it.`);
+  console.log(
+    `[skipped] ${name} did not run: ${reason}. Start PostgreSQL (127.0.0.1:5432, database test) and Redis (127.0.0.1:6379) to run it.`,
+  );
   return reason;
 }
 

@@ -69,7 +69,8 @@ export async function storeUnderTest(): Promise<Storage | undefined> {
  * its `close()` also closes that store.
  */
 export async function startLocalUnderTest(options: LocalKeyServiceOptions = {}): Promise<RunningLocalKeyService> {
-  const store = options.storage === undefined && options.store === undefined && options.dataFile === undefined ? await storeUnderTest() : undefined;
+  const store =
+    options.storage === undefined && options.store === undefined && options.dataFile === undefined ? await storeUnderTest() : undefined;
   let running: RunningLocalKeyService;
   try {
     running = await startLocalKeyService(store ? { ...options, storage: store } : options);

@@ -9,7 +9,12 @@ export async function apisPage(main: HTMLElement): Promise<void> {
   const table = h("div");
   const more = h("div");
   const name = h("input", { name: "name", required: true, minlength: 3, maxlength: 256 });
-  const form = h("form", { class: "card inline", "aria-label": "Create an API" }, field("New API name", name), h("button", { type: "submit" }, "Create API"));
+  const form = h(
+    "form",
+    { class: "card inline", "aria-label": "Create an API" },
+    field("New API name", name),
+    h("button", { type: "submit" }, "Create API"),
+  );
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     await attempt(slot, "create an API", async () => {
@@ -52,7 +57,14 @@ export async function apisPage(main: HTMLElement): Promise<void> {
                         class: "danger",
                         "aria-label": `Delete API ${api.name}`,
                         onclick: async () => {
-                          if (!(await confirmDialog("Delete this API?", `${api.name} (${api.id}) and every key in it will be deleted. Apps using those keys get 401.`, "Delete API"))) return;
+                          if (
+                            !(await confirmDialog(
+                              "Delete this API?",
+                              `${api.name} (${api.id}) and every key in it will be deleted. Apps using those keys get 401.`,
+                              "Delete API",
+                            ))
+                          )
+                            return;
                           await attempt(slot, "delete this API", async () => {
                             await call("apis.deleteApi", { apiId: api.id });
                             announce(`API ${api.name} deleted.`);

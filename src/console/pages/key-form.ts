@@ -21,10 +21,23 @@ export function keyForm(initial?: KeyInfo): { element: HTMLElement; read(): KeyF
   const prefix = h("input", { name: "prefix", maxlength: 16, pattern: "[A-Za-z0-9_]*", value: "" });
   const expires = h("input", { name: "expires", type: "datetime-local", value: initial?.expires ? localInput(initial.expires) : "" });
   const remaining = h("input", { name: "remaining", type: "number", min: 0, step: 1, value: initial?.credits?.remaining ?? "" });
-  const interval = h("select", { name: "refillInterval" }, h("option", { value: "" }, "no refill"), h("option", { value: "daily" }, "daily"), h("option", { value: "monthly" }, "monthly"));
+  const interval = h(
+    "select",
+    { name: "refillInterval" },
+    h("option", { value: "" }, "no refill"),
+    h("option", { value: "daily" }, "daily"),
+    h("option", { value: "monthly" }, "monthly"),
+  );
   interval.value = initial?.credits?.refill?.interval ?? "";
   const amount = h("input", { name: "refillAmount", type: "number", min: 1, step: 1, value: initial?.credits?.refill?.amount ?? "" });
-  const refillDay = h("input", { name: "refillDay", type: "number", min: 1, max: 31, step: 1, value: initial?.credits?.refill?.refillDay ?? "" });
+  const refillDay = h("input", {
+    name: "refillDay",
+    type: "number",
+    min: 1,
+    max: 31,
+    step: 1,
+    value: initial?.credits?.refill?.refillDay ?? "",
+  });
   const rl = initial?.ratelimits?.[0];
   const rlName = h("input", { name: "ratelimitName", value: rl?.name ?? "" });
   const rlLimit = h("input", { name: "ratelimitLimit", type: "number", min: 1, step: 1, value: rl?.limit ?? "" });
@@ -73,7 +86,10 @@ export function keyForm(initial?: KeyInfo): { element: HTMLElement; read(): KeyF
       if (interval.value) {
         const a = Number(amount.value);
         if (!Number.isInteger(a) || a < 1) return "Refill amount: a whole number, 1 or more.";
-        const refill: NonNullable<NonNullable<KeyFields["credits"]>["refill"]> = { interval: interval.value as "daily" | "monthly", amount: a };
+        const refill: NonNullable<NonNullable<KeyFields["credits"]>["refill"]> = {
+          interval: interval.value as "daily" | "monthly",
+          amount: a,
+        };
         if (interval.value === "monthly") {
           const d = Number(refillDay.value || "1");
           if (!Number.isInteger(d) || d < 1 || d > 31) return "Refill day: 1 to 31.";
@@ -102,7 +118,8 @@ export function keyForm(initial?: KeyInfo): { element: HTMLElement; read(): KeyF
       } catch (err) {
         return `Meta is not valid JSON: ${(err as Error).message}`;
       }
-      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return "Meta must be a JSON object, e.g. {\"plan\": \"pro\"}.";
+      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+        return 'Meta must be a JSON object, e.g. {"plan": "pro"}.';
       out.meta = parsed as Record<string, unknown>;
     } else if (editing && initial?.meta) out.meta = null;
     return out;

@@ -30,10 +30,15 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
   });
   if (!listed && !apiId) return;
   if (!apiId) {
-    if (apis.length === 0) return void main.append(h("p", {}, "No API yet: create one on the ", h("a", { href: "#/apis" }, "APIs"), " page."));
+    if (apis.length === 0)
+      return void main.append(h("p", {}, "No API yet: create one on the ", h("a", { href: "#/apis" }, "APIs"), " page."));
     apiId = apis[0]!.id;
   }
-  const chooser = h("select", { name: "api" }, apis.map((a) => h("option", { value: a.id }, `${a.name} (${a.id})`)));
+  const chooser = h(
+    "select",
+    { name: "api" },
+    apis.map((a) => h("option", { value: a.id }, `${a.name} (${a.id})`)),
+  );
   if (!apis.some((a) => a.id === apiId)) chooser.append(h("option", { value: apiId }, apiId));
   chooser.value = apiId;
   chooser.addEventListener("change", () => (location.hash = `#/keys/${encodeURIComponent(chooser.value)}`));
@@ -54,16 +59,25 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
   createForm.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const fields = create.read();
-    if (typeof fields === "string") return replace(createSlot, h("div", { class: "error", role: "alert" }, h("p", { class: "detail" }, fields)));
-    await attempt(createSlot, "create a key", async () => {
-      const { data } = await call<CreateKeyResult>("keys.createKey", { apiId, ...fields });
-      createForm.reset();
-      await showOnce("Your new key", data.key, `Key ${data.keyId}. Copy it now: the service keeps only its hash and cannot show it again.`);
-      await reload();
-    }, (e) =>
-      e.status === 404 && /API was not found/.test(e.detail)
-        ? "As production does, the service also answers \"not found\" when the root key lacks api.*.create_key (or api.<id>.create_key) for this API."
-        : undefined,
+    if (typeof fields === "string")
+      return replace(createSlot, h("div", { class: "error", role: "alert" }, h("p", { class: "detail" }, fields)));
+    await attempt(
+      createSlot,
+      "create a key",
+      async () => {
+        const { data } = await call<CreateKeyResult>("keys.createKey", { apiId, ...fields });
+        createForm.reset();
+        await showOnce(
+          "Your new key",
+          data.key,
+          `Key ${data.keyId}. Copy it now: the service keeps only its hash and cannot show it again.`,
+        );
+        await reload();
+      },
+      (e) =>
+        e.status === 404 && /API was not found/.test(e.detail)
+          ? 'As production does, the service also answers "not found" when the root key lacks api.*.create_key (or api.<id>.create_key) for this API.'
+          : undefined,
     );
   });
 
@@ -90,11 +104,19 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
       const problem = h("div");
       const close = () => (dialog.close(), dialog.remove());
       const save = h("form", {}, h("h2", { id: "edit-title" }, `Edit ${label}`), form.element, problem);
-      save.append(h("div", { class: "actions" }, h("button", { type: "button", onclick: close }, "Cancel"), h("button", { type: "submit", class: "primary" }, "Save")));
+      save.append(
+        h(
+          "div",
+          { class: "actions" },
+          h("button", { type: "button", onclick: close }, "Cancel"),
+          h("button", { type: "submit", class: "primary" }, "Save"),
+        ),
+      );
       save.addEventListener("submit", async (ev) => {
         ev.preventDefault();
         const fields = form.read();
-        if (typeof fields === "string") return replace(problem, h("div", { class: "error", role: "alert" }, h("p", { class: "detail" }, fields)));
+        if (typeof fields === "string")
+          return replace(problem, h("div", { class: "error", role: "alert" }, h("p", { class: "detail" }, fields)));
         const ok = await attempt(problem, "update this key", async () => {
           await call("keys.updateKey", { keyId: key.keyId, ...fields });
         });
@@ -124,7 +146,14 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
       });
     };
     const reroll = async () => {
-      if (!(await confirmDialog("Reroll this key?", `A new key replaces ${label} with the same settings; the old key stops working now.`, "Reroll key"))) return;
+      if (
+        !(await confirmDialog(
+          "Reroll this key?",
+          `A new key replaces ${label} with the same settings; the old key stops working now.`,
+          "Reroll key",
+        ))
+      )
+        return;
       await attempt(slot, "reroll this key", async () => {
         const { data } = await call<CreateKeyResult>("keys.rerollKey", { keyId: key.keyId, expiration: 0 });
         await showOnce("The rerolled key", data.key, `New key ${data.keyId}. Copy it now: it is not shown again.`);
@@ -132,7 +161,8 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
       });
     };
     const remove = async () => {
-      if (!(await confirmDialog("Delete this key?", `${label} (${key.keyId}) will be deleted; apps using it get 401.`, "Delete key"))) return;
+      if (!(await confirmDialog("Delete this key?", `${label} (${key.keyId}) will be deleted; apps using it get 401.`, "Delete key")))
+        return;
       await attempt(slot, "delete this key", async () => {
         await call("keys.deleteKey", { keyId: key.keyId });
         announce(`Key ${label} deleted.`);
@@ -143,7 +173,11 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
       "div",
       { class: "row-actions" },
       h("button", { type: "button", onclick: edit, "aria-label": `Edit ${label}` }, "Edit"),
-      h("button", { type: "button", onclick: toggle, "aria-label": `${key.enabled ? "Disable" : "Enable"} ${label}` }, key.enabled ? "Disable" : "Enable"),
+      h(
+        "button",
+        { type: "button", onclick: toggle, "aria-label": `${key.enabled ? "Disable" : "Enable"} ${label}` },
+        key.enabled ? "Disable" : "Enable",
+      ),
       h("button", { type: "button", onclick: reroll, "aria-label": `Reroll ${label}` }, "Reroll"),
       h("button", { type: "button", class: "danger", onclick: remove, "aria-label": `Delete ${label}` }, "Delete"),
     );
@@ -152,7 +186,9 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
   const draw = () => {
     const now = Date.now();
     const needle = search.value.trim().toLowerCase();
-    const shown = keys.filter((k) => !needle || [k.name, k.keyId, k.start, k.identity?.externalId].some((f) => f?.toLowerCase().includes(needle)));
+    const shown = keys.filter(
+      (k) => !needle || [k.name, k.keyId, k.start, k.identity?.externalId].some((f) => f?.toLowerCase().includes(needle)),
+    );
     replace(
       table,
       shown.length === 0
@@ -171,7 +207,11 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
                   { "data-key-id": k.keyId },
                   h("td", {}, k.name ?? h("span", { class: "muted" }, "(no name)")),
                   h("td", {}, h("code", {}, `${k.start}…`), h("br"), h("small", { class: "muted" }, k.keyId)),
-                  h("td", {}, keyStatus(k, now, limited).map((s) => h("span", { class: `badge ${s.replace(/ /g, "-")}` }, s))),
+                  h(
+                    "td",
+                    {},
+                    keyStatus(k, now, limited).map((s) => h("span", { class: `badge ${s.replace(/ /g, "-")}` }, s)),
+                  ),
                   h("td", {}, k.lastUsedAt === undefined ? h("span", { class: "muted" }, "never") : when(k.lastUsedAt)),
                   h("td", {}, k.credits ? (k.credits.remaining === null ? "unlimited" : String(k.credits.remaining)) : "unlimited"),
                   h("td", {}, when(k.createdAt)),

@@ -25,12 +25,22 @@ export async function rbacPage(main: HTMLElement): Promise<void> {
 
   const slug = h("input", { name: "slug", required: true, maxlength: 128, pattern: "[A-Za-z0-9_:\\-.*]+" });
   const permDescription = h("input", { name: "description", maxlength: 512 });
-  const permForm = h("form", { class: "card inline", "aria-label": "Create a permission" }, field("Permission slug", slug, "e.g. docs.read"), field("Description", permDescription), h("button", { type: "submit" }, "Create permission"));
+  const permForm = h(
+    "form",
+    { class: "card inline", "aria-label": "Create a permission" },
+    field("Permission slug", slug, "e.g. docs.read"),
+    field("Description", permDescription),
+    h("button", { type: "submit" }, "Create permission"),
+  );
   permForm.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     await attempt(permSlot, "create a permission", async () => {
       const s = slug.value.trim();
-      await call("permissions.createPermission", { name: s, slug: s, ...(permDescription.value.trim() ? { description: permDescription.value.trim() } : {}) });
+      await call("permissions.createPermission", {
+        name: s,
+        slug: s,
+        ...(permDescription.value.trim() ? { description: permDescription.value.trim() } : {}),
+      });
       announce(`Permission ${s} created.`);
       permForm.reset();
       await loadPermissions();
@@ -39,7 +49,13 @@ export async function rbacPage(main: HTMLElement): Promise<void> {
 
   const roleName = h("input", { name: "role", required: true, maxlength: 128 });
   const rolePerms = h("input", { name: "rolePermissions" });
-  const roleForm = h("form", { class: "card inline", "aria-label": "Create a role" }, field("Role name", roleName), field("Permissions", rolePerms, "Comma-separated permission slugs"), h("button", { type: "submit" }, "Create role"));
+  const roleForm = h(
+    "form",
+    { class: "card inline", "aria-label": "Create a role" },
+    field("Role name", roleName),
+    field("Permissions", rolePerms, "Comma-separated permission slugs"),
+    h("button", { type: "submit" }, "Create role"),
+  );
   roleForm.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     await attempt(roleSlot, "create a role", async () => {
@@ -67,7 +83,14 @@ export async function rbacPage(main: HTMLElement): Promise<void> {
         class: "danger",
         "aria-label": `Delete ${what} ${name}`,
         onclick: async () => {
-          if (!(await confirmDialog(`Delete this ${what}?`, `${name} is removed from every key${what === "permission" ? " and role" : ""} holding it.`, `Delete ${what}`))) return;
+          if (
+            !(await confirmDialog(
+              `Delete this ${what}?`,
+              `${name} is removed from every key${what === "permission" ? " and role" : ""} holding it.`,
+              `Delete ${what}`,
+            ))
+          )
+            return;
           await attempt(slot, `delete this ${what}`, fn);
         },
       },
@@ -94,12 +117,21 @@ export async function rbacPage(main: HTMLElement): Promise<void> {
                     {},
                     h("td", {}, h("code", {}, p.slug)),
                     h("td", {}, p.description ?? ""),
-                    h("td", {}, deleteButton("permission", p.slug, async () => {
-                      await call("permissions.deletePermission", { permission: p.slug });
-                      announce(`Permission ${p.slug} deleted.`);
-                      await loadPermissions();
-                      await loadRoles();
-                    }, permSlot)),
+                    h(
+                      "td",
+                      {},
+                      deleteButton(
+                        "permission",
+                        p.slug,
+                        async () => {
+                          await call("permissions.deletePermission", { permission: p.slug });
+                          announce(`Permission ${p.slug} deleted.`);
+                          await loadPermissions();
+                          await loadRoles();
+                        },
+                        permSlot,
+                      ),
+                    ),
                   ),
                 ),
               ),
@@ -125,12 +157,25 @@ export async function rbacPage(main: HTMLElement): Promise<void> {
                     "tr",
                     {},
                     h("td", {}, r.name),
-                    h("td", {}, (r.permissions ?? []).map((p) => h("code", { class: "tag" }, p.slug))),
-                    h("td", {}, deleteButton("role", r.name, async () => {
-                      await call("permissions.deleteRole", { role: r.name });
-                      announce(`Role ${r.name} deleted.`);
-                      await loadRoles();
-                    }, roleSlot)),
+                    h(
+                      "td",
+                      {},
+                      (r.permissions ?? []).map((p) => h("code", { class: "tag" }, p.slug)),
+                    ),
+                    h(
+                      "td",
+                      {},
+                      deleteButton(
+                        "role",
+                        r.name,
+                        async () => {
+                          await call("permissions.deleteRole", { role: r.name });
+                          announce(`Role ${r.name} deleted.`);
+                          await loadRoles();
+                        },
+                        roleSlot,
+                      ),
+                    ),
                   ),
                 ),
               ),

@@ -6,7 +6,6 @@ import { h, replace, thead, when, uid, field } from "../dom";
 import { PERMISSION_GROUPS as GROUPS } from "../permissions";
 import { announce, attempt, confirmDialog, showOnce } from "../ui";
 
-
 export async function rootKeysPage(main: HTMLElement): Promise<void> {
   const slot = h("div");
   const table = h("div");
@@ -25,15 +24,33 @@ export async function rootKeysPage(main: HTMLElement): Promise<void> {
     ),
   );
   const createSlot = h("div");
-  const form = h("form", { "aria-label": "Create a root key" }, field("Name", name, "Who or what uses it"), h("div", { class: "perm-groups" }, fieldsets), h("button", { type: "submit", class: "primary" }, "Create root key"), createSlot);
+  const form = h(
+    "form",
+    { "aria-label": "Create a root key" },
+    field("Name", name, "Who or what uses it"),
+    h("div", { class: "perm-groups" }, fieldsets),
+    h("button", { type: "submit", class: "primary" }, "Create root key"),
+    createSlot,
+  );
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const permissions = boxes.filter((b) => b.checked).map((b) => b.value);
-    if (permissions.length === 0) return replace(createSlot, h("div", { class: "error", role: "alert" }, h("p", { class: "detail" }, "Choose at least one permission.")));
+    if (permissions.length === 0)
+      return replace(
+        createSlot,
+        h("div", { class: "error", role: "alert" }, h("p", { class: "detail" }, "Choose at least one permission.")),
+      );
     await attempt(createSlot, "create a root key", async () => {
-      const { data } = await call<CreateKeyResult>("rootKeys.createRootKey", { permissions, ...(name.value.trim() ? { name: name.value.trim() } : {}) });
+      const { data } = await call<CreateKeyResult>("rootKeys.createRootKey", {
+        permissions,
+        ...(name.value.trim() ? { name: name.value.trim() } : {}),
+      });
       form.reset();
-      await showOnce("Your new root key", data.key, `Root key ${data.keyId}. Copy it now: the service keeps only its hash and cannot show it again.`);
+      await showOnce(
+        "Your new root key",
+        data.key,
+        `Root key ${data.keyId}. Copy it now: the service keeps only its hash and cannot show it again.`,
+      );
       await load();
     });
   });
@@ -63,7 +80,20 @@ export async function rootKeysPage(main: HTMLElement): Promise<void> {
                 {},
                 h("td", {}, k.name ?? h("span", { class: "muted" }, "(no name)")),
                 h("td", {}, h("code", {}, k.keyId)),
-                h("td", {}, h("details", {}, h("summary", {}, `${k.permissions.length} permissions`), h("ul", { class: "plain" }, k.permissions.map((p) => h("li", {}, h("code", {}, p)))))),
+                h(
+                  "td",
+                  {},
+                  h(
+                    "details",
+                    {},
+                    h("summary", {}, `${k.permissions.length} permissions`),
+                    h(
+                      "ul",
+                      { class: "plain" },
+                      k.permissions.map((p) => h("li", {}, h("code", {}, p))),
+                    ),
+                  ),
+                ),
                 h("td", {}, when(k.createdAt)),
                 h(
                   "td",
@@ -75,7 +105,14 @@ export async function rootKeysPage(main: HTMLElement): Promise<void> {
                       class: "danger",
                       "aria-label": `Delete root key ${k.name ?? k.keyId}`,
                       onclick: async () => {
-                        if (!(await confirmDialog("Delete this root key?", `${k.name ?? k.keyId} stops working at once, for every tool using it.`, "Delete root key"))) return;
+                        if (
+                          !(await confirmDialog(
+                            "Delete this root key?",
+                            `${k.name ?? k.keyId} stops working at once, for every tool using it.`,
+                            "Delete root key",
+                          ))
+                        )
+                          return;
                         await attempt(slot, "delete this root key", async () => {
                           await call("rootKeys.deleteRootKey", { keyId: k.keyId });
                           announce("Root key deleted.");

@@ -7,13 +7,29 @@ import { attempt } from "../ui";
 
 const REFRESH_MS = 5000;
 const RANGES: Record<string, { span: number; bucket: Bucket; step: number; label: (ms: number) => string }> = {
-  "1h": { span: 3_600_000, bucket: "minute", step: 60_000, label: (ms) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) },
-  "24h": { span: 86_400_000, bucket: "hour", step: 3_600_000, label: (ms) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) },
+  "1h": {
+    span: 3_600_000,
+    bucket: "minute",
+    step: 60_000,
+    label: (ms) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }),
+  },
+  "24h": {
+    span: 86_400_000,
+    bucket: "hour",
+    step: 3_600_000,
+    label: (ms) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }),
+  },
   "30d": { span: 30 * 86_400_000, bucket: "day", step: 86_400_000, label: (ms) => new Date(ms).toLocaleDateString() },
 };
 
 export async function verificationsPage(main: HTMLElement): Promise<() => void> {
-  const range = h("select", { name: "range" }, h("option", { value: "1h" }, "last hour (by minute)"), h("option", { value: "24h" }, "last 24 hours (by hour)"), h("option", { value: "30d" }, "last 30 days (by day)"));
+  const range = h(
+    "select",
+    { name: "range" },
+    h("option", { value: "1h" }, "last hour (by minute)"),
+    h("option", { value: "24h" }, "last 24 hours (by hour)"),
+    h("option", { value: "30d" }, "last 30 days (by day)"),
+  );
   const slot = h("div");
   const chartBox = h("div", { "aria-live": "off" });
   const events = h("div");
@@ -44,7 +60,20 @@ export async function verificationsPage(main: HTMLElement): Promise<() => void> 
               "table",
               { "data-testid": "latest-events" },
               thead("Time", "Key", "Outcome", "Tags"),
-              h("tbody", {}, latest.map((e) => h("tr", {}, h("td", {}, when(e.time)), h("td", {}, h("code", {}, e.keyId)), h("td", {}, h("span", { class: `badge o-${e.outcome.toLowerCase()}` }, e.outcome)), h("td", {}, e.tags.join(", "))))),
+              h(
+                "tbody",
+                {},
+                latest.map((e) =>
+                  h(
+                    "tr",
+                    {},
+                    h("td", {}, when(e.time)),
+                    h("td", {}, h("code", {}, e.keyId)),
+                    h("td", {}, h("span", { class: `badge o-${e.outcome.toLowerCase()}` }, e.outcome)),
+                    h("td", {}, e.tags.join(", ")),
+                  ),
+                ),
+              ),
             ),
       );
       updated.textContent = `Updated ${new Date().toLocaleTimeString()}; refreshed every ${REFRESH_MS / 1000} s while this page is open.`;

@@ -3,7 +3,11 @@ import * as Type from "typebox";
 import { ExternalId, listFields, Meta, RatelimitList, strict, text } from "./fields";
 import { EmptyData, Identity } from "./resources";
 
-export const CreateIdentityRequest = strict({ externalId: ExternalId, meta: Type.Optional(Meta), ratelimits: Type.Optional(RatelimitList) });
+export const CreateIdentityRequest = strict({
+  externalId: ExternalId,
+  meta: Type.Optional(Meta),
+  ratelimits: Type.Optional(RatelimitList),
+});
 export const CreateIdentityResult = Type.Object({ identityId: Type.String() });
 
 /** getIdentity and deleteIdentity: by id or externalId. */

@@ -18,7 +18,18 @@ import {
   strict,
   text,
 } from "./fields";
-import { CreatedKey, EmptyData, Identity, KeyCredits, KeyInfo, MetaData, Permission, Role, VerifyCode, VerifyRatelimitState } from "./resources";
+import {
+  CreatedKey,
+  EmptyData,
+  Identity,
+  KeyCredits,
+  KeyInfo,
+  MetaData,
+  Permission,
+  Role,
+  VerifyCode,
+  VerifyRatelimitState,
+} from "./resources";
 
 export const VerifyKeyRequest = strict({
   key: text(512),

@@ -4,7 +4,11 @@ import { listFields, RoleName, Slug, strict, text } from "./fields";
 import { EmptyData, Permission, Role } from "./resources";
 
 /** `slug` may be left out (the specification's `{ name, description }`): the service derives it from `name`. */
-export const CreatePermissionRequest = strict({ name: text(512), slug: Type.Optional(Slug), description: Type.Optional(Type.String({ maxLength: 512 })) });
+export const CreatePermissionRequest = strict({
+  name: text(512),
+  slug: Type.Optional(Slug),
+  description: Type.Optional(Type.String({ maxLength: 512 })),
+});
 export const CreatePermissionResult = Type.Object({ permissionId: Type.String() });
 
 /** getPermission and deletePermission: by id or slug. */

@@ -7,7 +7,16 @@ import { CreditsRefill, freeForm } from "./fields";
 export const MetaData = freeForm();
 
 /** Verification outcome codes the protocol names. The list is open: treat an unknown code as invalid. */
-export const KnownVerifyCode = Type.Enum(["VALID", "NOT_FOUND", "FORBIDDEN", "INSUFFICIENT_PERMISSIONS", "USAGE_EXCEEDED", "RATE_LIMITED", "DISABLED", "EXPIRED"]);
+export const KnownVerifyCode = Type.Enum([
+  "VALID",
+  "NOT_FOUND",
+  "FORBIDDEN",
+  "INSUFFICIENT_PERMISSIONS",
+  "USAGE_EXCEEDED",
+  "RATE_LIMITED",
+  "DISABLED",
+  "EXPIRED",
+]);
 type KnownCode = Type.Static<typeof KnownVerifyCode>;
 // `string & {}` keeps editor completion for the known codes while accepting new ones.
 export const VerifyCode = Type.Unsafe<KnownCode | (string & {})>(Type.String());

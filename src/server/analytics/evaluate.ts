@@ -71,7 +71,11 @@ function test(c: Condition, e: VerificationEvent): boolean {
 }
 
 /** The rows of `plan` over `events`, restricted to `scope`. */
-export function evaluatePlan(plan: AnalyticsPlan, scope: AnalyticsScope, events: Iterable<VerificationEvent>): Array<Record<string, unknown>> {
+export function evaluatePlan(
+  plan: AnalyticsPlan,
+  scope: AnalyticsScope,
+  events: Iterable<VerificationEvent>,
+): Array<Record<string, unknown>> {
   const apis = scope.keySpaceIds && new Set(scope.keySpaceIds);
   const rows: VerificationEvent[] = [];
   for (const e of events) {

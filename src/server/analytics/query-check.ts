@@ -53,7 +53,15 @@ const BUCKETS: Readonly<Record<string, BucketUnit>> = Object.freeze({
   tostartofhour: "hour",
   tostartofday: "day",
 });
-const COMPARE: Readonly<Record<string, CompareOp>> = Object.freeze({ "=": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=" });
+const COMPARE: Readonly<Record<string, CompareOp>> = Object.freeze({
+  "=": "=",
+  "!=": "!=",
+  "<>": "!=",
+  "<": "<",
+  "<=": "<=",
+  ">": ">",
+  ">=": ">=",
+});
 const FLIPPED: Readonly<Record<CompareOp, CompareOp>> = Object.freeze({ "=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<=" });
 
 // The parser's AST, as far as this module reads it.
@@ -168,7 +176,8 @@ class Checker {
     this.from(s.from);
     const where = s.where ? this.condition(s.where as Node) : undefined;
     this.checkRetention(where);
-    const groupNodes = ((s.groupby as Node | null)?.columns as Node[] | undefined) ?? (Array.isArray(s.groupby) ? (s.groupby as Node[]) : []);
+    const groupNodes =
+      ((s.groupby as Node | null)?.columns as Node[] | undefined) ?? (Array.isArray(s.groupby) ? (s.groupby as Node[]) : []);
     this.outputs = this.columns(s.columns as Node[] | undefined);
     const names = new Set<string>();
     for (const o of this.outputs) {
@@ -198,7 +207,8 @@ class Checker {
     if (t.expr) invalid("Subqueries are not supported here.");
     if (t.join) invalid("Joins are not supported here: read one table.");
     const name = [t.db, t.table].filter((part) => part !== null && part !== undefined).join(".");
-    if (t.db || t.table !== TABLE) refuse("bad_request.invalid_analytics_table", `The table ${JSON.stringify(name)} is not available. Query ${TABLE}.`);
+    if (t.db || t.table !== TABLE)
+      refuse("bad_request.invalid_analytics_table", `The table ${JSON.stringify(name)} is not available. Query ${TABLE}.`);
     this.alias = typeof t.as === "string" ? t.as : undefined;
   }
 
@@ -255,12 +265,17 @@ class Checker {
     if (index === -1) {
       const aggregate = this.aggregate(expr);
       if (aggregate) {
-        index = this.outputs.findIndex((out) => out.value.kind === "aggregate" && JSON.stringify(out.value.aggregate) === JSON.stringify(aggregate.value));
+        index = this.outputs.findIndex(
+          (out) => out.value.kind === "aggregate" && JSON.stringify(out.value.aggregate) === JSON.stringify(aggregate.value),
+        );
         if (index === -1) invalid("ORDER BY an aggregate needs that aggregate among the selected columns.");
       }
     }
     if (index !== -1) {
-      if (this.outputs[index]!.value.kind === "scalar" && scalarType((this.outputs[index]!.value as { scalar: Scalar }).scalar) === "tags") {
+      if (
+        this.outputs[index]!.value.kind === "scalar" &&
+        scalarType((this.outputs[index]!.value as { scalar: Scalar }).scalar) === "tags"
+      ) {
         invalid("ORDER BY tags is not supported here.");
       }
       return { output: index, descending };
@@ -286,7 +301,11 @@ class Checker {
   }
 
   /** An aggregate call, or undefined when `expr` is none. */
-  private aggregate(expr: Node): { name: string; value: Output["value"] extends infer V ? V extends { kind: "aggregate"; aggregate: infer A } ? A : never : never } | undefined {
+  private aggregate(
+    expr: Node,
+  ):
+    | { name: string; value: Output["value"] extends infer V ? (V extends { kind: "aggregate"; aggregate: infer A } ? A : never) : never }
+    | undefined {
     if (expr?.type === "aggr_func") {
       const fn = String(expr.name).toLowerCase();
       const args = expr.args as Node | undefined;
@@ -294,7 +313,8 @@ class Checker {
       if (expr.over) invalid("Window functions are not supported here.");
       const arg = args?.expr as Node | undefined;
       if (fn === "count") {
-        if (arg && !(arg.type === "star" || (arg.type === "column_ref" && this.column(arg)))) invalid("count takes *, a column or nothing.");
+        if (arg && !(arg.type === "star" || (arg.type === "column_ref" && this.column(arg))))
+          invalid("count takes *, a column or nothing.");
         return { name: "count", value: { kind: "count" } };
       }
       if (fn === "sum") {
@@ -308,7 +328,8 @@ class Checker {
       const fn = this.functionName(expr)?.toLowerCase();
       const args = this.args(expr);
       if (fn === "count") {
-        if (args.length > 1 || (args[0] && !(args[0].type === "star" || (args[0].type === "column_ref" && this.column(args[0]))))) invalid("count takes *, a column or nothing.");
+        if (args.length > 1 || (args[0] && !(args[0].type === "star" || (args[0].type === "column_ref" && this.column(args[0])))))
+          invalid("count takes *, a column or nothing.");
         return { name: "count", value: { kind: "count" } };
       }
       if (fn === "countif") {
@@ -395,7 +416,8 @@ class Checker {
           }
           const unit = String(interval.unit).toLowerCase().replace(/s$/, "");
           const ms = INTERVAL_MS[unit];
-          if (ms === undefined) return invalid(`INTERVAL unit ${JSON.stringify(interval.unit)} is not supported here: use SECOND, MINUTE, HOUR, DAY or WEEK.`);
+          if (ms === undefined)
+            return invalid(`INTERVAL unit ${JSON.stringify(interval.unit)} is not supported here: use SECOND, MINUTE, HOUR, DAY or WEEK.`);
           const amount = this.integer(interval.expr as Node);
           return { kind: "literal", value: base.value + (n.operator === "-" ? -1 : 1) * amount * ms };
         }
@@ -409,7 +431,8 @@ class Checker {
           return { kind: "literal", value: this.ctx.now };
         }
         if (lower === "fromunixtimestamp64milli") {
-          if (args.length !== 1 || args[0]!.type !== "column_ref" || this.column(args[0]!) !== "time") invalid("fromUnixTimestamp64Milli takes the column time.");
+          if (args.length !== 1 || args[0]!.type !== "column_ref" || this.column(args[0]!) !== "time")
+            invalid("fromUnixTimestamp64Milli takes the column time.");
           return { kind: "column", column: "time" };
         }
         const unit = BUCKETS[lower];
@@ -438,14 +461,17 @@ class Checker {
   /** A condition on one row, `depth` levels inside the WHERE clause (or countIf). */
   condition(n: Node, depth = 1): Condition {
     if (depth > MAX_CONDITION_DEPTH) tooDeep(`conditions more than ${MAX_CONDITION_DEPTH} levels deep`);
-    if (++this.conditions > MAX_CONDITIONS) invalid(`The query has more than ${MAX_CONDITIONS} conditions. Use IN ('a', 'b', …) for a list of values.`);
-    if (n?.type === "unary_expr" && String(n.operator).toUpperCase() === "NOT") return { kind: "not", arg: this.condition(n.expr as Node, depth + 1) };
+    if (++this.conditions > MAX_CONDITIONS)
+      invalid(`The query has more than ${MAX_CONDITIONS} conditions. Use IN ('a', 'b', …) for a list of values.`);
+    if (n?.type === "unary_expr" && String(n.operator).toUpperCase() === "NOT")
+      return { kind: "not", arg: this.condition(n.expr as Node, depth + 1) };
     if (n?.type === "function") {
       const fn = this.functionName(n)!.toLowerCase();
       const args = this.args(n);
       if (fn === "not" && args.length === 1) return { kind: "not", arg: this.condition(args[0]!, depth + 1) };
       if (fn === "has") {
-        if (args.length !== 2 || args[0]!.type !== "column_ref" || this.column(args[0]!) !== "tags") invalid("has takes tags and a string: has(tags, 'name').");
+        if (args.length !== 2 || args[0]!.type !== "column_ref" || this.column(args[0]!) !== "tags")
+          invalid("has takes tags and a string: has(tags, 'name').");
         const tag = this.scalar(args[1]!);
         if (tag.kind !== "literal" || typeof tag.value !== "string") invalid("has takes tags and a string: has(tags, 'name').");
         return { kind: "hasTag", tag: tag.value };
@@ -470,14 +496,18 @@ class Checker {
       if (list?.type !== "expr_list" || !Array.isArray(list.value)) return invalid("IN takes a list of values: IN ('a', 'b').");
       const values = (list.value as Node[]).map((v) => this.scalar(v));
       const type = this.comparable(value);
-      if (values.some((v) => v.kind !== "literal" || scalarType(v) !== type)) invalid(`IN takes a list of ${type === "number" ? "numbers" : "strings"} here.`);
+      if (values.some((v) => v.kind !== "literal" || scalarType(v) !== type))
+        invalid(`IN takes a list of ${type === "number" ? "numbers" : "strings"} here.`);
       return { kind: "in", value, list: values.map((v) => (v as { value: string | number }).value), negated: op === "NOT IN" };
     }
     if (op === "BETWEEN" || op === "NOT BETWEEN") {
       const value = this.scalar(n.left as Node);
       const range = (n.right as Node)?.value as Node[] | undefined;
       if (!Array.isArray(range) || range.length !== 2) return invalid("BETWEEN takes two values.");
-      const inside: Condition = { kind: "and", args: [this.compare(">=", value, this.scalar(range[0]!)), this.compare("<=", value, this.scalar(range[1]!))] };
+      const inside: Condition = {
+        kind: "and",
+        args: [this.compare(">=", value, this.scalar(range[0]!)), this.compare("<=", value, this.scalar(range[1]!))],
+      };
       return op === "BETWEEN" ? inside : { kind: "not", arg: inside };
     }
     const cmp = COMPARE[op];
@@ -517,5 +547,4 @@ class Checker {
   }
 }
 
-const SUPPORTED_FUNCTIONS =
-  "count, countIf, sum, toStartOfMinute, toStartOfHour, toStartOfDay, fromUnixTimestamp64Milli, now, has";
+const SUPPORTED_FUNCTIONS = "count, countIf, sum, toStartOfMinute, toStartOfHour, toStartOfDay, fromUnixTimestamp64Milli, now, has";

@@ -77,7 +77,12 @@ export function compilePlan(plan: AnalyticsPlan, scope: AnalyticsScope, table: s
     if (o.value.kind === "scalar") sql = scalar(o.value.scalar);
     else {
       const a = o.value.aggregate;
-      sql = a.kind === "count" ? "count(*)" : a.kind === "countIf" ? `count(CASE WHEN ${cond(a.condition)} THEN 1 END)` : `coalesce(sum("${a.column}"), 0)`;
+      sql =
+        a.kind === "count"
+          ? "count(*)"
+          : a.kind === "countIf"
+            ? `count(CASE WHEN ${cond(a.condition)} THEN 1 END)`
+            : `coalesce(sum("${a.column}"), 0)`;
     }
     return `${sql} AS c${i}`;
   });

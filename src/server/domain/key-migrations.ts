@@ -63,7 +63,11 @@ export async function verifyMigratedKey(
   const found = await tx.keyByHash(sourceHash);
   if (found?.workspaceId !== workspaceId || found.pendingMigrationId !== migrationId || !allowed(found)) return undefined;
   const { pendingMigrationId: _, ...migrated } = found;
-  const rehashed: KeyRecord = { ...migrated, hash: keyHash(key), start: `${parts.prefix}_${`${parts.shortToken}_${parts.longToken}`.slice(0, 4)}` };
+  const rehashed: KeyRecord = {
+    ...migrated,
+    hash: keyHash(key),
+    start: `${parts.prefix}_${`${parts.shortToken}_${parts.longToken}`.slice(0, 4)}`,
+  };
   await tx.put("keys", rehashed);
   return rehashed;
 }

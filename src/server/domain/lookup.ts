@@ -16,7 +16,12 @@ import type {
 import { echo } from "./echo";
 
 /** A record by id, only when it belongs to the workspace. */
-async function inWorkspace<T extends Exclude<TableName, "workspaces">>(tx: StorageTx, table: T, workspaceId: string, id: string): Promise<Tables[T] | undefined> {
+async function inWorkspace<T extends Exclude<TableName, "workspaces">>(
+  tx: StorageTx,
+  table: T,
+  workspaceId: string,
+  id: string,
+): Promise<Tables[T] | undefined> {
   const record = await tx.get(table, id);
   return record && (record as { workspaceId: string }).workspaceId === workspaceId ? record : undefined;
 }

@@ -37,14 +37,24 @@ export async function createNamespace(tx: StorageTx, workspaceId: string, name: 
 }
 
 /** The override of a namespace set for exactly this identifier (or pattern). */
-export async function exactOverride(tx: StorageTx, ns: RatelimitNamespaceRecord, identifier: string): Promise<RatelimitOverrideRecord | undefined> {
+export async function exactOverride(
+  tx: StorageTx,
+  ns: RatelimitNamespaceRecord,
+  identifier: string,
+): Promise<RatelimitOverrideRecord | undefined> {
   return (await tx.find("ratelimitOverrides", ns.workspaceId, "namespaceId", ns.id)).find((o) => o.identifier === identifier);
 }
 
 /** The override that applies to `identifier`: the exact one, else the first (by id) pattern that matches. */
-export async function matchingOverride(tx: StorageTx, ns: RatelimitNamespaceRecord, identifier: string): Promise<RatelimitOverrideRecord | undefined> {
+export async function matchingOverride(
+  tx: StorageTx,
+  ns: RatelimitNamespaceRecord,
+  identifier: string,
+): Promise<RatelimitOverrideRecord | undefined> {
   const all = await tx.find("ratelimitOverrides", ns.workspaceId, "namespaceId", ns.id);
-  return all.find((o) => o.identifier === identifier) ?? all.find((o) => o.identifier.includes("*") && wildcardMatch(o.identifier, identifier));
+  return (
+    all.find((o) => o.identifier === identifier) ?? all.find((o) => o.identifier.includes("*") && wildcardMatch(o.identifier, identifier))
+  );
 }
 
 /**

@@ -3,11 +3,7 @@
 // Runs on `Storage.direct`: its only writes are the atomic `limit` and `spendCredits`. Every outcome
 // for a key of the caller's workspace is noted as a verification event (NOT_FOUND is not: no key).
 import { createHash } from "node:crypto";
-import {
-  PermissionQuerySyntaxError,
-  evaluatePermissionQuery,
-  parsePermissionQuery,
-} from "../../protocol/permission-query";
+import { PermissionQuerySyntaxError, evaluatePermissionQuery, parsePermissionQuery } from "../../protocol/permission-query";
 import type { VerifyKeyRequest, VerifyKeyResult, VerifyRatelimitState } from "../../protocol/types";
 import type { ApiGrant } from "../operations/authorization";
 import { encodeBase58 } from "./base58";

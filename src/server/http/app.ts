@@ -57,7 +57,10 @@ function soleAuthorization(req: IncomingMessage): string | undefined {
   for (let i = 0; i < raw.length; i += 2) {
     if (raw[i]!.length !== 13 || raw[i]!.toLowerCase() !== "authorization") continue;
     if (++seen > 1 && raw[i + 1]!.trim() !== first.trim()) {
-      throw new ServiceError("authentication.malformed", "The request has two different Authorization headers. Send one: Authorization: Bearer ROOT_KEY.");
+      throw new ServiceError(
+        "authentication.malformed",
+        "The request has two different Authorization headers. Send one: Authorization: Bearer ROOT_KEY.",
+      );
     }
   }
   return first;
@@ -114,7 +117,14 @@ function inStore(core: ServiceCore, op: AnyOperation, steps: (tx: StorageTx) => 
 }
 
 /** What the operation's steps see: the store, the root key, the clock read once, the caller's address… */
-function contextOf(core: ServiceCore, req: IncomingMessage, requestId: string, root: RootContext, now: number, tx: StorageTx): RunContext<unknown> {
+function contextOf(
+  core: ServiceCore,
+  req: IncomingMessage,
+  requestId: string,
+  root: RootContext,
+  now: number,
+  tx: StorageTx,
+): RunContext<unknown> {
   const ip = clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"], core.config.trustProxy);
   return { tx, root, now, ip, vault: core.vault, requestId, record: core.record, analytics: core.analytics, resource: undefined };
 }

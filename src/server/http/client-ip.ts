@@ -13,7 +13,10 @@ export function plainAddress(address: string): string {
 export function clientIp(socketAddress: string | undefined, forwardedFor: string | string[] | undefined, trustProxy: boolean): string {
   if (trustProxy && forwardedFor !== undefined) {
     const list = Array.isArray(forwardedFor) ? forwardedFor.join(",") : forwardedFor;
-    const first = list.split(",").map((part) => part.trim()).find((part) => part !== "");
+    const first = list
+      .split(",")
+      .map((part) => part.trim())
+      .find((part) => part !== "");
     if (first !== undefined) return plainAddress(first);
   }
   return plainAddress(socketAddress ?? "");

@@ -12,11 +12,7 @@ export class ServiceError extends Error {
   readonly errors?: ValidationErrorDetail[];
   readonly headers: Readonly<Record<string, string>>;
 
-  constructor(
-    kind: ErrorKind,
-    detail: string,
-    extra: { errors?: ValidationErrorDetail[]; headers?: Record<string, string> } = {},
-  ) {
+  constructor(kind: ErrorKind, detail: string, extra: { errors?: ValidationErrorDetail[]; headers?: Record<string, string> } = {}) {
     super(detail);
     this.name = "ServiceError";
     this.kind = kind;

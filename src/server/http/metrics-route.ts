@@ -18,14 +18,21 @@ function plain(res: ServerResponse, status: number, text: string, headers: Recor
 }
 
 /** The handler of `/metrics` (any method): 405 but for GET and HEAD, 401 without the token when one is set. */
-export function metricsEndpoint(metrics: ServiceMetrics, token: string | undefined, logger: Logger): (req: IncomingMessage, res: ServerResponse) => void {
+export function metricsEndpoint(
+  metrics: ServiceMetrics,
+  token: string | undefined,
+  logger: Logger,
+): (req: IncomingMessage, res: ServerResponse) => void {
   // Compared as digests, in constant time: the token's length is not revealed either.
   const expected = token === undefined ? undefined : digest(`Bearer ${token}`);
   return (req, res) => {
     req.resume();
-    if (req.method !== "GET" && req.method !== "HEAD") return plain(res, 405, `${req.method} is not allowed here; use GET.\n`, { Allow: "GET, HEAD" });
+    if (req.method !== "GET" && req.method !== "HEAD")
+      return plain(res, 405, `${req.method} is not allowed here; use GET.\n`, { Allow: "GET, HEAD" });
     if (expected && !timingSafeEqual(digest(req.headers.authorization ?? ""), expected)) {
-      return plain(res, 401, "The metrics need Authorization: Bearer <the metrics token>.\n", { "WWW-Authenticate": 'Bearer realm="keyguard metrics"' });
+      return plain(res, 401, "The metrics need Authorization: Bearer <the metrics token>.\n", {
+        "WWW-Authenticate": 'Bearer realm="keyguard metrics"',
+      });
     }
     metrics.scrape().then(
       ({ contentType, body }) => {

@@ -123,7 +123,14 @@ function charsetOk(contentType: string): boolean {
 function decoded(req: IncomingMessage): Readable | undefined {
   const encoding = (req.headers["content-encoding"] ?? "identity").trim().toLowerCase();
   if (encoding === "identity") return req;
-  const decoder = encoding === "gzip" ? createGunzip() : encoding === "deflate" ? createInflate() : encoding === "br" ? createBrotliDecompress() : undefined;
+  const decoder =
+    encoding === "gzip"
+      ? createGunzip()
+      : encoding === "deflate"
+        ? createInflate()
+        : encoding === "br"
+          ? createBrotliDecompress()
+          : undefined;
   if (!decoder) return undefined;
   req.pipe(decoder);
   return decoder;

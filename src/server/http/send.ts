@@ -7,7 +7,13 @@ export const JSON_TYPE = "application/json; charset=utf-8";
 const PROBLEM_TYPE = "application/problem+json; charset=utf-8";
 
 /** Sends a body that is already JSON text (nothing when an answer already went out). */
-export function send(res: ServerResponse, status: number, contentType: string, json: string, headers?: Readonly<Record<string, string>>): void {
+export function send(
+  res: ServerResponse,
+  status: number,
+  contentType: string,
+  json: string,
+  headers?: Readonly<Record<string, string>>,
+): void {
   if (res.headersSent) return;
   res.statusCode = status;
   if (headers) for (const name in headers) res.setHeader(name, headers[name]!);

@@ -37,7 +37,11 @@ export const listKeysOperation = defineOperation("apis.listKeys", {
     if (body.decrypt) requireStorage(api, "The requested API does not support key encryption.");
     let page;
     if (body.externalId === undefined) {
-      page = await pageOf((from, limit) => tx.list("keys", root.workspaceId, { from, limit, where: { field: "apiId", value: api.id } }), body.cursor, body.limit);
+      page = await pageOf(
+        (from, limit) => tx.list("keys", root.workspaceId, { from, limit, where: { field: "apiId", value: api.id } }),
+        body.cursor,
+        body.limit,
+      );
     } else {
       // Only an identity's own externalId matches (not its id).
       const identity = (await tx.find("identities", root.workspaceId, "externalId", body.externalId))[0];

@@ -98,10 +98,7 @@ function shown(tuple: string): string {
 }
 
 function forbidden(anyOf: readonly string[]): ServiceError {
-  return new ServiceError(
-    "authorization.insufficient_permissions",
-    `Missing one of these permissions: ${anyOf.map(shown).join(" or ")}`,
-  );
+  return new ServiceError("authorization.insufficient_permissions", `Missing one of these permissions: ${anyOf.map(shown).join(" or ")}`);
 }
 
 /** Throws 403 unless the root key holds this one tuple (production's single-permission detail). */
@@ -114,7 +111,10 @@ export function requireTuple(root: RootContext, tuple: string): void {
 /** Throws 403 unless the root key holds `anyOf` one tuple, or else `allOf` of these. */
 export function requireAnyOrAll(root: RootContext, any: string, allOf: readonly string[]): void {
   if (root.permissions.has(any) || allOf.every((p) => root.permissions.has(p))) return;
-  throw new ServiceError("authorization.insufficient_permissions", `Missing one of these permissions: ${shown(any)} or ${allOf.map(shown).join(" and ")}`);
+  throw new ServiceError(
+    "authorization.insufficient_permissions",
+    `Missing one of these permissions: ${shown(any)} or ${allOf.map(shown).join(" and ")}`,
+  );
 }
 
 /** Throws 403 unless the root key holds one of the tuples. */

@@ -11,12 +11,18 @@ import type { Authorization, OpContext } from "./operation";
 import type { ApiRecord, KeyRecord, RatelimitNamespaceRecord } from "../storage/seam";
 
 /** An authorisation decided from the root key alone (no store), described by `permission`. */
-export function fromRoot<Body, Resource>(permission: string, check: (root: RootContext, body: Body) => Resource): Authorization<Body, Resource> {
+export function fromRoot<Body, Resource>(
+  permission: string,
+  check: (root: RootContext, body: Body) => Resource,
+): Authorization<Body, Resource> {
   return { permission, reads: false, check };
 }
 
 /** An authorisation that reads the store, in the operation's transaction. */
-export function fromStore<Body, Resource>(permission: string, check: (ctx: OpContext, body: Body) => Promise<Resource>): Authorization<Body, Resource> {
+export function fromStore<Body, Resource>(
+  permission: string,
+  check: (ctx: OpContext, body: Body) => Promise<Resource>,
+): Authorization<Body, Resource> {
   return { permission, reads: true, check };
 }
 
@@ -29,7 +35,10 @@ export function permission(tuple: string): Authorization<unknown, undefined> {
 }
 
 /** `first`, then `second`, in this order; `run` gets what `second` resolved. */
-export function both<Body, Resource>(first: Authorization<Body, unknown>, second: Authorization<Body, Resource>): Authorization<Body, Resource> {
+export function both<Body, Resource>(
+  first: Authorization<Body, unknown>,
+  second: Authorization<Body, Resource>,
+): Authorization<Body, Resource> {
   const permission = `${first.permission} and ${second.permission}`;
   if (!first.reads && !second.reads) {
     return fromRoot(permission, (root, body) => {
@@ -79,7 +88,11 @@ interface OnApiOptions<Body> {
  * The API of the request, which the root key must be allowed `actions` on: 403 without them
  * (or the `masked` 404), then 404 when it is missing. `run` gets the API.
  */
-export function onApi<Body>(actions: string | readonly string[], apiIdOf: (body: Body) => string, options: OnApiOptions<Body> = {}): Authorization<Body, ApiRecord> {
+export function onApi<Body>(
+  actions: string | readonly string[],
+  apiIdOf: (body: Body) => string,
+  options: OnApiOptions<Body> = {},
+): Authorization<Body, ApiRecord> {
   const all = typeof actions === "string" ? [actions] : actions;
   const { masked, also } = options;
   const described = all.map((a) => `api.<apiId>.${a}`).join(" and ") + (masked ? " (else 404)" : "");
@@ -134,7 +147,10 @@ export function onKeyByPlaintext<Body>(action: string, plaintextOf: (body: Body)
  * root key holds `ratelimit.<namespaceId>.action` or `ratelimit.*.action` (or the `masked` error).
  * `run` gets the namespace.
  */
-export function onNamespace<Body extends { namespace: string }>(action: string, masked?: () => ServiceError): Authorization<Body, RatelimitNamespaceRecord> {
+export function onNamespace<Body extends { namespace: string }>(
+  action: string,
+  masked?: () => ServiceError,
+): Authorization<Body, RatelimitNamespaceRecord> {
   return fromStore(`ratelimit.<namespaceId>.${action}${masked ? " (else 404)" : ""}`, async ({ tx, root }, body) => {
     const ns = await requireNamespace(tx, root.workspaceId, body.namespace);
     const anyOf = [`ratelimit.${ns.id}.${action}`, `ratelimit.*.${action}`];

@@ -5,13 +5,7 @@ import { canOnApi } from "./auth";
 import { fromStore, onKey } from "./authorization";
 import { newId } from "../domain/ids";
 import { DEFAULT_BYTE_LENGTH, generateKey } from "../domain/key-material";
-import {
-  ensurePermissions,
-  findApi,
-  resolveRoles,
-  toRatelimitRecords,
-  upsertIdentity,
-} from "../domain/lookup";
+import { ensurePermissions, findApi, resolveRoles, toRatelimitRecords, upsertIdentity } from "../domain/lookup";
 import type { KeyVault } from "../domain/key-vault";
 import { defineOperation } from "./operation";
 import { NOT_FOUND_API, requireStorage, requireVault } from "../domain/recoverable";
@@ -24,14 +18,17 @@ type CreateKeyBody = CreateKeyRequest & CreateKeyFlatCredits;
  * As production: the vault first (412 when a recoverable key cannot be sealed), then create_key
  * (and encrypt_key for a recoverable key) on the API, masked as "not found" like a missing API.
  */
-const mayCreateOnApi = fromStore("api.<apiId>.create_key (and encrypt_key when recoverable; else 404)", async (ctx, body: CreateKeyRequest) => {
-  const { tx, root } = ctx;
-  if (body.recoverable) requireVault(ctx);
-  const allowed = canOnApi(root, "create_key", body.apiId) && (!body.recoverable || canOnApi(root, "encrypt_key", body.apiId));
-  const api = allowed ? await findApi(tx, root.workspaceId, body.apiId) : undefined;
-  if (!api) throw NOT_FOUND_API();
-  return api;
-});
+const mayCreateOnApi = fromStore(
+  "api.<apiId>.create_key (and encrypt_key when recoverable; else 404)",
+  async (ctx, body: CreateKeyRequest) => {
+    const { tx, root } = ctx;
+    if (body.recoverable) requireVault(ctx);
+    const allowed = canOnApi(root, "create_key", body.apiId) && (!body.recoverable || canOnApi(root, "encrypt_key", body.apiId));
+    const api = allowed ? await findApi(tx, root.workspaceId, body.apiId) : undefined;
+    if (!api) throw NOT_FOUND_API();
+    return api;
+  },
+);
 
 export const createKeyOperation = defineOperation("keys.createKey", {
   access: "write",
@@ -110,7 +107,11 @@ export function cleanRefill<T extends { interval: "daily" | "monthly"; amount: n
 export const rerollKeyOperation = defineOperation("keys.rerollKey", {
   access: "write",
   // A recoverable key stays recoverable: its successor is sealed too, which needs encrypt_key.
-  authorize: onKey("create_key", (body) => body.keyId, (_body, key) => key.encrypted !== undefined && "encrypt_key"),
+  authorize: onKey(
+    "create_key",
+    (body) => body.keyId,
+    (_body, key) => key.encrypted !== undefined && "encrypt_key",
+  ),
   async run(ctx, body) {
     // Its credits are as they stand now (a due refill applied): the new key starts from that balance.
     const { tx, now, resource: old } = ctx;

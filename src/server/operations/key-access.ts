@@ -8,7 +8,11 @@ import type { KeyRecord } from "../storage/seam";
 import { permissionView, recordsOf, roleView } from "../domain/views";
 
 /** As production: 403 without `rbac.*.<rbacAction>`, then the key (404), then 403 without update_key on its API. */
-const keyWith = (rbacAction: string) => both(permission(`rbac.*.${rbacAction}`), onKey("update_key", (body: { keyId: string }) => body.keyId));
+const keyWith = (rbacAction: string) =>
+  both(
+    permission(`rbac.*.${rbacAction}`),
+    onKey("update_key", (body: { keyId: string }) => body.keyId),
+  );
 
 /** Writes the changed key; answers with its direct permissions. */
 async function savePermissions(ctx: OpContext, key: KeyRecord): Promise<{ data: Permission[] }> {

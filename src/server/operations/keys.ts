@@ -2,12 +2,7 @@
 import type { KeyCredits } from "../../protocol/types";
 import { onKey, onKeyByPlaintext } from "./authorization";
 import { ServiceError } from "../http/envelope";
-import {
-  ensurePermissions,
-  resolveRoles,
-  toRatelimitRecords,
-  upsertIdentity,
-} from "../domain/lookup";
+import { ensurePermissions, resolveRoles, toRatelimitRecords, upsertIdentity } from "../domain/lookup";
 import { defineOperation } from "./operation";
 import { plaintextOf, requireStorage } from "../domain/recoverable";
 import * as s from "../../protocol/contract/cross-field";
@@ -18,7 +13,11 @@ import { cleanRefill } from "./create-key";
 export const getKeyOperation = defineOperation("keys.getKey", {
   access: "read",
   // As production: 404 when the key is missing, then 403 without read_key (and decrypt_key for decrypt: true).
-  authorize: onKey("read_key", (body) => body.keyId, (body) => body.decrypt && "decrypt_key"),
+  authorize: onKey(
+    "read_key",
+    (body) => body.keyId,
+    (body) => body.decrypt && "decrypt_key",
+  ),
   async run(ctx, body) {
     const key = ctx.resource;
     const data = await keyInfoView(ctx.tx, key, ctx.now);
@@ -124,7 +123,13 @@ export const updateCreditsOperation = defineOperation("keys.updateCredits", {
     } else {
       if (!key.credits) {
         throw new ServiceError("application.invalid_input", `Cannot ${body.operation} the credits of a key with unlimited usage.`, {
-          errors: [{ location: "body.operation", message: "the key has unlimited credits", fix: 'Use operation "set" to give it a balance first.' }],
+          errors: [
+            {
+              location: "body.operation",
+              message: "the key has unlimited credits",
+              fix: 'Use operation "set" to give it a balance first.',
+            },
+          ],
         });
       }
       const delta = body.operation === "increment" ? value! : -value!;

@@ -18,7 +18,11 @@ import { echo } from "../domain/echo";
  * characters as `-`, at most 128 characters.
  */
 function slugOf(name: string): string {
-  const slug = name.trim().replace(/[^A-Za-z0-9_:\-.*]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 128);
+  const slug = name
+    .trim()
+    .replace(/[^A-Za-z0-9_:\-.*]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 128);
   if (slug !== "") return slug;
   throw new ServiceError("application.invalid_input", "Invalid request body: body.slug is required when name has no letter or digit.", {
     errors: [{ location: "body.slug", message: "is required when name has no letter or digit", fix: 'Add a "slug" such as "docs.read".' }],
@@ -156,7 +160,10 @@ interface RolePermissionsPlan {
  * As production: add_permission_to_role and remove_permission_from_role (each named alone when
  * missing), then the role (404), then create_permission when some slugs do not exist yet.
  */
-async function maySetRolePermissions({ tx, root }: OpContext, body: { roleId: string; permissions: string[] }): Promise<RolePermissionsPlan> {
+async function maySetRolePermissions(
+  { tx, root }: OpContext,
+  body: { roleId: string; permissions: string[] },
+): Promise<RolePermissionsPlan> {
   requireTuple(root, "rbac.*.add_permission_to_role");
   requireTuple(root, "rbac.*.remove_permission_from_role");
   const ws = root.workspaceId;

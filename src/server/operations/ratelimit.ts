@@ -17,7 +17,8 @@ import type { LimitCheck, RatelimitNamespaceRecord } from "../storage/seam";
 async function namespacesOf(ctx: OpContext, requests: readonly RatelimitLimitRequest[]): Promise<RatelimitNamespaceRecord[]> {
   const { tx, root, now } = ctx;
   const byRef = new Map<string, RatelimitNamespaceRecord | undefined>();
-  for (const { namespace } of requests) if (!byRef.has(namespace)) byRef.set(namespace, await findNamespace(tx, root.workspaceId, namespace));
+  for (const { namespace } of requests)
+    if (!byRef.has(namespace)) byRef.set(namespace, await findNamespace(tx, root.workspaceId, namespace));
   const missing = [...byRef].filter(([, ns]) => ns === undefined).map(([ref]) => ref);
   if (missing.length > 0) requireTuple(root, "ratelimit.*.create_namespace");
   for (const name of missing) byRef.set(name, await createNamespace(tx, root.workspaceId, name, now));
@@ -25,20 +26,32 @@ async function namespacesOf(ctx: OpContext, requests: readonly RatelimitLimitReq
 }
 
 /** The check of one request: its override (when one matches) sets the limit and the window. */
-async function checkOf(ctx: OpContext, ns: RatelimitNamespaceRecord, request: RatelimitLimitRequest): Promise<{ check: LimitCheck; overrideId?: string }> {
+async function checkOf(
+  ctx: OpContext,
+  ns: RatelimitNamespaceRecord,
+  request: RatelimitLimitRequest,
+): Promise<{ check: LimitCheck; overrideId?: string }> {
   const override = await matchingOverride(ctx.tx, ns, request.identifier);
   const limit = override?.limit ?? request.limit;
   const duration = override?.duration ?? request.duration;
-  const check = { counter: namespaceCounter(ctx.root.workspaceId, ns.id, request.identifier, duration), limit, duration, cost: request.cost ?? 1 };
+  const check = {
+    counter: namespaceCounter(ctx.root.workspaceId, ns.id, request.identifier, duration),
+    limit,
+    duration,
+    cost: request.cost ?? 1,
+  };
   return override ? { check, overrideId: override.id } : { check };
 }
 
 /** The namespace (created on first use), then `ratelimit.<namespaceId>.limit` or `ratelimit.*.limit`. */
-const mayLimit = fromStore("ratelimit.<namespaceId>.limit (and ratelimit.*.create_namespace for a new namespace)", async (ctx, body: RatelimitLimitRequest) => {
-  const [ns] = await namespacesOf(ctx, [body]);
-  requirePermission(ctx.root, [`ratelimit.${ns!.id}.limit`, "ratelimit.*.limit"]);
-  return ns!;
-});
+const mayLimit = fromStore(
+  "ratelimit.<namespaceId>.limit (and ratelimit.*.create_namespace for a new namespace)",
+  async (ctx, body: RatelimitLimitRequest) => {
+    const [ns] = await namespacesOf(ctx, [body]);
+    requirePermission(ctx.root, [`ratelimit.${ns!.id}.limit`, "ratelimit.*.limit"]);
+    return ns!;
+  },
+);
 
 /** The namespaces (created on first use), then `ratelimit.*.limit`, or else `ratelimit.<namespaceId>.limit` of every one. */
 const mayLimitAll = fromStore(

@@ -74,7 +74,10 @@ const EXTENSION_OPERATIONS = Object.freeze({
 export type AnyOperation = OperationDef<string, any, unknown>;
 
 /** Every operation the service serves, production's and keyguard's own. */
-export const ALL_OPERATIONS: readonly AnyOperation[] = Object.freeze([...Object.values(OPERATIONS), ...Object.values(EXTENSION_OPERATIONS)]);
+export const ALL_OPERATIONS: readonly AnyOperation[] = Object.freeze([
+  ...Object.values(OPERATIONS),
+  ...Object.values(EXTENSION_OPERATIONS),
+]);
 
 export function findOperation(name: string): AnyOperation | undefined {
   if (Object.hasOwn(OPERATIONS, name)) return OPERATIONS[name as keyof OperationTable];

@@ -25,7 +25,12 @@ export const listApisOperation = defineExtension<"apis.listApis", ApiGrant>("api
   async run(ctx, body) {
     const ws = ctx.root.workspaceId;
     const readable = ctx.resource;
-    const page = await pageOf((from, limit) => ctx.tx.list("apis", ws, { from, limit }), body.cursor, body.limit, (api) => readable(api.id));
+    const page = await pageOf(
+      (from, limit) => ctx.tx.list("apis", ws, { from, limit }),
+      body.cursor,
+      body.limit,
+      (api) => readable(api.id),
+    );
     return { data: page.items.map((a) => ({ id: a.id, name: a.name, createdAt: a.createdAt })), pagination: page.pagination };
   },
 });
@@ -60,7 +65,13 @@ export const createRootKeyOperation = defineExtension("rootKeys.createRootKey", 
     return body.permissions.flatMap((p, i) =>
       PERMISSION_TUPLE.test(p)
         ? []
-        : [{ location: `body.permissions[${i}]`, message: `is not a permission tuple: ${echo(p)}`, fix: 'Use tuples like "api.*.verify_key".' }],
+        : [
+            {
+              location: `body.permissions[${i}]`,
+              message: `is not a permission tuple: ${echo(p)}`,
+              fix: 'Use tuples like "api.*.verify_key".',
+            },
+          ],
     );
   },
   async run(ctx, body) {
@@ -93,21 +104,24 @@ export const listRootKeysOperation = defineExtension("rootKeys.listRootKeys", {
  * workspace), which must hold no permission the caller lacks: a weaker root key never removes a
  * stronger one (the bootstrap key included), as it never creates one.
  */
-const mayDeleteRootKey = fromStore("workspace.*.delete_root_key (and every permission of the root key deleted)", async (ctx: OpContext, body: { keyId: string }) => {
-  requirePermission(ctx.root, ["workspace.*.delete_root_key"]);
-  const record = await ctx.tx.get("rootKeys", body.keyId);
-  if (!record || record.workspaceId !== ctx.root.workspaceId) {
-    throw new ServiceError("data.key_not_found", `The root key ${echo(body.keyId)} does not exist in this workspace.`);
-  }
-  const missing = notHeld(ctx.root, record.permissions);
-  if (missing.length > 0) {
-    throw new ServiceError(
-      "authorization.insufficient_permissions",
-      `A root key can only delete root keys whose permissions it holds itself; this one lacks: ${missing.join(", ")}`,
-    );
-  }
-  return record;
-});
+const mayDeleteRootKey = fromStore(
+  "workspace.*.delete_root_key (and every permission of the root key deleted)",
+  async (ctx: OpContext, body: { keyId: string }) => {
+    requirePermission(ctx.root, ["workspace.*.delete_root_key"]);
+    const record = await ctx.tx.get("rootKeys", body.keyId);
+    if (!record || record.workspaceId !== ctx.root.workspaceId) {
+      throw new ServiceError("data.key_not_found", `The root key ${echo(body.keyId)} does not exist in this workspace.`);
+    }
+    const missing = notHeld(ctx.root, record.permissions);
+    if (missing.length > 0) {
+      throw new ServiceError(
+        "authorization.insufficient_permissions",
+        `A root key can only delete root keys whose permissions it holds itself; this one lacks: ${missing.join(", ")}`,
+      );
+    }
+    return record;
+  },
+);
 
 /** Deletes a root key of the caller's workspace; not the one making the request. */
 export const deleteRootKeyOperation = defineExtension<"rootKeys.deleteRootKey", RootKeyRecord>("rootKeys.deleteRootKey", {
@@ -116,7 +130,10 @@ export const deleteRootKeyOperation = defineExtension<"rootKeys.deleteRootKey", 
   async run(ctx) {
     const record = ctx.resource;
     if (record.id === ctx.root.rootKeyId) {
-      throw new ServiceError("application.invalid_input", "A root key cannot delete itself: sign in with another root key to delete this one.");
+      throw new ServiceError(
+        "application.invalid_input",
+        "A root key cannot delete itself: sign in with another root key to delete this one.",
+      );
     }
     await ctx.tx.delete("rootKeys", record.id);
     return { data: {} };

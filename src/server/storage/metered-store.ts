@@ -81,9 +81,24 @@ export function meteredStore(store: Storage, metrics: ServiceMetrics): Storage {
       }
     },
     // The verification events' batch writes, retention sweeps and analytics queries.
-    appendVerifications: meteredCall("appendVerifications", store.appendVerifications.bind(store) as Call, metrics, failed) as Storage["appendVerifications"],
-    deleteVerificationsBefore: meteredCall("deleteVerificationsBefore", store.deleteVerificationsBefore.bind(store) as Call, metrics, failed) as Storage["deleteVerificationsBefore"],
-    queryVerifications: meteredCall("queryVerifications", store.queryVerifications.bind(store) as Call, metrics, failed) as Storage["queryVerifications"],
+    appendVerifications: meteredCall(
+      "appendVerifications",
+      store.appendVerifications.bind(store) as Call,
+      metrics,
+      failed,
+    ) as Storage["appendVerifications"],
+    deleteVerificationsBefore: meteredCall(
+      "deleteVerificationsBefore",
+      store.deleteVerificationsBefore.bind(store) as Call,
+      metrics,
+      failed,
+    ) as Storage["deleteVerificationsBefore"],
+    queryVerifications: meteredCall(
+      "queryVerifications",
+      store.queryVerifications.bind(store) as Call,
+      metrics,
+      failed,
+    ) as Storage["queryVerifications"],
     close: () => store.close(),
   };
 }

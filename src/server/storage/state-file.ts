@@ -109,15 +109,11 @@ export function loadState(file: string): LocalState | undefined {
   try {
     state = JSON.parse(text);
   } catch {
-    throw new LocalServiceConfigError(
-      `keyguard/server: the state file ${name} is not valid JSON.`,
-    );
+    throw new LocalServiceConfigError(`keyguard/server: the state file ${name} is not valid JSON.`);
   }
   const s = state as Record<string, unknown> | null;
   if (!isTable(s) || s!.version !== 1) {
-    throw new LocalServiceConfigError(
-      `keyguard/server: ${name} is not a keyguard state file (version 1).`,
-    );
+    throw new LocalServiceConfigError(`keyguard/server: ${name} is not a keyguard state file (version 1).`);
   }
   for (const table of LATER_TABLES) s![table] ??= {};
   const broken = [...FILE_TABLES, ...LATER_TABLES].find((table) => !isTable(s![table]));

@@ -159,7 +159,10 @@ export class VerificationRecorder {
       this.logger.warn({ store: this.store.kind }, "keyguard/server: verification events are written again");
     }
     if (this.dropped > 0) {
-      this.logger.warn({ dropped: this.dropped }, `keyguard/server: dropped verification events while the store could not take them (more than ${MAX_BUFFERED} waiting)`);
+      this.logger.warn(
+        { dropped: this.dropped },
+        `keyguard/server: dropped verification events while the store could not take them (more than ${MAX_BUFFERED} waiting)`,
+      );
       this.dropped = 0;
     }
     // An idle service touches neither the store nor the clock here (the wall-clock timer sweeps it).
@@ -253,7 +256,10 @@ export class VerificationRecorder {
     // A flush that was already running when close began may have left the newest events.
     if (this.buffer.length > 0) await this.flush();
     if (this.buffer.length > 0) {
-      this.logger.error({ store: this.store.kind, lost: this.buffer.length }, "keyguard/server: verification events not written: the store could not take them before close");
+      this.logger.error(
+        { store: this.store.kind, lost: this.buffer.length },
+        "keyguard/server: verification events not written: the store could not take them before close",
+      );
       this.buffer = [];
     }
   }

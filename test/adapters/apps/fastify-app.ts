@@ -1,7 +1,14 @@
 // The conformance scenario as a Fastify app over keyguard/fastify: the plugin with the routes'
 // shared options, each route's own in its config, guards as preHandler hooks.
 import Fastify, { type FastifyInstance, type preHandlerAsyncHookHandler } from "fastify";
-import { keyguard, requireAnyPermission, requireKey, requirePermissions, requireRoles, type FastifyApiKeyAuthOptions } from "../../../src/fastify";
+import {
+  keyguard,
+  requireAnyPermission,
+  requireKey,
+  requirePermissions,
+  requireRoles,
+  type FastifyApiKeyAuthOptions,
+} from "../../../src/fastify";
 import { echo, isGold, scenarioRoutes, type GuardSpec, type ReportedDecision, type ScenarioEnv } from "../scenario";
 
 function guardOf(spec: GuardSpec): preHandlerAsyncHookHandler {
@@ -24,7 +31,8 @@ export async function fastifyScenario(env: ScenarioEnv): Promise<FastifyInstance
       url: route.path,
       config: { keyguard: route.options as FastifyApiKeyAuthOptions },
       ...(route.guard === undefined ? {} : { preHandler: guardOf(route.guard) }),
-      handler: async (request) => echo(request.apiKey?.keyId, { get: (name) => (request.headers[name] === undefined ? null : String(request.headers[name])) }),
+      handler: async (request) =>
+        echo(request.apiKey?.keyId, { get: (name) => (request.headers[name] === undefined ? null : String(request.headers[name])) }),
     });
   }
   return app;

@@ -5,7 +5,14 @@ import "reflect-metadata";
 import { All, Controller, Get, Module, Req, UseGuards, type CanActivate, type INestApplication } from "@nestjs/common";
 import { NestFactory } from "@nestjs/core";
 import { FastifyAdapter } from "@nestjs/platform-fastify";
-import { ApiKeyGuard, KeyguardExceptionFilter, requireAnyPermission, requireKey, requirePermissions, requireRoles } from "../../../src/nest";
+import {
+  ApiKeyGuard,
+  KeyguardExceptionFilter,
+  requireAnyPermission,
+  requireKey,
+  requirePermissions,
+  requireRoles,
+} from "../../../src/nest";
 import { echo, isGold, scenarioRoutes, type GuardSpec, type ReportedDecision, type ScenarioEnv } from "../scenario";
 
 function guardOf(spec: GuardSpec): CanActivate {
@@ -33,7 +40,12 @@ function controller(handle: Handler, decorate: (proto: object, descriptor: Prope
 
 export async function nestScenario(env: ScenarioEnv, platform: "express" | "fastify"): Promise<INestApplication> {
   const decisions: ReportedDecision[] = [];
-  const controllers = [controller(() => decisions.splice(0), (proto, d) => Get("/__decisions")(proto, "handle", d))];
+  const controllers = [
+    controller(
+      () => decisions.splice(0),
+      (proto, d) => Get("/__decisions")(proto, "handle", d),
+    ),
+  ];
   for (const route of scenarioRoutes(env, decisions)) {
     const guards: CanActivate[] = [new ApiKeyGuard(route.options)];
     if (route.guard !== undefined) guards.push(guardOf(route.guard));

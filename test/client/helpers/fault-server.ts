@@ -73,7 +73,13 @@ export function ok(res: ServerResponse, data: unknown, extra: Record<string, unk
 }
 
 /** An error envelope like the service's, for `err:<vendor>:<category>:<name>`. */
-export function fail(res: ServerResponse, status: number, identifier: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): void {
+export function fail(
+  res: ServerResponse,
+  status: number,
+  identifier: string,
+  extra: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): void {
   const [, vendor, category, name] = identifier.split(":");
   sendJson(
     res,

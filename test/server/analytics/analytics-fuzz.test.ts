@@ -47,18 +47,42 @@ function events(): VerificationEvent[] {
 }
 
 // The grammar. Strings come from small pools so that filters hit rows of both workspaces.
-const str = fc.constantFrom("'VALID'", "'RATE_LIMITED'", `'${W}'`, `'${O}'`, "'key_1'", "'key_OTHER_1'", "'api_1'", "'api_OTHER'", "'a'", "'secret-OTHER'", "''", "'it''s'", "'\\''");
+const str = fc.constantFrom(
+  "'VALID'",
+  "'RATE_LIMITED'",
+  `'${W}'`,
+  `'${O}'`,
+  "'key_1'",
+  "'key_OTHER_1'",
+  "'api_1'",
+  "'api_OTHER'",
+  "'a'",
+  "'secret-OTHER'",
+  "''",
+  "'it''s'",
+  "'\\''",
+);
 const strCol = fc.constantFrom("outcome", "key_id", "workspace_id", "key_space_id", "external_id", "identity_id", "request_id", "region");
 const numCol = fc.constantFrom("time", "spent_credits", "fromUnixTimestamp64Milli(time)");
 const num = fc.oneof(
   fc.integer({ min: -3, max: 8 }).map(String),
-  fc.constantFrom(String(NOW - 3_600_000), String(NOW - 86_400_000), "now() - INTERVAL 2 HOUR", "now() - INTERVAL 1 DAY", "now() - INTERVAL 90 DAY", "1.5", "9999999999999999999"),
+  fc.constantFrom(
+    String(NOW - 3_600_000),
+    String(NOW - 86_400_000),
+    "now() - INTERVAL 2 HOUR",
+    "now() - INTERVAL 1 DAY",
+    "now() - INTERVAL 90 DAY",
+    "1.5",
+    "9999999999999999999",
+  ),
 );
 const op = fc.constantFrom("=", "!=", "<>", "<", "<=", ">", ">=", "LIKE", "==");
 const atom = fc.oneof(
   fc.tuple(strCol, op, str).map(([c, o, v]) => `${c} ${o} ${v}`),
   fc.tuple(numCol, op, num).map(([c, o, v]) => `${c} ${o} ${v}`),
-  fc.tuple(strCol, fc.boolean(), fc.array(str, { minLength: 1, maxLength: 3 })).map(([c, not, vs]) => `${c} ${not ? "NOT IN" : "IN"} (${vs.join(", ")})`),
+  fc
+    .tuple(strCol, fc.boolean(), fc.array(str, { minLength: 1, maxLength: 3 }))
+    .map(([c, not, vs]) => `${c} ${not ? "NOT IN" : "IN"} (${vs.join(", ")})`),
   str.map((v) => `has(tags, ${v})`),
   fc.tuple(numCol, num, num).map(([c, a, b]) => `${c} BETWEEN ${a} AND ${b}`),
   fc.constantFrom(
@@ -81,14 +105,27 @@ const conditionOf = (atom: fc.Arbitrary<string>): fc.Arbitrary<string> =>
     cond: fc.oneof(
       { depthSize: "small", withCrossShrink: true },
       atom,
-      fc.tuple(tie("cond") as fc.Arbitrary<string>, fc.constantFrom("AND", "OR"), tie("cond") as fc.Arbitrary<string>).map(([a, o, b]) => `(${a}) ${o} (${b})`),
+      fc
+        .tuple(tie("cond") as fc.Arbitrary<string>, fc.constantFrom("AND", "OR"), tie("cond") as fc.Arbitrary<string>)
+        .map(([a, o, b]) => `(${a}) ${o} (${b})`),
       (tie("cond") as fc.Arbitrary<string>).map((c) => `NOT (${c})`),
     ),
   })).cond;
 const condition = conditionOf(atom);
 const output = fc.oneof(
   strCol,
-  fc.constantFrom("time", "tags", "spent_credits", "count(*) AS n", "count() AS n2", "sum(spent_credits) AS s", "toStartOfHour(fromUnixTimestamp64Milli(time)) AS h", "toStartOfDay(time) AS d", "avg(time)", "*"),
+  fc.constantFrom(
+    "time",
+    "tags",
+    "spent_credits",
+    "count(*) AS n",
+    "count() AS n2",
+    "sum(spent_credits) AS s",
+    "toStartOfHour(fromUnixTimestamp64Milli(time)) AS h",
+    "toStartOfDay(time) AS d",
+    "avg(time)",
+    "*",
+  ),
   condition.map((c) => `countIf(${c}) AS c`),
 );
 const hostile = fc.constantFrom(
@@ -102,20 +139,33 @@ const hostile = fc.constantFrom(
   " UNION SELECT * FROM key_verifications",
   " UNION ALL SELECT * FROM key_verifications_v1",
   "'",
-  "\"",
+  '"',
   " OR 1=1",
   ") OR (1=1",
   " LIMIT 1 OFFSET 1",
   " FORMAT JSON",
   " SETTINGS max_threads = 1",
 );
-const table = fc.constantFrom("key_verifications_v1", "key_verifications_v1", "key_verifications_v1", "key_verifications_v1 k", "key_verifications", "keys", "sqlite_master", "default.key_verifications_raw_v2", "(SELECT * FROM key_verifications)");
+const table = fc.constantFrom(
+  "key_verifications_v1",
+  "key_verifications_v1",
+  "key_verifications_v1",
+  "key_verifications_v1 k",
+  "key_verifications",
+  "keys",
+  "sqlite_master",
+  "default.key_verifications_raw_v2",
+  "(SELECT * FROM key_verifications)",
+);
 const hostileQuery = fc
   .record({
     outputs: fc.uniqueArray(output, { minLength: 1, maxLength: 4 }),
     table,
     where: fc.option(condition, { nil: undefined }),
-    groupBy: fc.option(fc.uniqueArray(fc.constantFrom("outcome", "key_id", "h", "workspace_id", "key_space_id", "tags"), { minLength: 1, maxLength: 2 }), { nil: undefined }),
+    groupBy: fc.option(
+      fc.uniqueArray(fc.constantFrom("outcome", "key_id", "h", "workspace_id", "key_space_id", "tags"), { minLength: 1, maxLength: 2 }),
+      { nil: undefined },
+    ),
     orderBy: fc.option(fc.constantFrom("time DESC", "outcome", "n DESC", "h", "key_id ASC, time"), { nil: undefined }),
     limit: fc.option(fc.constantFrom(0, 1, 5, 50, 20_000), { nil: undefined }),
     tail: hostile,
@@ -130,18 +180,47 @@ const hostileQuery = fc
   });
 
 // Queries of the supported subset only (most of them run), with conditions that try to reach the other workspace.
-const cleanNum = fc.oneof(fc.integer({ min: 0, max: 8 }).map(String), fc.constantFrom(String(NOW - 3_600_000), String(NOW - 86_400_000), "now() - INTERVAL 2 HOUR", "now() - INTERVAL 1 DAY"));
+const cleanNum = fc.oneof(
+  fc.integer({ min: 0, max: 8 }).map(String),
+  fc.constantFrom(String(NOW - 3_600_000), String(NOW - 86_400_000), "now() - INTERVAL 2 HOUR", "now() - INTERVAL 1 DAY"),
+);
 const cleanOp = fc.constantFrom("=", "!=", "<>", "<", "<=", ">", ">=");
 const cleanAtom = fc.oneof(
-  fc.tuple(strCol, cleanOp, str.filter((v) => !v.includes("\\"))).map(([c, o, v]) => `${c} ${o} ${v}`),
+  fc
+    .tuple(
+      strCol,
+      cleanOp,
+      str.filter((v) => !v.includes("\\")),
+    )
+    .map(([c, o, v]) => `${c} ${o} ${v}`),
   fc.tuple(numCol, cleanOp, cleanNum).map(([c, o, v]) => `${c} ${o} ${v}`),
-  fc.tuple(strCol, fc.boolean(), fc.array(str.filter((v) => !v.includes("\\")), { minLength: 1, maxLength: 3 })).map(([c, not, vs]) => `${c} ${not ? "NOT IN" : "IN"} (${vs.join(", ")})`),
+  fc
+    .tuple(
+      strCol,
+      fc.boolean(),
+      fc.array(
+        str.filter((v) => !v.includes("\\")),
+        { minLength: 1, maxLength: 3 },
+      ),
+    )
+    .map(([c, not, vs]) => `${c} ${not ? "NOT IN" : "IN"} (${vs.join(", ")})`),
   str.filter((v) => !v.includes("\\")).map((v) => `has(tags, ${v})`),
   fc.constantFrom("1 = 1", "workspace_id = workspace_id", `workspace_id = '${O}' OR workspace_id != '${O}'`, "'a' < 'b'"),
 );
 const cleanCondition = conditionOf(cleanAtom);
-const groupable = fc.constantFrom("outcome", "key_id", "workspace_id", "key_space_id", "external_id", "toStartOfHour(fromUnixTimestamp64Milli(time))", "toStartOfMinute(time)");
-const aggregate = fc.oneof(fc.constantFrom("count(*)", "count()", "sum(spent_credits)", "sum(time)"), cleanCondition.map((c) => `countIf(${c})`));
+const groupable = fc.constantFrom(
+  "outcome",
+  "key_id",
+  "workspace_id",
+  "key_space_id",
+  "external_id",
+  "toStartOfHour(fromUnixTimestamp64Milli(time))",
+  "toStartOfMinute(time)",
+);
+const aggregate = fc.oneof(
+  fc.constantFrom("count(*)", "count()", "sum(spent_credits)", "sum(time)"),
+  cleanCondition.map((c) => `countIf(${c})`),
+);
 const cleanQuery = fc.oneof(
   // Rows: columns, a filter, an order, a limit.
   fc
@@ -180,7 +259,12 @@ const cleanQuery = fc.oneof(
     }),
 );
 const query = fc.oneof({ arbitrary: cleanQuery, weight: 3 }, { arbitrary: hostileQuery, weight: 1 });
-const scope = fc.constantFrom<AnalyticsScope>({ workspaceId: W }, { workspaceId: W }, { workspaceId: W, keySpaceIds: ["api_1"] }, { workspaceId: W, keySpaceIds: [] });
+const scope = fc.constantFrom<AnalyticsScope>(
+  { workspaceId: W },
+  { workspaceId: W },
+  { workspaceId: W, keySpaceIds: ["api_1"] },
+  { workspaceId: W, keySpaceIds: [] },
+);
 
 const canonical = (rows: Array<Record<string, unknown>>) => rows.map((r) => JSON.stringify(r)).sort();
 
@@ -220,7 +304,9 @@ describe("analytics queries, fuzzed", () => {
           plan = await parseAnalyticsQuery(sql, CTX);
         } catch (err) {
           expect(err).toBeInstanceOf(ServiceError);
-          expect((err as ServiceError).kind).toMatch(/^bad_request\.(invalid_analytics_(query|table|function|query_type)|query_range_exceeds_retention)$/);
+          expect((err as ServiceError).kind).toMatch(
+            /^bad_request\.(invalid_analytics_(query|table|function|query_type)|query_range_exceeds_retention)$/,
+          );
           return;
         }
         accepted++;
@@ -245,6 +331,8 @@ describe("analytics queries, fuzzed", () => {
     expect(ran).toBeGreaterThanOrEqual(RUNS);
     // The grammar must reach the stores, not only the refusals.
     expect(accepted).toBeGreaterThan(RUNS / 2);
-    console.log(`analytics fuzzing: ${ran} queries, ${accepted} ran on the stores (${pg ? `memory, SQLite and every ${PG_EVERY}th on PostgreSQL` : "memory and SQLite"})`);
+    console.log(
+      `analytics fuzzing: ${ran} queries, ${accepted} ran on the stores (${pg ? `memory, SQLite and every ${PG_EVERY}th on PostgreSQL` : "memory and SQLite"})`,
+    );
   }, 300_000);
 });

@@ -23,7 +23,10 @@ describe("without node-sql-parser", () => {
     const local = await createLocalKeyService({ logger: silentLogger });
     try {
       const auth = `Bearer ${local.service.rootKey}`;
-      const res = await request(local.app).post("/v2/analytics.getVerifications").set("Authorization", auth).send({ query: "SELECT count(*) FROM key_verifications_v1" });
+      const res = await request(local.app)
+        .post("/v2/analytics.getVerifications")
+        .set("Authorization", auth)
+        .send({ query: "SELECT count(*) FROM key_verifications_v1" });
       expect(res.status).toBe(412);
       expect(res.body.error.type).toBe("https://unkey.com/docs/api-reference/errors-v2/svc/data/analytics_not_configured");
       expect(res.body.error.detail).toContain("npm install node-sql-parser");

@@ -6,7 +6,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "keyguard";
-import { memoryStorage, postgresStorage, sqliteStorage, startLocalKeyService, type RunningLocalKeyService, type Storage } from "keyguard/server";
+import {
+  memoryStorage,
+  postgresStorage,
+  sqliteStorage,
+  startLocalKeyService,
+  type RunningLocalKeyService,
+  type Storage,
+} from "keyguard/server";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
 import { makeCall, manualClock, type Call } from "../helpers";
 
@@ -55,8 +62,12 @@ describe.each(BACKENDS)("analytics.getVerifications on $name", (backend) => {
     opened = await backend.open();
     local = await startLocalKeyService({ storage: opened.store, logger: silentLogger, now: clock.now });
     call = makeCall(local.baseUrl, local.rootKey);
-    const create = async (apiId: string, body: Record<string, unknown> = {}) => (await call("keys.createKey", { apiId, ...body })).body.data as { keyId: string; key: string };
-    keys = { a: await create(local.apiId), b: await create(local.apiId, { ratelimits: [{ name: "burst", limit: 1, duration: 3_600_000, autoApply: true }] }) };
+    const create = async (apiId: string, body: Record<string, unknown> = {}) =>
+      (await call("keys.createKey", { apiId, ...body })).body.data as { keyId: string; key: string };
+    keys = {
+      a: await create(local.apiId),
+      b: await create(local.apiId, { ratelimits: [{ name: "burst", limit: 1, duration: 3_600_000, autoApply: true }] }),
+    };
     // Load: 10:00 → a VALID ×3 (tag x), b VALID + RATE_LIMITED ×2; 11:00 → a VALID ×1, b RATE_LIMITED ×1.
     clock.t = T0 + 60_000;
     for (let i = 0; i < 3; i++) await call("keys.verifyKey", { key: keys.a.key, tags: ["x"] });
@@ -71,7 +82,10 @@ describe.each(BACKENDS)("analytics.getVerifications on $name", (backend) => {
     otherApi = { apiId, keyId: ok.keyId };
     const { workspaceId } = await local.service.createWorkspace({ name: "intruder" });
     const { apiId: theirApi } = await local.service.createApi({ workspaceId, name: "theirs" });
-    const { rootKey } = await local.service.createRootKey({ workspaceId, permissions: ["api.*.create_key", "api.*.verify_key", "api.*.read_analytics"] });
+    const { rootKey } = await local.service.createRootKey({
+      workspaceId,
+      permissions: ["api.*.create_key", "api.*.verify_key", "api.*.read_analytics"],
+    });
     const theirCall = makeCall(local.baseUrl, rootKey);
     const theirs = (await theirCall("keys.createKey", { apiId: theirApi })).body.data as { keyId: string; key: string };
     for (let i = 0; i < 4; i++) await theirCall("keys.verifyKey", { key: theirs.key, tags: ["secret-other"] });
@@ -125,7 +139,9 @@ describe.each(BACKENDS)("analytics.getVerifications on $name", (backend) => {
     expect(Object.keys(latest[0]!)).toEqual(["time", "key_id", "outcome", "tags"]);
     expect(latest.map((r) => r.time)).toEqual([...latest.map((r) => r.time as number)].sort((x, y) => y - x));
     expect(latest.filter((r) => r.key_id === keys.a.keyId && (r.tags as string[]).includes("x"))).toHaveLength(3);
-    const limited = await rows(`SELECT key_id, countIf(outcome = 'RATE_LIMITED') AS limited FROM key_verifications_v1 WHERE time >= ${T0} GROUP BY key_id`);
+    const limited = await rows(
+      `SELECT key_id, countIf(outcome = 'RATE_LIMITED') AS limited FROM key_verifications_v1 WHERE time >= ${T0} GROUP BY key_id`,
+    );
     expect(limited.sort((x, y) => String(x.key_id).localeCompare(String(y.key_id)))).toEqual(
       [
         { key_id: keys.a.keyId, limited: 0 },
@@ -135,15 +151,24 @@ describe.each(BACKENDS)("analytics.getVerifications on $name", (backend) => {
     );
   });
 
-  it.skipIf(backend.skip !== undefined)("supports the documented subset: IN, NOT, has(tags), BETWEEN, now() - INTERVAL, sum, count()", async () => {
-    expect(await rows(`SELECT count() AS n FROM key_verifications_v1 WHERE outcome IN ('VALID') AND NOT has(tags, 'x')`)).toEqual([{ n: 3 }]);
-    expect(await rows(`SELECT count(*) AS n FROM key_verifications_v1 WHERE time BETWEEN ${T0} AND ${T0 + HOUR - 1}`)).toEqual([{ n: 6 }]);
-    expect(await rows(`SELECT count(*) AS n FROM key_verifications_v1 WHERE time >= now() - INTERVAL 2 HOUR`)).toEqual([{ n: 3 }]);
-    expect(await rows(`SELECT sum(spent_credits) AS s FROM key_verifications_v1`)).toEqual([{ s: 0 }]);
-    expect(await rows(`SELECT key_space_id, count(*) AS n FROM key_verifications_v1 WHERE key_space_id = '${otherApi.apiId}' GROUP BY key_space_id`)).toEqual([
-      { key_space_id: otherApi.apiId, n: 1 },
-    ]);
-  });
+  it.skipIf(backend.skip !== undefined)(
+    "supports the documented subset: IN, NOT, has(tags), BETWEEN, now() - INTERVAL, sum, count()",
+    async () => {
+      expect(await rows(`SELECT count() AS n FROM key_verifications_v1 WHERE outcome IN ('VALID') AND NOT has(tags, 'x')`)).toEqual([
+        { n: 3 },
+      ]);
+      expect(await rows(`SELECT count(*) AS n FROM key_verifications_v1 WHERE time BETWEEN ${T0} AND ${T0 + HOUR - 1}`)).toEqual([
+        { n: 6 },
+      ]);
+      expect(await rows(`SELECT count(*) AS n FROM key_verifications_v1 WHERE time >= now() - INTERVAL 2 HOUR`)).toEqual([{ n: 3 }]);
+      expect(await rows(`SELECT sum(spent_credits) AS s FROM key_verifications_v1`)).toEqual([{ s: 0 }]);
+      expect(
+        await rows(
+          `SELECT key_space_id, count(*) AS n FROM key_verifications_v1 WHERE key_space_id = '${otherApi.apiId}' GROUP BY key_space_id`,
+        ),
+      ).toEqual([{ key_space_id: otherApi.apiId, n: 1 }]);
+    },
+  );
 
   it.skipIf(backend.skip !== undefined)("answers only the root key's workspace, whatever the query says", async () => {
     const mine = await rows("SELECT count(*) AS n FROM key_verifications_v1");
@@ -167,15 +192,21 @@ describe.each(BACKENDS)("analytics.getVerifications on $name", (backend) => {
     expect(res.body.error.type).toMatch(/\/authorization\/insufficient_permissions$/);
     expect(res.body.error.detail).toContain("api.*.read_analytics");
     const { rootKey: scoped } = await local.service.createRootKey({ permissions: [`api.${otherApi.apiId}.read_analytics`] });
-    expect(await rows("SELECT key_id, count(*) AS n FROM key_verifications_v1 GROUP BY key_id", scoped)).toEqual([{ key_id: otherApi.keyId, n: 1 }]);
-    expect(await rows(`SELECT count(*) AS n FROM key_verifications_v1 WHERE key_space_id = '${local.apiId}' OR key_space_id != ''`, scoped)).toEqual([{ n: 1 }]);
+    expect(await rows("SELECT key_id, count(*) AS n FROM key_verifications_v1 GROUP BY key_id", scoped)).toEqual([
+      { key_id: otherApi.keyId, n: 1 },
+    ]);
+    expect(
+      await rows(`SELECT count(*) AS n FROM key_verifications_v1 WHERE key_space_id = '${local.apiId}' OR key_space_id != ''`, scoped),
+    ).toEqual([{ n: 1 }]);
   });
 
   it.skipIf(backend.skip !== undefined)("refuses what is outside the subset with production's error kinds", async () => {
     await refused("", "invalid_analytics_query");
     await refused("SELECT * FROM key_verifications_v1 WHERE invalid syntax here", "invalid_analytics_query");
     expect(await refused("SELECT nonexistent_column FROM key_verifications_v1", "invalid_analytics_query")).toContain("Unknown column");
-    expect(await refused(`SELECT ${"1 + ".repeat(4000)}1 FROM key_verifications_v1`, "invalid_analytics_query")).toContain("maximum length");
+    expect(await refused(`SELECT ${"1 + ".repeat(4000)}1 FROM key_verifications_v1`, "invalid_analytics_query")).toContain(
+      "maximum length",
+    );
     await refused("SELECT * FROM system.tables", "invalid_analytics_table");
     await refused("SELECT * FROM default.key_verifications_raw_v2", "invalid_analytics_table");
     await refused("SELECT * FROM key_verifications", "invalid_analytics_table");
@@ -192,32 +223,42 @@ describe.each(BACKENDS)("analytics.getVerifications on $name", (backend) => {
     await refused("SELECT * FROM key_verifications_v1 LIMIT 10 OFFSET 5", "invalid_analytics_query");
     await refused("SELECT * FROM key_verifications_v1 WHERE time > 'yesterday'", "invalid_analytics_query");
     await refused("DELETE FROM key_verifications_v1 WHERE time < now()", "invalid_analytics_query_type");
-    expect(await refused("SELECT COUNT(*) as count FROM key_verifications_v1 WHERE time >= now() - INTERVAL 60 DAY", "query_range_exceeds_retention")).toContain("30 days");
+    expect(
+      await refused(
+        "SELECT COUNT(*) as count FROM key_verifications_v1 WHERE time >= now() - INTERVAL 60 DAY",
+        "query_range_exceeds_retention",
+      ),
+    ).toContain("30 days");
   });
 
-  it.skipIf(backend.skip !== undefined)("bounds how deep a query nests: 400 invalid_analytics_query saying so, never a 500 or the parser's own error", async () => {
-    const base = "SELECT count(*) AS n FROM key_verifications_v1 WHERE ";
-    for (const sql of [
-      `${base}${"NOT ".repeat(1000)}outcome = 'VALID'`,
-      `${base}${"(".repeat(4000)}outcome = 'VALID'${")".repeat(4000)}`,
-      `${base}${"NOT ".repeat(2400)}outcome = 'VALID'`,
-      `${base}${"(NOT ".repeat(33)}outcome = 'VALID'${")".repeat(33)}`,
-      `SELECT countIf(${"NOT ".repeat(40)}outcome = 'VALID') AS n FROM key_verifications_v1`,
-    ]) {
-      const detail = await refused(sql, "invalid_analytics_query");
-      expect(detail).toMatch(/nests .* Flatten it/);
-      expect(detail).not.toMatch(/call stack|Expression tree/i);
-    }
-    // 32 levels, and a chain of one operator (one level, however long), still answer.
-    const notValid = await rows(`${base}outcome != 'VALID'`);
-    const all = await rows("SELECT count(*) AS n FROM key_verifications_v1");
-    expect(notValid).not.toEqual(all);
-    expect(await rows(`${base}${"NOT (".repeat(16)}outcome != 'VALID'${")".repeat(16)}`)).toEqual(notValid);
-    const chain = Array.from({ length: 300 }, (_, i) => `outcome != 'x${i}'`).join(" AND ");
-    expect(await rows(`${base}${chain}`)).toEqual(all);
-    expect(await rows(`${base}${chain} AND outcome != 'VALID'`)).toEqual(notValid);
-    expect(await refused(`${base}${Array.from({ length: 501 }, () => "time>0").join(" OR ")}`, "invalid_analytics_query")).toContain("more than 500 conditions");
-  });
+  it.skipIf(backend.skip !== undefined)(
+    "bounds how deep a query nests: 400 invalid_analytics_query saying so, never a 500 or the parser's own error",
+    async () => {
+      const base = "SELECT count(*) AS n FROM key_verifications_v1 WHERE ";
+      for (const sql of [
+        `${base}${"NOT ".repeat(1000)}outcome = 'VALID'`,
+        `${base}${"(".repeat(4000)}outcome = 'VALID'${")".repeat(4000)}`,
+        `${base}${"NOT ".repeat(2400)}outcome = 'VALID'`,
+        `${base}${"(NOT ".repeat(33)}outcome = 'VALID'${")".repeat(33)}`,
+        `SELECT countIf(${"NOT ".repeat(40)}outcome = 'VALID') AS n FROM key_verifications_v1`,
+      ]) {
+        const detail = await refused(sql, "invalid_analytics_query");
+        expect(detail).toMatch(/nests .* Flatten it/);
+        expect(detail).not.toMatch(/call stack|Expression tree/i);
+      }
+      // 32 levels, and a chain of one operator (one level, however long), still answer.
+      const notValid = await rows(`${base}outcome != 'VALID'`);
+      const all = await rows("SELECT count(*) AS n FROM key_verifications_v1");
+      expect(notValid).not.toEqual(all);
+      expect(await rows(`${base}${"NOT (".repeat(16)}outcome != 'VALID'${")".repeat(16)}`)).toEqual(notValid);
+      const chain = Array.from({ length: 300 }, (_, i) => `outcome != 'x${i}'`).join(" AND ");
+      expect(await rows(`${base}${chain}`)).toEqual(all);
+      expect(await rows(`${base}${chain} AND outcome != 'VALID'`)).toEqual(notValid);
+      expect(await refused(`${base}${Array.from({ length: 501 }, () => "time>0").join(" OR ")}`, "invalid_analytics_query")).toContain(
+        "more than 500 conditions",
+      );
+    },
+  );
 
   it.skipIf(backend.skip !== undefined)("no query can write: every write is refused and the data is intact afterwards", async () => {
     const before = await rows("SELECT * FROM key_verifications_v1 ORDER BY request_id");

@@ -40,7 +40,15 @@ describe("echo", () => {
   });
 
   it("quotes names, slugs and external ids", () => {
-    for (const name of ["docs.write", "api.*.read_key", "customer-123", "user_42", "Premium plan", "readwritedocumentsandmore", "my-api-v2"]) {
+    for (const name of [
+      "docs.write",
+      "api.*.read_key",
+      "customer-123",
+      "user_42",
+      "Premium plan",
+      "readwritedocumentsandmore",
+      "my-api-v2",
+    ]) {
       expect(echo(name)).toBe(JSON.stringify(name));
     }
   });

@@ -17,7 +17,10 @@ async function serve(withConsole: boolean): Promise<{ base: string; instance: Lo
 const on = { base: "", close: async () => {} };
 const off = { base: "", close: async () => {} };
 beforeAll(async () => {
-  for (const [target, flag] of [[on, true], [off, false]] as const) {
+  for (const [target, flag] of [
+    [on, true],
+    [off, false],
+  ] as const) {
     const s = await serve(flag);
     target.base = s.base;
     target.close = async () => {
@@ -114,7 +117,10 @@ describe("console files", () => {
   });
 });
 
-async function rawGet(url: string, headers: Record<string, string>): Promise<{ headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+async function rawGet(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   const { request } = await import("node:http");
   return new Promise((resolve, reject) => {
     const req = request(url, { headers }, (res) => {

@@ -118,7 +118,11 @@ function counter(metrics: PromMetrics, name: string): Record<string, number> {
   expect(family.type).toBe("counter");
   const out: Record<string, number> = {};
   for (const d of family.data as Array<{ labels: Record<string, string>; value: number }>) {
-    out[Object.entries(d.labels).map(([k, v]) => `${k}=${v}`).join(",")] = d.value;
+    out[
+      Object.entries(d.labels)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(",")
+    ] = d.value;
   }
   return out;
 }
@@ -129,7 +133,10 @@ function histogram(metrics: PromMetrics, name: string, label: string): Record<st
   expect(family.type).toBe("histogram");
   const out: Record<string, PromHistogramData> = {};
   for (const d of family.data as PromHistogramData[]) {
-    const bounds = Object.keys(d.buckets).filter((b) => b !== "+Inf").map(Number).sort((a, b) => a - b);
+    const bounds = Object.keys(d.buckets)
+      .filter((b) => b !== "+Inf")
+      .map(Number)
+      .sort((a, b) => a - b);
     const counts = bounds.map((b) => d.buckets[String(b)]!);
     for (let i = 1; i < counts.length; i++) expect(counts[i]).toBeGreaterThanOrEqual(counts[i - 1]!);
     expect(d.buckets["+Inf"]).toBe(d.count);
@@ -153,77 +160,83 @@ function storeFailingOnce(inner: Storage) {
 }
 
 describe.each(BACKENDS)("GET /metrics on $name", (backend) => {
-  it.skipIf(backend.skip !== undefined)("counts requests, verification outcomes, latencies and store calls and errors, exactly", async () => {
-    const { store, failNext } = storeFailingOnce(await backend.open());
-    const service = await startService({ storage: store, metrics: { processMetrics: false } });
-    const call = makeCall(service.baseUrl, service.rootKey);
-    const { apiId } = service;
-    const k1 = (await call("keys.createKey", { apiId })).body.data.key as string;
-    const k2 = (await call("keys.createKey", { apiId, enabled: false })).body.data.key as string;
-    for (const key of [k1, k1, k1, "nope_1", "nope_2", k2]) expect((await call("keys.verifyKey", { key })).status).toBe(200);
-    expect((await call("keys.verifyKey", {})).status).toBe(400);
-    expect((await call("keys.verifyKey", { key: k1 }, "not_the_root_key")).status).toBe(401);
-    failNext("keyByHash");
-    expect((await call("keys.verifyKey", { key: k1 })).status).toBe(503);
-    expect((await fetch(`${service.baseUrl}/v2/liveness`)).status).toBe(200);
-    expect((await fetch(`${service.baseUrl}/nowhere`)).status).toBe(404);
-    // No collision with the v2 router: /v2/metrics is no operation.
-    expect((await call("metrics", {})).status).toBe(404);
-    // The scrape answers GET and HEAD only, and is not counted.
-    const post = await fetch(`${service.baseUrl}/metrics`, { method: "POST" });
-    expect(post.status).toBe(405);
-    expect(post.headers.get("allow")).toBe("GET, HEAD");
+  it.skipIf(backend.skip !== undefined)(
+    "counts requests, verification outcomes, latencies and store calls and errors, exactly",
+    async () => {
+      const { store, failNext } = storeFailingOnce(await backend.open());
+      const service = await startService({ storage: store, metrics: { processMetrics: false } });
+      const call = makeCall(service.baseUrl, service.rootKey);
+      const { apiId } = service;
+      const k1 = (await call("keys.createKey", { apiId })).body.data.key as string;
+      const k2 = (await call("keys.createKey", { apiId, enabled: false })).body.data.key as string;
+      for (const key of [k1, k1, k1, "nope_1", "nope_2", k2]) expect((await call("keys.verifyKey", { key })).status).toBe(200);
+      expect((await call("keys.verifyKey", {})).status).toBe(400);
+      expect((await call("keys.verifyKey", { key: k1 }, "not_the_root_key")).status).toBe(401);
+      failNext("keyByHash");
+      expect((await call("keys.verifyKey", { key: k1 })).status).toBe(503);
+      expect((await fetch(`${service.baseUrl}/v2/liveness`)).status).toBe(200);
+      expect((await fetch(`${service.baseUrl}/nowhere`)).status).toBe(404);
+      // No collision with the v2 router: /v2/metrics is no operation.
+      expect((await call("metrics", {})).status).toBe(404);
+      // The scrape answers GET and HEAD only, and is not counted.
+      const post = await fetch(`${service.baseUrl}/metrics`, { method: "POST" });
+      expect(post.status).toBe(405);
+      expect(post.headers.get("allow")).toBe("GET, HEAD");
 
-    const metrics = await scrape(service.baseUrl);
-    expect(counter(metrics, "keyguard_requests_total")).toEqual({
-      "operation=keys.createKey,status=200": 2,
-      "operation=keys.verifyKey,status=200": 6,
-      "operation=keys.verifyKey,status=400": 1,
-      "operation=keys.verifyKey,status=401": 1,
-      "operation=keys.verifyKey,status=503": 1,
-      "operation=liveness,status=200": 1,
-      "operation=unknown,status=404": 2,
-    });
-    expect(counts(histogram(metrics, "keyguard_request_duration_seconds", "operation"))).toEqual({
-      "keys.createKey": 2,
-      "keys.verifyKey": 9,
-      liveness: 1,
-      unknown: 2,
-    });
-    expect(counter(metrics, "keyguard_verifications_total")).toEqual({ "code=VALID": 3, "code=NOT_FOUND": 2, "code=DISABLED": 1 });
-    expect(counter(metrics, "keyguard_store_errors_total")).toEqual({ "operation=keyByHash,kind=unavailable": 1 });
-    const store_ = counts(histogram(metrics, "keyguard_store_duration_seconds", "operation"));
-    // keyByHash: the 7 verifications that got past validation and the root key (the failed one included).
-    expect(store_.keyByHash).toBe(7);
-    // rootKeyByHash: the bootstrap, 2 createKey and the 8 verifications that got past validation.
-    expect(store_.rootKeyByHash).toBe(11);
-    // Transactions: the bootstrap and the 2 createKey (verifyKey runs outside any transaction).
-    expect(store_.transaction).toBe(3);
-    // Nothing secret: neither the root key nor any key appears in the scrape.
-    const text = await (await scrapeText(service.baseUrl)).text();
-    for (const secret of [service.rootKey, k1, k2]) expect(text).not.toContain(secret);
-  });
+      const metrics = await scrape(service.baseUrl);
+      expect(counter(metrics, "keyguard_requests_total")).toEqual({
+        "operation=keys.createKey,status=200": 2,
+        "operation=keys.verifyKey,status=200": 6,
+        "operation=keys.verifyKey,status=400": 1,
+        "operation=keys.verifyKey,status=401": 1,
+        "operation=keys.verifyKey,status=503": 1,
+        "operation=liveness,status=200": 1,
+        "operation=unknown,status=404": 2,
+      });
+      expect(counts(histogram(metrics, "keyguard_request_duration_seconds", "operation"))).toEqual({
+        "keys.createKey": 2,
+        "keys.verifyKey": 9,
+        liveness: 1,
+        unknown: 2,
+      });
+      expect(counter(metrics, "keyguard_verifications_total")).toEqual({ "code=VALID": 3, "code=NOT_FOUND": 2, "code=DISABLED": 1 });
+      expect(counter(metrics, "keyguard_store_errors_total")).toEqual({ "operation=keyByHash,kind=unavailable": 1 });
+      const store_ = counts(histogram(metrics, "keyguard_store_duration_seconds", "operation"));
+      // keyByHash: the 7 verifications that got past validation and the root key (the failed one included).
+      expect(store_.keyByHash).toBe(7);
+      // rootKeyByHash: the bootstrap, 2 createKey and the 8 verifications that got past validation.
+      expect(store_.rootKeyByHash).toBe(11);
+      // Transactions: the bootstrap and the 2 createKey (verifyKey runs outside any transaction).
+      expect(store_.transaction).toBe(3);
+      // Nothing secret: neither the root key nor any key appears in the scrape.
+      const text = await (await scrapeText(service.baseUrl)).text();
+      for (const secret of [service.rootKey, k1, k2]) expect(text).not.toContain(secret);
+    },
+  );
 
-  it.skipIf(backend.skip !== undefined)("counts a failed transaction once, where it failed, and never an operation's own refusal", async () => {
-    const { store, failNext } = storeFailingOnce(await backend.open());
-    const service = await startService({ storage: store, metrics: { processMetrics: false } });
-    const call = makeCall(service.baseUrl, service.rootKey);
-    failNext("transaction");
-    expect((await call("keys.createKey", { apiId: service.apiId })).status).toBe(503);
-    failNext("put");
-    expect((await call("keys.createKey", { apiId: service.apiId })).status).toBe(503);
-    // Refused by the operation (no such API): a 404, no store error.
-    expect((await call("keys.createKey", { apiId: "api_none" })).status).toBe(404);
-    const metrics = await scrape(service.baseUrl);
-    expect(counter(metrics, "keyguard_store_errors_total")).toEqual({
-      "operation=transaction,kind=unavailable": 1,
-      "operation=put,kind=unavailable": 1,
-    });
-    expect(counter(metrics, "keyguard_requests_total")).toEqual({
-      "operation=keys.createKey,status=503": 2,
-      "operation=keys.createKey,status=404": 1,
-    });
-  });
+  it.skipIf(backend.skip !== undefined)(
+    "counts a failed transaction once, where it failed, and never an operation's own refusal",
+    async () => {
+      const { store, failNext } = storeFailingOnce(await backend.open());
+      const service = await startService({ storage: store, metrics: { processMetrics: false } });
+      const call = makeCall(service.baseUrl, service.rootKey);
+      failNext("transaction");
+      expect((await call("keys.createKey", { apiId: service.apiId })).status).toBe(503);
+      failNext("put");
+      expect((await call("keys.createKey", { apiId: service.apiId })).status).toBe(503);
+      // Refused by the operation (no such API): a 404, no store error.
+      expect((await call("keys.createKey", { apiId: "api_none" })).status).toBe(404);
+      const metrics = await scrape(service.baseUrl);
+      expect(counter(metrics, "keyguard_store_errors_total")).toEqual({
+        "operation=transaction,kind=unavailable": 1,
+        "operation=put,kind=unavailable": 1,
+      });
+      expect(counter(metrics, "keyguard_requests_total")).toEqual({
+        "operation=keys.createKey,status=503": 2,
+        "operation=keys.createKey,status=404": 1,
+      });
+    },
+  );
 
   it.skipIf(backend.skip !== undefined)("times the calls of the store the service opens itself (its own options)", async () => {
     const service = await startService({ ...backend.options(), metrics: { processMetrics: false } });
@@ -248,7 +261,12 @@ describe.skipIf(skipPg !== undefined)("GET /metrics through a real PostgreSQL ou
     cleanups.push(() => proxy.stop());
     const postgres = new URL(POSTGRES_URL);
     postgres.port = String(proxy.port);
-    const service = await startService({ postgres: postgres.toString(), redis: REDIS_URL, postgresSchema: pgNamespace().schema, metrics: { processMetrics: false } });
+    const service = await startService({
+      postgres: postgres.toString(),
+      redis: REDIS_URL,
+      postgresSchema: pgNamespace().schema,
+      metrics: { processMetrics: false },
+    });
     const call = makeCall(service.baseUrl, service.rootKey);
     const { key } = (await call("keys.createKey", { apiId: service.apiId })).body.data as { key: string };
     expect((await call("keys.verifyKey", { key })).body.data.code).toBe("VALID");
@@ -257,7 +275,10 @@ describe.skipIf(skipPg !== undefined)("GET /metrics through a real PostgreSQL ou
     await proxy.stop();
     for (let i = 0; i < 3; i++) expect((await call("keys.verifyKey", { key })).status).toBe(503);
     const during = await scrape(service.baseUrl);
-    expect(counter(during, "keyguard_requests_total")).toMatchObject({ "operation=keys.verifyKey,status=200": 1, "operation=keys.verifyKey,status=503": 3 });
+    expect(counter(during, "keyguard_requests_total")).toMatchObject({
+      "operation=keys.verifyKey,status=200": 1,
+      "operation=keys.verifyKey,status=503": 3,
+    });
     // Each failed request stopped at its first store call: the root key's lookup.
     expect(counter(during, "keyguard_store_errors_total")).toEqual({ "operation=rootKeyByHash,kind=unavailable": 3 });
     expect(counter(during, "keyguard_verifications_total")).toEqual({ "code=VALID": 1 });
@@ -271,7 +292,6 @@ describe.skipIf(skipPg !== undefined)("GET /metrics through a real PostgreSQL ou
     const after = await scrape(service.baseUrl);
     expect(counter(after, "keyguard_verifications_total")).toEqual({ "code=VALID": 2 });
   });
-
 });
 
 describe("GET /metrics", () => {
@@ -279,10 +299,20 @@ describe("GET /metrics", () => {
     const [a, b] = [await startService({ metrics: true }), await startService({ metrics: true })];
     await makeCall(a.baseUrl, a.rootKey)("keys.verifyKey", { key: "nope" });
     for (let i = 0; i < 2; i++) await makeCall(b.baseUrl, b.rootKey)("keys.verifyKey", { key: "nope" });
-    for (const [service, n] of [[a, 1], [b, 2]] as const) {
+    for (const [service, n] of [
+      [a, 1],
+      [b, 2],
+    ] as const) {
       const text = await (await scrapeText(service.baseUrl)).text();
       const families = [...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!);
-      expect(families).toEqual(expect.arrayContaining(["process_cpu_user_seconds_total", "process_resident_memory_bytes", "nodejs_eventloop_lag_seconds", "nodejs_heap_size_used_bytes"]));
+      expect(families).toEqual(
+        expect.arrayContaining([
+          "process_cpu_user_seconds_total",
+          "process_resident_memory_bytes",
+          "nodejs_eventloop_lag_seconds",
+          "nodejs_heap_size_used_bytes",
+        ]),
+      );
       const metrics = await scrape(service.baseUrl);
       expect(counter(metrics, "keyguard_verifications_total")).toEqual({ "code=NOT_FOUND": n });
     }
@@ -337,11 +367,17 @@ describe("metrics off (the default)", () => {
   it("never loads prom-client (and the probe does see it when metrics are on)", async () => {
     const probe = (mode: string) =>
       new Promise<{ status: number; loaded: boolean }>((resolve, reject) => {
-        const child = spawn(process.execPath, ["--import", "tsx", "test/server/http/fixtures/metrics-probe.ts", mode], { stdio: ["ignore", "pipe", "inherit"] });
+        const child = spawn(process.execPath, ["--import", "tsx", "test/server/http/fixtures/metrics-probe.ts", mode], {
+          stdio: ["ignore", "pipe", "inherit"],
+        });
         let out = "";
         child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
         child.once("error", reject);
-        child.once("exit", (code) => (code === 0 ? resolve(JSON.parse(out) as { status: number; loaded: boolean }) : reject(new Error(`probe exited with ${code}: ${out}`))));
+        child.once("exit", (code) =>
+          code === 0
+            ? resolve(JSON.parse(out) as { status: number; loaded: boolean })
+            : reject(new Error(`probe exited with ${code}: ${out}`)),
+        );
       });
     expect(await probe("off")).toEqual({ status: 404, loaded: false });
     expect(await probe("on")).toEqual({ status: 200, loaded: true });
@@ -354,7 +390,10 @@ describe("the metrics option", () => {
       ["yes", /invalid option metrics = "yes"\. Pass true, false or \{ token, processMetrics \}/],
       [{ token: "short" }, /invalid option metrics\.token = <hidden>\. Use 16\.\.512 printable characters/],
       [{ token: "has a space in it, sixteen+" }, /invalid option metrics\.token = <hidden>\./],
-      [{ tokn: "metrics-token-0123456789" }, /unknown option metrics\.tokn \(did you mean metrics\.token\?\); the options are metrics\.token, metrics\.processMetrics\./],
+      [
+        { tokn: "metrics-token-0123456789" },
+        /unknown option metrics\.tokn \(did you mean metrics\.token\?\); the options are metrics\.token, metrics\.processMetrics\./,
+      ],
       [{ processMetrics: "no" }, /invalid option metrics\.processMetrics = "no"\. Pass true or false/],
     ];
     for (const [metrics, message] of bad) {

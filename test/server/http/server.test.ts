@@ -87,11 +87,13 @@ describe("startLocalKeyService", () => {
       );
       expect(err, JSON.stringify(rootKey)).toBeInstanceOf(LocalServiceConfigError);
       expect((err as Error).message).toBe(
-        'keyguard/server: invalid option rootKey = <hidden>. Use 8..512 visible ASCII characters (no spaces, control or non-ASCII characters), or leave it unset to generate one.',
+        "keyguard/server: invalid option rootKey = <hidden>. Use 8..512 visible ASCII characters (no spaces, control or non-ASCII characters), or leave it unset to generate one.",
       );
     }
     vi.stubEnv("UNKEY_ROOT_KEY", "root_ключ_12345");
-    await expect(createLocalKeyService({ logger: silentLogger })).rejects.toThrow(/^keyguard\/server: invalid option UNKEY_ROOT_KEY = <hidden>\. Use 8\.\.512 visible ASCII/);
+    await expect(createLocalKeyService({ logger: silentLogger })).rejects.toThrow(
+      /^keyguard\/server: invalid option UNKEY_ROOT_KEY = <hidden>\. Use 8\.\.512 visible ASCII/,
+    );
     vi.unstubAllEnvs();
     for (const rootKey of ["root_!~{}12", "r".repeat(512)]) {
       const instance = await createLocalKeyService({ rootKey, logger: silentLogger });
@@ -100,7 +102,9 @@ describe("startLocalKeyService", () => {
     }
     await expect(createLocalKeyService({ dataFile: " " })).rejects.toThrow(/dataFile/);
     await expect(createLocalKeyService({ logger: {} as never })).rejects.toThrow(/logger/);
-    await expect(createLocalKeyService({ storage: {} as never })).rejects.toThrow(/invalid option storage = an object\. It is not a Storage \(transaction, direct, close\)\. .*memoryStorage\(\)/);
+    await expect(createLocalKeyService({ storage: {} as never })).rejects.toThrow(
+      /invalid option storage = an object\. It is not a Storage \(transaction, direct, close\)\. .*memoryStorage\(\)/,
+    );
     await expect(createLocalKeyService({ storage: memoryStorage(), dataFile: "x.json" })).rejects.toThrow(/either dataFile or storage/);
   });
 
@@ -171,7 +175,7 @@ describe("the store option", () => {
     const a = await startLocalKeyService({ storage: store, logger: silentLogger, rootKey: "root_givenStore1" });
     expect(a.service.restored).toBe(false);
     await a.close();
-    const b = await createLocalKeyService({ store, logger: silentLogger, rootKey: "root_givenStore1" }) // the former name of `storage` still works;
+    const b = await createLocalKeyService({ store, logger: silentLogger, rootKey: "root_givenStore1" }); // the former name of `storage` still works;
     expect(b.service.restored).toBe(true);
     expect([b.service.workspaceId, b.service.apiId]).toEqual([a.workspaceId, a.apiId]);
     await b.close();

@@ -48,7 +48,11 @@ describe("bad input never gives a 500", () => {
 
   it("a JSON array or scalar body → 400", async () => {
     for (const body of ["[]", '"x"', "42"]) {
-      const res = await request(app).post("/v2/keys.verifyKey").set("Authorization", auth).set("Content-Type", "application/json").send(body);
+      const res = await request(app)
+        .post("/v2/keys.verifyKey")
+        .set("Authorization", auth)
+        .set("Content-Type", "application/json")
+        .send(body);
       expect(res.status).toBe(400);
       expect(Array.isArray(res.body.error.errors)).toBe(true);
     }
@@ -58,7 +62,11 @@ describe("bad input never gives a 500", () => {
     const big = JSON.stringify({ key: "x".repeat(1024 * 1024 + 10) });
     const res = await request(app).post("/v2/keys.verifyKey").set("Authorization", auth).set("Content-Type", "application/json").send(big);
     expect(res.status).toBe(413);
-    expect(res.body.error).toMatchObject({ status: 413, title: "Request Entity Too Large", type: `${TYPE_BASE}/user/bad_request/request_body_too_large` });
+    expect(res.body.error).toMatchObject({
+      status: 413,
+      title: "Request Entity Too Large",
+      type: `${TYPE_BASE}/user/bad_request/request_body_too_large`,
+    });
   });
 
   it("a non-JSON content type → 400", async () => {
@@ -84,17 +92,18 @@ describe("bad input never gives a 500", () => {
   });
 
   it("validation runs before the root key is looked up, and reports every problem", async () => {
-    const res = await request(app)
-      .post("/v2/keys.createKey")
-      .send({ prefix: "bad prefix!", byteLength: 3, extra: true })
-      .expect(400);
+    const res = await request(app).post("/v2/keys.createKey").send({ prefix: "bad prefix!", byteLength: 3, extra: true }).expect(400);
     const locations = res.body.error.errors.map((e: { location: string }) => e.location).sort();
     expect(locations).toEqual(["body.apiId", "body.byteLength", "body.extra", "body.prefix"]);
     for (const e of res.body.error.errors) expect(e.message).toEqual(expect.any(String));
   });
 
   it("wrong types are reported with their location", async () => {
-    const res = await request(app).post("/v2/keys.verifyKey").set("Authorization", auth).send({ key: 5, credits: { cost: -1 } }).expect(400);
+    const res = await request(app)
+      .post("/v2/keys.verifyKey")
+      .set("Authorization", auth)
+      .send({ key: 5, credits: { cost: -1 } })
+      .expect(400);
     expect(res.body.error.errors).toEqual([
       expect.objectContaining({ location: "body.key", message: "must be a string, got number" }),
       expect.objectContaining({ location: "body.credits.cost", message: "must be at least 0" }),
@@ -102,7 +111,11 @@ describe("bad input never gives a 500", () => {
   });
 
   it("null in a non-nullable field → 400", async () => {
-    const res = await request(app).post("/v2/keys.createKey").set("Authorization", auth).send({ apiId: service.apiId, name: null }).expect(400);
+    const res = await request(app)
+      .post("/v2/keys.createKey")
+      .set("Authorization", auth)
+      .send({ apiId: service.apiId, name: null })
+      .expect(400);
     expect(res.body.error.errors[0]).toMatchObject({ location: "body.name", message: "must not be null" });
   });
 });
@@ -146,12 +159,20 @@ describe("reading the body", () => {
   });
 
   it("a declared Content-Length over 1 MB → 413 before the body is read", async () => {
-    const res = await verify().set("Content-Type", "application/json").set("Content-Length", String(2 * 1024 * 1024)).send("{}");
+    const res = await verify()
+      .set("Content-Type", "application/json")
+      .set("Content-Length", String(2 * 1024 * 1024))
+      .send("{}");
     expect(res.status).toBe(413);
   });
 
   it("a chunked empty body counts as {}", async () => {
-    const res = await request(app).post("/v2/permissions.listPermissions").set("Authorization", auth).set("Transfer-Encoding", "chunked").set("Content-Type", "application/json").send("");
+    const res = await request(app)
+      .post("/v2/permissions.listPermissions")
+      .set("Authorization", auth)
+      .set("Transfer-Encoding", "chunked")
+      .set("Content-Type", "application/json")
+      .send("");
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual([]);
   });
@@ -193,7 +214,11 @@ describe("mounting and faults", () => {
     const outer = express();
     outer.use("/keys-service", app);
     await request(outer).get("/keys-service/v2/liveness").expect(200);
-    const res = await request(outer).post("/keys-service/v2/apis.getApi").set("Authorization", auth).send({ apiId: service.apiId }).expect(200);
+    const res = await request(outer)
+      .post("/keys-service/v2/apis.getApi")
+      .set("Authorization", auth)
+      .send({ apiId: service.apiId })
+      .expect(200);
     expect(res.body.data).toEqual({ id: service.apiId, name: "default" });
   });
 
@@ -234,7 +259,11 @@ describe("mounting and faults", () => {
     for (let i = 0; i < 2; i++) {
       const res = await request(local.app).get("/v2/liveness").expect(503);
       expect(res.headers["retry-after"]).toBe("3");
-      expect(res.body.error).toMatchObject({ status: 503, title: "Service Unavailable", type: `${TYPE_BASE}/svc/application/service_unavailable` });
+      expect(res.body.error).toMatchObject({
+        status: 503,
+        title: "Service Unavailable",
+        type: `${TYPE_BASE}/svc/application/service_unavailable`,
+      });
     }
     await request(local.app).get("/v2/liveness").expect(200);
     await local.close();
@@ -244,7 +273,10 @@ describe("mounting and faults", () => {
     const local = await createLocalUnderTest({ logger: silentLogger });
     local.service.setUnavailable(true);
     for (let i = 0; i < 5; i++) {
-      const res = await request(local.app).post("/v2/keys.verifyKey").set("Authorization", `Bearer ${local.service.rootKey}`).send({ key: "k" });
+      const res = await request(local.app)
+        .post("/v2/keys.verifyKey")
+        .set("Authorization", `Bearer ${local.service.rootKey}`)
+        .send({ key: "k" });
       expect(res.status).toBe(503);
       expect(res.headers["retry-after"]).toBe("1");
     }
@@ -268,9 +300,16 @@ describe("mounting and faults", () => {
       },
     });
     broken = true;
-    const res = await request(local.app).post("/v2/keys.verifyKey").set("Authorization", `Bearer ${local.service.rootKey}`).send({ key: "k" });
+    const res = await request(local.app)
+      .post("/v2/keys.verifyKey")
+      .set("Authorization", `Bearer ${local.service.rootKey}`)
+      .send({ key: "k" });
     expect(res.status).toBe(500);
-    expect(res.body.error).toMatchObject({ status: 500, title: "Internal Server Error", type: `${TYPE_BASE}/svc/application/unexpected_error` });
+    expect(res.body.error).toMatchObject({
+      status: 500,
+      title: "Internal Server Error",
+      type: `${TYPE_BASE}/svc/application/unexpected_error`,
+    });
     expect(JSON.stringify(res.body)).not.toContain("exploded");
     expect(logger.error).toHaveBeenCalledOnce();
     expect(JSON.stringify(logger.error.mock.calls)).not.toContain(local.service.rootKey);

@@ -22,7 +22,16 @@ describe("the Authorization header", () => {
   });
 
   it("anything not starting with exactly `Bearer ` → 400 authentication.malformed (lower-case bearer too)", async () => {
-    for (const authorization of [s.rootKey, `bearer ${s.rootKey}`, `BEARER ${s.rootKey}`, `Basic ${s.rootKey}`, "Bearer ", "Bearer    ", "", `Bearer\t${s.rootKey}`]) {
+    for (const authorization of [
+      s.rootKey,
+      `bearer ${s.rootKey}`,
+      `BEARER ${s.rootKey}`,
+      `Basic ${s.rootKey}`,
+      "Bearer ",
+      "Bearer    ",
+      "",
+      `Bearer\t${s.rootKey}`,
+    ]) {
       const res = await s.call("apis.getApi", { apiId: s.apiId }, undefined, {
         headers: { "content-type": "application/json", authorization },
       });
@@ -49,7 +58,11 @@ describe("the Authorization header", () => {
 });
 
 /** POSTs `body` to `op` with each of `authorizations` as an Authorization header line of its own. */
-function withAuthorizations(op: string, body: unknown, authorizations: string[]): Promise<{ status: number; body: { error?: { type: string; detail: string }; data?: unknown } }> {
+function withAuthorizations(
+  op: string,
+  body: unknown,
+  authorizations: string[],
+): Promise<{ status: number; body: { error?: { type: string; detail: string }; data?: unknown } }> {
   return new Promise((resolve, reject) => {
     const req = request(`${s.baseUrl}/v2/${op}`, { method: "POST" }, (res) => {
       let text = "";
@@ -67,7 +80,11 @@ function withAuthorizations(op: string, body: unknown, authorizations: string[])
 describe("two Authorization headers", () => {
   it("that differ → 400 authentication.malformed, whichever comes first, and neither is echoed", async () => {
     const { rootKey: other } = await s.service.createRootKey({ permissions: ["api.*.read_api"] });
-    for (const pair of [[`Bearer ${s.rootKey}`, `Bearer ${other}`], [`Bearer ${other}`, `Bearer ${s.rootKey}`], [`Bearer ${s.rootKey}`, "Bearer nope"]]) {
+    for (const pair of [
+      [`Bearer ${s.rootKey}`, `Bearer ${other}`],
+      [`Bearer ${other}`, `Bearer ${s.rootKey}`],
+      [`Bearer ${s.rootKey}`, "Bearer nope"],
+    ]) {
       const res = await withAuthorizations("apis.getApi", { apiId: s.apiId }, pair);
       expect(res.status).toBe(400);
       expect(res.body.error!.type).toMatch(/\/authentication\/malformed$/);
@@ -182,7 +199,19 @@ describe("workspace isolation", () => {
   it("another workspace's keys, APIs, permissions, roles and identities answer as not found", async () => {
     const { workspaceId } = await s.service.createWorkspace({ name: "tenant-b" });
     const { apiId: apiB } = await s.service.createApi({ workspaceId, name: "b" });
-    const { rootKey: rootB } = await s.service.createRootKey({ workspaceId, permissions: ["api.*.create_key", "api.*.verify_key", "api.*.read_key", "api.*.read_api", "rbac.*.read_permission", "rbac.*.create_permission", "rbac.*.read_role", "identity.*.read_identity"] });
+    const { rootKey: rootB } = await s.service.createRootKey({
+      workspaceId,
+      permissions: [
+        "api.*.create_key",
+        "api.*.verify_key",
+        "api.*.read_key",
+        "api.*.read_api",
+        "rbac.*.read_permission",
+        "rbac.*.create_permission",
+        "rbac.*.read_role",
+        "identity.*.read_identity",
+      ],
+    });
 
     const keyA = await s.createKey({ externalId: "ext_a" });
     const permA = await s.call("permissions.createPermission", { name: "a.only", slug: "a.only" });
@@ -204,7 +233,7 @@ describe("workspace isolation", () => {
     expect((await s.call("permissions.createPermission", { name: "a.only", slug: "a.only" }, rootB)).status).toBe(200);
 
     // A cannot see B's key either.
-    expect((await s.verify(keyB.body.data.key))).toStrictEqual({ valid: false, code: "NOT_FOUND" });
+    expect(await s.verify(keyB.body.data.key)).toStrictEqual({ valid: false, code: "NOT_FOUND" });
     expect((await s.call("apis.listKeys", { apiId: apiB })).status).toBe(404);
   });
 

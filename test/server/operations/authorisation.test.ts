@@ -40,16 +40,25 @@ const CASES: Record<string, Case> = {
     refused: () => ({ status: 404, kind: "data.api_not_found", detail: "The specified API was not found." }),
   },
   "keys.getKey": { body: (f) => ({ keyId: f.keyId }), refused: (f) => onApi("read_key", f.apiId) },
-  "keys.whoami": { body: (f) => ({ key: f.key }), refused: () => ({ status: 404, kind: "data.key_not_found", detail: "The specified key was not found." }) },
+  "keys.whoami": {
+    body: (f) => ({ key: f.key }),
+    refused: () => ({ status: 404, kind: "data.key_not_found", detail: "The specified key was not found." }),
+  },
   "keys.updateKey": { body: (f) => ({ keyId: f.keyId, name: "renamed" }), refused: (f) => onApi("update_key", f.apiId) },
   "keys.deleteKey": { body: (f) => ({ keyId: f.keyToDelete }), refused: (f) => onApi("delete_key", f.apiId) },
   "keys.updateCredits": { body: (f) => ({ keyId: f.keyId, operation: "set", value: 5 }), refused: (f) => onApi("update_key", f.apiId) },
-  "keys.addPermissions": { body: (f) => ({ keyId: f.keyId, permissions: ["perm.one"] }), refused: () => missingOne("rbac.*.add_permission_to_key") },
+  "keys.addPermissions": {
+    body: (f) => ({ keyId: f.keyId, permissions: ["perm.one"] }),
+    refused: () => missingOne("rbac.*.add_permission_to_key"),
+  },
   "keys.removePermissions": {
     body: (f) => ({ keyId: f.keyId, permissions: ["perm.one"] }),
     refused: () => missingOne("rbac.*.remove_permission_from_key"),
   },
-  "keys.setPermissions": { body: (f) => ({ keyId: f.keyId, permissions: ["perm.one"] }), refused: () => missingOne("rbac.*.add_permission_to_key") },
+  "keys.setPermissions": {
+    body: (f) => ({ keyId: f.keyId, permissions: ["perm.one"] }),
+    refused: () => missingOne("rbac.*.add_permission_to_key"),
+  },
   "keys.addRoles": { body: (f) => ({ keyId: f.keyId, roles: ["role.one"] }), refused: () => missingOne("rbac.*.add_role_to_key") },
   "keys.removeRoles": { body: (f) => ({ keyId: f.keyId, roles: ["role.one"] }), refused: () => missingOne("rbac.*.remove_role_from_key") },
   "keys.setRoles": { body: (f) => ({ keyId: f.keyId, roles: ["role.one"] }), refused: () => missingOne("rbac.*.add_role_to_key") },
@@ -62,10 +71,17 @@ const CASES: Record<string, Case> = {
   "apis.getApi": { body: (f) => ({ apiId: f.apiId }), refused: (f) => onApi("read_api", f.apiId) },
   "apis.listKeys": {
     body: (f) => ({ apiId: f.apiId }),
-    refused: (f) => ({ status: 404, kind: "data.api_not_found", detail: `The requested API ${JSON.stringify(f.apiId)} does not exist or has been deleted.` }),
+    refused: (f) => ({
+      status: 404,
+      kind: "data.api_not_found",
+      detail: `The requested API ${JSON.stringify(f.apiId)} does not exist or has been deleted.`,
+    }),
   },
   "apis.deleteApi": { body: (f) => ({ apiId: f.apiToDelete }), refused: (f) => onApi("delete_api", f.apiToDelete) },
-  "permissions.createPermission": { body: () => ({ name: "two", slug: "perm.two" }), refused: () => missingOne("rbac.*.create_permission") },
+  "permissions.createPermission": {
+    body: () => ({ name: "two", slug: "perm.two" }),
+    refused: () => missingOne("rbac.*.create_permission"),
+  },
   "permissions.getPermission": { body: () => ({ permission: "perm.one" }), refused: () => missingOne("rbac.*.read_permission") },
   "permissions.listPermissions": { body: () => ({}), refused: () => missingOne("rbac.*.read_permission") },
   "permissions.deletePermission": { body: () => ({ permission: "perm.del" }), refused: () => missingOne("rbac.*.delete_permission") },
@@ -80,7 +96,10 @@ const CASES: Record<string, Case> = {
   "identities.createIdentity": { body: () => ({ externalId: "ext-2" }), refused: () => missingOne("identity.*.create_identity") },
   "identities.getIdentity": { body: () => ({ identity: "ext-1" }), refused: () => missingOne("identity.*.read_identity") },
   "identities.listIdentities": { body: () => ({}), refused: () => missingOne("identity.*.read_identity") },
-  "identities.updateIdentity": { body: () => ({ identity: "ext-1", meta: { plan: "pro" } }), refused: () => missingOne("identity.*.update_identity") },
+  "identities.updateIdentity": {
+    body: () => ({ identity: "ext-1", meta: { plan: "pro" } }),
+    refused: () => missingOne("identity.*.update_identity"),
+  },
   "identities.deleteIdentity": { body: () => ({ identity: "ext-del" }), refused: () => missingOne("identity.*.delete_identity") },
   // A limit of 1: the bootstrap root key's request passing afterwards shows the refused one charged nothing.
   "ratelimit.limit": {
@@ -100,7 +119,10 @@ const CASES: Record<string, Case> = {
     refused: () => ({ status: 404, kind: "data.ratelimit_override_not_found", detail: "This override does not exist." }),
   },
   "ratelimit.listOverrides": { body: () => ({ namespace: "ns.one" }), refused: (f) => onNamespace("read_override", f.namespaceId) },
-  "ratelimit.deleteOverride": { body: () => ({ namespace: "ns.one", identifier: "del" }), refused: (f) => onNamespace("delete_override", f.namespaceId) },
+  "ratelimit.deleteOverride": {
+    body: () => ({ namespace: "ns.one", identifier: "del" }),
+    refused: (f) => onNamespace("delete_override", f.namespaceId),
+  },
   "analytics.getVerifications": {
     body: () => ({ query: "SELECT count(*) AS n FROM key_verifications_v1" }),
     refused: () => missingOne("api.*.read_analytics"),
@@ -144,7 +166,8 @@ describe("a root key without any permission", () => {
     await ok("permissions.createRole", { name: "role.del" });
     for (const externalId of ["ext-1", "ext-del"]) await ok("identities.createIdentity", { externalId });
     await ok("ratelimit.limit", { namespace: "ns.one", identifier: "setup", limit: 10, duration: 60_000 });
-    for (const identifier of ["u", "del"]) await ok("ratelimit.setOverride", { namespace: "ns.one", identifier, limit: 5, duration: 60_000 });
+    for (const identifier of ["u", "del"])
+      await ok("ratelimit.setOverride", { namespace: "ns.one", identifier, limit: 5, duration: 60_000 });
     const namespaceId = Object.values((await s.service.exportState()).ratelimitNamespaces).find((ns) => ns.name === "ns.one")!.id;
     const { keyId: rootKeyToDelete } = await ok("rootKeys.createRootKey", { permissions: ["api.*.read_api"] });
     f = {

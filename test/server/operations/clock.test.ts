@@ -74,10 +74,14 @@ describe("sliding window (pure)", () => {
   it("all-or-nothing across several limits", () => {
     const windows: Record<string, WindowCounter> = {};
     const both = (now: number) =>
-      checkLimits(windows, [
-        { counter: "a", limit: 5, duration: 1000, cost: 1 },
-        { counter: "b", limit: 1, duration: 1000, cost: 1 },
-      ], now);
+      checkLimits(
+        windows,
+        [
+          { counter: "a", limit: 5, duration: 1000, cost: 1 },
+          { counter: "b", limit: 1, duration: 1000, cost: 1 },
+        ],
+        now,
+      );
     expect(both(0).passed).toBe(true);
     const denied = both(1);
     expect(denied.passed).toBe(false);

@@ -49,7 +49,9 @@ it("credits spent concurrently with writes of the same key: exactly the balance 
 });
 
 it("concurrent creations of one name: exactly one succeeds, and concurrent keys share one identity", async () => {
-  const perms = await Promise.all(Array.from({ length: 10 }, () => s.call("permissions.createPermission", { name: "race.read", slug: "race.read" })));
+  const perms = await Promise.all(
+    Array.from({ length: 10 }, () => s.call("permissions.createPermission", { name: "race.read", slug: "race.read" })),
+  );
   expect(perms.map((r) => r.status).sort()).toEqual([200, ...Array(9).fill(409)]);
   const roles = await Promise.all(Array.from({ length: 10 }, () => s.call("permissions.createRole", { name: "racer" })));
   expect(roles.filter((r) => r.status === 200)).toHaveLength(1);

@@ -58,7 +58,10 @@ describe("keys.createKey", () => {
     expect(noRole.status).toBe(404);
     expect(noRole.body.error.type).toMatch(/\/data\/role_not_found$/);
     await s.createKey({ permissions: ["brand.new"] });
-    expect((await s.call("permissions.getPermission", { permission: "brand.new" })).body.data).toMatchObject({ slug: "brand.new", name: "brand.new" });
+    expect((await s.call("permissions.getPermission", { permission: "brand.new" })).body.data).toMatchObject({
+      slug: "brand.new",
+      name: "brand.new",
+    });
   });
 
   it("validates prefix, byteLength, ratelimit duration and duplicate names", async () => {
@@ -68,7 +71,12 @@ describe("keys.createKey", () => {
       { byteLength: 15 },
       { byteLength: 256 },
       { ratelimits: [{ name: "aaa", limit: 1, duration: 999, autoApply: false }] },
-      { ratelimits: [{ name: "aaa", limit: 1, duration: 1000, autoApply: false }, { name: "aaa", limit: 2, duration: 1000, autoApply: false }] },
+      {
+        ratelimits: [
+          { name: "aaa", limit: 1, duration: 1000, autoApply: false },
+          { name: "aaa", limit: 2, duration: 1000, autoApply: false },
+        ],
+      },
       { permissions: ["has space"] },
       { meta: [] },
     ]) {
@@ -132,9 +140,22 @@ describe("keys.updateKey", () => {
 
   it("replaces rate limits, permissions and roles", async () => {
     await s.call("permissions.createRole", { name: "upd-role", permissions: ["upd.r"] });
-    const { keyId, key } = await s.createKey({ permissions: ["p1"], ratelimits: [{ name: "xxx", limit: 1, duration: 60_000, autoApply: true }] });
-    await s.call("keys.updateKey", { keyId, permissions: ["p2"], roles: ["upd-role"], ratelimits: [{ name: "yyy", limit: 5, duration: 60_000, autoApply: true }] });
-    expect(await s.verify(key)).toMatchObject({ code: "VALID", permissions: ["p2", "upd.r"], roles: ["upd-role"], ratelimits: [{ name: "yyy", remaining: 4 }] });
+    const { keyId, key } = await s.createKey({
+      permissions: ["p1"],
+      ratelimits: [{ name: "xxx", limit: 1, duration: 60_000, autoApply: true }],
+    });
+    await s.call("keys.updateKey", {
+      keyId,
+      permissions: ["p2"],
+      roles: ["upd-role"],
+      ratelimits: [{ name: "yyy", limit: 5, duration: 60_000, autoApply: true }],
+    });
+    expect(await s.verify(key)).toMatchObject({
+      code: "VALID",
+      permissions: ["p2", "upd.r"],
+      roles: ["upd-role"],
+      ratelimits: [{ name: "yyy", remaining: 4 }],
+    });
     expect((await s.call("keys.updateKey", { keyId, roles: ["missing"] })).status).toBe(404);
   });
 

@@ -70,7 +70,11 @@ describe("keys.migrateKeys (sha256)", () => {
     const { migrationId } = await s.service.createKeyMigration({ algorithm: "sha256" });
     const { key } = await s.createKey();
     const fresh = sha256Base64(unique("k_"));
-    const res = await s.call("keys.migrateKeys", { migrationId, apiId: s.apiId, keys: [{ hash: sha256Base64(key) }, { hash: fresh }, { hash: fresh }] });
+    const res = await s.call("keys.migrateKeys", {
+      migrationId,
+      apiId: s.apiId,
+      keys: [{ hash: sha256Base64(key) }, { hash: fresh }, { hash: fresh }],
+    });
     expect(res.status).toBe(200);
     expect(res.body.data.failed).toEqual([sha256Base64(key), fresh]);
     expect(res.body.data.migrated).toEqual([{ hash: fresh, keyId: expect.stringMatching(/^key_/) }]);

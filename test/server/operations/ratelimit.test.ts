@@ -27,7 +27,10 @@ describe("ratelimit.limit: namespaces", () => {
     const body = { namespace: name, identifier: "u1", limit: 2, duration: W };
     const denied = await s.call("ratelimit.limit", body, limitOnly);
     expect(denied.status).toBe(403);
-    expect(denied.body.error).toMatchObject({ title: "Insufficient Permissions", detail: "Missing permission: 'ratelimit.*.create_namespace'" });
+    expect(denied.body.error).toMatchObject({
+      title: "Insufficient Permissions",
+      detail: "Missing permission: 'ratelimit.*.create_namespace'",
+    });
     expect(denied.body.error.type).toMatch(/\/authorization\/insufficient_permissions$/);
     // Still missing: the override operations answer 404 for it.
     const missing = await s.call("ratelimit.listOverrides", { namespace: name });
@@ -74,7 +77,9 @@ describe("ratelimit overrides", () => {
     expect(again.body.data).toEqual({ overrideId });
     const r = (await s.call("ratelimit.limit", { namespace: name, identifier: "user_1", limit: 100, duration: W })).body.data;
     expect(r).toEqual({ limit: 1, remaining: 0, reset: (Math.floor(clock.t / (3 * W)) + 1) * 3 * W, success: true, overrideId });
-    expect((await s.call("ratelimit.limit", { namespace: name, identifier: "user_1", limit: 100, duration: W })).body.data.success).toBe(false);
+    expect((await s.call("ratelimit.limit", { namespace: name, identifier: "user_1", limit: 100, duration: W })).body.data.success).toBe(
+      false,
+    );
     // Another identifier: the request's own limit, no overrideId.
     const other = (await s.call("ratelimit.limit", { namespace: name, identifier: "user_2", limit: 100, duration: W })).body.data;
     expect(other).toEqual({ limit: 100, remaining: 99, reset: (Math.floor(clock.t / W) + 1) * W, success: true });
@@ -88,7 +93,8 @@ describe("ratelimit overrides", () => {
     const premium = await set("premium_*", 50);
     const exact = await set("premium_7", 3);
     const blocked = await set("*@spam.example", 0);
-    const limit = (identifier: string) => s.call("ratelimit.limit", { namespace: name, identifier, limit: 10, duration: W }).then((r) => r.body.data);
+    const limit = (identifier: string) =>
+      s.call("ratelimit.limit", { namespace: name, identifier, limit: 10, duration: W }).then((r) => r.body.data);
     expect(await limit("premium_1")).toMatchObject({ limit: 50, overrideId: premium, success: true });
     expect(await limit("premium_")).toMatchObject({ limit: 50, overrideId: premium });
     expect(await limit("premium_7")).toMatchObject({ limit: 3, overrideId: exact });
@@ -117,7 +123,10 @@ describe("ratelimit overrides", () => {
     await namespace(name);
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
-      ids.push((await s.call("ratelimit.setOverride", { namespace: name, identifier: `u${i}`, limit: i, duration: 1000 + i })).body.data.overrideId);
+      ids.push(
+        (await s.call("ratelimit.setOverride", { namespace: name, identifier: `u${i}`, limit: i, duration: 1000 + i })).body.data
+          .overrideId,
+      );
     }
     ids.sort();
     const all = (await s.call("ratelimit.listOverrides", { namespace: name })).body;
@@ -155,7 +164,9 @@ describe("ratelimit overrides", () => {
     const nobody = await rootWith("ratelimit.*.limit");
     const set = await s.call("ratelimit.setOverride", { namespace: name, identifier: "u", limit: 1, duration: 1000 }, nobody);
     expect(set.status).toBe(403);
-    expect(set.body.error.detail).toMatch(/^Missing one of these permissions: ratelimit\.rlns_\w+\.set_override or ratelimit\.\*\.set_override$/);
+    expect(set.body.error.detail).toMatch(
+      /^Missing one of these permissions: ratelimit\.rlns_\w+\.set_override or ratelimit\.\*\.set_override$/,
+    );
     expect((await s.call("ratelimit.listOverrides", { namespace: name }, nobody)).status).toBe(403);
     expect((await s.call("ratelimit.deleteOverride", { namespace: name, identifier: "u" }, nobody)).status).toBe(403);
     const hidden = await s.call("ratelimit.getOverride", { namespace: name, identifier: "u" }, nobody);
@@ -218,7 +229,8 @@ describe("ratelimit.multiLimit", () => {
   it("applies overrides per item and echoes each namespace as sent (name or id)", async () => {
     const name = fresh("multi-ovr");
     await namespace(name);
-    const overrideId = (await s.call("ratelimit.setOverride", { namespace: name, identifier: "vip_*", limit: 7, duration: W })).body.data.overrideId;
+    const overrideId = (await s.call("ratelimit.setOverride", { namespace: name, identifier: "vip_*", limit: 7, duration: W })).body.data
+      .overrideId;
     const nsId = Object.values((await s.service.exportState()).ratelimitNamespaces).find((r) => r.name === name)!.id;
     const res = await s.call("ratelimit.multiLimit", [
       { namespace: nsId, identifier: "vip_1", limit: 1, duration: W },
@@ -233,7 +245,15 @@ describe("ratelimit.multiLimit", () => {
 
   it("refuses a body that is not an array of 1..100 limit requests", async () => {
     const one = { namespace: "n", identifier: "i", limit: 1, duration: W };
-    for (const bad of [{}, [], one, Array.from({ length: 101 }, () => one), [{ ...one, duration: 2_592_000_001 }], [{ ...one, extra: 1 }], [one, "x"]]) {
+    for (const bad of [
+      {},
+      [],
+      one,
+      Array.from({ length: 101 }, () => one),
+      [{ ...one, duration: 2_592_000_001 }],
+      [{ ...one, extra: 1 }],
+      [one, "x"],
+    ]) {
       const res = await s.call("ratelimit.multiLimit", bad);
       expect(res.status, JSON.stringify(bad).slice(0, 60)).toBe(400);
       expect(res.body.error.type).toMatch(/invalid_input$/);
@@ -253,8 +273,14 @@ describe("ratelimit.multiLimit", () => {
     expect((await s.call("ratelimit.multiLimit", body, both)).body.data.passed).toBe(true);
     const denied = await s.call("ratelimit.multiLimit", body, onlyA);
     expect(denied.status).toBe(403);
-    expect(denied.body.error.detail).toBe(`Missing one of these permissions: ratelimit.*.limit or ratelimit.${ids[a]}.limit and ratelimit.${ids[b]}.limit`);
-    const newOne = await s.call("ratelimit.multiLimit", [...body, { namespace: fresh("mp-new"), identifier: "u", limit: 1, duration: W }], both);
+    expect(denied.body.error.detail).toBe(
+      `Missing one of these permissions: ratelimit.*.limit or ratelimit.${ids[a]}.limit and ratelimit.${ids[b]}.limit`,
+    );
+    const newOne = await s.call(
+      "ratelimit.multiLimit",
+      [...body, { namespace: fresh("mp-new"), identifier: "u", limit: 1, duration: W }],
+      both,
+    );
     expect(newOne.status).toBe(403);
     expect(newOne.body.error.detail).toBe("Missing permission: 'ratelimit.*.create_namespace'");
   });

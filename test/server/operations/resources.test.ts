@@ -52,7 +52,15 @@ describe("permissions", () => {
     const local = await start();
     const ids: string[] = [];
     for (let i = 0; i < 7; i++) {
-      ids.push((await local.call("permissions.createPermission", { name: `page.p${i}`, slug: `page.p${i}`, description: i === 3 ? "Special" : undefined })).body.data.permissionId);
+      ids.push(
+        (
+          await local.call("permissions.createPermission", {
+            name: `page.p${i}`,
+            slug: `page.p${i}`,
+            description: i === 3 ? "Special" : undefined,
+          })
+        ).body.data.permissionId,
+      );
     }
     const seen: string[] = [];
     let cursor: string | undefined;
@@ -67,7 +75,9 @@ describe("permissions", () => {
       expect(cursor).toBe(ids[seen.length]);
     }
     expect(seen).toEqual(ids);
-    expect((await local.call("permissions.listPermissions", { search: "special" })).body.data.map((p: { id: string }) => p.id)).toEqual([ids[3]]);
+    expect((await local.call("permissions.listPermissions", { search: "special" })).body.data.map((p: { id: string }) => p.id)).toEqual([
+      ids[3],
+    ]);
     expect((await local.call("permissions.listPermissions", { limit: 101 })).status).toBe(400);
     expect((await local.call("permissions.listPermissions", { limit: 0 })).status).toBe(400);
     await local.close();
@@ -166,7 +176,7 @@ describe("ratelimit.limit", () => {
     expect((await s.call("ratelimit.limit", body)).body.data.success).toBe(true);
   });
 
-  it("namespace and identifier are kept apart: (\"a:b\", \"c\") is not (\"a\", \"b:c\")", async () => {
+  it('namespace and identifier are kept apart: ("a:b", "c") is not ("a", "b:c")', async () => {
     const limit = { limit: 1, duration: 60_000 };
     expect((await s.call("ratelimit.limit", { namespace: "a:b", identifier: "c", ...limit })).body.data.success).toBe(true);
     expect((await s.call("ratelimit.limit", { namespace: "a", identifier: "b:c", ...limit })).body.data.success).toBe(true);

@@ -17,7 +17,10 @@ describe("permissions.setRolePermissions", () => {
     const { key } = await s.createKey({ roles: ["editor"] });
     expect(await s.verify(key, { permissions: "old.one" })).toMatchObject({ valid: true });
 
-    const res = await s.call("permissions.setRolePermissions", { roleId, permissions: ["zeta.new", "KEEP.Permission", "alpha.new", "Zeta.NEW"] });
+    const res = await s.call("permissions.setRolePermissions", {
+      roleId,
+      permissions: ["zeta.new", "KEEP.Permission", "alpha.new", "Zeta.NEW"],
+    });
     expect(res.status).toBe(200);
     // Ordered by the slug as requested ("KEEP.Permission" < "alpha.new" by byte), shown as stored.
     expect(slugsOf(res.body.data)).toEqual(["keep.permission", "alpha.new", "zeta.new"]);
@@ -30,11 +33,11 @@ describe("permissions.setRolePermissions", () => {
     expect(await s.verify(key, { permissions: "zeta.new AND keep.permission" })).toMatchObject({ valid: true });
 
     // The same set again changes nothing; [] clears.
-    expect(slugsOf((await s.call("permissions.setRolePermissions", { roleId, permissions: ["alpha.new", "zeta.new", "keep.permission"] })).body.data)).toEqual([
-      "alpha.new",
-      "keep.permission",
-      "zeta.new",
-    ]);
+    expect(
+      slugsOf(
+        (await s.call("permissions.setRolePermissions", { roleId, permissions: ["alpha.new", "zeta.new", "keep.permission"] })).body.data,
+      ),
+    ).toEqual(["alpha.new", "keep.permission", "zeta.new"]);
     expect((await s.call("permissions.setRolePermissions", { roleId, permissions: [] })).body.data).toEqual([]);
     expect((await s.call("permissions.getRole", { role: roleId })).body.data.permissions ?? []).toEqual([]);
   });
@@ -52,7 +55,8 @@ describe("permissions.setRolePermissions", () => {
     const denied = await s.call("permissions.setRolePermissions", { roleId, permissions: [] }, addOnly);
     expect(denied.status).toBe(403);
     expect(denied.body.error.detail).toBe("Missing permission: 'rbac.*.remove_permission_from_role'");
-    const both = (await s.service.createRootKey({ permissions: ["rbac.*.add_permission_to_role", "rbac.*.remove_permission_from_role"] })).rootKey;
+    const both = (await s.service.createRootKey({ permissions: ["rbac.*.add_permission_to_role", "rbac.*.remove_permission_from_role"] }))
+      .rootKey;
     expect((await s.call("permissions.setRolePermissions", { roleId, permissions: ["viewer.keep"] }, both)).status).toBe(200);
     const create = await s.call("permissions.setRolePermissions", { roleId, permissions: ["brand.new.slug"] }, both);
     expect(create.status).toBe(403);
@@ -61,7 +65,14 @@ describe("permissions.setRolePermissions", () => {
   });
 
   it("validates roleId (3..255, letters, digits, _ and -) and slugs", async () => {
-    for (const bad of [{ permissions: [] }, { roleId: "role_x" }, { roleId: "ab", permissions: [] }, { roleId: "role x", permissions: [] }, { roleId: "role_x", permissions: [""] }, { roleId: "role_x", permissions: ["a b"] }]) {
+    for (const bad of [
+      { permissions: [] },
+      { roleId: "role_x" },
+      { roleId: "ab", permissions: [] },
+      { roleId: "role x", permissions: [] },
+      { roleId: "role_x", permissions: [""] },
+      { roleId: "role_x", permissions: ["a b"] },
+    ]) {
       expect((await s.call("permissions.setRolePermissions", bad)).status, JSON.stringify(bad)).toBe(400);
     }
   });

@@ -91,7 +91,9 @@ describe("rootKeys.*", () => {
 describe("a weaker root key never removes a stronger one", () => {
   it("deletes only root keys whose permissions it holds itself (or through their wildcard form)", async () => {
     const weak = await rootKeyWith(["workspace.*.delete_root_key", "workspace.*.read_root_key"]);
-    const bootstrapId = (await s.call("rootKeys.listRootKeys", {})).body.data.find((k: { permissions: string[] }) => k.permissions.includes("api.*.create_api")).keyId;
+    const bootstrapId = (await s.call("rootKeys.listRootKeys", {})).body.data.find((k: { permissions: string[] }) =>
+      k.permissions.includes("api.*.create_api"),
+    ).keyId;
     const stronger = await rootKeyWith(["api.*.read_api"]);
     for (const keyId of [bootstrapId, stronger.keyId]) {
       const res = await s.call("rootKeys.deleteRootKey", { keyId }, weak.key);

@@ -160,7 +160,10 @@ describe("rate limits in verifyKey", () => {
   it("inline limits (limit + duration in the request) count per key and name", async () => {
     const { key } = await s.createKey();
     const rl = [{ name: "burst", limit: 2, duration: 10_000 }];
-    expect(await s.verify(key, { ratelimits: rl })).toMatchObject({ code: "VALID", ratelimits: [{ name: "burst", limit: 2, remaining: 1 }] });
+    expect(await s.verify(key, { ratelimits: rl })).toMatchObject({
+      code: "VALID",
+      ratelimits: [{ name: "burst", limit: 2, remaining: 1 }],
+    });
     expect(await s.verify(key, { ratelimits: rl })).toMatchObject({ code: "VALID" });
     expect(await s.verify(key, { ratelimits: rl })).toMatchObject({ code: "RATE_LIMITED" });
   });
@@ -197,7 +200,12 @@ describe("rate limits in verifyKey", () => {
     const first = await s.verify(a.key);
     expect(first).toMatchObject({
       code: "VALID",
-      identity: { id: created.body.data.identityId, externalId: "org_shared", meta: { tier: "free" }, ratelimits: [{ name: "org", limit: 3 }] },
+      identity: {
+        id: created.body.data.identityId,
+        externalId: "org_shared",
+        meta: { tier: "free" },
+        ratelimits: [{ name: "org", limit: 3 }],
+      },
       ratelimits: [{ name: "org", remaining: 2 }],
     });
     expect(await s.verify(b.key)).toMatchObject({ code: "VALID" });
@@ -248,7 +256,13 @@ describe("rate limits in verifyKey", () => {
       const { key, keyId } = await own.createKey();
       await own.verify(key, { ratelimits: [{ name: "inline-gone", limit: 5, duration: 60_000 }] });
       // Read the counter through the store: a check of cost 0 reports what is left.
-      const check = { counter: limitCounter(inlineLimitId(keyId, "inline-gone"), 60_000), limit: 5, duration: 60_000, cost: 0, owner: keyId };
+      const check = {
+        counter: limitCounter(inlineLimitId(keyId, "inline-gone"), 60_000),
+        limit: 5,
+        duration: 60_000,
+        cost: 0,
+        owner: keyId,
+      };
       const left = async () => (await store.direct.limit([check], clock.now())).states[0]!.remaining;
       expect(await left()).toBe(4);
       await own.call("keys.deleteKey", { keyId });

@@ -26,7 +26,15 @@ function stateFile(): Omit<LocalState, "ratelimitNamespaces" | "ratelimitOverrid
     version: 1,
     bootstrap: { workspaceId: ws, apiId: "api_mig" },
     workspaces: { [ws]: { id: ws, name: "default", createdAt: 1_700_000_000_000 } },
-    rootKeys: { rk_1: { id: "rk_1", workspaceId: ws, hash: hash(MIGRATED_ROOT_KEY), permissions: [...ALL_ROOT_PERMISSIONS], createdAt: 1_700_000_000_000 } },
+    rootKeys: {
+      rk_1: {
+        id: "rk_1",
+        workspaceId: ws,
+        hash: hash(MIGRATED_ROOT_KEY),
+        permissions: [...ALL_ROOT_PERMISSIONS],
+        createdAt: 1_700_000_000_000,
+      },
+    },
     apis: { api_mig: { id: "api_mig", workspaceId: ws, name: "default", createdAt: 1_700_000_000_001 } },
     permissions: { perm_1: { id: "perm_1", workspaceId: ws, name: "docs.read", slug: "docs.read", createdAt: 1_700_000_000_002 } },
     roles: { role_1: { id: "role_1", workspaceId: ws, name: "reader", permissionIds: ["perm_1"], createdAt: 1_700_000_000_003 } },
@@ -73,7 +81,9 @@ describe("keyguard migrate", () => {
     const res = await run(["migrate", json, "--data", db]);
     expect(res.stderr).toBe("");
     expect(res.status).toBe(0);
-    expect(res.stdout).toContain(`imported ${json} into ${db}: 1 workspaces, 1 rootKeys, 1 apis, 1 permissions, 1 roles, 1 identities, 1 keys, 0 ratelimitNamespaces, 0 ratelimitOverrides.`);
+    expect(res.stdout).toContain(
+      `imported ${json} into ${db}: 1 workspaces, 1 rootKeys, 1 apis, 1 permissions, 1 roles, 1 identities, 1 keys, 0 ratelimitNamespaces, 0 ratelimitOverrides.`,
+    );
     expect(res.stdout).toContain(`keyguard serve --data ${db}`);
     expect(readFileSync(json, "utf8")).toBe(text);
 
@@ -102,8 +112,18 @@ describe("keyguard migrate", () => {
     const call = makeCall(served.baseUrl, MIGRATED_ROOT_KEY);
     const verified = await call("keys.verifyKey", { key: MIGRATED_KEY, permissions: "docs.read" });
     // The daily refill fell due long ago: the balance is refilled to 10, then charged.
-    expect(verified.body.data).toMatchObject({ valid: true, code: "VALID", keyId: "key_1", credits: 9, identity: { externalId: "user_42" } });
-    expect((await call("keys.getKey", { keyId: "key_1" })).body.data).toMatchObject({ name: "migrated", meta: { team: "a" }, roles: ["reader"] });
+    expect(verified.body.data).toMatchObject({
+      valid: true,
+      code: "VALID",
+      keyId: "key_1",
+      credits: 9,
+      identity: { externalId: "user_42" },
+    });
+    expect((await call("keys.getKey", { keyId: "key_1" })).body.data).toMatchObject({
+      name: "migrated",
+      meta: { team: "a" },
+      roles: ["reader"],
+    });
   }, 60_000);
 
   it("refuses a database that already holds a state, and never changes it", async () => {
@@ -114,7 +134,9 @@ describe("keyguard migrate", () => {
     const before = readFileSync(db);
     const res = await run(["migrate", json, "--data", db]);
     expect(res.status).toBe(2);
-    expect(res.stderr).toContain(`keyguard migrate: "${db}" already holds a state; migrate imports into a new or empty file only and never overwrites.`);
+    expect(res.stderr).toContain(
+      `keyguard migrate: "${db}" already holds a state; migrate imports into a new or empty file only and never overwrites.`,
+    );
     expect(readFileSync(db).equals(before)).toBe(true);
   });
 

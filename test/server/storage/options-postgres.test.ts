@@ -9,11 +9,19 @@ const REDIS = "redis://:pw-secret@127.0.0.1:6379";
 
 describe("postgres and redis options", () => {
   it.each<[string, LocalKeyServiceOptions, string]>([
-    ["postgres alone", { postgres: PG }, 'invalid option postgres = <a URL, hidden>. Pass redis too'],
-    ["redis alone", { redis: REDIS }, 'invalid option redis = <a URL, hidden>. Pass postgres too'],
-    ["with dataFile", { postgres: PG, redis: REDIS, dataFile: "x.json" }, 'invalid option dataFile = "x.json". Pass either dataFile or postgres and redis, not both.'],
-    ["with storage", { postgres: PG, redis: REDIS, storage: memoryStorage() }, 'invalid option storage = <a Storage>. Pass either storage or postgres and redis, not both.'],
-    ["an empty URL", { postgres: " ", redis: REDIS }, 'invalid option postgres = <a URL, hidden>. Pass a URL such as postgres://'],
+    ["postgres alone", { postgres: PG }, "invalid option postgres = <a URL, hidden>. Pass redis too"],
+    ["redis alone", { redis: REDIS }, "invalid option redis = <a URL, hidden>. Pass postgres too"],
+    [
+      "with dataFile",
+      { postgres: PG, redis: REDIS, dataFile: "x.json" },
+      'invalid option dataFile = "x.json". Pass either dataFile or postgres and redis, not both.',
+    ],
+    [
+      "with storage",
+      { postgres: PG, redis: REDIS, storage: memoryStorage() },
+      "invalid option storage = <a Storage>. Pass either storage or postgres and redis, not both.",
+    ],
+    ["an empty URL", { postgres: " ", redis: REDIS }, "invalid option postgres = <a URL, hidden>. Pass a URL such as postgres://"],
     ["a schema alone", { postgresSchema: "other" }, 'invalid option postgresSchema = "other". It applies only with postgres and redis'],
   ])("%s: LocalServiceConfigError", (_, options, message) => {
     let err: unknown;

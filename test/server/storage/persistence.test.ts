@@ -58,17 +58,25 @@ describe("persistence across a restart", () => {
     const dataFile = join(dir, "ratelimit.db");
     const a = await start({ dataFile, rootKey: "root_rateLimitKey1" });
     await a.call("ratelimit.limit", { namespace: "kept", identifier: "u", limit: 1, duration: 60_000 });
-    const { overrideId } = (await a.call("ratelimit.setOverride", { namespace: "kept", identifier: "vip", limit: 5, duration: 60_000 })).body.data;
+    const { overrideId } = (await a.call("ratelimit.setOverride", { namespace: "kept", identifier: "vip", limit: 5, duration: 60_000 }))
+      .body.data;
     const { migrationId } = await a.service.createKeyMigration();
     await a.close();
     // As an earlier keyguard stored it: without the rate-limit override permissions.
     const store = await sqliteStorage(dataFile);
     const [root] = Object.values((await exportState(store)).rootKeys);
-    await store.transaction((tx) => tx.put("rootKeys", { ...root!, permissions: root!.permissions.filter((p) => !p.startsWith("ratelimit.")) }));
+    await store.transaction((tx) =>
+      tx.put("rootKeys", { ...root!, permissions: root!.permissions.filter((p) => !p.startsWith("ratelimit.")) }),
+    );
     await store.close();
 
     const b = await start({ dataFile, rootKey: "root_rateLimitKey1" });
-    expect((await b.call("ratelimit.getOverride", { namespace: "kept", identifier: "vip" })).body.data).toEqual({ overrideId, identifier: "vip", limit: 5, duration: 60_000 });
+    expect((await b.call("ratelimit.getOverride", { namespace: "kept", identifier: "vip" })).body.data).toEqual({
+      overrideId,
+      identifier: "vip",
+      limit: 5,
+      duration: 60_000,
+    });
     expect((await b.call("ratelimit.limit", { namespace: "new", identifier: "u", limit: 1, duration: 60_000 })).status).toBe(200);
     expect((await b.service.exportState()).keyMigrations?.[migrationId]).toMatchObject({ algorithm: "sha256" });
     await b.close();
@@ -97,7 +105,11 @@ describe("persistence across a restart", () => {
     } finally {
       reader.close();
     }
-    expect(readdirSync(dir).filter((f) => f.startsWith("committed.db")).sort()).toEqual(["committed.db", "committed.db-lock", "committed.db-shm", "committed.db-wal"]);
+    expect(
+      readdirSync(dir)
+        .filter((f) => f.startsWith("committed.db"))
+        .sort(),
+    ).toEqual(["committed.db", "committed.db-lock", "committed.db-shm", "committed.db-wal"]);
     await s.close();
   });
 

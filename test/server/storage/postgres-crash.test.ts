@@ -18,7 +18,20 @@ afterEach(() => {
 });
 
 function serve(schema: string): Promise<{ child: ChildProcess; baseUrl: string; apiId: string }> {
-  const args = ["--import", "tsx", "src/cli.ts", "serve", "--port", "0", "--postgres", POSTGRES_URL, "--redis", REDIS_URL, "--postgres-schema", schema];
+  const args = [
+    "--import",
+    "tsx",
+    "src/cli.ts",
+    "serve",
+    "--port",
+    "0",
+    "--postgres",
+    POSTGRES_URL,
+    "--redis",
+    REDIS_URL,
+    "--postgres-schema",
+    schema,
+  ];
   const child = spawn(process.execPath, args, { env: { ...process.env, UNKEY_ROOT_KEY: ROOT_KEY }, stdio: ["ignore", "pipe", "pipe"] });
   children.push(child);
   return new Promise((resolve, reject) => {

@@ -87,7 +87,12 @@ describe.skipIf(skip !== undefined)("the service through PostgreSQL and Redis ou
   });
 
   it("Redis down: 503 to keys with rate limits, keys without still verify, then recovery", async () => {
-    const limited = (await call("keys.createKey", { apiId: service.apiId, ratelimits: [{ name: "requests", limit: 100, duration: 60_000, autoApply: true }] })).body.data;
+    const limited = (
+      await call("keys.createKey", {
+        apiId: service.apiId,
+        ratelimits: [{ name: "requests", limit: 100, duration: 60_000, autoApply: true }],
+      })
+    ).body.data;
     const plain = (await call("keys.createKey", { apiId: service.apiId })).body.data;
     expect((await call("keys.verifyKey", { key: limited.key })).body.data.code).toBe("VALID");
     lines.length = 0;

@@ -12,8 +12,16 @@ describe("postgresStorage options", () => {
   it.each<[string, Partial<PostgresStorageOptions>, string]>([
     ["no postgres URL", { postgres: undefined }, "invalid option postgres = undefined. Pass a URL such as postgres://"],
     ["not a URL", { postgres: "pw-secret-but-no-url" }, "invalid option postgres = <not a URL>."],
-    ["another database", { postgres: "mysql://u:pw-secret@db/x" }, "invalid option postgres = <a mysql: URL>. Use a postgres:// or postgresql:// URL"],
-    ["a Redis URL that is not Redis", { redis: "http://u:pw-secret@cache" }, "invalid option redis = <a http: URL>. Use a redis:// or rediss:// URL"],
+    [
+      "another database",
+      { postgres: "mysql://u:pw-secret@db/x" },
+      "invalid option postgres = <a mysql: URL>. Use a postgres:// or postgresql:// URL",
+    ],
+    [
+      "a Redis URL that is not Redis",
+      { redis: "http://u:pw-secret@cache" },
+      "invalid option redis = <a http: URL>. Use a redis:// or rediss:// URL",
+    ],
     ["a bad schema name", { schema: "drop table;" }, 'invalid option schema = "drop table;". Use 1..63 letters, digits or _'],
     ["an empty Redis prefix", { redisPrefix: "" }, 'invalid option redisPrefix = "".'],
     ["a zero pool", { poolSize: 0 }, "invalid option poolSize = 0. Use a whole number 1..1000 (default 10)."],
@@ -29,7 +37,11 @@ describe("postgresStorage options", () => {
   });
 
   it("an unknown option name: LocalServiceConfigError naming it and the near one, before any connection", async () => {
-    const err = await postgresStorage({ postgres: "postgres://u:pw-secret@127.0.0.1:1/x", redis: "redis://127.0.0.1:1", poolsize: 3 } as never).then(
+    const err = await postgresStorage({
+      postgres: "postgres://u:pw-secret@127.0.0.1:1/x",
+      redis: "redis://127.0.0.1:1",
+      poolsize: 3,
+    } as never).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -65,7 +77,9 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
   it("instances opening a new schema together apply each migration once", async () => {
     const ns = fresh();
     const stores = await Promise.all(
-      Array.from({ length: 4 }, () => postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix })),
+      Array.from({ length: 4 }, () =>
+        postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix }),
+      ),
     );
     await Promise.all(stores.map((s) => s.close()));
     const rows = await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`);
@@ -84,7 +98,9 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     await first.transaction((tx) => tx.put("workspaces", { id: "ws_v1", name: "kept", createdAt: 1 }));
     await first.close();
     // As version 1 left it.
-    await sql(`DROP TABLE "${ns.schema}".ratelimit_overrides, "${ns.schema}".ratelimit_namespaces, "${ns.schema}".key_verifications, "${ns.schema}".key_last_used`);
+    await sql(
+      `DROP TABLE "${ns.schema}".ratelimit_overrides, "${ns.schema}".ratelimit_namespaces, "${ns.schema}".key_verifications, "${ns.schema}".key_last_used`,
+    );
     await sql(`DELETE FROM "${ns.schema}".schema_migrations WHERE version >= 2`);
     const upgraded = await open();
     try {
@@ -92,13 +108,27 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
       await upgraded.transaction((tx) => tx.put("ratelimitNamespaces", { id: "rlns_1", workspaceId: "ws_v1", name: "api", createdAt: 2 }));
       expect(await upgraded.direct.find("ratelimitNamespaces", "ws_v1", "name", "api")).toHaveLength(1);
       // Version 3: verification events and the keys' last use.
-      const event = { time: 5, workspaceId: "ws_v1", keySpaceId: "api_1", keyId: "key_1", identityId: "", externalId: "", outcome: "VALID", tags: [], spentCredits: 0, requestId: "req_1", region: "local" };
+      const event = {
+        time: 5,
+        workspaceId: "ws_v1",
+        keySpaceId: "api_1",
+        keyId: "key_1",
+        identityId: "",
+        externalId: "",
+        outcome: "VALID",
+        tags: [],
+        spentCredits: 0,
+        requestId: "req_1",
+        region: "local",
+      };
       await upgraded.appendVerifications([event]);
       expect(await upgraded.direct.lastUsed(["key_1"])).toEqual(new Map([["key_1", 5]]));
     } finally {
       await upgraded.close();
     }
-    expect((await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`)).map((r) => r.version)).toEqual([1, 2, 3]);
+    expect(
+      (await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`)).map((r) => r.version),
+    ).toEqual([1, 2, 3]);
   });
 
   it("a database that does not exist: StoreUnavailableError naming it, not the URL", async () => {
@@ -119,7 +149,9 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     const store = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
     await store.close();
     await sql(`INSERT INTO "${ns.schema}".schema_migrations (version, name) VALUES (999, 'from the future')`);
-    await expect(postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix })).rejects.toThrow(
+    await expect(
+      postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix }),
+    ).rejects.toThrow(
       `keyguard/server: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (3). Upgrade keyguard.`,
     );
   });

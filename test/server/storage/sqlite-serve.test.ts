@@ -92,7 +92,11 @@ describe("keyguard serve --data file.db", () => {
       expect(verified.body.data.credits).toBeLessThanOrEqual(CREDITS - k.valid - 1);
     }
     // Nothing left behind: SQLite's own files and the lock, no temp files.
-    expect(readdirSync(dir).filter((f) => f.startsWith("crash.db")).sort()).toEqual(["crash.db", "crash.db-lock", "crash.db-shm", "crash.db-wal"]);
+    expect(
+      readdirSync(dir)
+        .filter((f) => f.startsWith("crash.db"))
+        .sort(),
+    ).toEqual(["crash.db", "crash.db-lock", "crash.db-shm", "crash.db-wal"]);
     served.child.kill("SIGTERM");
     expect(await exited(served.child)).toBe(0);
   }, 120_000);
@@ -102,7 +106,9 @@ describe("keyguard serve --data file.db", () => {
     const first = await serveData(file);
     const second = await run(["serve", "--port", "0", "--data", file, "--root-key-file", rootKeyFile]);
     expect(second.status).toBe(2);
-    expect(second.stderr).toContain(`keyguard: cannot start the local key service: keyguard/server: "${file}" is in use by another keyguard process`);
+    expect(second.stderr).toContain(
+      `keyguard: cannot start the local key service: keyguard/server: "${file}" is in use by another keyguard process`,
+    );
     const call = makeCall(first.baseUrl, rootKey);
     const created = await call("keys.createKey", { apiId: first.apiId });
     expect(created.status).toBe(200);
@@ -131,9 +137,24 @@ describe("keyguard serve --data file.db", () => {
 
   it("refuses a JSON state file, naming keyguard migrate", async () => {
     const json = join(dir, "old-state.json");
-    writeFileSync(json, JSON.stringify({ version: 1, workspaces: {}, rootKeys: {}, apis: {}, keys: {}, permissions: {}, roles: {}, identities: {}, windows: {} }));
+    writeFileSync(
+      json,
+      JSON.stringify({
+        version: 1,
+        workspaces: {},
+        rootKeys: {},
+        apis: {},
+        keys: {},
+        permissions: {},
+        roles: {},
+        identities: {},
+        windows: {},
+      }),
+    );
     const res = await run(["serve", "--port", "0", "--data", json]);
     expect(res.status).toBe(2);
-    expect(res.stderr).toContain(`is a JSON state file of an earlier keyguard, not a SQLite database. Import it once into a new SQLite file: keyguard migrate ${json} --data <new-file.db>`);
+    expect(res.stderr).toContain(
+      `is a JSON state file of an earlier keyguard, not a SQLite database. Import it once into a new SQLite file: keyguard migrate ${json} --data <new-file.db>`,
+    );
   }, 30_000);
 });

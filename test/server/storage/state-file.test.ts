@@ -26,7 +26,11 @@ describe("exportState / importState", () => {
     const state = await exportState(source);
     expect(state.bootstrap).toEqual({ workspaceId: a.workspaceId, apiId: a.apiId });
     expect(Object.keys(state.workspaces).sort()).toEqual([a.workspaceId, workspaceId].sort());
-    expect(Object.values(state.apis).map((x) => x.name).sort()).toEqual(["default", "other"]);
+    expect(
+      Object.values(state.apis)
+        .map((x) => x.name)
+        .sort(),
+    ).toEqual(["default", "other"]);
     expect(state.keys[keyId]).toMatchObject({ credits: { remaining: 4 }, identityId: expect.stringMatching(/^id_/) });
     expect(state.windows).toEqual({});
     const text = JSON.stringify(state);
@@ -61,10 +65,7 @@ describe("exportState / importState", () => {
 
   it("two services starting together on one empty store share one bootstrap", async () => {
     const store = memoryStorage();
-    const [x, y] = await Promise.all([
-      start({ store, logger: silentLogger }),
-      start({ store, logger: silentLogger }),
-    ]);
+    const [x, y] = await Promise.all([start({ store, logger: silentLogger }), start({ store, logger: silentLogger })]);
     expect(y.workspaceId).toBe(x.workspaceId);
     expect(y.apiId).toBe(x.apiId);
     expect(Object.keys((await exportState(store)).workspaces)).toEqual([x.workspaceId]);

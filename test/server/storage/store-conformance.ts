@@ -49,8 +49,22 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
     describe("records", () => {
       it("keeps every table's records and returns them by id", async () => {
         const w = ws();
-        const api: ApiRecord = { id: `api_${uid()}`, workspaceId: w, name: "payments", createdAt: 1, ipWhitelist: ["127.0.0.1"], storeKeys: true };
-        const perm: PermissionRecord = { id: `perm_${uid()}`, workspaceId: w, name: "Read", slug: "docs.read", description: "d", createdAt: 2 };
+        const api: ApiRecord = {
+          id: `api_${uid()}`,
+          workspaceId: w,
+          name: "payments",
+          createdAt: 1,
+          ipWhitelist: ["127.0.0.1"],
+          storeKeys: true,
+        };
+        const perm: PermissionRecord = {
+          id: `perm_${uid()}`,
+          workspaceId: w,
+          name: "Read",
+          slug: "docs.read",
+          description: "d",
+          createdAt: 2,
+        };
         const role: RoleRecord = { id: `role_${uid()}`, workspaceId: w, name: "admin", permissionIds: [perm.id], createdAt: 3 };
         const ident: IdentityRecord = {
           id: `id_${uid()}`,
@@ -60,7 +74,13 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
           ratelimits: [{ id: `rl_${uid()}`, name: "req", limit: 10, duration: 60_000, autoApply: true }],
           createdAt: 4,
         };
-        const root: RootKeyRecord = { id: `rk_${uid()}`, workspaceId: w, hash: randomBytes(32).toString("base64"), permissions: ["api.*.verify_key"], createdAt: 5 };
+        const root: RootKeyRecord = {
+          id: `rk_${uid()}`,
+          workspaceId: w,
+          hash: randomBytes(32).toString("base64"),
+          permissions: ["api.*.verify_key"],
+          createdAt: 5,
+        };
         const k = key(w, {
           apiId: api.id,
           prefix: "sk",
@@ -192,7 +212,9 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
 
       it("lists a workspace's records by id, from a cursor, with a limit and a filter", async () => {
         const w = ws();
-        const keys = Array.from({ length: 7 }, (_, i) => key(w, { id: `key_${String.fromCharCode(65 + i * 7)}${uid()}`, apiId: i % 2 ? "api_odd" : "api_even" }));
+        const keys = Array.from({ length: 7 }, (_, i) =>
+          key(w, { id: `key_${String.fromCharCode(65 + i * 7)}${uid()}`, apiId: i % 2 ? "api_odd" : "api_even" }),
+        );
         for (const k of [...keys].reverse()) await put(k);
         await put(key(ws()));
         const sorted = keys.map((k) => k.id).sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
@@ -201,15 +223,25 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
         expect(ids(await store.direct.list("keys", w, { limit: 3 }))).toEqual(sorted.slice(0, 3));
         expect(ids(await store.direct.list("keys", w, { from: sorted[3], limit: 2 }))).toEqual(sorted.slice(3, 5));
         expect(ids(await store.direct.list("keys", w, { from: sorted[6] + "~" }))).toEqual([]);
-        const odd = keys.filter((k) => k.apiId === "api_odd").map((k) => k.id).sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+        const odd = keys
+          .filter((k) => k.apiId === "api_odd")
+          .map((k) => k.id)
+          .sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
         expect(ids(await store.direct.list("keys", w, { where: { field: "apiId", value: "api_odd" } }))).toEqual(odd);
-        expect(ids(await store.direct.list("keys", w, { from: odd[1], limit: 1, where: { field: "apiId", value: "api_odd" } }))).toEqual([odd[1]]);
+        expect(ids(await store.direct.list("keys", w, { from: odd[1], limit: 1, where: { field: "apiId", value: "api_odd" } }))).toEqual([
+          odd[1],
+        ]);
         expect(await store.direct.list("apis", w)).toEqual([]);
       });
     });
 
     describe("rate-limit namespaces and overrides", () => {
-      const ns = (workspaceId: string, name: string, id = `rlns_${uid()}`): RatelimitNamespaceRecord => ({ id, workspaceId, name, createdAt: 11 });
+      const ns = (workspaceId: string, name: string, id = `rlns_${uid()}`): RatelimitNamespaceRecord => ({
+        id,
+        workspaceId,
+        name,
+        createdAt: 11,
+      });
       const ovr = (n: RatelimitNamespaceRecord, identifier: string, id = `rlor_${uid()}`): RatelimitOverrideRecord => ({
         id,
         workspaceId: n.workspaceId,
@@ -580,7 +612,13 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
       it("keeps every field of an event (tags as an array, numbers as numbers) and answers only the scope's workspace", async () => {
         const w = ws();
         const other = ws();
-        const e = event(w, { identityId: "id_1", externalId: "user_1", outcome: "RATE_LIMITED", tags: ["path=/a", "it's"], spentCredits: 3 });
+        const e = event(w, {
+          identityId: "id_1",
+          externalId: "user_1",
+          outcome: "RATE_LIMITED",
+          tags: ["path=/a", "it's"],
+          spentCredits: 3,
+        });
         await store.appendVerifications([e, event(other)]);
         const rows = await query("SELECT * FROM key_verifications_v1", w);
         expect(rows).toEqual([
@@ -623,12 +661,29 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
           { hour: T0 + 2 * HOUR, outcome: "USAGE_EXCEEDED", total: 1 },
         ]);
         expect(
-          await query("SELECT key_id, countIf(outcome = 'RATE_LIMITED') AS limited, count() AS n FROM key_verifications_v1 WHERE key_id = '" + k1 + "' GROUP BY key_id", w),
+          await query(
+            "SELECT key_id, countIf(outcome = 'RATE_LIMITED') AS limited, count() AS n FROM key_verifications_v1 WHERE key_id = '" +
+              k1 +
+              "' GROUP BY key_id",
+            w,
+          ),
         ).toEqual([{ key_id: k1, limited: 1, n: 2 }]);
-        expect(await query("SELECT sum(spent_credits) AS spent FROM key_verifications_v1 WHERE outcome IN ('RATE_LIMITED', 'USAGE_EXCEEDED')", w)).toEqual([{ spent: 7 }]);
-        expect(await query("SELECT count(*) AS n FROM key_verifications_v1 WHERE has(tags, 'a') OR NOT (time < " + (T0 + 2 * HOUR) + ")", w)).toEqual([{ n: 2 }]);
-        expect(await query("SELECT outcome FROM key_verifications_v1 ORDER BY time DESC LIMIT 2", w)).toEqual([{ outcome: "USAGE_EXCEEDED" }, { outcome: "RATE_LIMITED" }]);
-        expect(await query("SELECT sum(spent_credits) AS s, count(*) AS n FROM key_verifications_v1 WHERE outcome = 'none'", w)).toEqual([{ s: 0, n: 0 }]);
+        expect(
+          await query(
+            "SELECT sum(spent_credits) AS spent FROM key_verifications_v1 WHERE outcome IN ('RATE_LIMITED', 'USAGE_EXCEEDED')",
+            w,
+          ),
+        ).toEqual([{ spent: 7 }]);
+        expect(
+          await query("SELECT count(*) AS n FROM key_verifications_v1 WHERE has(tags, 'a') OR NOT (time < " + (T0 + 2 * HOUR) + ")", w),
+        ).toEqual([{ n: 2 }]);
+        expect(await query("SELECT outcome FROM key_verifications_v1 ORDER BY time DESC LIMIT 2", w)).toEqual([
+          { outcome: "USAGE_EXCEEDED" },
+          { outcome: "RATE_LIMITED" },
+        ]);
+        expect(await query("SELECT sum(spent_credits) AS s, count(*) AS n FROM key_verifications_v1 WHERE outcome = 'none'", w)).toEqual([
+          { s: 0, n: 0 },
+        ]);
         // An output named __proto__ is a field like any other.
         const [odd] = await query("SELECT count(*) AS __proto__ FROM key_verifications_v1", w);
         expect(Object.getPrototypeOf(odd)).toBe(Object.prototype);
@@ -654,7 +709,9 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
 
       it("appends batches concurrently without losing one", async () => {
         const w = ws();
-        await Promise.all(Array.from({ length: 10 }, (_, i) => store.appendVerifications(Array.from({ length: 50 }, () => event(w, { time: T0 + i })))));
+        await Promise.all(
+          Array.from({ length: 10 }, (_, i) => store.appendVerifications(Array.from({ length: 50 }, () => event(w, { time: T0 + i })))),
+        );
         expect(await query("SELECT count(*) AS n FROM key_verifications_v1", w)).toEqual([{ n: 500 }]);
       });
     });

@@ -18,7 +18,11 @@ describe("storeError", () => {
     ["starting up", dbError("57P03", "the database system is starting up"), "server shutting down or starting up"],
     ["too many connections", dbError("53300", "sorry, too many clients already"), "server out of resources (connections, memory or disk)"],
     ["connection failure", dbError("08006", "connection failure"), "connection failure"],
-    ["a rejected password", dbError("28P01", 'password authentication failed for user "kg"'), 'password authentication failed for user "kg"'],
+    [
+      "a rejected password",
+      dbError("28P01", 'password authentication failed for user "kg"'),
+      'password authentication failed for user "kg"',
+    ],
     ["a missing database", dbError("3D000", 'database "kg" does not exist'), 'database "kg" does not exist'],
   ])("PostgreSQL %s is an outage", (_, err, reason) => {
     const out = storeError(err, "postgres", "db:5432");

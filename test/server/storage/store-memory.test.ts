@@ -38,8 +38,17 @@ describe("memory store", () => {
       await tx.put("workspaces", { id: "ws_1", name: "w", createdAt: 0 });
       await tx.put("apis", { id: "api_1", workspaceId: "ws_1", name: "a", createdAt: 0 });
       await tx.put("keys", {
-        id: "key_1", workspaceId: "ws_1", apiId: "api_1", hash: "h1", start: "sk", byteLength: 16, createdAt: 0,
-        enabled: true, permissionIds: [], roleIds: [], ratelimits: [],
+        id: "key_1",
+        workspaceId: "ws_1",
+        apiId: "api_1",
+        hash: "h1",
+        start: "sk",
+        byteLength: 16,
+        createdAt: 0,
+        enabled: true,
+        permissionIds: [],
+        roleIds: [],
+        ratelimits: [],
       });
     });
     const state = {
@@ -68,8 +77,18 @@ describe("memory store", () => {
   it("a direct call waits for a running transaction, then sees its outcome", async () => {
     const store = memoryStorage();
     const key = {
-      id: "key_w", workspaceId: "ws", apiId: "api", hash: "hw", start: "sk", byteLength: 16, createdAt: 0,
-      enabled: true, permissionIds: [], roleIds: [], ratelimits: [], credits: { remaining: 5, lastRefillAt: 0 },
+      id: "key_w",
+      workspaceId: "ws",
+      apiId: "api",
+      hash: "hw",
+      start: "sk",
+      byteLength: 16,
+      createdAt: 0,
+      enabled: true,
+      permissionIds: [],
+      roleIds: [],
+      ratelimits: [],
+      credits: { remaining: 5, lastRefillAt: 0 },
     };
     await store.transaction((tx) => tx.put("keys", key));
     let release!: () => void;

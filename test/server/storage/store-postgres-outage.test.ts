@@ -160,7 +160,12 @@ describe.skipIf(skip !== undefined)("postgres + redis store outages", () => {
 
   it("a start with PostgreSQL or Redis unreachable fails with StoreUnavailableError, password hidden", async () => {
     await pgProxy.stop();
-    const pgErr = await postgresStorage({ postgres: through(POSTGRES_URL, pgProxy), redis: REDIS_URL, schema: ns.schema, timeoutMs: 1000 }).then(
+    const pgErr = await postgresStorage({
+      postgres: through(POSTGRES_URL, pgProxy),
+      redis: REDIS_URL,
+      schema: ns.schema,
+      timeoutMs: 1000,
+    }).then(
       () => undefined,
       (e: unknown) => e,
     );

@@ -208,7 +208,9 @@ describe("verification events the store refuses", () => {
       await h.recorder.flush();
     }
     expect(times(h.written)).toEqual(range(1000, 1007));
-    expect(h.drops().map((l) => l.fields)).toEqual([{ store: "faulty memory", dropped: 1000, written: 1, error: "test: the store refuses this value" }]);
+    expect(h.drops().map((l) => l.fields)).toEqual([
+      { store: "faulty memory", dropped: 1000, written: 1, error: "test: the store refuses this value" },
+    ]);
   });
 
   it("keeps a refused event while no other event shows the store works, and drops it at the third flush that writes others beside it", async () => {
@@ -228,7 +230,9 @@ describe("verification events the store refuses", () => {
       await h.recorder.flush();
     }
     expect(times(h.written)).toEqual([1, 2, 3]);
-    expect(h.drops().map((l) => l.fields)).toEqual([{ store: "faulty memory", dropped: 1, written: 1, error: "test: the store refuses this value" }]);
+    expect(h.drops().map((l) => l.fields)).toEqual([
+      { store: "faulty memory", dropped: 1, written: 1, error: "test: the store refuses this value" },
+    ]);
   });
 
   it("keeps the events of a split cut short by an unavailable store, and writes them in order when it is back", async () => {
@@ -279,7 +283,10 @@ describe("verification events the store refuses", () => {
       for (const i of range(0, count)) h.recorder.record(event(i));
       h.plan.failNext = failNext;
       for (let f = 0; f < 12 && h.written.length < count; f++) await h.recorder.flush();
-      expect(times(h.written).sort((a, b) => a - b), `failing the next ${failNext} calls`).toEqual(range(0, count));
+      expect(
+        times(h.written).sort((a, b) => a - b),
+        `failing the next ${failNext} calls`,
+      ).toEqual(range(0, count));
       expect(h.drops()).toEqual([]);
     }
   });
@@ -335,7 +342,10 @@ describe("a poison event on real databases", () => {
     cleanups.push(() => recorder.close());
     for (const i of range(0, 300)) recorder.record(i === 123 ? event(i, { keyId: null as unknown as string }) : event(i));
     for (let f = 0; f < 3; f++) await recorder.flush();
-    const plan = await parseAnalyticsQuery("SELECT time, request_id FROM key_verifications_v1 ORDER BY time", { now: T0 + 1000, retentionMs: DAY });
+    const plan = await parseAnalyticsQuery("SELECT time, request_id FROM key_verifications_v1 ORDER BY time", {
+      now: T0 + 1000,
+      retentionMs: DAY,
+    });
     const rows = await store.queryVerifications(plan, { workspaceId: "ws_refused" });
     expect(rows.map((r) => (r.time as number) - T0)).toEqual(range(0, 300).filter((i) => i !== 123));
     expect(await store.direct.lastUsed(["key_0", "key_1", "key_2"])).toEqual(
@@ -352,31 +362,39 @@ describe("a poison event on real databases", () => {
       await recorder.flush();
     }
     const drop = errors.find((f) => f.dropped !== undefined);
-    expect(drop).toEqual({ store: expect.stringContaining("sqlite") as string, dropped: 1, written: 1, error: "NOT NULL constraint failed: key_verifications.key_id" });
+    expect(drop).toEqual({
+      store: expect.stringContaining("sqlite") as string,
+      dropped: 1,
+      written: 1,
+      error: "NOT NULL constraint failed: key_verifications.key_id",
+    });
     expect(JSON.stringify(errors)).not.toContain(SECRET_TAG);
   });
 
-  it.skipIf(skipPg !== undefined)("PostgreSQL: the good events of a batch holding an event it refuses (a NUL in a tag: text cannot hold it) arrive, and the tag stays out of the log", async () => {
-    // The service refuses a NUL in a request body (400), so such an event reaches the store only from
-    // a bug: the recorder is fed directly, as the SQLite case above.
-    const ns = isolatedNamespace();
-    cleanups.push(() => ns.drop());
-    const store = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema });
-    cleanups.push(() => store.close());
-    const errors: Array<Record<string, unknown>> = [];
-    const logger: Logger = { warn: () => undefined, error: (fields) => void errors.push(fields) };
-    const recorder = new VerificationRecorder(store, DAY, () => T0, logger, new StoreFailureLog(logger, store.kind));
-    cleanups.push(() => recorder.close());
-    for (const i of range(0, 40)) recorder.record(i === 7 ? event(i, { tags: [`${SECRET_TAG}\u0000`] }) : event(i));
-    for (let f = 0; f < 3; f++) await recorder.flush();
-    for (const i of [40, 41]) {
-      recorder.record(event(i));
-      await recorder.flush();
-    }
-    const plan = await parseAnalyticsQuery("SELECT time FROM key_verifications_v1 ORDER BY time", { now: T0 + 1000, retentionMs: DAY });
-    const rows = await store.queryVerifications(plan, { workspaceId: "ws_refused" });
-    expect(rows.map((r) => (r.time as number) - T0)).toEqual(range(0, 42).filter((i) => i !== 7));
-    expect(errors.find((f) => f.dropped !== undefined)).toMatchObject({ dropped: 1, written: 1 });
-    expect(JSON.stringify(errors)).not.toContain("customer=ada");
-  });
+  it.skipIf(skipPg !== undefined)(
+    "PostgreSQL: the good events of a batch holding an event it refuses (a NUL in a tag: text cannot hold it) arrive, and the tag stays out of the log",
+    async () => {
+      // The service refuses a NUL in a request body (400), so such an event reaches the store only from
+      // a bug: the recorder is fed directly, as the SQLite case above.
+      const ns = isolatedNamespace();
+      cleanups.push(() => ns.drop());
+      const store = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema });
+      cleanups.push(() => store.close());
+      const errors: Array<Record<string, unknown>> = [];
+      const logger: Logger = { warn: () => undefined, error: (fields) => void errors.push(fields) };
+      const recorder = new VerificationRecorder(store, DAY, () => T0, logger, new StoreFailureLog(logger, store.kind));
+      cleanups.push(() => recorder.close());
+      for (const i of range(0, 40)) recorder.record(i === 7 ? event(i, { tags: [`${SECRET_TAG}\u0000`] }) : event(i));
+      for (let f = 0; f < 3; f++) await recorder.flush();
+      for (const i of [40, 41]) {
+        recorder.record(event(i));
+        await recorder.flush();
+      }
+      const plan = await parseAnalyticsQuery("SELECT time FROM key_verifications_v1 ORDER BY time", { now: T0 + 1000, retentionMs: DAY });
+      const rows = await store.queryVerifications(plan, { workspaceId: "ws_refused" });
+      expect(rows.map((r) => (r.time as number) - T0)).toEqual(range(0, 42).filter((i) => i !== 7));
+      expect(errors.find((f) => f.dropped !== undefined)).toMatchObject({ dropped: 1, written: 1 });
+      expect(JSON.stringify(errors)).not.toContain("customer=ada");
+    },
+  );
 });

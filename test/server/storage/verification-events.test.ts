@@ -6,7 +6,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger, type Logger } from "keyguard";
-import { LocalServiceConfigError, StoreUnavailableError, createLocalKeyService, memoryStorage, startLocalKeyService, type VerificationEvent } from "keyguard/server";
+import {
+  LocalServiceConfigError,
+  StoreUnavailableError,
+  createLocalKeyService,
+  memoryStorage,
+  startLocalKeyService,
+  type VerificationEvent,
+} from "keyguard/server";
 import { StoreFailureLog } from "../../../src/server/storage/store-failures";
 import { VerificationRecorder } from "../../../src/server/storage/verification-events";
 import { faultyStore } from "../../support/faulty-store";
@@ -67,7 +74,14 @@ describe("verification events", () => {
     );
     expect(rows).toHaveLength(7);
     const first = rows.find((r) => r.key_id === paid.keyId && r.outcome === "VALID")!;
-    expect(first).toMatchObject({ workspace_id: s.workspaceId, key_space_id: s.apiId, tags: ["path=/a", "m=GET"], region: "local", identity_id: "", external_id: "" });
+    expect(first).toMatchObject({
+      workspace_id: s.workspaceId,
+      key_space_id: s.apiId,
+      tags: ["path=/a", "m=GET"],
+      region: "local",
+      identity_id: "",
+      external_id: "",
+    });
     expect(first.request_id).toMatch(/^req_/);
     expect(first.time).toBe(clock.t - 2000);
     expect(rows.find((r) => r.key_id === owned.keyId)).toMatchObject({ identity_id: identityId, external_id: externalId });
@@ -96,7 +110,9 @@ describe("verification events", () => {
       await a.close(); // no flush before: close writes them
       const b = await startLocalKeyService({ dataFile: file, logger: silentLogger, rootKey: "root_eventsOnClose1" });
       try {
-        const res = await makeCall(b.baseUrl, b.rootKey)("analytics.getVerifications", { query: "SELECT count(*) AS n FROM key_verifications_v1" });
+        const res = await makeCall(b.baseUrl, b.rootKey)("analytics.getVerifications", {
+          query: "SELECT count(*) AS n FROM key_verifications_v1",
+        });
         expect(res.body.data).toEqual([{ n: 5 }]);
       } finally {
         await b.close();
@@ -120,15 +136,21 @@ describe("verification events", () => {
     await s.verify(k.key);
     await s.service.flushVerifications(); // the sweep runs with a flush once 5 minutes of service time passed
     expect(await rowsOf(s, "SELECT count(*) AS n FROM key_verifications_v1")).toEqual([{ n: 2 }]);
-    const res = await s.call("analytics.getVerifications", { query: "SELECT count(*) FROM key_verifications_v1 WHERE time >= now() - INTERVAL 3 DAY" });
+    const res = await s.call("analytics.getVerifications", {
+      query: "SELECT count(*) FROM key_verifications_v1 WHERE time >= now() - INTERVAL 3 DAY",
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.type).toBe("https://unkey.com/docs/api-reference/errors-v2/user/bad_request/query_range_exceeds_retention");
     expect(res.body.error.detail).toContain("2 days");
   });
 
   it.each([0, 1.5, -1, 3651, "30"])("refuses verificationRetentionDays = %s", async (days) => {
-    await expect(createLocalKeyService({ verificationRetentionDays: days as number, logger: silentLogger })).rejects.toThrow(LocalServiceConfigError);
-    await expect(createLocalKeyService({ verificationRetentionDays: days as number, logger: silentLogger })).rejects.toThrow(/verificationRetentionDays/);
+    await expect(createLocalKeyService({ verificationRetentionDays: days as number, logger: silentLogger })).rejects.toThrow(
+      LocalServiceConfigError,
+    );
+    await expect(createLocalKeyService({ verificationRetentionDays: days as number, logger: silentLogger })).rejects.toThrow(
+      /verificationRetentionDays/,
+    );
   });
 
   it("keeps events in memory while the store cannot take them, logs once, and writes them when it is back", async () => {
@@ -152,7 +174,9 @@ describe("verification events", () => {
   it("reports an unavailable store through the service's failure log (one line per kind), and writes the events once it is back", async () => {
     let down = true;
     const message = "the database is unreachable (events test)";
-    const store = faultyStore(memoryStorage(), (call) => (down && (call === "appendVerifications" || call === "deleteVerificationsBefore") ? new StoreUnavailableError(message) : undefined));
+    const store = faultyStore(memoryStorage(), (call) =>
+      down && (call === "appendVerifications" || call === "deleteVerificationsBefore") ? new StoreUnavailableError(message) : undefined,
+    );
     const calls: Array<[unknown, string]> = [];
     const logger: Logger = { ...silentLogger, error: (fields, msg) => void calls.push([fields, msg]), warn: () => undefined };
     const s = await started({ storage: store, logger });
@@ -170,8 +194,17 @@ describe("verification events", () => {
 
 describe("verification events waiting for the store", () => {
   const event = (i: number): VerificationEvent => ({
-    time: i, workspaceId: "ws_waiting", keySpaceId: "api_waiting", keyId: `key_${i}`, identityId: "", externalId: "",
-    outcome: "VALID", tags: [], spentCredits: 0, requestId: `req_${i}`, region: "local",
+    time: i,
+    workspaceId: "ws_waiting",
+    keySpaceId: "api_waiting",
+    keyId: `key_${i}`,
+    identityId: "",
+    externalId: "",
+    outcome: "VALID",
+    tags: [],
+    spentCredits: 0,
+    requestId: `req_${i}`,
+    region: "local",
   });
 
   it("past 100,000 waiting drops the oldest (one warning with the count); a batch being written is never dropped or written twice", async () => {
@@ -199,7 +232,9 @@ describe("verification events waiting for the store", () => {
     await recorder.flush();
     expect(written.length).toBe(104_000 - 2_500);
     expect(written.every((t, i) => t === 2_500 + i)).toBe(true);
-    expect(warnings.filter(([, m]) => m.includes("dropped"))).toEqual([[{ dropped: 2_500 }, expect.stringContaining("more than 100000 waiting")]]);
+    expect(warnings.filter(([, m]) => m.includes("dropped"))).toEqual([
+      [{ dropped: 2_500 }, expect.stringContaining("more than 100000 waiting")],
+    ]);
   });
 });
 

@@ -47,7 +47,10 @@ function removeFrom(index: Map<string, Set<string>>, key: string, id: string): v
 }
 
 export class MemoryTables {
-  readonly records = Object.fromEntries(TABLE_NAMES.map((t) => [t, new Map<string, AnyRecord>()])) as Record<TableName, Map<string, AnyRecord>>;
+  readonly records = Object.fromEntries(TABLE_NAMES.map((t) => [t, new Map<string, AnyRecord>()])) as Record<
+    TableName,
+    Map<string, AnyRecord>
+  >;
   readonly keyByHash = new Map<string, string>();
   readonly rootKeyByHash = new Map<string, string>();
   readonly meta = new Map<string, string>();

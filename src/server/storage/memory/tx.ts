@@ -2,17 +2,7 @@
 // undo log) or `direct`'s (each call waits for no transaction to run, then runs synchronously).
 import { spendFrom } from "../../domain/credits";
 import { evaluateLimits, isLimitCounterOf } from "../../domain/sliding-window";
-import type {
-  DueRefill,
-  IndexedFields,
-  KeyRecord,
-  LimitCheck,
-  LimitState,
-  SpendOutcome,
-  StorageTx,
-  TableName,
-  Tables,
-} from "../seam";
+import type { DueRefill, IndexedFields, KeyRecord, LimitCheck, LimitState, SpendOutcome, StorageTx, TableName, Tables } from "../seam";
 import type { AnyRecord, MemoryTables } from "./tables";
 
 /** What a view needs of its store. */
@@ -226,4 +216,3 @@ export class MemoryTx implements StorageTx {
     });
   }
 }
-

@@ -36,11 +36,18 @@ export async function deleteEventsBefore(query: Query, t: (name: string) => stri
 
 export async function lastUsed(query: Query, t: (name: string) => string, keyIds: readonly string[]): Promise<Map<string, number>> {
   if (keyIds.length === 0) return new Map();
-  const rows = await query<{ key_id: string; at: string }>(`SELECT key_id, at FROM ${t("key_last_used")} WHERE key_id = ANY($1::text[])`, [keyIds]);
+  const rows = await query<{ key_id: string; at: string }>(`SELECT key_id, at FROM ${t("key_last_used")} WHERE key_id = ANY($1::text[])`, [
+    keyIds,
+  ]);
   return new Map(rows.map((r) => [r.key_id, Number(r.at)]));
 }
 
-export async function queryEvents(query: Query, t: (name: string) => string, plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>> {
+export async function queryEvents(
+  query: Query,
+  t: (name: string) => string,
+  plan: AnalyticsPlan,
+  scope: AnalyticsScope,
+): Promise<Array<Record<string, unknown>>> {
   const q = compilePlan(plan, scope, t("key_verifications"), POSTGRES_DIALECT);
   const rows = await query<Record<string, unknown>>(q.text, q.params);
   return rows.map(q.read);

@@ -54,7 +54,14 @@ interface Config {
   timeoutMs: number;
 }
 
-const OPTION_NAMES = optionNames<PostgresStorageOptions>()({ postgres: true, redis: true, schema: true, redisPrefix: true, poolSize: true, timeoutMs: true });
+const OPTION_NAMES = optionNames<PostgresStorageOptions>()({
+  postgres: true,
+  redis: true,
+  schema: true,
+  redisPrefix: true,
+  poolSize: true,
+  timeoutMs: true,
+});
 const check = serviceChecks("keyguard/server: postgresStorage");
 
 function parseConfig(input: PostgresStorageOptions): Config & { pgWhere: string; redisWhere: string } {
@@ -62,14 +69,21 @@ function parseConfig(input: PostgresStorageOptions): Config & { pgWhere: string;
   const options = check.options(input, "Pass { postgres, redis }.") as unknown as PostgresStorageOptions;
   check.unknownNames(Object.keys(options), OPTION_NAMES);
   // Connection URLs hold passwords: only their kind is shown.
-  const pgUrl = check.url("postgres", options.postgres, { protocols: ["postgres:", "postgresql:"], example: "postgres://user:password@127.0.0.1:5432/keyguard" });
+  const pgUrl = check.url("postgres", options.postgres, {
+    protocols: ["postgres:", "postgresql:"],
+    example: "postgres://user:password@127.0.0.1:5432/keyguard",
+  });
   const redisUrl = check.url("redis", options.redis, { protocols: ["redis:", "rediss:"], example: "redis://127.0.0.1:6379" });
   const schema = check.string("schema", options.schema, {
     pattern: /^[A-Za-z_][A-Za-z0-9_]{0,62}$/,
     default: "keyguard",
     fix: "Use 1..63 letters, digits or _, not starting with a digit.",
   });
-  const redisPrefix = check.string("redisPrefix", options.redisPrefix, { pattern: /./, default: `keyguard:${schema}:`, fix: 'Use a non-empty string such as "keyguard:".' });
+  const redisPrefix = check.string("redisPrefix", options.redisPrefix, {
+    pattern: /./,
+    default: `keyguard:${schema}:`,
+    fix: 'Use a non-empty string such as "keyguard:".',
+  });
   const poolSize = check.integer("poolSize", options.poolSize, { min: 1, max: 1000, default: 10 });
   const timeoutMs = check.duration("timeoutMs", options.timeoutMs, { min: 100, default: 5000 });
   return {
@@ -93,7 +107,11 @@ function parseConfig(input: PostgresStorageOptions): Config & { pgWhere: string;
 export async function postgresStorage(options: PostgresStorageOptions): Promise<Storage> {
   const config = parseConfig(options);
   const pg = await loadPeer<typeof PgModule>("pg", "the PostgreSQL store (postgres option, --postgres)", () => import("pg"));
-  const ioredis = await loadPeer<typeof IoredisModule>("ioredis", "the PostgreSQL store's rate limits (redis option, --redis)", () => import("ioredis"));
+  const ioredis = await loadPeer<typeof IoredisModule>(
+    "ioredis",
+    "the PostgreSQL store's rate limits (redis option, --redis)",
+    () => import("ioredis"),
+  );
   const pool = new pg.Pool({
     connectionString: config.postgres,
     max: config.poolSize,

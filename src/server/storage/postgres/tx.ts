@@ -76,7 +76,10 @@ export class PgTx implements StorageTx {
       );
       return rows.map((r) => toRecord(table, r, { permissionIds: r.permission_ids, roleIds: r.role_ids ?? [] }));
     }
-    const rows = await this.query<RecordRow>(`SELECT ${cols} FROM ${t} r WHERE ${where} ${tail}${this.locking ? " FOR UPDATE" : ""}`, params);
+    const rows = await this.query<RecordRow>(
+      `SELECT ${cols} FROM ${t} r WHERE ${where} ${tail}${this.locking ? " FOR UPDATE" : ""}`,
+      params,
+    );
     if (!linked || rows.length === 0) return rows.map((r) => toRecord(table, r, { permissionIds: [], roleIds: [] }));
     // Read after the lock, in a statement of its own: it sees every link committed before it.
     const ids = rows.map((r) => r.id);
@@ -199,7 +202,11 @@ export class PgTx implements StorageTx {
   }
 
   async delete(table: TableName, id: string): Promise<void> {
-    if (!this.locking && this.atomically && (table === "keys" || table === "apis" || table === "permissions" || table === "roles" || table === "identities")) {
+    if (
+      !this.locking &&
+      this.atomically &&
+      (table === "keys" || table === "apis" || table === "permissions" || table === "roles" || table === "identities")
+    ) {
       return this.atomically((tx) => tx.delete(table, id));
     }
     switch (table) {

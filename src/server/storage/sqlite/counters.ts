@@ -17,7 +17,13 @@ const REFILL_ONLY =
 const BALANCE_OF = "SELECT credits_remaining AS remaining FROM keys WHERE id = ?";
 
 /** `StorageTx.spendCredits`: the charge is one statement; a refused charge still applies a due refill. */
-export function spendCredits(t: SqliteTables, keyId: string, cost: number, now: number, refill: DueRefill | undefined): SpendOutcome | undefined {
+export function spendCredits(
+  t: SqliteTables,
+  keyId: string,
+  cost: number,
+  now: number,
+  refill: DueRefill | undefined,
+): SpendOutcome | undefined {
   const b = refill?.boundary ?? null;
   const amount = refill?.amount ?? null;
   const charged = t.stmt(CHARGE).get(b, b, amount, cost, b, b, now, keyId, b, b, amount, cost, cost, b, b);
@@ -58,7 +64,15 @@ export function chargeLimits(
     const write = t.stmt(WRITE_COUNTER);
     atomically(() => {
       for (const { check, value } of out.writes) {
-        write.run(check.counter, check.owner ?? null, check.duration, value.window, value.current, value.previous, (value.window + 2) * check.duration);
+        write.run(
+          check.counter,
+          check.owner ?? null,
+          check.duration,
+          value.window,
+          value.current,
+          value.previous,
+          (value.window + 2) * check.duration,
+        );
       }
     });
   }

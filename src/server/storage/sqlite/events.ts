@@ -13,13 +13,16 @@ const COLUMNS = "time, workspace_id, key_space_id, key_id, identity_id, external
 /** The INSERT of `rows` rows, built once per size: the same string each time, so the statement cache finds it without rebuilding or rehashing it. */
 const INSERTS: string[] = [];
 const insertOf = (rows: number): string =>
-  (INSERTS[rows] ??= `INSERT INTO key_verifications (${COLUMNS}) VALUES ${Array(rows).fill("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`);
+  (INSERTS[rows] ??=
+    `INSERT INTO key_verifications (${COLUMNS}) VALUES ${Array(rows).fill("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`);
 
 /** Tags as the column holds them: a JSON array (most verifications have none). */
 const tagsText = (tags: readonly string[]): string => (tags.length === 0 ? "[]" : JSON.stringify(tags));
 
 export function appendEvents(tables: SqliteTables, events: readonly VerificationEvent[]): void {
-  const touch = tables.stmt("INSERT INTO key_last_used (key_id, at) VALUES (?, ?) ON CONFLICT (key_id) DO UPDATE SET at = max(at, excluded.at)");
+  const touch = tables.stmt(
+    "INSERT INTO key_last_used (key_id, at) VALUES (?, ?) ON CONFLICT (key_id) DO UPDATE SET at = max(at, excluded.at)",
+  );
   const latest = new Map<string, number>();
   // One parameter array, filled in place chunk after chunk (no per-chunk copies of the events).
   const params: SqlValue[] = new Array<SqlValue>(Math.min(events.length, ROWS_PER_INSERT) * PARAMS_PER_ROW);
@@ -66,5 +69,8 @@ export function lastUsed(tables: SqliteTables, keyIds: readonly string[]): Map<s
 /** Runs the plan (its text is ours and varies: prepared, not cached). */
 export function queryEvents(db: SqlConnection, plan: AnalyticsPlan, scope: AnalyticsScope): Array<Record<string, unknown>> {
   const q = compilePlan(plan, scope, "key_verifications", SQLITE_DIALECT);
-  return db.prepare(q.text).all(...q.params).map(q.read);
+  return db
+    .prepare(q.text)
+    .all(...q.params)
+    .map(q.read);
 }

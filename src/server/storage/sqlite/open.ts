@@ -66,7 +66,10 @@ export function warnIfReadable(file: string, logger: Logger): void {
   }
   const dir = dirname(resolve(file));
   if (existsSync(dir) && (statSync(dir).mode & 0o007) !== 0) {
-    logger.warn({ directory: dir }, `keyguard/server: the directory ${dir} of the data file can be entered by other users; restrict it with: chmod o-rwx ${dir}`);
+    logger.warn(
+      { directory: dir },
+      `keyguard/server: the directory ${dir} of the data file can be entered by other users; restrict it with: chmod o-rwx ${dir}`,
+    );
   }
 }
 
@@ -119,9 +122,7 @@ export class FileIdentity {
    */
   isAt(file: string): boolean {
     const st =
-      typeof this.ino === "number"
-        ? statSync(file, { throwIfNoEntry: false })
-        : statSync(file, { bigint: true, throwIfNoEntry: false });
+      typeof this.ino === "number" ? statSync(file, { throwIfNoEntry: false }) : statSync(file, { bigint: true, throwIfNoEntry: false });
     return st !== undefined && st.ino === this.ino && st.dev === this.dev;
   }
 }

@@ -243,7 +243,9 @@ class SqliteStorageImpl implements SqliteStorage {
       same = this.identity.isAt(this.file);
     } catch (err) {
       this.mutex.unlock();
-      throw new StoreUnavailableError(`SQLite store unavailable: cannot check the database file ${this.file}: ${(err as Error).message}`, { cause: err });
+      throw new StoreUnavailableError(`SQLite store unavailable: cannot check the database file ${this.file}: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     if (!same) {
       this.mutex.unlock();

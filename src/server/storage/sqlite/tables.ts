@@ -46,11 +46,9 @@ const SPECS: { [T in TableName]: TableSpec } = {
   permissions: plain("permissions", [["slug", (r: Tables["permissions"]) => r.slug]], { slug: "slug" }),
   identities: plain("identities", [["external_id", (r: Tables["identities"]) => r.externalId]], { externalId: "external_id" }),
   ratelimitNamespaces: plain("ratelimit_namespaces", [["name", (r: Tables["ratelimitNamespaces"]) => r.name]], { name: "name" }),
-  ratelimitOverrides: plain(
-    "ratelimit_overrides",
-    [["namespace_id", (r: Tables["ratelimitOverrides"]) => r.namespaceId]],
-    { namespaceId: "namespace_id" },
-  ),
+  ratelimitOverrides: plain("ratelimit_overrides", [["namespace_id", (r: Tables["ratelimitOverrides"]) => r.namespaceId]], {
+    namespaceId: "namespace_id",
+  }),
   roles: {
     ...plain("roles", [["name", (r: RoleRecord) => r.name]], { name: "name" }),
     select: `t.data, ${linkList("role_permissions", "permission_id", "role_id")} AS p`,
@@ -154,7 +152,9 @@ export class SqliteTables {
     if (sql === undefined) throw new TypeError(`the ${table} table has no indexed field ${field}`);
     if (options.where) params.push(options.where.value);
     params.push(options.from ?? "", options.limit ?? -1);
-    return this.stmt(sql).all(...params).map((row) => spec.decode(row) as Tables[T]);
+    return this.stmt(sql)
+      .all(...params)
+      .map((row) => spec.decode(row) as Tables[T]);
   }
 
   put<T extends TableName>(table: T, record: Tables[T]): void {

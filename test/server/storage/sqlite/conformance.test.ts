@@ -21,8 +21,12 @@ async function betterSqlite3Missing(): Promise<string | undefined> {
 }
 const noBetterSqlite3 = await betterSqlite3Missing();
 if (noBetterSqlite3) console.log(`store conformance: sqlite (better-sqlite3) did not run: ${noBetterSqlite3}`);
-describeStoreConformance("sqlite (better-sqlite3)", () => sqliteStorage(join(dir, "better.db"), { driver: "better-sqlite3" }), { skip: noBetterSqlite3 });
+describeStoreConformance("sqlite (better-sqlite3)", () => sqliteStorage(join(dir, "better.db"), { driver: "better-sqlite3" }), {
+  skip: noBetterSqlite3,
+});
 
 const noNodeSqlite = hasNodeSqlite() ? undefined : `node:sqlite needs Node.js 22.13 or later; this is ${process.version}`;
 if (noNodeSqlite) console.log(`store conformance: sqlite (node:sqlite) did not run: ${noNodeSqlite}`);
-describeStoreConformance("sqlite (node:sqlite)", () => sqliteStorage(join(dir, "node.db"), { driver: "node:sqlite" }), { skip: noNodeSqlite });
+describeStoreConformance("sqlite (node:sqlite)", () => sqliteStorage(join(dir, "node.db"), { driver: "node:sqlite" }), {
+  skip: noNodeSqlite,
+});

@@ -56,7 +56,9 @@ describe("the SQLite data file", () => {
     await a.close();
     await a.close();
     const b = await open(file);
-    expect(await b.direct.get("keys", "key_1")).toEqual(key("key_1", { permissionIds: ["perm_b", "perm_a"], credits: { remaining: 7, lastRefillAt: 0 } }));
+    expect(await b.direct.get("keys", "key_1")).toEqual(
+      key("key_1", { permissionIds: ["perm_b", "perm_a"], credits: { remaining: 7, lastRefillAt: 0 } }),
+    );
     expect(await b.direct.getMeta("bootstrap")).toBe("{}");
     expect(await b.pragma("user_version")).toEqual({ user_version: MIGRATIONS.length });
     expect(await b.pragma("application_id")).toEqual({ application_id: APPLICATION_ID });
@@ -74,7 +76,10 @@ describe("the SQLite data file", () => {
   it("refuses files that are not keyguard databases, and a schema newer than it knows", async () => {
     const text = fresh();
     writeFileSync(text, "hello, not a database at all");
-    await expect(sqliteStorage(text)).rejects.toMatchObject({ code: "LOCAL_SERVICE_CONFIG_ERROR", message: expect.stringMatching(/is not a SQLite database/) });
+    await expect(sqliteStorage(text)).rejects.toMatchObject({
+      code: "LOCAL_SERVICE_CONFIG_ERROR",
+      message: expect.stringMatching(/is not a SQLite database/),
+    });
 
     const foreign = fresh();
     const other = await openConnection(foreign);
@@ -102,7 +107,19 @@ describe("the SQLite data file", () => {
     const upgraded = await sqliteStorage(file);
     try {
       expect(await upgraded.direct.get("workspaces", "ws_v2")).toEqual({ id: "ws_v2", name: "kept", createdAt: 1 });
-      const event = { time: 5, workspaceId: "ws_v2", keySpaceId: "api_1", keyId: "key_1", identityId: "", externalId: "", outcome: "VALID", tags: ["t"], spentCredits: 0, requestId: "req_1", region: "local" };
+      const event = {
+        time: 5,
+        workspaceId: "ws_v2",
+        keySpaceId: "api_1",
+        keyId: "key_1",
+        identityId: "",
+        externalId: "",
+        outcome: "VALID",
+        tags: ["t"],
+        spentCredits: 0,
+        requestId: "req_1",
+        region: "local",
+      };
       await upgraded.appendVerifications([event]);
       expect(await upgraded.direct.lastUsed(["key_1"])).toEqual(new Map([["key_1", 5]]));
       expect(await upgraded.pragma("user_version")).toEqual({ user_version: MIGRATIONS.length });
@@ -112,11 +129,15 @@ describe("the SQLite data file", () => {
   });
 
   it("rejects bad options with a message naming them", async () => {
-    await expect(sqliteStorage("")).rejects.toThrow('keyguard/server: sqliteStorage: invalid option file = "". Pass the path of a file (not :memory:)');
+    await expect(sqliteStorage("")).rejects.toThrow(
+      'keyguard/server: sqliteStorage: invalid option file = "". Pass the path of a file (not :memory:)',
+    );
     await expect(sqliteStorage(":memory:")).rejects.toThrow(/invalid option file = ":memory:"\. Pass the path of a file/);
     await expect(sqliteStorage(fresh(), { synchronous: "off" as "full" })).rejects.toThrow(/synchronous = "off"/);
     await expect(sqliteStorage(fresh(), { busyTimeoutMs: -1 })).rejects.toThrow(/busyTimeoutMs = -1/);
-    await expect(sqliteStorage(fresh(), { driver: "sqlite3" as "node:sqlite" })).rejects.toThrow(/driver = "sqlite3". Use "node:sqlite" or "better-sqlite3"/);
+    await expect(sqliteStorage(fresh(), { driver: "sqlite3" as "node:sqlite" })).rejects.toThrow(
+      /driver = "sqlite3". Use "node:sqlite" or "better-sqlite3"/,
+    );
   });
 
   it("refuses an unknown option name before opening the file, suggesting the near one", async () => {
@@ -142,7 +163,9 @@ describe("the SQLite data file", () => {
 
 /** Starts a child process opening the store on `file`; resolves with its first line. */
 function openInChild(file: string): Promise<{ child: ChildProcess; line: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", join(__dirname, "fixtures", "open-sqlite.ts"), file], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", join(__dirname, "fixtures", "open-sqlite.ts"), file], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   children.push(child);
   return new Promise((resolve, reject) => {
     let out = "";
@@ -162,44 +185,50 @@ function openInChild(file: string): Promise<{ child: ChildProcess; line: string 
 
 describe("file modes", () => {
   // The files hold key hashes, sealed recoverable keys and metadata: their owner alone reads them.
-  it.skipIf(process.platform === "win32")("creates the data file, its WAL, shared-memory and lock files readable by their owner only, under umask 022", async () => {
-    const before = process.umask(0o022);
-    try {
-      const file = fresh();
-      const s = await open(file);
-      await s.transaction(async (tx) => tx.put("keys", key("key_mode")));
-      for (const suffix of ["", "-wal", "-shm", "-lock"]) {
-        expect(existsSync(`${file}${suffix}`), suffix).toBe(true);
-        expect((statSync(`${file}${suffix}`).mode & 0o777).toString(8), `${file}${suffix}`).toBe("600");
+  it.skipIf(process.platform === "win32")(
+    "creates the data file, its WAL, shared-memory and lock files readable by their owner only, under umask 022",
+    async () => {
+      const before = process.umask(0o022);
+      try {
+        const file = fresh();
+        const s = await open(file);
+        await s.transaction(async (tx) => tx.put("keys", key("key_mode")));
+        for (const suffix of ["", "-wal", "-shm", "-lock"]) {
+          expect(existsSync(`${file}${suffix}`), suffix).toBe(true);
+          expect((statSync(`${file}${suffix}`).mode & 0o777).toString(8), `${file}${suffix}`).toBe("600");
+        }
+      } finally {
+        process.umask(before);
       }
-    } finally {
-      process.umask(before);
-    }
-  });
+    },
+  );
 
-  it.skipIf(process.platform === "win32")("a service on an existing file others can read warns once per file and for an open directory, naming chmod", async () => {
-    const { createLocalKeyService } = await import("../../../../src/server/factory");
-    const open = join(dir, "open-dir");
-    mkdirSync(open, { mode: 0o755 });
-    chmodSync(open, 0o755);
-    const file = join(open, "keys.db");
-    writeFileSync(file, "", { mode: 0o644 });
-    chmodSync(file, 0o644);
-    const warnings: string[] = [];
-    const logger = { warn: (_f: unknown, msg?: string) => void warnings.push(msg ?? ""), error: () => undefined };
-    const service = await createLocalKeyService({ dataFile: file, logger });
-    await service.close();
-    expect(warnings).toContain(`keyguard/server: ${file} can be read by other users; restrict it with: chmod 600 ${file}`);
-    expect(warnings.some((w) => w.includes(`the directory ${open} of the data file can be entered by other users`))).toBe(true);
-    // The lock file is new, so it is private; nothing else warned.
-    expect(warnings.filter((w) => w.includes("-lock"))).toEqual([]);
+  it.skipIf(process.platform === "win32")(
+    "a service on an existing file others can read warns once per file and for an open directory, naming chmod",
+    async () => {
+      const { createLocalKeyService } = await import("../../../../src/server/factory");
+      const open = join(dir, "open-dir");
+      mkdirSync(open, { mode: 0o755 });
+      chmodSync(open, 0o755);
+      const file = join(open, "keys.db");
+      writeFileSync(file, "", { mode: 0o644 });
+      chmodSync(file, 0o644);
+      const warnings: string[] = [];
+      const logger = { warn: (_f: unknown, msg?: string) => void warnings.push(msg ?? ""), error: () => undefined };
+      const service = await createLocalKeyService({ dataFile: file, logger });
+      await service.close();
+      expect(warnings).toContain(`keyguard/server: ${file} can be read by other users; restrict it with: chmod 600 ${file}`);
+      expect(warnings.some((w) => w.includes(`the directory ${open} of the data file can be entered by other users`))).toBe(true);
+      // The lock file is new, so it is private; nothing else warned.
+      expect(warnings.filter((w) => w.includes("-lock"))).toEqual([]);
 
-    chmodSync(file, 0o600);
-    chmodSync(open, 0o700);
-    warnings.length = 0;
-    await (await createLocalKeyService({ dataFile: file, logger })).close();
-    expect(warnings.filter((w) => w.includes("other users"))).toEqual([]);
-  });
+      chmodSync(file, 0o600);
+      chmodSync(open, 0o700);
+      warnings.length = 0;
+      await (await createLocalKeyService({ dataFile: file, logger })).close();
+      expect(warnings.filter((w) => w.includes("other users"))).toEqual([]);
+    },
+  );
 });
 
 describe("the SQLite driver", () => {
@@ -218,7 +247,10 @@ describe("the SQLite driver", () => {
       "keyguard/server: the SQLite store needs a SQLite driver: Node.js 22.13 or later (node:sqlite), or the better-sqlite3 package. " +
         "Install it with: npm install better-sqlite3",
     );
-    if (!hasNodeSqlite()) await expect(sqliteStorage(fresh(), { driver: "node:sqlite" })).rejects.toThrow(/node:sqlite needs Node\.js 22\.13 or later.*npm install better-sqlite3/);
+    if (!hasNodeSqlite())
+      await expect(sqliteStorage(fresh(), { driver: "node:sqlite" })).rejects.toThrow(
+        /node:sqlite needs Node\.js 22\.13 or later.*npm install better-sqlite3/,
+      );
   });
 });
 
@@ -395,7 +427,11 @@ describe("rate-limit counters", () => {
     await store.direct.limit([{ counter: "rl_old/60000", limit: 5, duration: D, cost: 1 }], 10 * D);
     await store.direct.limit([{ counter: "rl_new/60000", limit: 5, duration: D, cost: 1 }], 10 * D + 1);
     const reader = await openConnection(file);
-    const counters = () => reader.prepare("SELECT counter FROM counters ORDER BY counter").all().map((r) => r.counter);
+    const counters = () =>
+      reader
+        .prepare("SELECT counter FROM counters ORDER BY counter")
+        .all()
+        .map((r) => r.counter);
     expect(counters()).toEqual(["rl_new/60000", "rl_old/60000"]);
     // Two windows later rl_old can no longer count; the next check prunes it.
     await store.direct.limit([{ counter: "rl_new/60000", limit: 5, duration: D, cost: 1 }], 12 * D);
