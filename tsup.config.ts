@@ -1,8 +1,8 @@
 import { defineConfig } from "tsup";
 
-// The SQLite store's checkpoint worker: a file of its own, which the store's code (in whichever bundle or
-// chunk, ESM or CJS) finds next to itself in dist/ as it does next to itself in the source.
-const WORKER = "sqlite-checkpoint-worker";
+// The SQLite store's workers (checkpoints, analytics): files of their own, which the store's code (in
+// whichever bundle or chunk, ESM or CJS) finds next to itself in dist/ as it does next to itself in the source.
+const WORKERS = ["sqlite-checkpoint-worker", "sqlite-analytics-worker"];
 
 export default defineConfig([
   {
@@ -24,8 +24,8 @@ export default defineConfig([
     target: "node20",
     platform: "node",
     sourcemap: true,
-    // Everything but the worker, which the build below writes at the same time.
-    clean: [`!${WORKER}.js*`],
+    // Everything but the workers, which the build below writes at the same time.
+    clean: WORKERS.map((w) => `!${w}.js*`),
     splitting: true,
     // import.meta.url in the CJS build (where the console's files and the worker are found) becomes the file's URL.
     shims: true,
@@ -38,7 +38,7 @@ export default defineConfig([
   },
   {
     // ESM only: the CJS build starts it too (a worker thread loads an ES module whoever starts it).
-    entry: { [WORKER]: `src/server/storage/sqlite/${WORKER}.js` },
+    entry: Object.fromEntries(WORKERS.map((w) => [w, `src/server/storage/sqlite/${w}.js`])),
     format: ["esm"],
     target: "node20",
     platform: "node",

@@ -1,6 +1,7 @@
 import { connect } from "node:net";
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 const src = (p: string) => fileURLToPath(new URL(`./src/${p}`, import.meta.url));
 
@@ -9,9 +10,10 @@ const src = (p: string) => fileURLToPath(new URL(`./src/${p}`, import.meta.url))
  * so each runs again on every storage backend (the store conformance suite covers the seam itself).
  */
 const SERVICE_SUITES = [
-  "test/server/operations/{auth,authorisation,clock,root-keys,concurrency,echo,ip-allowlist,keys,migrate-keys,ratelimit,recoverable,resources,role-permissions,units,validation,verify}.test.ts",
-  "test/server/http/{server,transport}.test.ts",
+  "test/server/operations/{audit,audit-coverage,auth,authorisation,clock,root-keys,concurrency,echo,ip-allowlist,api-settings,checksummed-keys,keys,migrate-keys,ratelimit,recoverable,resources,role-permissions,units,validation,verify}.test.ts",
+  "test/server/http/{secret-scanning,server,transport}.test.ts",
   "test/server/storage/{state-file,store-failures,verification-events}.test.ts",
+  "test/server/webhooks/webhooks.test.ts",
   // sdk-analytics.test.ts picks its stores itself (SQLite and PostgreSQL).
   "test/interop/sdk.test.ts",
   "test/client/local-service.test.ts",
@@ -76,8 +78,15 @@ export default defineConfig({
   test: {
     // Builds the web console into dist/console: its suites run on a fresh clone, before any build.
     globalSetup: ["test/support/build-console.ts"],
+    // Most of the suite waits (on servers, child processes, Redis, PostgreSQL, the browser), so it
+    // runs more files at once than there are cores: Vitest's default (cores - 1) is one file at a
+    // time on a 2-core machine, 751 s for the suite where 3 take 485 s.
+    maxWorkers: Math.max(3, availableParallelism() - 1),
     testTimeout: 20_000,
     hookTimeout: 20_000,
+    // expect.poll waits for what a page or a server shows eventually: as long as a browser action
+    // may (test/console/browser.ts), not Vitest's 1 s, which a loaded machine overruns.
+    expect: { poll: { timeout: 8_000 } },
     unstubGlobals: true,
     restoreMocks: true,
     projects: [
@@ -86,8 +95,17 @@ export default defineConfig({
         test: {
           name: "all",
           include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, "test/console/**"],
           typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "./tsconfig.json" },
         },
+      },
+      {
+        // The console's journeys in Chromium: a test is tens of browser steps, each failing on its own
+        // within 8 s (test/console/browser.ts). Their sum on a loaded 2-core machine (three test files
+        // and Chromium at once) has overrun 20 s for a journey of 4 s alone, so the budget per test is
+        // the sum's, not one step's.
+        extends: true,
+        test: { name: "console", include: ["test/console/**/*.test.ts"], testTimeout: 60_000 },
       },
       onBackend("sqlite"),
       ...postgres,

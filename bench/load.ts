@@ -17,6 +17,8 @@ export interface LoadOptions {
   timeout?: number;
   /** URL answering the serving process's `process.cpuUsage()`, to report its CPU time per request. */
   cpuUrl?: string;
+  /** A new key per request, sent as `Authorization: Bearer <key>` (many distinct keys, not one repeated). */
+  keyPerRequest?: () => string;
 }
 
 export interface LoadResult {
@@ -45,6 +47,16 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     connections: options.connections ?? 10,
     ...(options.amount ? { amount: options.amount } : { duration }),
     timeout: options.timeout ?? 15,
+    ...(options.keyPerRequest && {
+      requests: [
+        {
+          setupRequest: (req: autocannon.Request) => ({
+            ...req,
+            headers: { ...req.headers, authorization: `Bearer ${options.keyPerRequest!()}` },
+          }),
+        },
+      ],
+    }),
   });
   const statuses: Record<string, number> = {};
   for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) statuses[code] = (stat as { count: number }).count;

@@ -12,8 +12,12 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { createClient } from "keyguard/client";
+import { benchChecksum, type ChecksumBench } from "./checksum";
+import { benchAnalytics } from "./analytics";
 import { benchFleet } from "./fleet";
+import { ASYNC_REFERENCE, FRAMEWORKS, type FrameworkApps } from "./frameworks";
 import { cpuRatioOf, load, median, ratioOf, rotate, type LoadOptions, type LoadResult } from "./load";
+import type { StepTimes } from "./step-profile";
 import type { AppsConfig, ServiceInfo } from "./servers";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
@@ -70,9 +74,22 @@ const onlyOk = (label: string) => (r: LoadResult) => {
 };
 
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
+const round1 = (n: number) => Math.round(n * 10) / 10;
 
-/** Groups of measures; BENCH_ONLY=overhead,observe,credits,service,metrics,events,down,fleet runs some of them. */
-const GROUPS = ["overhead", "observe", "credits", "service", "metrics", "events", "down", "fleet"] as const;
+/** Groups of measures; BENCH_ONLY=overhead,adapters,observe,credits,service,metrics,events,down,fleet,checksum,analytics runs some of them. */
+const GROUPS = [
+  "overhead",
+  "adapters",
+  "observe",
+  "credits",
+  "service",
+  "metrics",
+  "events",
+  "down",
+  "fleet",
+  "checksum",
+  "analytics",
+] as const;
 const ONLY = (process.env.BENCH_ONLY ?? "")
   .split(",")
   .map((g) => g.trim())
@@ -115,6 +132,14 @@ async function main() {
   });
 
   const rows: Row[] = [];
+  let serviceSteps:
+    | {
+        cpuPerRequestMicros: number;
+        samples: number;
+        steps: Array<{ step: string; micros: number }>;
+        other: Array<{ frame: string; micros: number }>;
+      }
+    | undefined;
   const add = (row: Row) => {
     rows.push(row);
     process.stderr.write(`  ${row.name}: ${fmt(row.ratio)}\n`);
@@ -178,6 +203,39 @@ async function main() {
     });
   }
 
+  if (runs("adapters")) {
+    // Every other framework keyguard adapts to: the same route bare and behind keyguard (a cached
+    // key), both in one process on the apps' core, compared in alternating rounds of their own.
+    const frameworks = await startChild<FrameworkApps & { cpu: string }>(
+      "frameworks",
+      { BENCH_CONFIG: JSON.stringify({ baseUrl: config.baseUrl, rootKey: config.rootKey, deadline: DEADLINE }) },
+      1,
+    );
+    const on = (url: string): LoadOptions => ({ ...get(url, repeated.key), cpuUrl: frameworks.cpu });
+    for (const name of FRAMEWORKS) {
+      const asyncRef = (ASYNC_REFERENCE as readonly string[]).includes(name)
+        ? frameworks[`${name as (typeof ASYNC_REFERENCE)[number]}+noop`]
+        : undefined;
+      // The async no-op side, where there is one, runs in the same rounds.
+      const sides: Record<string, LoadOptions> = { cached: on(frameworks[`${name}+keyguard`]), bare: on(frameworks[name]) };
+      if (asyncRef !== undefined) sides.noop = on(asyncRef);
+      const r = await rotate(sides, ROUNDS, onlyOk(name));
+      add({
+        name: `${name}: cached key ÷ the same app without keyguard`,
+        ratio: ratioOf(r, "cached", "bare"),
+        goal: { min: 0.95, text: `${name}: cached ≥ 0.95× the bare app` },
+        detail: `CPU ratio ${fmt(cpuRatioOf(r, "cached", "bare"))}; ${appCpu(["keyguard", "bare"], r.cached!, r.bare!)}`,
+      });
+      if (asyncRef !== undefined) {
+        add({
+          name: `(reference) ${name}: cached key ÷ the same app with an async no-op middleware`,
+          ratio: ratioOf(r, "cached", "noop"),
+          detail: `CPU ratio ${fmt(cpuRatioOf(r, "cached", "noop"))}; ${appCpu(["keyguard", "async no-op"], r.cached!, r.noop!)}`,
+        });
+      }
+    }
+  }
+
   if (runs("observe")) {
     // The cached key with onDecision and OpenTelemetry on against the same app with them off, and
     // a second app with them off: the spread two identical sides show in the same rounds.
@@ -232,11 +290,9 @@ async function main() {
       headers: { "content-type": "application/json", ...headers },
       body: JSON.stringify({ key }),
     });
+    const verify = post(`${own.baseUrl}/v2/keys.verifyKey`, { authorization: `Bearer ${own.rootKey}` });
     const r = await rotate(
-      {
-        service: post(`${own.baseUrl}/v2/keys.verifyKey`, { authorization: `Bearer ${own.rootKey}` }),
-        bare: post(`${own.bareUrl}/json`, {}),
-      },
+      { service: verify, bare: post(`${own.bareUrl}/json`, {}), bareHttp: post(`${own.bareHttpUrl}/verify`, {}) },
       ROUNDS,
       onlyOk("local service"),
     );
@@ -246,6 +302,25 @@ async function main() {
       goal: { min: 1.5, text: "service verifyKey ≥ 1.5× a bare Express JSON route" },
       detail: `verifyKey ${rps(r.service)} req/s, bare route ${rps(r.bare)} req/s; service CPU per request ${cpu(r.service)} µs vs ${cpu(r.bare)} µs`,
     });
+    add({
+      name: "local service verifyKey ÷ bare node:http JSON server (memory store)",
+      ratio: ratioOf(r, "service", "bareHttp"),
+      goal: { min: 0.6, text: "service verifyKey ≥ 0.6× a bare node:http server answering a verify-shaped JSON" },
+      detail:
+        `verifyKey ${rps(r.service)} req/s, bare node:http ${rps(r.bareHttp)} req/s; service CPU per request ${cpu(r.service)} µs vs ` +
+        `${cpu(r.bareHttp)} µs (CPU ratio ${fmt(cpuRatioOf(r, "service", "bareHttp"))})`,
+    });
+    // Where the service's microseconds go: one more run of the same load under a CPU profile.
+    await fetch(`${own.profileUrl}/start`, { method: "POST" });
+    const profiled = await load(verify);
+    const steps = (await (await fetch(`${own.profileUrl}/stop`, { method: "POST" })).json()) as StepTimes;
+    const requests = Math.max(1, profiled.requests);
+    serviceSteps = {
+      cpuPerRequestMicros: Math.round(profiled.cpuPerRequest ?? NaN),
+      samples: steps.samples,
+      steps: Object.entries(steps.micros).map(([step, micros]) => ({ step, micros: round1(micros / requests) })),
+      other: steps.other.map((o) => ({ frame: o.frame, micros: round1(o.micros / requests) })),
+    };
   }
 
   if (runs("metrics")) {
@@ -346,6 +421,14 @@ async function main() {
     fleet = await benchFleet(service, children);
   }
 
+  let checksum: ChecksumBench | undefined;
+  if (runs("checksum")) {
+    process.stderr.write("bench: 100,000 random keys of the checksummed format, against a valid cached key\n");
+    checksum = await benchChecksum(startChild, config);
+  }
+  // Its own services (SQLite, PostgreSQL + Redis), with millions of events: bench/analytics.ts.
+  const analytics = runs("analytics") ? await benchAnalytics() : undefined;
+
   const machine =
     `${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}` +
     (PIN
@@ -367,6 +450,15 @@ async function main() {
       met: fleet.propagation.p99Ms <= 100,
     });
   }
+  if (checksum !== undefined) {
+    const all401 = Object.keys(checksum.garbageStatuses).every((code) => code === "401");
+    goals.push({
+      goal: `${checksum.garbageKeys} garbage keys of the checksummed format: every one 401, no service call (calls)`,
+      ratio: checksum.serviceCalls,
+      met: checksum.serviceCalls === 0 && all401,
+    });
+  }
+  for (const g of analytics?.goals ?? []) goals.push({ goal: g.goal, ratio: g.value, met: g.met });
   const results = {
     date: new Date().toISOString(),
     machine,
@@ -383,6 +475,9 @@ async function main() {
       },
     }),
     ...(fleet !== undefined && { fleet }),
+    ...(serviceSteps && { serviceSteps }),
+    ...(checksum !== undefined && { checksum }),
+    ...(analytics !== undefined && { analytics: analytics.lines }),
   };
   mkdirSync(`${here}results`, { recursive: true });
   writeFileSync(`${here}results/${ONLY.length === 0 ? "latest" : "partial"}.json`, `${JSON.stringify(results, null, 2)}\n`);
@@ -405,6 +500,15 @@ async function main() {
       `| SDK middleware, connection refused | ${down.sdk.p50} ms | ${down.sdk.p99} ms | ${JSON.stringify(down.sdk.statuses)} |`,
     );
   }
+  if (serviceSteps) {
+    lines.push(
+      "",
+      `| where the service's time goes (verifyKey, memory store; a profiled run: ${serviceSteps.cpuPerRequestMicros} µs of CPU per request, ${serviceSteps.samples} samples) | µs per request (sampled, busy time) |`,
+      "|---|---|",
+      ...serviceSteps.steps.map((s) => `| ${s.step} | ${s.micros.toFixed(1)} |`),
+      `(runtime and other, most sampled: ${serviceSteps.other.map((o) => `${o.frame} ${o.micros.toFixed(1)}`).join(", ")})`,
+    );
+  }
   if (typeof fleet === "string") lines.push("", `fleet: ${fleet}`);
   else if (fleet !== undefined) {
     lines.push(
@@ -415,6 +519,16 @@ async function main() {
       `| one hot key, ${fleet.hotKey.seconds} s of load on all ${fleet.instances}, cache ttl ${fleet.hotKey.ttlMs} ms | ${fleet.hotKey.serviceCalls} verifyKey calls for ${fleet.hotKey.requests} requests: ${fleet.hotKey.callsPerTtl} calls per TTL (${JSON.stringify(fleet.hotKey.statuses)}) |`,
     );
   }
+  if (checksum !== undefined) {
+    lines.push(
+      "",
+      "| garbage keys through apiKeyAuth() | measured |",
+      "|---|---|",
+      `| ${checksum.garbageKeys} random keys of the checksummed format, ${JSON.stringify(checksum.garbageStatuses)} | ${checksum.serviceCalls} verifyKey calls; ${checksum.garbageRps} req/s against ${checksum.cachedRps} req/s for a valid cached key (garbage ÷ cached ${fmt(checksum.ratio)}) |`,
+      `| a valid cached key, checksummed (checked per request) ÷ plain | ${checksum.cachedRps} ÷ ${checksum.plainRps} req/s (${fmt(checksum.checkedRatio)}) |`,
+    );
+  }
+  if (analytics) lines.push("", ...analytics.lines);
   lines.push(
     "",
     ...goals.map((g) => `goal: ${g.goal} … ${g.met ? "met" : "NOT met"} (${Number.isInteger(g.ratio) ? g.ratio : fmt(g.ratio)})`),

@@ -1,10 +1,12 @@
 // Child process for the benchmarks: `service` starts the local key service (plus a bare JSON
-// route and a server that never answers); `apps` starts the protected and unprotected apps.
+// route and a server that never answers); `apps` starts the protected and unprotected apps;
+// `frameworks` the other frameworks' apps, bare and protected (frameworks.ts).
 // BENCH_METRICS=1: the service serves its Prometheus metrics. BENCH_SERVICE_DATA=<file>: the service
 // keeps its state in that SQLite file; BENCH_EVENTS=off: its store drops verification events (the
 // baseline of the events group).
 // Prints one JSON line with the URLs, then serves until killed.
 
+import http from "node:http";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
@@ -12,7 +14,10 @@ import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, Periodic
 import express from "express";
 import { apiKeyAuth, silentLogger, type AuthDecision } from "keyguard";
 import { sqliteStorage, startLocalKeyService, type Storage } from "keyguard/server";
+import { startFrameworks, type FrameworkConfig } from "./frameworks";
 import { sdkMiddleware } from "./sdk-middleware";
+import { withAppend } from "./storage-wrap";
+import { startProfile, stopProfile } from "./step-profile";
 
 export interface ServiceInfo {
   baseUrl: string;
@@ -21,6 +26,10 @@ export interface ServiceInfo {
   rootKey: string;
   apiId: string;
   bareUrl: string;
+  /** A bare node:http server parsing the same JSON body and answering a verify-shaped JSON: this runtime's limit. */
+  bareHttpUrl: string;
+  /** POST …/start starts a CPU profile of this process; POST …/stop answers its shares by pipeline step. */
+  profileUrl: string;
   hangUrl: string;
 }
 
@@ -43,15 +52,7 @@ async function benchStore(): Promise<Storage | undefined> {
   if (!file) return undefined;
   const store = await sqliteStorage(file);
   if (process.env.BENCH_EVENTS !== "off") return store;
-  return {
-    kind: store.kind,
-    direct: store.direct,
-    transaction: (fn) => store.transaction(fn),
-    appendVerifications: async () => undefined,
-    deleteVerificationsBefore: async () => 0,
-    queryVerifications: (plan, scope) => store.queryVerifications(plan, scope),
-    close: () => store.close(),
-  };
+  return withAppend(store, async () => undefined);
 }
 
 async function startService(): Promise<ServiceInfo> {
@@ -66,6 +67,19 @@ async function startService(): Promise<ServiceInfo> {
   bare.post("/json", (req, res) => {
     res.json({ meta: { requestId: "req_bench" }, data: { valid: typeof req.body?.key === "string", code: "VALID" } });
   });
+  const bareHttp = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { key?: unknown };
+      const json = JSON.stringify({
+        meta: { requestId: "req_bench" },
+        data: { valid: typeof body.key === "string", code: "VALID", keyId: "key_bench", enabled: true },
+      });
+      res.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(json) });
+      res.end(json);
+    });
+  });
   const hang = net.createServer(() => {
     // Accept the connection and never answer.
   });
@@ -75,6 +89,8 @@ async function startService(): Promise<ServiceInfo> {
     rootKey: svc.rootKey,
     apiId: svc.apiId,
     bareUrl: await serve(bare),
+    bareHttpUrl: await listen(bareHttp),
+    profileUrl: `${await serve(cpuApp())}/profile`,
     hangUrl: await listen(hang),
   };
 }
@@ -84,6 +100,12 @@ function cpuApp(): express.Express {
   const control = express();
   control.get("/cpu", (_req, res) => {
     res.json(process.cpuUsage());
+  });
+  control.post("/profile/start", (_req, res, next) => {
+    startProfile().then(() => res.json({ ok: true }), next);
+  });
+  control.post("/profile/stop", (_req, res, next) => {
+    stopProfile().then((r) => res.json(r), next);
   });
   return control;
 }
@@ -138,8 +160,14 @@ async function startApps(config: AppsConfig): Promise<Record<string, string>> {
 // Exit (rather than die) on the runner's SIGTERM, so a `--cpu-prof` profile gets written.
 process.on("SIGTERM", () => process.exit(0));
 
+/** The frameworks' apps, with this process's CPU time beside them. */
+async function startFrameworkApps(config: FrameworkConfig): Promise<Record<string, string>> {
+  return { cpu: `${await serve(cpuApp())}/cpu`, ...(await startFrameworks(config)) };
+}
+
 const mode = process.argv[2];
-const ready = mode === "service" ? startService() : startApps(JSON.parse(process.env.BENCH_CONFIG ?? "{}") as AppsConfig);
+const config = JSON.parse(process.env.BENCH_CONFIG ?? "{}") as AppsConfig;
+const ready = mode === "service" ? startService() : mode === "frameworks" ? startFrameworkApps(config) : startApps(config);
 ready.then(
   (info) => process.stdout.write(`${JSON.stringify(info)}\n`),
   (error: unknown) => {

@@ -2,7 +2,9 @@
 // messages, and the seeded keys (key i is known to both, so the parent can verify seeded keys).
 
 export type StoreConfig =
-  { backend: "memory" } | { backend: "sqlite"; file: string } | { backend: "postgres"; postgres: string; redis: string; schema: string };
+  | { backend: "memory" }
+  | { backend: "sqlite"; file: string }
+  | { backend: "postgres"; postgres: string; redis: string; schema: string; recordCacheTtlMs?: number };
 
 export type ChildRequest = { cmd: "seed"; from: number; to: number } | { cmd: "stall" } | { cmd: "size" };
 

@@ -12,12 +12,18 @@ import { keyHash } from "../src/protocol/key-hash";
 import { memoryStorage } from "../src/server/storage/memory/store";
 import { postgresStorage } from "../src/server/storage/postgres/store";
 import { sqliteStorage } from "../src/server/storage/sqlite/store";
+import { overriding } from "../test/support/storage-wrapper";
 import { benchKey, type ChildReply, type ChildRequest, type StoreConfig } from "./storage-keys";
 
 async function openStore(config: StoreConfig): Promise<Storage> {
   if (config.backend === "memory") return memoryStorage();
   if (config.backend === "sqlite") return sqliteStorage(config.file);
-  return postgresStorage({ postgres: config.postgres, redis: config.redis, schema: config.schema });
+  return postgresStorage({
+    postgres: config.postgres,
+    redis: config.redis,
+    schema: config.schema,
+    ...(config.recordCacheTtlMs === undefined ? {} : { recordCacheTtlMs: config.recordCacheTtlMs }),
+  });
 }
 
 /**
@@ -53,16 +59,10 @@ function timed(tx: StorageTx): StorageTx {
 
 /** The store with every call of `direct` and of a transaction timed (see `timed`). */
 function timedStore(store: Storage): Storage {
-  const direct = timed(store.direct);
-  return {
-    kind: store.kind,
-    direct,
+  return overriding(store, {
+    direct: timed(store.direct),
     transaction: (fn) => measureCall("transaction", () => store.transaction((tx) => fn(timed(tx)))),
-    appendVerifications: (events) => store.appendVerifications(events),
-    deleteVerificationsBefore: (before) => store.deleteVerificationsBefore(before),
-    queryVerifications: (plan, scope) => store.queryVerifications(plan, scope),
-    close: () => store.close(),
-  };
+  });
 }
 
 const config = JSON.parse(process.env.BENCH_STORAGE ?? "{}") as StoreConfig & { rootKey: string };

@@ -11,7 +11,9 @@
 // The bulk of the keys is seeded through the store (batched transactions), not through HTTP; the
 // store of each backend grows from 10k to 100k to 1M keys. Prints a table and one line per goal,
 // saves bench/results/storage.json (a full run only). Env: STORAGE_SIZES (e.g. "10000,100000"),
-// STORAGE_BACKENDS (memory,sqlite,postgres), STORAGE_SECONDS (per phase, default 4),
+// STORAGE_BACKENDS (memory,sqlite,postgres; also postgres-uncached: the PostgreSQL store without its
+// record cache, to compare; a backend may be named several times, for alternating rounds),
+// STORAGE_SECONDS (per phase, default 4),
 // STORAGE_CPU_PROF (a directory: the services run with --cpu-prof there),
 // KEYGUARD_BENCH_POSTGRES_URL, KEYGUARD_BENCH_REDIS_URL (else the local test servers).
 // Run: npm run bench:storage
@@ -278,7 +280,8 @@ async function localBackend(backend: "memory" | "sqlite", rows: Row[]): Promise<
   }
 }
 
-async function postgresBackend(rows: Row[], skipped: string[]): Promise<void> {
+/** `cached`: false runs the store without its record cache (the path before it, for comparison). */
+async function postgresBackend(rows: Row[], skipped: string[], cached = true): Promise<void> {
   const why = await postgresUnavailable();
   if (why) {
     skipped.push(`PostgreSQL + Redis: ${why}`);
@@ -286,7 +289,8 @@ async function postgresBackend(rows: Row[], skipped: string[]): Promise<void> {
     return;
   }
   const schema = `kg_storebench_${randomBytes(4).toString("hex")}`;
-  const config: StoreConfig = { backend: "postgres", postgres: POSTGRES, redis: REDIS, schema };
+  const config: StoreConfig = { backend: "postgres", postgres: POSTGRES, redis: REDIS, schema, ...(cached ? {} : { recordCacheTtlMs: 0 }) };
+  const name = cached ? "postgres" : "postgres, no record cache";
   const services: Service[] = [];
   try {
     services.push(await Service.start(config));
@@ -301,7 +305,7 @@ async function postgresBackend(rows: Row[], skipped: string[]): Promise<void> {
         ),
       );
       for (const n of [1, 3]) {
-        rows.push({ ...(await measure(n === 1 ? "postgres" : "postgres ×3", services.slice(0, n), keys)), sizeBytes: bytes });
+        rows.push({ ...(await measure(n === 1 ? name : `${name} ×3`, services.slice(0, n), keys)), sizeBytes: bytes });
         print(rows.at(-1)!);
       }
     }
@@ -368,13 +372,42 @@ function print(r: Row): void {
   console.log(`  ${line(r)}`);
 }
 
+/** PostgreSQL's goals, at the largest size measured (the last row of each kind). */
+function postgresGoals(rows: Row[], verdict: (ok: boolean, figure: string) => string): string[] {
+  const one = rows.filter((r) => r.backend === "postgres").at(-1);
+  const three = rows.filter((r) => r.backend === "postgres ×3").at(-1);
+  if (!one) return [];
+  const at = `PostgreSQL, ${int(one.keys)} keys`;
+  const plain = one.plain.load.cpuPerCallMicros;
+  const credits = one.credits.load.cpuPerCallMicros;
+  const out = [
+    `goal: ${at}, plain verifyKey <= 100 µs of service CPU: ${verdict(plain <= 100, `${int(plain)} µs`)}`,
+    `goal: ${at}, credits verifyKey <= 150 µs of service CPU: ${verdict(credits <= 150, `${int(credits)} µs`)}`,
+    `goal: ${at}, createKey >= 2,500/s with one instance: ${verdict(
+      one.createKey.run.perSecond >= 2500,
+      `${int(one.createKey.run.perSecond)}/s, ${int(one.createKey.cpuPerCallMicros)} µs of service CPU per call`,
+    )}`,
+  ];
+  if (three) {
+    const phases = (r: Row) => [r.createKey.run.perSecond, r.plain.load.run.perSecond, r.credits.load.run.perSecond];
+    const ratios = phases(three).map((n, i) => n / phases(one)[i]!);
+    out.push(
+      `goal: ${at}, three instances never below one in total throughput: ${verdict(
+        Math.min(...ratios) >= 1,
+        `×3 ÷ ×1: createKey ${ratios[0]!.toFixed(2)}, plain ${ratios[1]!.toFixed(2)}, credits ${ratios[2]!.toFixed(2)}`,
+      )}`,
+    );
+  }
+  return out;
+}
+
 function goals(rows: Row[]): string[] {
   const at = (backend: string, keys: number) => rows.find((r) => r.backend === backend && r.keys === keys);
   const big = at("sqlite", 1_000_000);
   const small = at("sqlite", 10_000);
   const verdict = (ok: boolean, figure: string) => (ok ? `met (${figure})` : `not met (${figure})`);
-  const out: string[] = [];
-  if (!big) return ["goals: not evaluated (no SQLite row at 1,000,000 keys in this run)"];
+  const out: string[] = postgresGoals(rows, verdict);
+  if (!big) return [...out, "goals (SQLite): not evaluated (no SQLite row at 1,000,000 keys in this run)"];
   const p99 = big.credits.oneAtATime.run.p99;
   out.push(`goal: SQLite, 1M keys, credits verification p99 <= 2 ms: ${verdict(p99 <= 2, `${p99.toFixed(2)} ms`)}`);
   if (small) {
@@ -429,7 +462,8 @@ async function main(): Promise<void> {
   for (const backend of BACKENDS) {
     if (backend === "memory" || backend === "sqlite") await localBackend(backend, rows);
     else if (backend === "postgres") await postgresBackend(rows, skipped);
-    else throw new Error(`bench storage: unknown backend ${JSON.stringify(backend)} (memory, sqlite, postgres)`);
+    else if (backend === "postgres-uncached") await postgresBackend(rows, skipped, false);
+    else throw new Error(`bench storage: unknown backend ${JSON.stringify(backend)} (memory, sqlite, postgres, postgres-uncached)`);
   }
   const lines = goals(rows);
   console.log(`\n${HEADER}\n|${"---|".repeat(9)}`);

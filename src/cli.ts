@@ -27,10 +27,17 @@ Options of serve:
                            several instances sharing one state; needs npm install pg ioredis
   --postgres-schema <name> PostgreSQL schema of the tables (default: env KEYGUARD_POSTGRES_SCHEMA,
                            else keyguard)
+  --redis-ca-file <path>   PEM file of the CA that signed a rediss:// Redis's certificate, trusted
+                           besides Node's own (default: env KEYGUARD_REDIS_CA_FILE)
+  --redis-cluster          the --redis URL names a node of a Redis Cluster (default: env
+                           KEYGUARD_REDIS_CLUSTER=true)
   --invalidate-redis <url> announce key changes on this Redis, so that apiKeyAuth() apps whose
                            redisStore() uses it forget changed keys at once (default: env
                            KEYGUARD_INVALIDATE_REDIS_URL, else the --redis URL; needs ioredis)
   --invalidate-prefix <p>  the apps' redisStore() prefix (default keyguard:)
+  --drain-timeout <s>      on SIGTERM or SIGINT, stop accepting and let the requests in flight
+                           finish for up to this many seconds (default 10), then write the
+                           buffered verification events and exit
   --encryption-key-file <path>
                            file holding the key-encryption key for recoverable keys (32 bytes,
                            hex or base64; default: env KEYGUARD_ENCRYPTION_KEY)
@@ -47,6 +54,20 @@ Options of serve:
   --verification-retention-days <n>
                            keep verification events (analytics.getVerifications) n days
                            (1..3650, default 30; older ones are deleted)
+  --audit-retention-days <n>
+                           keep audit records (audit.listEvents) n days
+                           (1..3650, default 365; older ones are deleted)
+  --webhooks-allow-private deliver webhooks to loopback, private and link-local addresses too
+                           (refused by default: tests and closed networks only)
+  --webhook-retry-hours <n>
+                           retry a webhook message n hours before marking it failed (1..168, default 24)
+  --webhook-expiry-notice-hours <n>
+                           send key.expiring n hours before a key expires (1..8760, default 72)
+  --secret-scanning-keys <url|file>
+                           receive GitHub's secret scanning reports at POST
+                           /secret-scanning/github, checked with the public keys published at
+                           this URL (GitHub: https://api.github.com/meta/public_keys/secret_scanning)
+                           or held in this file; reported keys are disabled or flagged
   -h, --help               show this help
 
 keyguard migrate imports a JSON state file written by keyguard 0.1's --data into a new SQLite
@@ -114,17 +135,25 @@ function readSecretFile(file: string, flag: string, what: string): string {
  * server, so that a variable set for other programs does not stop a start on SQLite.
  */
 function sharedStorage(
-  values: { postgres?: string; redis?: string; "postgres-schema"?: string },
+  values: { postgres?: string; redis?: string; "postgres-schema"?: string; "redis-ca-file"?: string; "redis-cluster"?: boolean },
   env: NodeJS.ProcessEnv,
-): { postgres?: string; redis?: string; postgresSchema?: string } {
+): { postgres?: string; redis?: string; postgresSchema?: string; redisCaFile?: string; redisCluster?: boolean } {
   const postgres = values.postgres ?? (env.KEYGUARD_POSTGRES_URL || undefined);
   const redis = values.redis ?? (env.KEYGUARD_REDIS_URL || undefined);
   const servers = postgres !== undefined || redis !== undefined;
   const schema = values["postgres-schema"] ?? (servers ? env.KEYGUARD_POSTGRES_SCHEMA || undefined : undefined);
+  const caFile = values["redis-ca-file"] ?? (servers ? env.KEYGUARD_REDIS_CA_FILE || undefined : undefined);
+  const clusterEnv = servers ? env.KEYGUARD_REDIS_CLUSTER || undefined : undefined;
+  if (clusterEnv !== undefined && !/^(true|false|1|0)$/.test(clusterEnv)) {
+    usageError(`KEYGUARD_REDIS_CLUSTER must be true or false, got ${JSON.stringify(clusterEnv)}.`);
+  }
+  const cluster = values["redis-cluster"] ?? (clusterEnv === undefined ? undefined : /^(true|1)$/.test(clusterEnv));
   return {
     ...(postgres !== undefined && { postgres }),
     ...(redis !== undefined && { redis }),
     ...(schema !== undefined && { postgresSchema: schema }),
+    ...(caFile !== undefined && { redisCaFile: caFile }),
+    ...(cluster !== undefined && { redisCluster: cluster }),
   };
 }
 
@@ -140,14 +169,15 @@ function hostOf(url: string): string {
 
 /**
  * Where `serve` announces key changes (`--invalidate-redis`, else env KEYGUARD_INVALIDATE_REDIS_URL,
- * else the `--redis` URL of a state on PostgreSQL + Redis) and under which prefix; undefined when
- * nowhere. `from` is how the command line names the URL's source. redisStore() checks both.
+ * else the `--redis` URL of a state on PostgreSQL + Redis, with its CA file and cluster switch) and
+ * under which prefix; undefined when nowhere. `from` is how the command line names the URL's
+ * source. redisStore() checks them all.
  */
 function invalidation(
   values: { "invalidate-redis"?: string; "invalidate-prefix"?: string; redis?: string },
   env: NodeJS.ProcessEnv,
-  shared: { postgres?: string; redis?: string },
-): { url: string; from: string; prefix: string | undefined } | undefined {
+  shared: { postgres?: string; redis?: string; redisCaFile?: string; redisCluster?: boolean },
+): { url: string; from: string; prefix: string | undefined; caFile?: string; cluster?: boolean } | undefined {
   const prefix = values["invalidate-prefix"];
   const [url, from] =
     values["invalidate-redis"] !== undefined
@@ -158,6 +188,16 @@ function invalidation(
   if (url === undefined) {
     if (prefix !== undefined) usageError("--invalidate-prefix needs --invalidate-redis (or --redis).");
     return undefined;
+  }
+  // The state's Redis: reached as the store reaches it.
+  if (from === "--redis" || from === "KEYGUARD_REDIS_URL") {
+    return {
+      url,
+      from,
+      prefix,
+      ...(shared.redisCaFile !== undefined && { caFile: shared.redisCaFile }),
+      ...(shared.redisCluster !== undefined && { cluster: shared.redisCluster }),
+    };
   }
   return { url, from, prefix };
 }
@@ -203,9 +243,17 @@ function parse(argv: string[]) {
         "metrics-token-file": { type: "string" },
         "no-console": { type: "boolean" },
         "verification-retention-days": { type: "string" },
+        "audit-retention-days": { type: "string" },
+        "webhooks-allow-private": { type: "boolean" },
+        "webhook-retry-hours": { type: "string" },
+        "webhook-expiry-notice-hours": { type: "string" },
+        "secret-scanning-keys": { type: "string" },
         postgres: { type: "string" },
         redis: { type: "string" },
         "postgres-schema": { type: "string" },
+        "redis-ca-file": { type: "string" },
+        "redis-cluster": { type: "boolean" },
+        "drain-timeout": { type: "string" },
         "invalidate-redis": { type: "string" },
         "invalidate-prefix": { type: "string" },
         help: { type: "boolean", short: "h" },
@@ -260,6 +308,11 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   const env = process.env;
   const port = wholeNumber(values.port, "--port", "an integer") ?? 8787;
   const retention = wholeNumber(values["verification-retention-days"], "--verification-retention-days", "a whole number of days");
+  const auditRetention = wholeNumber(values["audit-retention-days"], "--audit-retention-days", "a whole number of days");
+  const webhookRetry = wholeNumber(values["webhook-retry-hours"], "--webhook-retry-hours", "a whole number of hours");
+  const expiryNotice = wholeNumber(values["webhook-expiry-notice-hours"], "--webhook-expiry-notice-hours", "a whole number of hours");
+  const drainSeconds = wholeNumber(values["drain-timeout"], "--drain-timeout", "a whole number of seconds") ?? 10;
+  if (drainSeconds > 600) usageError(`--drain-timeout must be at most 600 seconds, got ${drainSeconds}.`);
   if (values["root-key"] !== undefined && values["root-key-file"] !== undefined) {
     usageError("give the root key with --root-key or with --root-key-file, not both.");
   }
@@ -293,6 +346,19 @@ async function serve(positionals: string[], values: Values): Promise<void> {
       "KEYGUARD_POSTGRES_SCHEMA",
       shared.postgresSchema !== undefined,
     ),
+    redisCaFile: sourceOf(
+      "--redis-ca-file",
+      values["redis-ca-file"] !== undefined,
+      "KEYGUARD_REDIS_CA_FILE",
+      shared.redisCaFile !== undefined,
+    ),
+    redisCluster: sourceOf(
+      "--redis-cluster",
+      values["redis-cluster"] !== undefined,
+      "KEYGUARD_REDIS_CLUSTER",
+      shared.redisCluster !== undefined,
+    ),
+    drainTimeoutMs: "--drain-timeout",
     port: "--port",
     host: "--host",
     encryptionKeyFile: "--encryption-key-file",
@@ -300,6 +366,10 @@ async function serve(positionals: string[], values: Values): Promise<void> {
     storeKeys: "--store-keys",
     "metrics.token": values["metrics-token-file"] !== undefined ? "--metrics-token-file (its content)" : "KEYGUARD_METRICS_TOKEN",
     verificationRetentionDays: "--verification-retention-days",
+    auditRetentionDays: "--audit-retention-days",
+    webhookRetryHours: "--webhook-retry-hours",
+    webhookExpiryNoticeHours: "--webhook-expiry-notice-hours",
+    "secretScanning.publicKeys": "--secret-scanning-keys",
   };
   let running;
   let publisher: { invalidate: Local.LocalKeyServiceOptions["invalidate"]; prefix: string; close(): Promise<void> } | undefined;
@@ -308,15 +378,27 @@ async function serve(positionals: string[], values: Values): Promise<void> {
     // Loaded on demand: `--help` and usage errors answer without loading the service.
     const { startLocalKeyService } = await import("./server");
     if (invalidate !== undefined) {
-      names = { url: invalidate.from, prefix: "--invalidate-prefix" };
+      names = {
+        url: invalidate.from,
+        prefix: "--invalidate-prefix",
+        caFile: serviceNames.redisCaFile!,
+        cluster: serviceNames.redisCluster!,
+      };
       const { redisStore } = await import("./redis");
-      const store = await redisStore({ url: invalidate.url, ...(invalidate.prefix !== undefined && { prefix: invalidate.prefix }) });
+      const { url, prefix, caFile, cluster } = invalidate;
+      const store = await redisStore({
+        url,
+        ...(prefix !== undefined && { prefix }),
+        ...(caFile !== undefined && { caFile }),
+        ...(cluster !== undefined && { cluster }),
+      });
       publisher = { invalidate: store, prefix: store.prefix, close: () => store.close() };
     }
     names = serviceNames;
     running = await startLocalKeyService({
       port,
       host: values.host,
+      drainTimeoutMs: drainSeconds * 1000,
       rootKey,
       dataFile: values.data,
       encryptionKeyFile: values["encryption-key-file"],
@@ -325,6 +407,11 @@ async function serve(positionals: string[], values: Values): Promise<void> {
       ...(values.metrics && { metrics: { ...(metricsToken === undefined ? {} : { token: metricsToken }) } }),
       console: values["no-console"] !== true,
       ...(retention !== undefined && { verificationRetentionDays: retention }),
+      ...(auditRetention !== undefined && { auditRetentionDays: auditRetention }),
+      ...(webhookRetry !== undefined && { webhookRetryHours: webhookRetry }),
+      ...(expiryNotice !== undefined && { webhookExpiryNoticeHours: expiryNotice }),
+      ...(values["webhooks-allow-private"] && { webhooksAllowPrivate: true }),
+      ...(values["secret-scanning-keys"] !== undefined && { secretScanning: { publicKeys: values["secret-scanning-keys"] } }),
       ...shared,
       ...(publisher && { invalidate: publisher.invalidate }),
     });
@@ -353,20 +440,40 @@ async function serve(positionals: string[], values: Values): Promise<void> {
         ? `kept in ${values.data}`
         : "in memory (lost on exit; use --data FILE to keep it)";
   console.log(`  state:        ${state}`);
+  if (values["secret-scanning-keys"] !== undefined) console.log(`  secret scanning: ${running.baseUrl}/secret-scanning/github`);
   if (invalidate !== undefined && publisher)
     console.log(`  key changes:  announced on Redis at ${hostOf(invalidate.url)} (prefix ${publisher.prefix})`);
 
-  const stop = () => {
-    running
-      .close()
+  // A signal drains: no new connections, the requests in flight finish (within --drain-timeout),
+  // the buffered verification events are written, the stores closed. Should any of that hang, the
+  // process exits anyway, 5 s after the drain's bound.
+  const stop = (signal: string) => {
+    // close() stops accepting before it returns; the line is printed after it, so that whoever reads
+    // "draining" can count on new connections being refused.
+    const closed = running.close();
+    console.log(`keyguard: ${signal}: draining (up to ${drainSeconds} s for the requests in flight), then exiting`);
+    setTimeout(
+      () => {
+        console.error("keyguard: the shutdown did not finish in time; exiting");
+        process.exit(1);
+      },
+      drainSeconds * 1000 + 5000,
+    ).unref();
+    closed
       .then(() => publisher?.close())
       .then(
-        () => process.exit(0),
-        () => process.exit(1),
+        () => {
+          console.log("keyguard: stopped");
+          process.exit(0);
+        },
+        (err: unknown) => {
+          console.error(`keyguard: the shutdown failed: ${(err as Error).message}`);
+          process.exit(1);
+        },
       );
   };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  process.once("SIGINT", () => stop("SIGINT"));
+  process.once("SIGTERM", () => stop("SIGTERM"));
 }
 
 /**

@@ -17,6 +17,7 @@ export { memoryStore } from "./middleware/cache-store";
 export type { Store, MemoryStore, MemoryStoreOptions, AnswerRef, Ticket, Lookup, StoreSettings } from "./middleware/cache-store";
 export { INVALIDATION_CHANNEL_SUFFIX } from "./protocol/invalidation";
 export { keyHash } from "./protocol/key-hash";
+export { CHECKSUMMED_KEY_PATTERN, claimsChecksum, failsChecksum } from "./protocol/key-checksum";
 export type { InvalidationMessage, InvalidationPublisher } from "./protocol/invalidation";
 export { getApiKey } from "./middleware/augment";
 export type { VerifiedKey } from "./middleware/augment";

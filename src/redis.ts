@@ -3,5 +3,5 @@
 // Re-exports only.
 
 export { redisStore } from "./redis/redis-store";
-export type { RedisStore, RedisStoreOptions, RedisClientLike } from "./redis/redis-store";
+export type { RedisStore, RedisStoreOptions, RedisClientLike, RedisClusterLike } from "./redis/redis-store";
 export type { InvalidationMessage } from "./protocol/invalidation";

@@ -10,7 +10,7 @@ export type { RunningLocalKeyService } from "./server/http/listen";
 export type { CreateApiInput, CreateKeyMigrationInput, LocalKeyService, UnavailableOptions } from "./server/service";
 export { LocalServiceConfigError } from "./server/options";
 export { LocalServiceArgumentError } from "./server/argument-error";
-export type { LocalKeyServiceOptions, MetricsOptions } from "./server/options";
+export type { LocalKeyServiceOptions, MetricsOptions, SecretScanningOptions } from "./server/options";
 export { memoryStorage } from "./server/storage/memory/store";
 export { sqliteStorage } from "./server/storage/sqlite/store";
 export type { SqliteStorage, SqliteStorageOptions } from "./server/storage/sqlite/store";
@@ -20,13 +20,19 @@ export { exportState, importState } from "./server/storage/state-file";
 export { StoreUnavailableError } from "./server/storage/seam";
 export type {
   ApiRecord,
+  AuditEvent,
+  AuditQuery,
+  CreditsCrossings,
   CreditsRecord,
   DueRefill,
+  ExpiringKey,
   IdentityRecord,
   IndexedFields,
   KeyMigrationAlgorithm,
   KeyMigrationRecord,
   KeyRecord,
+  LeakReportRecord,
+  LeakResponse,
   LimitCheck,
   LimitState,
   LocalState,
@@ -42,6 +48,8 @@ export type {
   TableName,
   Tables,
   VerificationEvent,
+  WebhookEndpointRecord,
+  WebhookMessage,
   WorkspaceRecord,
 } from "./server/storage/seam";
 export type {

@@ -17,7 +17,7 @@ import {
   type RequireKeyOptions,
 } from "../middleware/guard-checks";
 import { isThenable } from "../middleware/respond";
-import { nodeDecider, nodeGuard, type NodeDecider } from "./node-decider";
+import { nodeDecider, nodeGuard, type NodeDecider, type NodeOutcome } from "./node-decider";
 import { problemAnswer } from "./problem";
 
 /** The options of the plugin (and of a route's `config.keyguard`): the option functions receive the FastifyRequest. */
@@ -75,17 +75,32 @@ const plugin: FastifyPluginAsync<FastifyApiKeyAuthOptions> = async (fastify, opt
     const config = (route.config as { keyguard?: unknown } | undefined)?.keyguard;
     if (typeof config === "object" && config !== null) forRoute(config as FastifyApiKeyAuthOptions);
   });
-  fastify.addHook("onRequest", async (request, reply) => {
+  // A callback hook, not an async one: a kept answer decides synchronously, and the request goes on
+  // without a promise in between. Denied, the reply is sent and `done` is not called (Fastify's rule).
+  fastify.addHook("onRequest", (request, reply, done) => {
     const config = request.routeOptions.config?.keyguard;
-    if (config === false) return;
+    if (config === false) return done();
     const decider = config === undefined ? base : forRoute(config);
-    const decision = decider.decide(request, request.raw);
-    const outcome = isThenable(decision) ? await decision : decision;
-    if (outcome.kind === "deny") return deny(reply, outcome.error);
-    request.apiKey = outcome.apiKey;
-    if (outcome.headers !== undefined) reply.headers(outcome.headers);
+    let decision: ReturnType<NodeDecider<FastifyRequest>["decide"]>;
+    try {
+      decision = decider.decide(request, request.raw);
+    } catch (e) {
+      return done(e as Error);
+    }
+    if (isThenable(decision)) decision.then((outcome) => settle(outcome, request, reply, done), done);
+    else settle(decision, request, reply, done);
   });
 };
+
+function settle(outcome: NodeOutcome, request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
+  if (outcome.kind === "deny") {
+    deny(reply, outcome.error);
+    return;
+  }
+  request.apiKey = outcome.apiKey;
+  if (outcome.headers !== undefined) reply.headers(outcome.headers);
+  done();
+}
 
 /**
  * Protects a Fastify app with API keys verified by the key service.

@@ -34,7 +34,8 @@ export type HonoApiKeyAuth = MiddlewareHandler<ApiKeyEnv> & {
 };
 
 /** Adds headers to the response a later handler made (a fetched Response's headers are immutable: it is copied). */
-function addHeaders(c: Context, headers: Readonly<Record<string, string>>): void {
+function addHeaders(c: Context, headers: Readonly<Record<string, string>> | undefined): void {
+  if (headers === undefined) return;
   const names = Object.keys(headers);
   if (names.length === 0) return;
   try {

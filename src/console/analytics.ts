@@ -37,17 +37,25 @@ function toMs(value: unknown): number {
   return Number.NaN;
 }
 
-export async function outcomesOverTime(since: number, bucket: Bucket): Promise<OutcomeBucket[]> {
+/** `AND key_id = '…'` for one key's events; a key id is letters, digits and _ (anything else is refused, never quoted). */
+function ofKey(keyId: string | undefined): string {
+  if (keyId === undefined) return "";
+  if (!/^\w{1,64}$/.test(keyId)) throw new Error(`Not a key id: ${keyId}`);
+  return ` AND key_id = '${keyId}'`;
+}
+
+export async function outcomesOverTime(since: number, bucket: Bucket, keyId?: string): Promise<OutcomeBucket[]> {
   const fn = BUCKET_FN[bucket];
   const rows = await query(
     `SELECT ${fn}(fromUnixTimestamp64Milli(time)) AS hour, outcome, count(*) AS total FROM key_verifications_v1 ` +
-      `WHERE time >= ${Math.floor(since)} GROUP BY hour, outcome ORDER BY hour`,
+      `WHERE time >= ${Math.floor(since)}${ofKey(keyId)} GROUP BY hour, outcome ORDER BY hour`,
   );
   return rows.map((r) => ({ time: toMs(r.hour), outcome: String(r.outcome), total: Number(r.total) }));
 }
 
-export async function latestEvents(limit = 20): Promise<VerificationEvent[]> {
-  const rows = await query(`SELECT time, key_id, outcome, tags FROM key_verifications_v1 ORDER BY time DESC LIMIT ${limit}`);
+export async function latestEvents(limit = 20, keyId?: string): Promise<VerificationEvent[]> {
+  const where = keyId === undefined ? "" : ` WHERE${ofKey(keyId).slice(4)}`;
+  const rows = await query(`SELECT time, key_id, outcome, tags FROM key_verifications_v1${where} ORDER BY time DESC LIMIT ${limit}`);
   return rows.map((r) => ({
     time: toMs(r.time),
     keyId: String(r.key_id),

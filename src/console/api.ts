@@ -93,3 +93,16 @@ export async function call<T>(operation: string, body: unknown = {}, key = rootK
   }
   return { data: json.data as T, ...(json.pagination ? { pagination: json.pagination } : {}) };
 }
+
+/** Every page of a list operation (at most `pages` pages of 100), in order. */
+export async function callAll<T>(operation: string, body: Record<string, unknown> = {}, pages = 10): Promise<T[]> {
+  const out: T[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < pages; page++) {
+    const { data, pagination } = await call<T[]>(operation, { ...body, limit: 100, ...(cursor ? { cursor } : {}) });
+    out.push(...data);
+    if (!pagination?.hasMore) break;
+    cursor = pagination.cursor;
+  }
+  return out;
+}

@@ -52,9 +52,19 @@ export function svg(tag: string, attrs: Record<string, string | number> = {}, ..
   return el;
 }
 
-/** Date and time in the reader's locale; "never" for undefined. */
+const DATE_TIME: Intl.DateTimeFormatOptions = {
+  year: "numeric",
+  month: "short",
+  day: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+  timeZoneName: "short",
+};
+
+/** Date and time in the reader's locale, with the time zone; "never" for undefined. */
 export function when(ms: number | undefined | null): string {
-  return ms === undefined || ms === null ? "never" : new Date(ms).toLocaleString();
+  return ms === undefined || ms === null ? "never" : new Date(ms).toLocaleString(undefined, DATE_TIME);
 }
 
 let ids = 0;

@@ -1,20 +1,32 @@
-// The console's shell: sign-in, navigation and hash routes (#/apis, #/keys/<apiId>, #/rbac,
-// #/root-keys, #/verifications). The root key lives in this tab's sessionStorage only.
+// The console's shell: sign-in, navigation and hash routes (#/apis, #/api/<apiId>, #/keys/<apiId>,
+// #/key/<keyId>, #/identities[/<id>], #/ratelimits[/<namespace>], #/rbac, #/root-keys,
+// #/verifications, #/audit[/<id>], #/webhooks). The root key lives in this tab's sessionStorage
+// only; the location holds ids only.
 import { call, rootKey, signIn, signOut } from "./api";
 import { field, h, replace } from "./dom";
+import { apiSettingsPage } from "./pages/api-settings";
 import { apisPage } from "./pages/apis";
+import { auditPage } from "./pages/audit";
+import { identitiesPage } from "./pages/identities";
+import { keyPage } from "./pages/key";
 import { keysPage } from "./pages/keys";
+import { ratelimitsPage } from "./pages/ratelimits";
 import { rbacPage } from "./pages/rbac";
 import { rootKeysPage } from "./pages/root-keys";
 import { verificationsPage } from "./pages/verifications";
+import { webhooksPage } from "./pages/webhooks";
 import { errorPanel } from "./ui";
 
 const ROUTES: Array<{ path: string; label: string }> = [
   { path: "apis", label: "APIs" },
   { path: "keys", label: "Keys" },
+  { path: "identities", label: "Identities" },
+  { path: "ratelimits", label: "Rate limits" },
   { path: "rbac", label: "Permissions and roles" },
   { path: "root-keys", label: "Root keys" },
   { path: "verifications", label: "Verifications" },
+  { path: "audit", label: "Audit log" },
+  { path: "webhooks", label: "Webhooks" },
 ];
 
 /** A page renders into `main` and may return a function that stops its timers when left. */
@@ -22,10 +34,16 @@ type Page = (main: HTMLElement, arg?: string) => Promise<(() => void) | void>;
 
 const PAGES: Record<string, Page> = {
   apis: apisPage,
+  api: apiSettingsPage,
   keys: keysPage,
+  key: keyPage,
+  identities: identitiesPage,
+  ratelimits: ratelimitsPage,
   rbac: rbacPage,
   "root-keys": rootKeysPage,
   verifications: verificationsPage,
+  audit: auditPage,
+  webhooks: webhooksPage,
 };
 
 let leave: (() => void) | undefined;
@@ -73,7 +91,8 @@ function signInView(app: HTMLElement, problem?: unknown): void {
   input.focus();
 }
 
-async function render(): Promise<void> {
+/** `moved`: the reader followed a link; focus goes to the new page, as a page load would put it. */
+async function render(moved = false): Promise<void> {
   const app = document.getElementById("app")!;
   leave?.();
   leave = undefined;
@@ -81,7 +100,19 @@ async function render(): Promise<void> {
   const { page, arg } = route();
   const main = h("main", { id: "main", tabindex: "-1" });
   const links = ROUTES.map((r) =>
-    h("li", {}, h("a", { href: `#/${r.path}`, "aria-current": r.path === page ? "page" : undefined }, r.label)),
+    h(
+      "li",
+      {},
+      h(
+        "a",
+        {
+          href: `#/${r.path}`,
+          "aria-current":
+            r.path === page || (r.path === "keys" && page === "key") || (r.path === "apis" && page === "api") ? "page" : undefined,
+        },
+        r.label,
+      ),
+    ),
   );
   const signOutButton = h("button", { type: "button", class: "signout" }, "Sign out");
   signOutButton.addEventListener("click", () => {
@@ -96,12 +127,14 @@ async function render(): Promise<void> {
     h("nav", { "aria-label": "Sections" }, h("ul", {}, links)),
     signOutButton,
   );
-  replace(app, header, main, h("p", { id: "status", class: "sr-status", role: "status", "aria-live": "polite" }));
+  const skip = h("a", { href: "#main", class: "skip", onclick: (ev: Event) => (ev.preventDefault(), main.focus()) }, "Skip to the page");
+  replace(app, skip, header, main, h("p", { id: "status", class: "sr-status", role: "status", "aria-live": "polite" }));
+  if (moved) main.focus();
   const stop = await (PAGES[page] ?? apisPage)(main, arg);
   if (stop) leave = stop;
 }
 
-window.addEventListener("hashchange", () => void render());
+window.addEventListener("hashchange", () => void render(true));
 window.addEventListener("keyguard:signed-out", (ev) => {
   leave?.();
   leave = undefined;

@@ -6,6 +6,7 @@ export const PERMISSION_GROUPS: ReadonlyArray<readonly [string, readonly string[
     [
       "api.*.create_api",
       "api.*.read_api",
+      "api.*.update_api",
       "api.*.delete_api",
       "api.*.create_key",
       "api.*.read_key",
@@ -46,4 +47,6 @@ export const PERMISSION_GROUPS: ReadonlyArray<readonly [string, readonly string[
   ],
   ["Analytics", ["api.*.read_analytics"]],
   ["Root keys", ["workspace.*.create_root_key", "workspace.*.read_root_key", "workspace.*.delete_root_key"]],
+  ["Audit log", ["workspace.*.read_audit_log"]],
+  ["Webhooks", ["workspace.*.create_webhook", "workspace.*.read_webhook", "workspace.*.update_webhook", "workspace.*.delete_webhook"]],
 ];

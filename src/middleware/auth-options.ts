@@ -72,6 +72,13 @@ export interface AuthOptions<Req> {
   ratelimits?: PerRequest<VerifyRatelimit[], Req>;
   /** Tags recorded with the verification (at most 20). Default: none. */
   tags?: PerRequest<string[], Req>;
+  /**
+   * Refuse a key of the checksummed format (`[prefix_]kg0…`, see docs/security.md) whose checksum
+   * fails with 401 `INVALID_CHECKSUM` at once: no cache lookup, no call to the key service. Keys of
+   * any other format are not checked. Set false only if your service holds imported keys that
+   * happen to look like that format. Default true.
+   */
+  rejectBadChecksums?: boolean;
   /** Let requests without a key through (without `req.apiKey`); an invalid key is still denied. Default false. */
   optional?: boolean;
   /** `realm` of the `WWW-Authenticate` challenge. Default `"api"`. */
@@ -168,6 +175,7 @@ export const OPTION_NAMES = optionNames<ApiKeyAuthOptions>()({
   cost: true,
   ratelimits: true,
   tags: true,
+  rejectBadChecksums: true,
   optional: true,
   realm: true,
   policy: true,
@@ -207,6 +215,8 @@ export interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
   /** One request's shape: only the option functions run and are checked; the static options were resolved here. */
   readonly resolveShape: ShapePlan<Req>["resolve"];
   readonly optional: boolean;
+  /** Refuse keys of the checksummed format whose checksum fails, before the cache and the service. */
+  readonly rejectBadChecksums: boolean;
   readonly denial: DenialContext;
   readonly onDenied: DeniedHandler<Req, Res> | undefined;
   readonly passErrors: boolean;
@@ -419,6 +429,7 @@ export function parseAuthOptions<Req, Res>(input: AnyOptions<Req, Res> | undefin
     fixedShape: shape.fixed,
     resolveShape: shape.resolve,
     optional: check.boolean("optional", options.optional, false),
+    rejectBadChecksums: check.boolean("rejectBadChecksums", options.rejectBadChecksums, true),
     denial: Object.freeze({
       policy: buildStatusPolicy(options.policy, logger),
       realm,

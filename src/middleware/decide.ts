@@ -8,7 +8,9 @@ import type { VerifyKeyResult } from "../protocol/types";
 import type { InvalidationMessage } from "../protocol/invalidation-message";
 import type { VerifiedKey } from "./augment";
 import type { ApiKeyAuthConfig } from "./auth-options";
+import { failsChecksum } from "../protocol/key-checksum";
 import {
+  invalidChecksumDenial,
   invalidRequestDenial,
   missingKeyDenial,
   rejectedKeyDenial,
@@ -72,7 +74,7 @@ const NOT_FOUND: Readonly<VerifyKeyResult> = Object.freeze({ valid: false, code:
 export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<Req, Res>, settings: CoreSettings<Req>): DecisionCore<Req> {
   const verifier = createVerifier(config);
   const ctx = config.denial;
-  const { fixedShape, getKey } = config;
+  const { fixedShape, getKey, rejectBadChecksums } = config;
   const { hash, present, hide } = settings;
   const keepsAnswers = config.store !== undefined || config.staleIfError > 0;
   // One presented key per kept answer.
@@ -113,6 +115,8 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
     if (found.kind === "malformed") return denied(invalidRequestDenial(ctx, found.reason), req, "none");
     if (config.hideCredentials) hide(req, view, headerNames(found.from));
     if (found.kind === "oversize") return denied(rejectedKeyDenial(ctx, NOT_FOUND, { now: Date.now() }), req, "none");
+    // A key of the checksummed format that fails its checksum: no cache lookup, no call.
+    if (rejectBadChecksums && failsChecksum(found.key)) return denied(invalidChecksumDenial(ctx), req, "none");
     const keyHash = keepsAnswers ? hash(view, found.key) : "";
     if (typeof keyHash !== "string") return keyHash.then((h) => fromKept(req, found.key, h));
     return fromKept(req, found.key, keyHash);

@@ -85,6 +85,7 @@ export const DEFAULT_DENIAL: DenialContext = Object.freeze({
 
 const REJECTION_DETAILS: Readonly<Record<string, string>> = Object.freeze({
   NOT_FOUND: "The API key is not valid.",
+  INVALID_CHECKSUM: "The API key is not valid: its checksum does not match (a mistyped or truncated key?).",
   EXPIRED: "The API key has expired.",
   DISABLED: "The API key is disabled.",
   FORBIDDEN: "The API key may not be used for this API.",
@@ -169,6 +170,13 @@ export function rejectedKeyDenial(ctx: DenialContext, result: Readonly<VerifyKey
     result: code === result.code ? result : Object.freeze({ ...result, code }),
     ...(extras.requestId === undefined ? {} : { requestId: extras.requestId }),
   });
+}
+
+const INVALID_CHECKSUM: Readonly<VerifyKeyResult> = Object.freeze({ valid: false, code: ERROR_CODES.invalidChecksum });
+
+/** A key of the checksummed format whose checksum fails, refused without asking the service (`INVALID_CHECKSUM`, 401 by default). */
+export function invalidChecksumDenial(ctx: DenialContext): KeyRejectedError {
+  return rejectedKeyDenial(ctx, INVALID_CHECKSUM, { now: 0 });
 }
 
 /**

@@ -10,6 +10,8 @@ const BRAND = Symbol.for("keyguard.error");
 export const ERROR_CODES = Object.freeze({
   missingKey: "MISSING_KEY",
   invalidRequest: "INVALID_REQUEST",
+  /** A key of the checksummed format whose checksum fails, refused without a call (`rejectBadChecksums`). */
+  invalidChecksum: "INVALID_CHECKSUM",
   insufficientScope: "INSUFFICIENT_SCOPE",
   serviceUnavailable: "SERVICE_UNAVAILABLE",
   verificationFailed: "VERIFICATION_FAILED",

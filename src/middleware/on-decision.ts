@@ -15,7 +15,10 @@ export type DecisionSource =
   | "service"
   /** A kept VALID answer served while the service was unavailable (`staleIfError`). */
   | "stale"
-  /** No answer was needed: no key, malformed credentials, an over-long key, a bad value from an option function. */
+  /**
+   * No answer was needed: no key, malformed credentials, an over-long key, a key whose checksum
+   * fails (code `INVALID_CHECKSUM`), a bad value from an option function.
+   */
   | "none";
 
 /** What `onDecision` receives. Never the key. */
@@ -31,7 +34,7 @@ export interface AuthDecision {
   /**
    * `VALID`; the service's code of a rejected key (`NOT_FOUND`, `DISABLED`, `EXPIRED`,
    * `INSUFFICIENT_PERMISSIONS`, `RATE_LIMITED`, …); or the middleware's: `MISSING_KEY`,
-   * `INVALID_REQUEST`, `SERVICE_UNAVAILABLE`, `VERIFICATION_FAILED`.
+   * `INVALID_REQUEST`, `INVALID_CHECKSUM` (refused offline), `SERVICE_UNAVAILABLE`, `VERIFICATION_FAILED`.
    */
   readonly code: string;
   /** The key's id when the answer named one (not for unknown keys). */

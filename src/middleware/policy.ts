@@ -19,12 +19,14 @@ export interface StatusRule {
 
 /**
  * Outcomes of the table: every verification code the service reports except `VALID`, plus
- * `MISSING_KEY` (no key presented), `INVALID_REQUEST` (malformed credentials) and `UNKNOWN`
+ * `MISSING_KEY` (no key presented), `INVALID_REQUEST` (malformed credentials),
+ * `INVALID_CHECKSUM` (a key of the checksummed format that fails its checksum) and `UNKNOWN`
  * (any code the table does not list: the service's list of codes is open).
  */
 export type PolicyOutcome =
   | "MISSING_KEY"
   | "INVALID_REQUEST"
+  | "INVALID_CHECKSUM"
   | "NOT_FOUND"
   | "EXPIRED"
   | "DISABLED"
@@ -57,6 +59,7 @@ const rule = (status: number, error?: BearerError): StatusRule => Object.freeze(
 export const DEFAULT_STATUS_POLICY: StatusPolicy = Object.freeze({
   MISSING_KEY: rule(401),
   INVALID_REQUEST: rule(400, "invalid_request"),
+  INVALID_CHECKSUM: rule(401, "invalid_token"),
   NOT_FOUND: rule(401, "invalid_token"),
   EXPIRED: rule(401, "invalid_token"),
   DISABLED: rule(401, "invalid_token"),

@@ -13,6 +13,7 @@ export type ErrorKind =
   | "bad_request.invalid_analytics_query_type"
   | "bad_request.query_range_exceeds_retention"
   | "unprocessable_entity.query_rows_limit_exceeded"
+  | "unprocessable_entity.query_execution_timeout"
   | "data.analytics_not_configured"
   | "authentication.missing"
   | "authentication.malformed"
@@ -53,6 +54,7 @@ export const ERROR_CATALOG: Readonly<Record<ErrorKind, CatalogEntry>> = Object.f
   "bad_request.invalid_analytics_query_type": { vendor: "user", status: 400, title: "Bad Request" },
   "bad_request.query_range_exceeds_retention": { vendor: "user", status: 400, title: "Bad Request" },
   "unprocessable_entity.query_rows_limit_exceeded": { vendor: "user", status: 422, title: "Unprocessable Entity" },
+  "unprocessable_entity.query_execution_timeout": { vendor: "user", status: 422, title: "Unprocessable Entity" },
   "data.analytics_not_configured": { vendor: "svc", status: 412, title: "Precondition Failed" },
   "authentication.missing": { vendor: "svc", status: 400, title: "Bad Request" },
   "authentication.malformed": { vendor: "svc", status: 400, title: "Bad Request" },

@@ -93,6 +93,9 @@ const CHANGES_ALL: ReadonlySet<string> = new Set<OperationName>([
  */
 export function invalidationAfter(operation: string, body: unknown): InvalidationMessage | undefined {
   if (CHANGES_ALL.has(operation)) return invalidateAll();
+  // keyguard's apis.updateApi: its IP allow-list decides verifications of all the API's keys.
+  if (operation === "apis.updateApi")
+    return (body as { ipWhitelist?: unknown } | null)?.ipWhitelist === undefined ? undefined : invalidateAll();
   if (!CHANGES_KEY.has(operation)) return undefined;
   const keyId = (body as { keyId?: unknown } | null)?.keyId;
   return typeof keyId === "string" && keyId !== "" ? invalidateKeyId(keyId) : invalidateAll();

@@ -11,6 +11,7 @@ import type * as permissions from "./contract/permissions";
 import type * as ratelimit from "./contract/ratelimit";
 import type * as resources from "./contract/resources";
 import type * as rootKeys from "./contract/root-keys";
+import type * as audit from "./contract/audit";
 
 /** Free-form JSON metadata attached to a key or an identity. */
 export type Meta = Static<typeof resources.MetaData>;
@@ -82,6 +83,8 @@ export type Role = Static<typeof resources.Role>;
 export type RefillInterval = Static<typeof fields.RefillInterval>;
 export type CreditsRefill = Static<typeof fields.CreditsRefill>;
 export type KeyCredits = Static<typeof resources.KeyCredits>;
+/** keyguard's own: one secret-scanning report of a key (`KeyInfo.leakReports`). */
+export type LeakReport = Static<typeof resources.LeakReport>;
 /** A key as returned by getKey, whoami and listKeys. Never holds the full key. */
 export type KeyInfo = Static<typeof resources.KeyInfo>;
 
@@ -122,12 +125,21 @@ export type ListKeysRequest = Static<typeof apis.ListKeysRequest>;
 export type DeleteApiRequest = Static<typeof apis.DeleteApiRequest>;
 /** keyguard's own apis.listApis: one API of the workspace. */
 export type ApiListItem = Static<typeof apis.ApiListItem>;
+/** keyguard's own apis.updateApi: an omitted field is unchanged. */
+export type UpdateApiRequest = Static<typeof apis.UpdateApiRequest>;
 
 // ---------------------------------------------------------------------------------------------
 // rootKeys.* (keyguard's own)
 
 /** One root key of the workspace as rootKeys.listRootKeys answers it (never the key itself). */
 export type RootKeyItem = Static<typeof rootKeys.RootKeyItem>;
+
+// ---------------------------------------------------------------------------------------------
+// audit.* (keyguard's own)
+
+export type ListAuditEventsRequest = Static<typeof audit.ListAuditEventsRequest>;
+/** One audit record as audit.listEvents answers it. */
+export type AuditEventItem = Static<typeof audit.AuditEventItem>;
 
 // ---------------------------------------------------------------------------------------------
 // permissions.*

@@ -28,27 +28,33 @@ import {
 import { keyHash as sha256 } from "../protocol/key-hash";
 import type { VerifyKeyResult } from "../protocol/types";
 import { deepFreeze, memoryStore, type AnswerRef, type Lookup, type Store, type Ticket } from "../middleware/cache-store";
+import { slotPrefix } from "../redis-connection";
+import { openConnections, type RedisClientLike, type RedisClusterLike } from "./connections";
 
-/** The part of an ioredis client this store uses (ioredis 5). */
-export interface RedisClientLike {
-  duplicate(override?: Record<string, unknown>): RedisConnection;
-}
-
-interface RedisConnection extends RedisClientLike {
-  eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>;
-  subscribe(channel: string): Promise<unknown>;
-  on(event: string, listener: (...args: never[]) => void): unknown;
-  quit(): Promise<unknown>;
-  disconnect(): void;
-  readonly status: string;
-}
+export type { RedisClientLike, RedisClusterLike };
 
 export interface RedisStoreOptions {
-  /** An ioredis client: its connection settings are used for the store's own two connections. */
-  client?: RedisClientLike;
-  /** A Redis URL (`redis://host:6379/0`), when no `client` is given. Needs the ioredis package. */
+  /**
+   * An ioredis client (`Redis`, or `Cluster` for a Redis Cluster): its connection settings are used
+   * for the store's own two connections.
+   */
+  client?: RedisClientLike | RedisClusterLike;
+  /**
+   * A Redis URL (`redis://host:6379/0`, or `rediss://…` for TLS), when no `client` is given. Needs
+   * the ioredis package.
+   */
   url?: string;
-  /** Prefix of every Redis key and of the channel. Default `"keyguard:"`. */
+  /**
+   * With a `rediss://` url: a PEM file of the CA certificates that signed the server's certificate,
+   * trusted besides Node's own (read at once). Default: none.
+   */
+  caFile?: string;
+  /** The url names one node of a Redis Cluster. Default: false. */
+  cluster?: boolean;
+  /**
+   * Prefix of every Redis key and of the channel. Default `"keyguard:"`. On a Redis Cluster it is
+   * put in braces (`{keyguard:}`) unless it holds a hash tag, so that every key is in one slot.
+   */
   prefix?: string;
   /** Most answers kept in the memory tier. Default 1000. */
   max?: number;
@@ -77,6 +83,8 @@ export interface RedisStore extends Store {
 const OPTION_NAMES = optionNames<RedisStoreOptions>()({
   client: true,
   url: true,
+  caFile: true,
+  cluster: true,
   prefix: true,
   max: true,
   timeout: true,
@@ -170,28 +178,10 @@ interface RedisTicket extends Ticket {
 
 const check: OptionChecks = optionChecks("redisStore", ConfigError);
 
-async function connect(options: RedisStoreOptions): Promise<RedisClientLike> {
-  const client = check.withMethods<RedisClientLike>("client", options.client, ["duplicate"], "Pass an ioredis client (new Redis(...)).");
-  if (client !== undefined) {
-    if (options.url !== undefined) check.fail("url", "pass either client or url, not both.");
-    return client;
-  }
-  if (options.url === undefined) return check.fail("url", "pass { url } (e.g. redis://127.0.0.1:6379) or { client } (an ioredis client).");
-  // The URL may hold a password: only its kind is shown.
-  const url = check.url("url", options.url, { protocols: ["redis:", "rediss:"], example: "redis://127.0.0.1:6379" });
-  let mod: { Redis?: unknown; default?: unknown };
-  try {
-    mod = (await import("ioredis")) as { Redis?: unknown; default?: unknown };
-  } catch {
-    return check.fail("url", "keyguard/redis needs the ioredis package: npm install ioredis (or pass { client }).");
-  }
-  const Redis = (mod.Redis ?? mod.default) as new (url: string, options: Record<string, unknown>) => RedisConnection;
-  // Only a template for the store's own connections: it never connects itself.
-  return new Redis(url.href, { lazyConnect: true });
-}
-
 /**
- * A store shared by every apiKeyAuth() on the same Redis (not Redis Cluster).
+ * A store shared by every apiKeyAuth() on the same Redis: one server (TCP or TLS) or a Redis
+ * Cluster (all of the store's keys in one hash slot; invalidations over classic pub/sub, which
+ * reaches every node).
  *
  * ```ts
  * const store = await redisStore({ url: process.env.REDIS_URL });
@@ -204,7 +194,7 @@ async function connect(options: RedisStoreOptions): Promise<RedisClientLike> {
 export async function redisStore(options: RedisStoreOptions): Promise<RedisStore> {
   if (options === undefined) check.fail("options", "pass { url } or { client }.");
   check.options(options, "Pass { url } or { client }.");
-  const prefix = check.string("prefix", options.prefix, {
+  const given = check.string("prefix", options.prefix, {
     pattern: /^[\x21-\x7e]{0,64}$/,
     default: DEFAULTS.prefix,
     fix: 'Use up to 64 printable ASCII characters without spaces, e.g. "keyguard:".',
@@ -214,19 +204,14 @@ export async function redisStore(options: RedisStoreOptions): Promise<RedisStore
   const leaseMs = check.duration("lease", options.lease, { default: DEFAULTS.lease });
   const logger = check.logger(options.logger);
   check.unknownNames(Object.keys(options), OPTION_NAMES, logger);
-  const template = await connect(options);
+  const { commands, subscriber, cluster } = await openConnections(check, options, timeout);
+  const prefix = cluster ? slotPrefix(given) : given;
+  /** Declared to Redis as the key of every script (the others it names share its slot). */
+  const anchor = `${prefix}seq`;
 
   const channel = `${prefix}${INVALIDATION_CHANNEL_SUFFIX}`;
   const memory = memoryStore({ max });
   const throttle = createLogThrottle();
-  // Commands fail at once while disconnected (no offline queue) and within `timeout`.
-  const commands = template.duplicate({ enableOfflineQueue: false, commandTimeout: timeout, maxRetriesPerRequest: 0, lazyConnect: false });
-  const subscriber = template.duplicate({
-    enableOfflineQueue: true,
-    commandTimeout: undefined,
-    maxRetriesPerRequest: null,
-    lazyConnect: false,
-  });
   const pending: InvalidationMessage[] = [];
   let closed = false;
   let subscribedOnce = false;
@@ -256,7 +241,7 @@ export async function redisStore(options: RedisStoreOptions): Promise<RedisStore
 
   async function send(message: InvalidationMessage): Promise<void> {
     const [kind, id] = message.kind === "all" ? ["all", ""] : message.kind === "key" ? ["key", message.keyHash] : ["keyId", message.keyId];
-    await withTimeout(commands.eval(INVALIDATE, 0, prefix, kind, id, TOMBSTONE_MS, channel, encodeInvalidation(message)));
+    await withTimeout(commands.eval(INVALIDATE, 1, anchor, prefix, kind, id, TOMBSTONE_MS, channel, encodeInvalidation(message)));
   }
 
   async function flushPending(): Promise<void> {
@@ -283,9 +268,21 @@ export async function redisStore(options: RedisStoreOptions): Promise<RedisStore
     if (message !== undefined) memory.apply(message);
   });
   subscriber.on("ready", () => {
-    // After a reconnect the memory tier may hold answers whose invalidation was missed.
-    if (subscribedOnce) memory.apply(invalidateAll());
-    subscribedOnce = true;
+    if (!subscribedOnce) {
+      subscribedOnce = true;
+      return;
+    }
+    // After a reconnect the memory tier may hold answers whose invalidation was missed: forgotten
+    // now, and again once subscribed (answers kept until then could miss one too). The subscription
+    // is made here, not by ioredis's own resubscription, whose failure (a connection closed before
+    // it is answered) would be an unhandled rejection in the application.
+    memory.apply(invalidateAll());
+    subscriber.subscribe(channel).then(
+      () => memory.apply(invalidateAll()),
+      (err: unknown) => {
+        if (!closed) trouble(err);
+      },
+    );
   });
   const ready = Promise.all([
     subscriber.subscribe(channel).catch((err: unknown) => {
@@ -320,7 +317,9 @@ export async function redisStore(options: RedisStoreOptions): Promise<RedisStore
     for (;;) {
       let reply: [number, string, string?, number?];
       try {
-        reply = (await withTimeout(commands.eval(LOOKUP, 0, prefix, ref.keyHash, queryHash(ref.query), owner, leaseMs))) as typeof reply;
+        reply = (await withTimeout(
+          commands.eval(LOOKUP, 1, anchor, prefix, ref.keyHash, queryHash(ref.query), owner, leaseMs),
+        )) as typeof reply;
       } catch (err) {
         trouble(err);
         return miss(ref, mark, undefined, undefined);
@@ -358,7 +357,8 @@ export async function redisStore(options: RedisStoreOptions): Promise<RedisStore
       withTimeout(
         commands.eval(
           SETTLE,
-          0,
+          1,
+          anchor,
           prefix,
           t.ref.keyHash,
           queryHash(t.ref.query),

@@ -33,8 +33,15 @@ export interface LocalKeyServiceInstance {
 export async function openStore(config: LocalServiceConfig): Promise<{ store: Storage; owned: boolean }> {
   if (config.storage) return { store: config.storage, owned: false };
   if (config.postgres) {
-    const { postgres, redis, schema } = config.postgres;
-    return { store: await postgresStorage({ postgres, redis, ...(schema === undefined ? {} : { schema }) }), owned: true };
+    const { postgres, redis, redisCaFile, redisCluster, schema } = config.postgres;
+    const store = await postgresStorage({
+      postgres,
+      redis,
+      ...(redisCaFile !== undefined && { redisCaFile }),
+      ...(redisCluster !== undefined && { redisCluster }),
+      ...(schema !== undefined && { schema }),
+    });
+    return { store, owned: true };
   }
   if (config.dataFile) {
     warnIfReadable(config.dataFile, config.logger);

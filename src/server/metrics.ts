@@ -4,6 +4,7 @@
 // process. prom-client is an optional peer dependency, loaded only when metrics are on.
 import type * as PromClient from "prom-client";
 import { loadPeer } from "./storage/peer-module";
+import { CHECKSUM_REJECTED } from "./domain/verification";
 
 /** Request latency buckets, seconds: a local service answers in well under a millisecond to seconds. */
 const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -48,6 +49,7 @@ export class ServiceMetrics {
   private readonly requests: PromClient.Counter<"operation" | "status">;
   private readonly requestSeconds: (operation: string) => PromClient.Histogram.Internal<"operation">;
   private readonly verifications: (code: string) => PromClient.Counter.Internal;
+  private readonly checksumRejections: PromClient.Counter;
   private readonly storeSeconds: (operation: string) => PromClient.Histogram.Internal<"operation">;
   private readonly storeErrors: PromClient.Counter<"operation" | "kind">;
 
@@ -75,6 +77,11 @@ export class ServiceMetrics {
       registers,
     });
     this.verifications = cached((code) => verifications.labels(code));
+    this.checksumRejections = new prom.Counter({
+      name: "keyguard_checksum_rejections_total",
+      help: "keys.verifyKey answers NOT_FOUND given without a store read: keys of the checksummed format whose checksum fails (also counted in keyguard_verifications_total).",
+      registers,
+    });
     const storeSeconds = new prom.Histogram({
       name: "keyguard_store_duration_seconds",
       help: "Time of each store call, by operation (`transaction` for a whole transaction, else the call: keyByHash, get, limit, spendCredits, ...).",
@@ -99,7 +106,9 @@ export class ServiceMetrics {
 
   /** The result of an operation that succeeded: counts verification outcomes. */
   outcome(operation: string, data: unknown): void {
-    if (operation === "keys.verifyKey") this.verifications((data as { code: string }).code).inc();
+    if (operation !== "keys.verifyKey") return;
+    this.verifications((data as { code: string }).code).inc();
+    if (data === CHECKSUM_REJECTED) this.checksumRejections.inc();
   }
 
   /** The recorder of one store operation's calls, failed or not (bound once): takes milliseconds, as `performance.now()` differences. */

@@ -7,6 +7,7 @@ import { HIDDEN, Hidden, optionChecks, type OptionChecks } from "../option-check
 import { ENCRYPTION_KEY_ENV, parseEncryptionKey } from "./domain/key-vault";
 import type { InvalidationPublisher } from "../protocol/invalidation";
 import type { Storage } from "./storage/seam";
+import { parsePublicKeys, type PublicKeySource } from "./leaks/public-keys";
 
 export interface LocalKeyServiceOptions {
   /**
@@ -35,8 +36,21 @@ export interface LocalKeyServiceOptions {
    * `ioredis`. Default: none.
    */
   postgres?: string;
-  /** Redis connection URL holding the rate-limit counters (with `postgres`). Default: none. */
+  /**
+   * Redis connection URL holding the rate-limit counters (with `postgres`): `redis://…`, or
+   * `rediss://…` for TLS. Default: none.
+   */
   redis?: string;
+  /**
+   * PEM file of the CA certificates that signed the `rediss://` server's certificate, trusted
+   * besides Node's own (with `redis`; read at start). Default: none.
+   */
+  redisCaFile?: string;
+  /**
+   * The `redis` URL names one node of a Redis Cluster; the counters' scripts keep their keys in
+   * one hash slot. Default: false.
+   */
+  redisCluster?: boolean;
   /**
    * PostgreSQL schema of the tables (with `postgres`); the Redis keys start with
    * `keyguard:<schema>:`. Default: `"keyguard"`.
@@ -46,6 +60,11 @@ export interface LocalKeyServiceOptions {
   port?: number;
   /** Address to listen on (`startLocalKeyService` only). Default: `"127.0.0.1"`. */
   host?: string;
+  /**
+   * How long `close()` of `startLocalKeyService` lets the requests in flight finish before it cuts
+   * their connections, ms (`keyguard serve`: `--drain-timeout`, 10 s). Default: `1000`.
+   */
+  drainTimeoutMs?: number;
   /** Where unexpected errors and persistence failures are reported. Default: `defaultLogger` (stderr). */
   logger?: Logger;
   /**
@@ -79,6 +98,25 @@ export interface LocalKeyServiceOptions {
    */
   verificationRetentionDays?: number;
   /**
+   * How long audit records (what `audit.listEvents` reads: every change made through the
+   * operations, and every attempt refused for permissions) are kept, in days: older ones are
+   * deleted by the service at start and every hour. A whole number 1..3650. Default: 365.
+   */
+  auditRetentionDays?: number;
+  /**
+   * Deliver webhooks to endpoints on loopback, private, link-local and other non-public addresses.
+   * Off by default: an endpoint's URL is a request the service makes for whoever holds a root key
+   * that may register one (server-side request forgery). Turn it on for tests and closed networks.
+   */
+  webhooksAllowPrivate?: boolean;
+  /** How long a webhook message is retried before it is marked failed, in hours (whole number 1..168). Default: 24. */
+  webhookRetryHours?: number;
+  /**
+   * How long before a key's `expires` its `key.expiring` webhook event is sent, in hours (whole
+   * number 1..8760): the service scans every minute for keys expiring within this notice. Default: 72.
+   */
+  webhookExpiryNoticeHours?: number;
+  /**
    * Serve the web console at `/` (its files at `/console/…`), next to the API: sign in with a root
    * key, manage APIs, keys, permissions, roles and root keys, watch verifications. Its files come
    * from the package (built by `npm run build`). Default: false (`keyguard serve` turns it on);
@@ -91,6 +129,23 @@ export interface LocalKeyServiceOptions {
    * package `prom-client`. Default: off (`/metrics` is an unknown route and prom-client is not loaded).
    */
   metrics?: boolean | MetricsOptions;
+  /**
+   * Receive GitHub's secret scanning reports at `POST /secret-scanning/github`: keys found in public
+   * are disabled or flagged, as their API's `leakResponse` says (docs/security.md). Default: off
+   * (that path answers 404).
+   */
+  secretScanning?: SecretScanningOptions;
+}
+
+export interface SecretScanningOptions {
+  /**
+   * Where the host's public keys are published (the JSON document `{ public_keys: [{ key_identifier,
+   * key, is_current }] }`): an `https://` or `http://` URL, for GitHub
+   * `https://api.github.com/meta/public_keys/secret_scanning` (fetched when first needed, kept, read
+   * again for an unknown key identifier at most once a minute), or the path of a file holding it
+   * (read at start, and again likewise).
+   */
+  publicKeys: string;
 }
 
 export interface MetricsOptions {
@@ -113,9 +168,18 @@ export interface LocalServiceConfig {
   readonly dataFile: string | undefined;
   readonly storage: Storage | undefined;
   /** PostgreSQL + Redis, when configured (the URLs are checked when the store opens). */
-  readonly postgres: { readonly postgres: string; readonly redis: string; readonly schema: string | undefined } | undefined;
+  readonly postgres:
+    | {
+        readonly postgres: string;
+        readonly redis: string;
+        readonly redisCaFile: string | undefined;
+        readonly redisCluster: boolean | undefined;
+        readonly schema: string | undefined;
+      }
+    | undefined;
   readonly port: number;
   readonly host: string;
+  readonly drainTimeoutMs: number;
   readonly logger: Logger;
   /** The 32-byte key-encryption key; undefined when none is configured. */
   readonly encryptionKey: Buffer | undefined;
@@ -126,7 +190,16 @@ export interface LocalServiceConfig {
   readonly metrics: { readonly token: string | undefined; readonly processMetrics: boolean } | undefined;
   /** Retention of verification events, ms. */
   readonly verificationRetentionMs: number;
+  /** Retention of audit records, ms. */
+  readonly auditRetentionMs: number;
+  readonly webhooksAllowPrivate: boolean;
+  /** How long a webhook message is retried, ms. */
+  readonly webhookRetryMs: number;
+  /** How long before a key's expiry its `key.expiring` event is sent, ms. */
+  readonly webhookExpiryNoticeMs: number;
   readonly console: boolean;
+  /** The secret scanning endpoint; undefined when off. */
+  readonly secretScanning: { readonly publicKeys: PublicKeySource } | undefined;
 }
 
 /**
@@ -152,9 +225,12 @@ const KNOWN: readonly string[] = Object.freeze(
     store: true,
     postgres: true,
     redis: true,
+    redisCaFile: true,
+    redisCluster: true,
     postgresSchema: true,
     port: true,
     host: true,
+    drainTimeoutMs: true,
     logger: true,
     encryptionKey: true,
     encryptionKeyFile: true,
@@ -163,7 +239,12 @@ const KNOWN: readonly string[] = Object.freeze(
     invalidate: true,
     metrics: true,
     verificationRetentionDays: true,
+    auditRetentionDays: true,
+    webhooksAllowPrivate: true,
+    webhookRetryHours: true,
+    webhookExpiryNoticeHours: true,
     console: true,
+    secretScanning: true,
   } satisfies Record<keyof LocalKeyServiceOptions, true>),
 );
 
@@ -216,7 +297,7 @@ function parseShared(
   storage: Storage | undefined,
   storageName: string,
 ): LocalServiceConfig["postgres"] {
-  const { postgresSchema } = options;
+  const { postgresSchema, redisCaFile, redisCluster } = options;
   const url = (option: "postgres" | "redis", example: string) => {
     const value = options[option];
     if (value !== undefined && (typeof value !== "string" || value.trim() === "")) {
@@ -227,8 +308,9 @@ function parseShared(
   const postgres = url("postgres", "postgres://user:password@127.0.0.1:5432/keyguard");
   const redis = url("redis", "redis://127.0.0.1:6379");
   if (postgres === undefined && redis === undefined) {
-    if (postgresSchema !== undefined)
-      check.invalid("postgresSchema", postgresSchema, "It applies only with postgres and redis; pass those too or drop it.");
+    for (const [name, value] of Object.entries({ postgresSchema, redisCaFile, redisCluster })) {
+      if (value !== undefined) check.invalid(name, value, "It applies only with postgres and redis; pass those too or drop it.");
+    }
     return undefined;
   }
   if (postgres === undefined)
@@ -240,7 +322,8 @@ function parseShared(
     check.invalid(storageName, new Hidden("<a Storage>"), `Pass either ${storageName} or postgres and redis, not both.`);
   if (postgresSchema !== undefined && typeof postgresSchema !== "string")
     check.invalid("postgresSchema", postgresSchema, 'Pass a schema name such as "keyguard".');
-  return Object.freeze({ postgres, redis, schema: postgresSchema });
+  // The CA file and the cluster switch are checked (the file read) with the URL, when the store opens.
+  return Object.freeze({ postgres, redis, redisCaFile, redisCluster, schema: postgresSchema });
 }
 
 const METRICS_KEYS: readonly string[] = Object.keys({ token: true, processMetrics: true } satisfies Record<keyof MetricsOptions, true>);
@@ -262,6 +345,46 @@ function parseMetrics(metrics: LocalKeyServiceOptions["metrics"]): LocalServiceC
     fix: "Use 16..512 printable characters without spaces, e.g. from `openssl rand -base64 24`.",
   });
   return Object.freeze({ token, processMetrics: check.boolean("metrics.processMetrics", given.processMetrics, true) });
+}
+
+const GITHUB_KEYS = "https://api.github.com/meta/public_keys/secret_scanning";
+
+/** `secretScanning`: its public keys from a URL, or from a file read (and checked) now. */
+function parseSecretScanning(value: LocalKeyServiceOptions["secretScanning"]): LocalServiceConfig["secretScanning"] {
+  const given = check.object("secretScanning", value, `Pass { publicKeys: "${GITHUB_KEYS}" } (or a file path).`);
+  if (given === undefined) return undefined;
+  check.unknownNames(
+    Object.keys(given).map((k) => `secretScanning.${k}`),
+    ["secretScanning.publicKeys"],
+  );
+  const where = check.string("secretScanning.publicKeys", given.publicKeys, {
+    pattern: /\S/,
+    fix: `Pass the URL of the host's public keys (GitHub: ${GITHUB_KEYS}) or the path of a file holding that JSON document.`,
+  });
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(where)) {
+    const url = check.url("secretScanning.publicKeys", where, { protocols: ["https:", "http:"], example: GITHUB_KEYS, show: "origin" });
+    return Object.freeze({ publicKeys: Object.freeze({ kind: "url" as const, url }) });
+  }
+  let text: string;
+  try {
+    text = readFileSync(where, "utf8");
+  } catch (err) {
+    return check.invalid(
+      "secretScanning.publicKeys",
+      where,
+      `The file cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"}).`,
+    );
+  }
+  try {
+    parsePublicKeys(text);
+  } catch (err) {
+    check.invalid(
+      "secretScanning.publicKeys",
+      where,
+      `The file is not a public keys document (${(err as Error).message}): it holds { "public_keys": [{ "key_identifier", "key" }] } with PEM ECDSA P-256 keys.`,
+    );
+  }
+  return Object.freeze({ publicKeys: Object.freeze({ kind: "file" as const, path: where }) });
 }
 
 export function parseOptions(input: LocalKeyServiceOptions = {}, env: NodeJS.ProcessEnv = process.env): LocalServiceConfig {
@@ -311,6 +434,7 @@ export function parseOptions(input: LocalKeyServiceOptions = {}, env: NodeJS.Pro
   const postgres = parseShared(options, dataFile, storage, storageName);
   const port = check.integer("port", options.port ?? 0, { min: 0, max: 65535, note: "0 picks any free one" });
   const host = check.string("host", options.host, { pattern: /./, default: "127.0.0.1", fix: 'Use an address such as "127.0.0.1".' });
+  const drainTimeoutMs = check.integer("drainTimeoutMs", options.drainTimeoutMs, { min: 0, max: 600_000, default: 1000, unit: "ms" });
   const encryptionKey = encryptionKeyOf(options, env);
   const storeKeys = check.boolean("storeKeys", options.storeKeys, false);
   if (storeKeys && !encryptionKey) {
@@ -336,6 +460,8 @@ export function parseOptions(input: LocalKeyServiceOptions = {}, env: NodeJS.Pro
     unit: "days",
   });
   const verificationRetentionMs = retentionDays * 86_400_000;
+  const auditRetentionMs =
+    check.integer("auditRetentionDays", options.auditRetentionDays, { min: 1, max: 3650, default: 365, unit: "days" }) * 86_400_000;
   return Object.freeze({
     rootKey,
     now,
@@ -344,13 +470,22 @@ export function parseOptions(input: LocalKeyServiceOptions = {}, env: NodeJS.Pro
     postgres,
     port,
     host,
+    drainTimeoutMs,
     logger,
     encryptionKey,
     storeKeys,
     trustProxy,
     invalidate,
     verificationRetentionMs,
+    auditRetentionMs,
+    webhooksAllowPrivate: check.boolean("webhooksAllowPrivate", options.webhooksAllowPrivate, false),
+    webhookRetryMs:
+      check.integer("webhookRetryHours", options.webhookRetryHours, { min: 1, max: 168, default: 24, unit: "hours" }) * 3_600_000,
+    webhookExpiryNoticeMs:
+      check.integer("webhookExpiryNoticeHours", options.webhookExpiryNoticeHours, { min: 1, max: 8760, default: 72, unit: "hours" }) *
+      3_600_000,
     console: withConsole,
     metrics,
+    secretScanning: parseSecretScanning(options.secretScanning),
   });
 }

@@ -3,7 +3,8 @@
 import { LocalServiceArgumentError } from "./argument-error";
 import { ALL_ROOT_PERMISSIONS, PERMISSION_TUPLE } from "./operations/auth";
 import { newId } from "./domain/ids";
-import { generateKey } from "./domain/key-material";
+import { generateKey, KEY_FORMATS, type KeyFormat } from "./domain/key-material";
+import { allowListEntryProblem } from "./domain/ip-allowlist";
 import { keyHash } from "../protocol/key-hash";
 import { ENCRYPTION_KEY_ENV, KeyVault } from "./domain/key-vault";
 import type { ServiceMetrics } from "./metrics";
@@ -11,9 +12,22 @@ import type { LocalServiceConfig } from "./options";
 import { BOOTSTRAP_META, exportState, putWorkspace } from "./storage/state-file";
 import { KEY_MIGRATION_ALGORITHMS, addMigration, readMigrations } from "./domain/key-migrations";
 import type { OpContext } from "./operations/operation";
-import type { ApiRecord, KeyMigrationAlgorithm, LocalState, Storage, StorageTx, VerificationEvent } from "./storage/seam";
+import type {
+  ApiRecord,
+  KeyMigrationAlgorithm,
+  LeakResponse,
+  LocalState,
+  Storage,
+  StorageTx,
+  VerificationEvent,
+  WebhookMessage,
+} from "./storage/seam";
 import { StoreFailureLog } from "./storage/store-failures";
 import { VerificationRecorder } from "./storage/verification-events";
+import { AuditRetention } from "./storage/audit-retention";
+import { WebhookDispatcher } from "./webhooks/dispatcher";
+import { ExpiryNotices } from "./webhooks/expiry-notices";
+import { enqueueNoticed } from "./webhooks/noticed";
 
 export interface UnavailableOptions {
   /** Fail only the next N requests, then recover. Default: every request until turned off. */
@@ -40,8 +54,12 @@ export interface LocalKeyService {
   readonly restored: boolean;
   createWorkspace(input?: { name?: string }): Promise<{ workspaceId: string }>;
   /**
-   * `ipWhitelist`: caller addresses allowed to verify this API's keys; others get FORBIDDEN.
+   * `ipWhitelist`: caller addresses or CIDR ranges allowed to verify this API's keys; others get FORBIDDEN.
    * `storeKeys`: keep an encrypted copy of each recoverable key (needs an encryption key).
+   * `keyFormat`: `"plain"` (the default) or `"checksummed"` (`prefix_kg0…`, rejected offline when mistyped).
+   * `leakResponse`: what a secret-scanning report of one of its keys does, `"disable"` (the default) or `"flag"`.
+   * `creditsLowThreshold`: a charge that takes a key's remaining credits from above it to at or
+   * below it sends the `key.credits_low` webhook event (a whole number ≥ 1; default: none).
    */
   createApi(input: CreateApiInput): Promise<{ apiId: string }>;
   /** `permissions`: tuples such as `api.*.verify_key` or `api.<apiId>.create_key`. */
@@ -71,6 +89,9 @@ export interface CreateApiInput {
   name: string;
   ipWhitelist?: string[];
   storeKeys?: boolean;
+  keyFormat?: KeyFormat;
+  leakResponse?: LeakResponse;
+  creditsLowThreshold?: number;
 }
 
 export interface CreateKeyMigrationInput {
@@ -126,7 +147,13 @@ export class ServiceCore implements LocalKeyService {
   readonly vault: KeyVault | undefined;
   /** Verification events on their way to the store. */
   readonly events: VerificationRecorder;
+  /** Deletes the audit records older than their retention. */
+  readonly auditRetention: AuditRetention;
+  /** Delivers the webhook outbox. */
+  readonly webhooks: WebhookDispatcher;
   private fault: { left: number; retryAfter: number } | undefined;
+  /** Shutting down: the readiness probe answers 503 (set when a close begins). */
+  draining = false;
 
   private constructor(
     readonly config: LocalServiceConfig,
@@ -139,6 +166,16 @@ export class ServiceCore implements LocalKeyService {
     this.failures = new StoreFailureLog(config.logger, store.kind);
     this.vault = config.encryptionKey && new KeyVault(config.encryptionKey);
     this.events = new VerificationRecorder(store, config.verificationRetentionMs, config.now, config.logger, this.failures);
+    this.auditRetention = new AuditRetention(store, config.auditRetentionMs, config.now, config.logger, this.failures);
+    this.webhooks = new WebhookDispatcher(store, {
+      allowPrivate: config.webhooksAllowPrivate,
+      vault: this.vault,
+      retryWindowMs: config.webhookRetryMs,
+      now: config.now,
+      logger: config.logger,
+      failures: this.failures,
+      expiryNotices: new ExpiryNotices(store, config.webhookExpiryNoticeMs, config.now),
+    });
   }
 
   /** Opens the service over `store`: finds or creates the bootstrap, in one transaction. */
@@ -182,8 +219,15 @@ export class ServiceCore implements LocalKeyService {
       throw new LocalServiceArgumentError("createApi: name must be a non-empty string.");
     }
     const ips = input.ipWhitelist;
-    if (ips !== undefined && (!Array.isArray(ips) || ips.some((ip) => typeof ip !== "string" || ip === ""))) {
-      throw new LocalServiceArgumentError('createApi: ipWhitelist must be an array of addresses, e.g. ["127.0.0.1"].');
+    const badIp = Array.isArray(ips) ? ips.find((ip) => typeof ip !== "string" || allowListEntryProblem(ip) !== undefined) : undefined;
+    if (ips !== undefined && (!Array.isArray(ips) || badIp !== undefined)) {
+      throw new LocalServiceArgumentError(
+        `createApi: ipWhitelist must be an array of addresses or CIDR ranges, e.g. ["127.0.0.1", "10.0.0.0/8"]${badIp === undefined ? "" : `; ${JSON.stringify(badIp)} is not one`}.`,
+      );
+    }
+    const keyFormat = input.keyFormat ?? "plain";
+    if (!KEY_FORMATS.includes(keyFormat)) {
+      throw new LocalServiceArgumentError(`createApi: keyFormat must be one of ${KEY_FORMATS.map((f) => JSON.stringify(f)).join(", ")}.`);
     }
     const storeKeys = input.storeKeys ?? false;
     if (typeof storeKeys !== "boolean") throw new LocalServiceArgumentError("createApi: storeKeys must be true or false.");
@@ -192,11 +236,22 @@ export class ServiceCore implements LocalKeyService {
         `createApi: storeKeys needs a key-encryption key. Start the service with ${ENCRYPTION_KEY_ENV}, encryptionKey or encryptionKeyFile.`,
       );
     }
+    const leakResponse = input.leakResponse;
+    if (leakResponse !== undefined && leakResponse !== "disable" && leakResponse !== "flag") {
+      throw new LocalServiceArgumentError('createApi: leakResponse must be "disable" or "flag".');
+    }
+    const threshold = input.creditsLowThreshold;
+    if (threshold !== undefined && !(Number.isSafeInteger(threshold) && threshold >= 1)) {
+      throw new LocalServiceArgumentError("createApi: creditsLowThreshold must be a whole number of credits, 1 or more.");
+    }
     const id = newId("api");
     await this.store.transaction(async (tx) => {
       const api: ApiRecord = { id, workspaceId: await this.workspace(tx, input.workspaceId), name: input.name, createdAt: this.now() };
       if (ips) api.ipWhitelist = [...ips];
       if (storeKeys) api.storeKeys = true;
+      if (keyFormat !== "plain") api.keyFormat = keyFormat;
+      if (leakResponse !== undefined) api.leakResponse = leakResponse;
+      if (threshold !== undefined) api.creditsLowThreshold = threshold;
       await tx.put("apis", api);
     });
     return { apiId: id };
@@ -275,13 +330,43 @@ export class ServiceCore implements LocalKeyService {
     };
   }
 
+  /** What the webhooks operations see (OpContext.webhooks). */
+  get webhookContext(): OpContext["webhooks"] {
+    return {
+      allowPrivate: this.config.webhooksAllowPrivate,
+      messages: (workspaceId, endpointId, limit) => this.store.listWebhooks(workspaceId, endpointId, limit),
+      message: (messageId) => this.store.getWebhook(messageId),
+      resend: async (message) => {
+        const now = this.config.now();
+        const again: WebhookMessage = { ...message, status: "pending", nextAttemptAt: now, resentAt: now };
+        await this.store.settleWebhook(again);
+        void this.webhooks.tick();
+        return again;
+      },
+      chargeWithEvents: this.chargeWithEvents,
+    };
+  }
+
+  /** OpContext.webhooks.chargeWithEvents: the charge and its events' messages in one transaction, then a delivery pass. */
+  private readonly chargeWithEvents: OpContext["webhooks"]["chargeWithEvents"] = async (keyId, cost, now, refill, events) => {
+    let sent = 0;
+    const spent = await this.store.transaction(async (tx) => {
+      const outcome = await tx.spendCredits(keyId, cost, now, refill);
+      if (outcome?.ok) sent = await enqueueNoticed(tx, events(outcome));
+      return outcome;
+    });
+    if (sent > 0) void this.webhooks.tick();
+    return spent;
+  };
+
   flushVerifications(): Promise<void> {
     return this.events.flush();
   }
 
   /** Stops the timers and writes the events still buffered (before the store closes). */
-  close(): Promise<void> {
-    return this.events.close();
+  async close(): Promise<void> {
+    this.draining = true;
+    await Promise.all([this.events.close(), this.auditRetention.close(), this.webhooks.close()]);
   }
 
   private async workspace(tx: StorageTx, id: string | undefined): Promise<string> {

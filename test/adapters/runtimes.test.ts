@@ -1,10 +1,11 @@
 // keyguard/web and keyguard/hono for real on Bun and Deno: each runtime (node_modules/.bin/bun,
 // node_modules/.bin/deno) serves the scenario in a process of its own, and the conformance suite
 // runs from here against it over HTTP. Bun runs the TypeScript source; Deno an ESM bundle of it
-// (esbuild, everything inlined, conditions "deno", "worker", "browser"), with network access to
-// 127.0.0.1 only. A missing runtime skips its suites, saying why; with CI set it fails instead.
+// (esbuild, everything but ioredis inlined, conditions "deno", "worker", "browser"), with network
+// access to 127.0.0.1 only. Both serve /redis with a redisStore() of their own, on the test's
+// Redis. A missing runtime skips its suites, saying why; with CI set it fails instead.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
@@ -15,7 +16,12 @@ import type { ScenarioEnv } from "./scenario";
 const root = join(__dirname, "../..");
 const SERVER = join(__dirname, "runtimes/server.ts");
 const work = mkdtempSync(join(tmpdir(), "keyguard-runtimes-"));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+mkdirSync(join(root, "node_modules/.cache"), { recursive: true });
+const bundles = mkdtempSync(join(root, "node_modules/.cache/keyguard-runtimes-"));
+afterAll(() => {
+  rmSync(work, { recursive: true, force: true });
+  rmSync(bundles, { recursive: true, force: true });
+});
 
 interface Runtime {
   readonly name: string;
@@ -27,7 +33,8 @@ interface Runtime {
 let denoBundle: Promise<string> | undefined;
 function bundleForDeno(): Promise<string> {
   denoBundle ??= (async () => {
-    const outfile = join(work, "server.mjs");
+    // Inside the project, so that Deno finds ioredis (left out of the bundle) in its node_modules.
+    const outfile = join(bundles, "server.mjs");
     await build({
       absWorkingDir: root,
       entryPoints: [SERVER],
@@ -38,7 +45,8 @@ function bundleForDeno(): Promise<string> {
       mainFields: ["module", "main"],
       outfile,
       logLevel: "silent",
-      external: ["@opentelemetry/api"],
+      // ioredis (for the /redis route's redisStore()) is Node code: Deno loads it from node_modules.
+      external: ["@opentelemetry/api", "ioredis", "node:*"],
     });
     return outfile;
   })();
@@ -50,7 +58,8 @@ const RUNTIMES: Runtime[] = [
   {
     name: "Deno",
     binary: join(root, "node_modules/.bin/deno"),
-    args: async () => ["run", "--allow-net=127.0.0.1", "--allow-env", "--no-prompt", "--no-config", await bundleForDeno()],
+    // --node-modules-dir=manual: bare imports (ioredis) resolve in the project's node_modules.
+    args: async () => ["run", "--allow-net=127.0.0.1", "--allow-env", "--no-prompt", "--node-modules-dir=manual", await bundleForDeno()],
   },
 ];
 
@@ -68,6 +77,7 @@ function serve(runtime: Runtime, adapter: "web" | "hono", env: ScenarioEnv): Pro
             KG_BASE_URL: env.baseUrl,
             KG_ROOT_KEY: env.rootKey,
             KG_REFUSED_URL: env.refusedUrl,
+            ...(env.redis === undefined ? {} : { KG_REDIS_URL: env.redis.url, KG_REDIS_PREFIX: env.redis.prefix }),
             DENO_DIR: join(work, "deno"),
             DENO_NO_UPDATE_CHECK: "1",
             NO_COLOR: "1",
@@ -113,7 +123,7 @@ for (const runtime of RUNTIMES) {
   }
   for (const adapter of ["web", "hono"] as const) {
     conformanceSuite(`${adapter === "web" ? "Web handler" : "Hono"} on ${runtime.name}`, {
-      redis: false,
+      redis: "own",
       start: (env) => serve(runtime, adapter, env),
     });
   }

@@ -11,6 +11,8 @@ export interface ScenarioEnv {
   readonly refusedUrl: string;
   /** A store for the /redis route; without one the route is not served. */
   readonly store?: unknown;
+  /** Where a runtime in a process of its own makes that store itself (redisStore({ url, prefix })). */
+  readonly redis?: { readonly url: string; readonly prefix: string };
 }
 
 export type GuardSpec =
@@ -46,7 +48,9 @@ const quiet = { warn() {}, error() {} };
 
 /** The routes, with `decisions` receiving what onDecision reports on /protected. */
 export function scenarioRoutes(env: ScenarioEnv, decisions: ReportedDecision[]): RouteSpec[] {
-  const base = { rootKey: env.rootKey, baseUrl: env.baseUrl, timeout: 400, deadline: 800, retry: false, logger: quiet };
+  // Time limits far above what a loaded machine needs, so that only the outage tests see a 503:
+  // they use /tight, whose deadline is short enough to be waited for.
+  const base = { rootKey: env.rootKey, baseUrl: env.baseUrl, timeout: 3000, deadline: 4000, retry: false, logger: quiet };
   const onDecision = (d: { outcome: string; status: number | undefined; code: string; source: string; keyId: string | undefined }) => {
     decisions.push({ outcome: d.outcome, status: d.status ?? null, code: d.code, source: d.source, keyId: d.keyId ?? null });
   };
@@ -62,9 +66,11 @@ export function scenarioRoutes(env: ScenarioEnv, decisions: ReportedDecision[]):
     { path: "/hidden", options: { ...base, hideCredentials: true } },
     { path: "/nocache", options: { ...base, cache: false } },
     { path: "/stale", options: { ...base, cache: { ttl: 0 }, staleIfError: 60_000 } },
+    { path: "/tight", options: { ...base, timeout: 400, deadline: 800 } },
     { path: "/refused", options: { ...base, baseUrl: env.refusedUrl } },
     { path: "/open", options: { ...base, baseUrl: env.refusedUrl, onServiceError: "open" } },
     { path: "/badroot", options: { ...base, rootKey: "unkey_not_a_root_key" } },
+    { path: "/checksum-off", options: { ...base, rejectBadChecksums: false } },
   ];
   if (env.store !== undefined) routes.push({ path: "/redis", options: { ...base, store: env.store } });
   return routes;

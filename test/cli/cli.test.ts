@@ -115,6 +115,18 @@ describe("keyguard serve", () => {
     expect(fromFile.stderr + fromEnv.stderr).not.toMatch(/tok_short/);
   });
 
+  it("a missing --secret-scanning-keys file or a URL of another scheme exits with code 2, naming the flag", async () => {
+    const cases: Array<[string, RegExp]> = [
+      [join(dir, "no-such-keys.json"), /invalid --secret-scanning-keys = ".*no-such-keys\.json"\. The file cannot be read/],
+      ["ftp://example.test/keys", /invalid --secret-scanning-keys = "ftp:\/\/example\.test\/keys"\. Use an https:\/\/ or http:\/\/ URL/],
+    ];
+    for (const [value, message] of cases) {
+      const res = await run(["serve", "--secret-scanning-keys", value]);
+      expect(res.status).toBe(2);
+      expect(res.stderr).toMatch(message);
+    }
+  });
+
   it("--help documents serve; bad flags exit with code 2 and a clear message", async () => {
     const cases: Array<[string[], RegExp]> = [
       [["serve", "--port", "http"], /--port must be an integer/],
@@ -139,6 +151,11 @@ describe("keyguard serve", () => {
         ["serve", "--verification-retention-days", "3651"],
         /invalid --verification-retention-days = 3651\. Use a whole number of days 1\.\.3650/,
       ],
+      [["serve", "--audit-retention-days", "0"], /invalid --audit-retention-days = 0\. Use a whole number of days 1\.\.3650/],
+      [
+        ["serve", "--webhook-expiry-notice-hours", "0"],
+        /invalid --webhook-expiry-notice-hours = 0\. Use a whole number of hours 1\.\.8760/,
+      ],
       [["serve", "--metrics-token-file", join(dir, "no-such-file")], /--metrics-token-file needs --metrics/],
       [["migrate", "state.json", "--data", join(dir, "x.db"), "--no-console"], /keyguard migrate takes no --no-console/],
     ];
@@ -160,9 +177,12 @@ describe("keyguard serve", () => {
       "--store-keys",
       "--trust-proxy",
       "--verification-retention-days",
+      "--audit-retention-days",
       "--metrics",
       "--metrics-token-file",
       "--no-console",
+      "--secret-scanning-keys",
+      "--webhook-expiry-notice-hours",
     ]) {
       expect(help!.stdout).toContain(flag);
     }
@@ -174,7 +194,7 @@ describe("keyguard serve", () => {
       expect(res.stderr).not.toContain("short");
       expect(res.stderr).not.toMatch(/keyguard\/(local|server):|invalid option/);
     });
-  });
+  }, 60_000); // 16 CLI processes at once: on 2 busy cores they can take longer than the default 20 s
 
   it("bad --invalidate-redis / --invalidate-prefix values exit with code 2, naming the flag (or variable), never the URL", async () => {
     const cases: Array<[string[], Record<string, string>, string]> = [

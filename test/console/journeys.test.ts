@@ -1,10 +1,11 @@
 // The console in a real browser (Debian's Chromium through playwright-core) against `keyguard
 // serve` on SQLite: sign in; create a key and copy it; use it against an app protected by
 // apiKeyAuth() and see the verification in the chart; disable it and see the app answer 401; a
-// root key without a permission sees a clear refusal; root keys; accessibility (axe-core) and the
+// root key without a permission sees a clear refusal; a key reported leaked by secret scanning is
+// marked; root keys; accessibility (axe-core) and the
 // Content-Security-Policy holding (no violation reported by the browser).
 // KEYGUARD_SCREENSHOTS=1 writes the screenshots of docs/console.md into docs/console/.
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -14,9 +15,12 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiKeyAuth, silentLogger } from "keyguard";
 import { killChildren, serve, type Served } from "../cli/cli-process";
-import { launch, RUN_BROWSER, seriousViolations, type Browser } from "./browser";
+import { launch, RUN_BROWSER, type Browser } from "./browser";
+import { expectAccessible, shot } from "./harness";
+import { reportBody, scanningKey, sendReport, writeKeysDocument } from "../support/secret-scanning-host";
 
-const SHOTS = process.env.KEYGUARD_SCREENSHOTS === "1" ? join(process.cwd(), "docs", "console") : undefined;
+/** The code host signing secret scanning reports (its public key is in a file given to serve). */
+const scanner = scanningKey();
 
 let browser: Browser;
 let service: Served & { rootKey: string };
@@ -42,7 +46,8 @@ async function call(
 describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "keyguard-console-"));
-    const served = await serve(["--port", "0", "--data", join(dir, "keys.db")]);
+    const keysFile = writeKeysDocument(join(dir, "scanning-keys.json"), [scanner]);
+    const served = await serve(["--port", "0", "--data", join(dir, "keys.db"), "--secret-scanning-keys", keysFile]);
     service = { ...served, rootKey: served.rootKey! };
     // An app protected by apiKeyAuth() against that service, without a cache: a change shows at once.
     const demo = express();
@@ -55,7 +60,6 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     analytics = (await call("analytics.getVerifications", { query: "SELECT count(*) AS total FROM key_verifications_v1" })).status === 200;
     if (!analytics) console.log("[skipped part] the chart journey did not run: this service does not answer analytics.getVerifications.");
     browser = await launch();
-    if (SHOTS) mkdirSync(SHOTS, { recursive: true });
   }, 60_000);
 
   afterAll(async () => {
@@ -88,15 +92,6 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     await page.getByLabel("Root key").fill(key);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("navigation", { name: "Sections" }).waitFor();
-  }
-
-  async function shot(page: Page, name: string): Promise<void> {
-    if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`) });
-  }
-
-  async function expectAccessible(page: Page, where: string): Promise<void> {
-    const violations = await seriousViolations(page);
-    expect(violations, `${where}: ${JSON.stringify(violations, null, 1)}`).toEqual([]);
   }
 
   async function newApi(): Promise<string> {
@@ -141,7 +136,7 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     const name = `journey-${Math.random().toString(36).slice(2, 8)}`;
     await page.getByLabel("Name", { exact: true }).fill(name);
     await page.getByLabel("Prefix").fill("jr");
-    await page.getByLabel("Credits").fill("50");
+    await page.getByLabel("Credits", { exact: true }).fill("50");
     await page.getByLabel("Permissions").fill("docs.read");
     await page.getByLabel("Meta (JSON object)").fill("{not json");
     await page.getByRole("button", { name: "Create key" }).click();
@@ -298,6 +293,47 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     await expect.poll(() => caption.innerText()).toBe("Keys (25 shown of 25 loaded)");
     await page.getByRole("button", { name: /Load all keys/ }).click();
     await expect.poll(() => caption.innerText()).toBe("Keys (30 shown of 30 loaded)");
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("marks keys reported leaked by secret scanning: disabled by default, only flagged on a flag-only API", async () => {
+    const apiId = await newApi();
+    const { key, keyId } = (await call("keys.createKey", { apiId, name: "pushed-to-github" })).body.data as { key: string; keyId: string };
+    const calm = (await call("keys.createKey", { apiId, name: "kept-secret" })).body.data as { keyId: string };
+    const flagApi = (await call("apis.createApi", { name: "flag-only-api", leakResponse: "flag" })).body.data as { apiId: string };
+    const flagged = (await call("keys.createKey", { apiId: flagApi.apiId, name: "flagged" })).body.data as { key: string; keyId: string };
+    const url = "https://github.com/octo/demo/blob/0123abc/.env";
+    const report = await sendReport(
+      service.baseUrl,
+      scanner,
+      reportBody([
+        { token: key, url, source: "commit" },
+        { token: flagged.key, url },
+      ]),
+    );
+    expect(report.status).toBe(200);
+    expect((await fetch(`${appUrl}/api/docs`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(401);
+
+    const { page, problems } = await open();
+    await signIn(page, service.rootKey);
+    await page.goto(`${service.baseUrl}/#/keys/${apiId}`);
+    const row = page.locator(`tr[data-key-id="${keyId}"]`);
+    await row.waitFor();
+    expect(await row.locator(".badge").allInnerTexts()).toEqual(["disabled", "leaked"]);
+    expect(await row.locator(".leak-note").innerText()).toContain("Found in public (commit)");
+    expect(await row.getByRole("link", { name: "where" }).getAttribute("href")).toBe(url);
+    expect(await page.locator(`tr[data-key-id="${calm.keyId}"] .badge`).allInnerTexts()).toEqual(["enabled"]);
+    await expectAccessible(page, "keys page with a leaked key");
+
+    await page.goto(`${service.baseUrl}/#/keys/${flagApi.apiId}`);
+    const flaggedRow = page.locator(`tr[data-key-id="${flagged.keyId}"]`);
+    await flaggedRow.waitFor();
+    expect(await flaggedRow.locator(".badge").allInnerTexts()).toEqual(["enabled", "leaked"]);
+    // The key's own page lists its reports.
+    await flaggedRow.getByRole("link", { name: "Open key flagged" }).click();
+    await expect.poll(() => page.getByTestId("key-facts").innerText()).toContain(url);
+    expect(await page.getByTestId("key-facts").innerText()).toMatch(/Found in public\s+\d{1,2} \w{3} \d{4}, [\d:]+ UTC: \w+/);
     expect(problems).toEqual([]);
     await page.close();
   });

@@ -123,6 +123,8 @@ export async function redisProxy() {
   let server: TcpServer | undefined;
   let port = 0;
   let stalled = false;
+  let dropOn: string | undefined;
+  let dropped = 0;
   async function listen(): Promise<void> {
     server = createTcpServer((client) => {
       const backend = connect(REDIS_PORT, REDIS_HOST);
@@ -140,6 +142,13 @@ export async function redisProxy() {
       };
       client.on("error", drop).on("close", drop);
       backend.on("error", drop).on("close", drop);
+      // A connection that sends the command named is cut before it can be answered.
+      client.on("data", (chunk: Buffer) => {
+        if (dropOn !== undefined && chunk.toString("latin1").toLowerCase().includes(`\r\n${dropOn}\r\n`)) {
+          dropped++;
+          drop();
+        }
+      });
     });
     await new Promise<void>((resolve) => server!.listen(port, "127.0.0.1", resolve));
     port = (server.address() as AddressInfo).port;
@@ -169,6 +178,14 @@ export async function redisProxy() {
     unstall(): void {
       stalled = false;
       for (const socket of sockets) socket.resume();
+    },
+    /** Cuts every connection that sends the command `name` (lower case), until called with undefined. */
+    dropOn(name: string | undefined): void {
+      dropOn = name;
+    },
+    /** How many connections `dropOn` cut. */
+    get dropped(): number {
+      return dropped;
     },
     async close(): Promise<void> {
       if (server !== undefined) await this.cut();

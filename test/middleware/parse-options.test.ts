@@ -217,8 +217,15 @@ describe("parseOptions", () => {
     expect(OPTION_NAMES).toContain("store");
     expect(OPTION_NAMES).toContain("onDecision");
     expect(OPTION_NAMES).toContain("telemetry");
-    expect(OPTION_NAMES).toHaveLength(28);
+    expect(OPTION_NAMES).toContain("rejectBadChecksums");
+    expect(OPTION_NAMES).toHaveLength(29);
     expect(Object.isFrozen(OPTION_NAMES)).toBe(true);
+  });
+
+  it("rejectBadChecksums: on by default, a boolean, named in its error", () => {
+    expect(parseOptions(ok).rejectBadChecksums).toBe(true);
+    expect(parseOptions({ ...ok, rejectBadChecksums: false }).rejectBadChecksums).toBe(false);
+    expect(() => parseOptions({ ...ok, rejectBadChecksums: "yes" as unknown as boolean })).toThrow(/rejectBadChecksums/);
   });
 
   it("hideCredentials with getKey names both options and the fix", () => {

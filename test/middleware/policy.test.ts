@@ -12,6 +12,7 @@ describe("status policy", () => {
     expect(DEFAULT_STATUS_POLICY).toEqual({
       MISSING_KEY: { status: 401 },
       INVALID_REQUEST: { status: 400, error: "invalid_request" },
+      INVALID_CHECKSUM: { status: 401, error: "invalid_token" },
       NOT_FOUND: { status: 401, error: "invalid_token" },
       EXPIRED: { status: 401, error: "invalid_token" },
       DISABLED: { status: 401, error: "invalid_token" },

@@ -22,6 +22,9 @@ describe("invalidationAfter", () => {
       expect(invalidationAfter(op, { identity: "x" }), op).toEqual({ v: 1, kind: "all" });
     }
     expect(invalidationAfter("keys.updateKey", {})).toEqual({ v: 1, kind: "all" });
+    // An API's IP allow-list changes the answers for all its keys; its other settings none.
+    expect(invalidationAfter("apis.updateApi", { apiId: "api_1", ipWhitelist: [] })).toEqual({ v: 1, kind: "all" });
+    expect(invalidationAfter("apis.updateApi", { apiId: "api_1", name: "renamed", leakResponse: "disable" })).toBeUndefined();
     expect(invalidationAfter("keys.updateKey", null)).toEqual({ v: 1, kind: "all" });
   });
 

@@ -2,6 +2,7 @@
 // (`transaction` or any StorageTx method, on `direct` or inside a transaction) it asks `fault` whether
 // to fail it, and rejects with that error instead of calling the store.
 import type { Storage, StorageTx } from "keyguard/server";
+import { overriding } from "./storage-wrapper";
 
 /** Which call to fail: return the error to reject with, or undefined to let the call through. */
 export type FaultPlan = (call: string, args: unknown[]) => Error | undefined;
@@ -20,25 +21,31 @@ function wrapTx(tx: StorageTx, fault: FaultPlan): StorageTx {
 }
 
 export function faultyStore(inner: Storage, fault: FaultPlan): Storage {
-  return {
+  // Every call of the store is asked about first, but close (a test's teardown).
+  const calls: Partial<Storage> = {};
+  for (const name of [
+    "appendVerifications",
+    "deleteVerificationsBefore",
+    "queryVerifications",
+    "deleteAuditBefore",
+    "claimWebhooks",
+    "settleWebhook",
+    "getWebhook",
+    "listWebhooks",
+  ] as const) {
+    const call = (inner[name] as (...a: unknown[]) => Promise<unknown>).bind(inner);
+    (calls as Record<string, unknown>)[name] = (...args: unknown[]) => {
+      const err = fault(name, args);
+      return err ? Promise.reject(err) : call(...args);
+    };
+  }
+  return overriding(inner, {
+    ...calls,
     kind: `faulty ${inner.kind}`,
     direct: wrapTx(inner.direct, fault),
     transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
       const err = fault("transaction", []);
       return err ? Promise.reject(err) : inner.transaction((tx) => fn(wrapTx(tx, fault)));
     },
-    appendVerifications(events) {
-      const err = fault("appendVerifications", [events]);
-      return err ? Promise.reject(err) : inner.appendVerifications(events);
-    },
-    deleteVerificationsBefore(before) {
-      const err = fault("deleteVerificationsBefore", [before]);
-      return err ? Promise.reject(err) : inner.deleteVerificationsBefore(before);
-    },
-    queryVerifications(plan, scope) {
-      const err = fault("queryVerifications", [plan, scope]);
-      return err ? Promise.reject(err) : inner.queryVerifications(plan, scope);
-    },
-    close: () => inner.close(),
-  };
+  });
 }

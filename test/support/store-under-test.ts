@@ -14,6 +14,7 @@ import {
   postgresStorage,
   type Storage,
 } from "keyguard/server";
+import { overriding } from "./storage-wrapper";
 
 /** Backends a test run can choose with KEYGUARD_TEST_STORE. */
 const BACKENDS: Record<string, () => Promise<Storage | undefined>> = {
@@ -23,18 +24,12 @@ const BACKENDS: Record<string, () => Promise<Storage | undefined>> = {
   sqlite: async () => {
     const dir = mkdtempSync(join(tmpdir(), "keyguard-test-sqlite-"));
     const store = await sqliteStorage(join(dir, "keys.db"));
-    return {
-      kind: store.kind,
-      direct: store.direct,
-      transaction: (fn) => store.transaction(fn),
-      appendVerifications: (events) => store.appendVerifications(events),
-      deleteVerificationsBefore: (before) => store.deleteVerificationsBefore(before),
-      queryVerifications: (plan, scope) => store.queryVerifications(plan, scope),
+    return overriding(store, {
       close: async () => {
         await store.close();
         rmSync(dir, { recursive: true, force: true });
       },
-    };
+    });
   },
   // A schema and Redis prefix of its own per store, dropped when the store closes.
   postgres: async () => {
@@ -42,15 +37,7 @@ const BACKENDS: Record<string, () => Promise<Storage | undefined>> = {
     const ns = isolatedNamespace();
     const store = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
     let closing: Promise<void> | undefined;
-    return {
-      kind: store.kind,
-      direct: store.direct,
-      transaction: (fn) => store.transaction(fn),
-      appendVerifications: (events) => store.appendVerifications(events),
-      deleteVerificationsBefore: (before) => store.deleteVerificationsBefore(before),
-      queryVerifications: (plan, scope) => store.queryVerifications(plan, scope),
-      close: () => (closing ??= store.close().then(() => ns.drop())),
-    } satisfies Storage;
+    return overriding(store, { close: () => (closing ??= store.close().then(() => ns.drop())) });
   },
 };
 

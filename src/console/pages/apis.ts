@@ -1,4 +1,5 @@
-// APIs: the workspace's APIs (apis.listApis), create one, delete one with confirmation.
+// APIs: the workspace's APIs (apis.listApis), create one, delete one with confirmation; each links
+// to its keys and its settings.
 import type { ApiListItem, CreateApiResult } from "../../protocol/types";
 import { call } from "../api";
 import { field, h, replace, thead, when } from "../dom";
@@ -50,6 +51,12 @@ export async function apisPage(main: HTMLElement): Promise<void> {
                   h(
                     "td",
                     {},
+                    h(
+                      "a",
+                      { href: `#/api/${encodeURIComponent(api.id)}`, "aria-label": `Settings of ${api.name}`, class: "button-link" },
+                      "Settings",
+                    ),
+                    " ",
                     h(
                       "button",
                       {

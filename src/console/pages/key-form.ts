@@ -1,13 +1,18 @@
 // The fields of a key, for creating one (keys.createKey) and editing one (keys.updateKey): name,
-// prefix (create only), expiry, credits and refill, one rate limit, permissions, roles and meta as
-// JSON checked before sending.
+// prefix and recoverable (create only), owner (an identity's externalId), expiry, credits and refill,
+// the credits-low webhook threshold (the key's own, over its API's), named rate limits,
+// permissions, roles and meta as JSON checked before sending.
 import type { CreateKeyRequest, KeyCredits, KeyInfo, UpdateKeyRequest } from "../../protocol/types";
 import { field, h } from "../dom";
+import { metaInput, ratelimitsInput } from "../inputs";
 import { list } from "../ui";
 
 /** What the form gives: the fields keys.updateKey takes, with the prefix (create only) and credits as both operations take them. */
-export type KeyFields = Pick<UpdateKeyRequest, "name" | "expires" | "ratelimits" | "permissions" | "roles" | "meta"> &
-  Pick<CreateKeyRequest, "prefix"> & { credits?: KeyCredits | null };
+export type KeyFields = Pick<
+  UpdateKeyRequest,
+  "name" | "externalId" | "expires" | "ratelimits" | "permissions" | "roles" | "meta" | "creditsLowThreshold"
+> &
+  Pick<CreateKeyRequest, "prefix" | "recoverable"> & { credits?: KeyCredits | null };
 
 /** `Date` → the value of an <input type=datetime-local> in local time. */
 function localInput(ms: number): string {
@@ -38,31 +43,42 @@ export function keyForm(initial?: KeyInfo): { element: HTMLElement; read(): KeyF
     step: 1,
     value: initial?.credits?.refill?.refillDay ?? "",
   });
-  const rl = initial?.ratelimits?.[0];
-  const rlName = h("input", { name: "ratelimitName", value: rl?.name ?? "" });
-  const rlLimit = h("input", { name: "ratelimitLimit", type: "number", min: 1, step: 1, value: rl?.limit ?? "" });
-  const rlDuration = h("input", { name: "ratelimitDuration", type: "number", min: 1000, step: 1000, value: rl?.duration ?? "" });
+  const lowAt = h("input", { name: "creditsLowThreshold", type: "number", min: 1, step: 1, value: initial?.creditsLowThreshold ?? "" });
+  const owner = h("input", { name: "externalId", maxlength: 255, value: initial?.identity?.externalId ?? "" });
+  const ratelimits = ratelimitsInput(initial?.ratelimits);
   const permissions = h("input", { name: "permissions", value: (initial?.permissions ?? []).join(", ") });
   const roles = h("input", { name: "roles", value: (initial?.roles ?? []).join(", ") });
-  const meta = h("textarea", { name: "meta", rows: 3, spellcheck: "false" });
-  meta.value = initial?.meta ? JSON.stringify(initial.meta, null, 2) : "";
+  const meta = metaInput(initial?.meta);
+  const recoverable = h("input", { name: "recoverable", type: "checkbox", id: "key-recoverable" });
 
   const element = h(
     "div",
     { class: "grid" },
     field("Name", name),
     editing ? null : field("Prefix", prefix, "Letters, digits, _; the key starts with prefix_"),
+    editing
+      ? null
+      : h(
+          "div",
+          { class: "check" },
+          recoverable,
+          h(
+            "label",
+            { for: "key-recoverable" },
+            "Recoverable: the service keeps an encrypted copy (the API must store keys; needs the service's encryption key)",
+          ),
+        ),
     field("Expires", expires, "Empty: never"),
     field("Credits", remaining, "Uses left; empty: unlimited"),
     field("Refill", interval),
     field("Refill amount", amount),
     field("Refill day (monthly)", refillDay),
-    field("Rate limit name", rlName, "e.g. requests; empty: no rate limit"),
-    field("Rate limit: requests", rlLimit),
-    field("Rate limit: window (ms)", rlDuration),
+    field("Credits low at", lowAt, "key.credits_low webhook when the credits drop to this; empty: the API's setting"),
+    field("Owner (identity externalId)", owner, "Empty: no identity"),
     field("Permissions", permissions, "Comma-separated slugs, e.g. docs.read, docs.write"),
     field("Roles", roles, "Comma-separated role names"),
-    field("Meta (JSON object)", meta, 'e.g. {"plan": "pro"}'),
+    h("fieldset", { class: "wide" }, h("legend", {}, "Rate limits"), ratelimits.element),
+    meta.element,
   );
 
   const read = (): KeyFields | string => {
@@ -74,6 +90,7 @@ export function keyForm(initial?: KeyInfo): { element: HTMLElement; read(): KeyF
       if (!/^[A-Za-z0-9_]{1,16}$/.test(prefix.value.trim())) return "Prefix: use 1 to 16 letters, digits or _.";
       out.prefix = prefix.value.trim();
     }
+    if (!editing && recoverable.checked) out.recoverable = true;
     if (expires.value) {
       const ms = new Date(expires.value).getTime();
       if (!Number.isFinite(ms)) return "Expires: not a date.";
@@ -99,29 +116,27 @@ export function keyForm(initial?: KeyInfo): { element: HTMLElement; read(): KeyF
       }
     } else if (interval.value) return "Refill: set the credits too (a refill needs a limited balance).";
     else if (editing && initial?.credits) out.credits = null;
-    if (rlName.value.trim()) {
-      const limit = Number(rlLimit.value);
-      const duration = Number(rlDuration.value);
-      if (rlName.value.trim().length < 3) return "Rate limit name: at least 3 characters.";
-      if (!Number.isInteger(limit) || limit < 1) return "Rate limit requests: a whole number, 1 or more.";
-      if (!Number.isInteger(duration) || duration < 1000) return "Rate limit window: at least 1000 ms.";
-      out.ratelimits = [{ name: rlName.value.trim(), limit, duration, autoApply: true }];
-    } else if (editing && rl) out.ratelimits = [];
+    if (lowAt.value.trim() !== "") {
+      const t = Number(lowAt.value);
+      if (!Number.isInteger(t) || t < 1) return "Credits low at: a whole number, 1 or more.";
+      if (t !== initial?.creditsLowThreshold) out.creditsLowThreshold = t;
+    } else if (editing && initial?.creditsLowThreshold !== undefined) out.creditsLowThreshold = null;
+    const rls = ratelimits.read();
+    if (typeof rls === "string") return rls;
+    if (rls.length > 0 || (editing && (initial?.ratelimits?.length ?? 0) > 0)) out.ratelimits = rls;
+    const o = owner.value.trim();
+    if (o) {
+      if (!/^[A-Za-z0-9_.-]{1,255}$/.test(o)) return "Owner: letters, digits and _ . - only (an identity's externalId).";
+      if (o !== initial?.identity?.externalId) out.externalId = o;
+    } else if (editing && initial?.identity) out.externalId = null;
     const perms = list(permissions.value);
     if (perms.length > 0 || editing) out.permissions = perms;
     const roleList = list(roles.value);
     if (roleList.length > 0 || editing) out.roles = roleList;
-    if (meta.value.trim()) {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(meta.value);
-      } catch (err) {
-        return `Meta is not valid JSON: ${(err as Error).message}`;
-      }
-      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
-        return 'Meta must be a JSON object, e.g. {"plan": "pro"}.';
-      out.meta = parsed as Record<string, unknown>;
-    } else if (editing && initial?.meta) out.meta = null;
+    const m = meta.read();
+    if (typeof m === "string") return m;
+    if (m) out.meta = m;
+    else if (editing && initial?.meta) out.meta = null;
     return out;
   };
   return { element, read };

@@ -1,10 +1,12 @@
-// Keys of one API (#/keys/<apiId>): search, pagination, status, lastUsedAt; create (shown once),
-// edit, disable/enable, reroll and delete, each confirmed.
+// Keys of one API (#/keys/<apiId>): search, pagination, status (a key reported leaked by secret
+// scanning included), lastUsedAt; create (shown once), edit, disable/enable, reroll and delete,
+// each confirmed.
 import type { ApiListItem, CreateKeyResult, KeyInfo } from "../../protocol/types";
 import { call } from "../api";
 import { field, h, replace, thead, when } from "../dom";
 import { rateLimitedSince } from "../analytics";
-import { announce, attempt, confirmDialog, showOnce } from "../ui";
+import { announce, attempt, showOnce } from "../ui";
+import { deleteKey, rerollKey, toggleKey } from "./key-actions";
 import { keyForm } from "./key-form";
 
 const PAGE = 25;
@@ -13,12 +15,27 @@ const MAX_KEYS = 2000;
 /** "Rate limited recently": a RATE_LIMITED verification within this window. */
 const RECENT_MS = 60 * 60 * 1000;
 
-function keyStatus(key: KeyInfo, now: number, limited: ReadonlySet<string> | undefined): string[] {
+export function keyStatus(key: KeyInfo, now: number, limited: ReadonlySet<string> | undefined): string[] {
   const status: string[] = [key.enabled ? "enabled" : "disabled"];
   if (key.expires !== undefined && key.expires <= now) status.push("expired");
   if (key.credits && key.credits.remaining !== null && key.credits.remaining <= 0) status.push("out of credits");
   if (limited?.has(key.keyId)) status.push("rate limited recently");
+  if (key.leakReports && key.leakReports.length > 0) status.push("leaked");
   return status;
+}
+
+/** Where and when a leaked key was last found in public (secret scanning), under its badges. */
+function leakNote(key: KeyInfo): HTMLElement | null {
+  const last = key.leakReports?.at(-1);
+  if (!last) return null;
+  const count = key.leakReports!.length;
+  const where = /^https:\/\//.test(last.url) ? h("a", { href: last.url, rel: "noopener noreferrer" }, "where") : null;
+  return h(
+    "small",
+    { class: "leak-note" },
+    `Found in public (${last.source}) ${when(last.reportedAt)}${count > 1 ? `, ${count} reports` : ""}`,
+    where ? [" · ", where] : [],
+  );
 }
 
 export async function keysPage(main: HTMLElement, apiId?: string): Promise<void> {
@@ -44,6 +61,8 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
   chooser.addEventListener("change", () => (location.hash = `#/keys/${encodeURIComponent(chooser.value)}`));
 
   const search = h("input", { type: "search", name: "search", placeholder: "name, id, start, owner" });
+  const owner = h("input", { type: "search", name: "owner", maxlength: 255 });
+  owner.addEventListener("change", () => void reload());
   const table = h("div");
   const more = h("div");
   const note = h("p", { class: "muted" });
@@ -84,7 +103,14 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
   replace(
     main,
     h("h1", {}, "Keys"),
-    h("div", { class: "toolbar" }, field("API", chooser), field("Search", search, "Filters the keys loaded so far")),
+    h(
+      "div",
+      { class: "toolbar" },
+      field("API", chooser),
+      field("Search", search, "Filters the keys loaded so far"),
+      field("Owner", owner, "An identity's externalId: the service lists its keys only"),
+    ),
+    h("p", {}, h("a", { href: "#/key" }, "Find a key by its value")),
     h("details", { class: "card" }, h("summary", {}, "Create a key"), createForm),
     slot,
     note,
@@ -131,44 +157,9 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
       document.body.append(dialog);
       dialog.showModal();
     };
-    const toggle = async () => {
-      const disabling = key.enabled;
-      const sure = await confirmDialog(
-        disabling ? "Disable this key?" : "Enable this key?",
-        disabling ? `${label} will be refused (401) until enabled again.` : `${label} will be accepted again.`,
-        disabling ? "Disable key" : "Enable key",
-      );
-      if (!sure) return;
-      await attempt(slot, disabling ? "disable this key" : "enable this key", async () => {
-        await call("keys.updateKey", { keyId: key.keyId, enabled: !disabling });
-        announce(`Key ${label} ${disabling ? "disabled" : "enabled"}.`);
-        await reload();
-      });
-    };
-    const reroll = async () => {
-      if (
-        !(await confirmDialog(
-          "Reroll this key?",
-          `A new key replaces ${label} with the same settings; the old key stops working now.`,
-          "Reroll key",
-        ))
-      )
-        return;
-      await attempt(slot, "reroll this key", async () => {
-        const { data } = await call<CreateKeyResult>("keys.rerollKey", { keyId: key.keyId, expiration: 0 });
-        await showOnce("The rerolled key", data.key, `New key ${data.keyId}. Copy it now: it is not shown again.`);
-        await reload();
-      });
-    };
-    const remove = async () => {
-      if (!(await confirmDialog("Delete this key?", `${label} (${key.keyId}) will be deleted; apps using it get 401.`, "Delete key")))
-        return;
-      await attempt(slot, "delete this key", async () => {
-        await call("keys.deleteKey", { keyId: key.keyId });
-        announce(`Key ${label} deleted.`);
-        await reload();
-      });
-    };
+    const toggle = async () => void ((await toggleKey(key, slot)) && (await reload()));
+    const reroll = async () => void ((await rerollKey(key, slot)) && (await reload()));
+    const remove = async () => void ((await deleteKey(key, slot)) && (await reload()));
     return h(
       "div",
       { class: "row-actions" },
@@ -180,6 +171,7 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
       ),
       h("button", { type: "button", onclick: reroll, "aria-label": `Reroll ${label}` }, "Reroll"),
       h("button", { type: "button", class: "danger", onclick: remove, "aria-label": `Delete ${label}` }, "Delete"),
+      h("a", { href: `#/audit/${encodeURIComponent(key.keyId)}`, "aria-label": `History of ${label}` }, "History"),
     );
   };
 
@@ -205,12 +197,21 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
                 h(
                   "tr",
                   { "data-key-id": k.keyId },
-                  h("td", {}, k.name ?? h("span", { class: "muted" }, "(no name)")),
+                  h(
+                    "td",
+                    {},
+                    h(
+                      "a",
+                      { href: `#/key/${encodeURIComponent(k.keyId)}`, "aria-label": `Open key ${k.name ?? k.keyId}` },
+                      k.name ?? "(no name)",
+                    ),
+                  ),
                   h("td", {}, h("code", {}, `${k.start}…`), h("br"), h("small", { class: "muted" }, k.keyId)),
                   h(
                     "td",
                     {},
                     keyStatus(k, now, limited).map((s) => h("span", { class: `badge ${s.replace(/ /g, "-")}` }, s)),
+                    leakNote(k),
                   ),
                   h("td", {}, k.lastUsedAt === undefined ? h("span", { class: "muted" }, "never") : when(k.lastUsedAt)),
                   h("td", {}, k.credits ? (k.credits.remaining === null ? "unlimited" : String(k.credits.remaining)) : "unlimited"),
@@ -226,7 +227,12 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
 
   const loadPage = async () => {
     await attempt(slot, "list the keys", async () => {
-      const { data, pagination } = await call<KeyInfo[]>("apis.listKeys", { apiId, limit: PAGE, ...(cursor ? { cursor } : {}) });
+      const { data, pagination } = await call<KeyInfo[]>("apis.listKeys", {
+        apiId,
+        limit: PAGE,
+        ...(owner.value.trim() ? { externalId: owner.value.trim() } : {}),
+        ...(cursor ? { cursor } : {}),
+      });
       keys.push(...data);
       cursor = pagination?.hasMore ? pagination.cursor : undefined;
       draw();
@@ -253,10 +259,14 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
   const reload = async () => {
     keys.length = 0;
     cursor = undefined;
-    const since = await rateLimitedSince(Date.now() - RECENT_MS);
-    limited = since.keys;
-    note.textContent = since.unavailable ? `"Rate limited recently" is not shown: ${since.unavailable}` : "";
+    // The first page does not wait for the analytics query; the badges follow when it answers.
+    const since = rateLimitedSince(Date.now() - RECENT_MS).then((r) => {
+      limited = r.keys;
+      note.textContent = r.unavailable ? `"Rate limited recently" is not shown: ${r.unavailable}` : "";
+    });
     await loadPage();
+    await since;
+    draw();
   };
   await reload();
 }

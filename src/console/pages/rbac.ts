@@ -1,21 +1,9 @@
-// Permissions and roles: list, create and delete both; a role's permissions are set when created.
+// Permissions and roles: list, create and delete both; a role's permissions are set when created
+// and changed later (permissions.setRolePermissions).
 import type { Permission, Role } from "../../protocol/types";
-import { call } from "../api";
+import { call, callAll } from "../api";
 import { field, h, replace, thead } from "../dom";
 import { announce, attempt, confirmDialog, list } from "../ui";
-
-async function all<T>(operation: string): Promise<T[]> {
-  const out: T[] = [];
-  let cursor: string | undefined;
-  // Bounded: at most 10 pages of 100.
-  for (let page = 0; page < 10; page++) {
-    const { data, pagination } = await call<T[]>(operation, { limit: 100, ...(cursor ? { cursor } : {}) });
-    out.push(...data);
-    if (!pagination?.hasMore) break;
-    cursor = pagination.cursor;
-  }
-  return out;
-}
 
 export async function rbacPage(main: HTMLElement): Promise<void> {
   const permSlot = h("div");
@@ -97,9 +85,44 @@ export async function rbacPage(main: HTMLElement): Promise<void> {
       "Delete",
     );
 
+  /** A dialog holding the role's permissions as a list; saved as its complete new set. */
+  const editRole = (r: Role) => {
+    const input = h("input", { name: "rolePermissionsEdit", value: (r.permissions ?? []).map((p) => p.slug).join(", ") });
+    const problem = h("div");
+    const dialog = h("dialog", { "aria-labelledby": "role-edit-title" });
+    const close = () => (dialog.close(), dialog.remove());
+    const form = h(
+      "form",
+      {},
+      h("h2", { id: "role-edit-title" }, `Permissions of ${r.name}`),
+      field("Permissions", input, "Comma-separated slugs; missing permissions are created, an empty list clears"),
+      problem,
+      h(
+        "div",
+        { class: "actions" },
+        h("button", { type: "button", onclick: close }, "Cancel"),
+        h("button", { type: "submit", class: "primary" }, "Save permissions"),
+      ),
+    );
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const ok = await attempt(problem, "change this role's permissions", async () => {
+        await call("permissions.setRolePermissions", { roleId: r.id, permissions: list(input.value) });
+      });
+      if (!ok) return;
+      close();
+      announce(`Permissions of ${r.name} saved.`);
+      await Promise.all([loadRoles(), loadPermissions()]);
+    });
+    dialog.append(form);
+    dialog.addEventListener("close", () => dialog.remove());
+    document.body.append(dialog);
+    dialog.showModal();
+  };
+
   const loadPermissions = () =>
     attempt(permSlot, "list the permissions", async () => {
-      const perms = await all<Permission>("permissions.listPermissions");
+      const perms = await callAll<Permission>("permissions.listPermissions");
       replace(
         permTable,
         perms.length === 0
@@ -140,7 +163,7 @@ export async function rbacPage(main: HTMLElement): Promise<void> {
     });
   const loadRoles = () =>
     attempt(roleSlot, "list the roles", async () => {
-      const roles = await all<Role>("permissions.listRoles");
+      const roles = await callAll<Role>("permissions.listRoles");
       replace(
         roleTable,
         roles.length === 0
@@ -165,15 +188,24 @@ export async function rbacPage(main: HTMLElement): Promise<void> {
                     h(
                       "td",
                       {},
-                      deleteButton(
-                        "role",
-                        r.name,
-                        async () => {
-                          await call("permissions.deleteRole", { role: r.name });
-                          announce(`Role ${r.name} deleted.`);
-                          await loadRoles();
-                        },
-                        roleSlot,
+                      h(
+                        "div",
+                        { class: "row-actions" },
+                        h(
+                          "button",
+                          { type: "button", "aria-label": `Change the permissions of ${r.name}`, onclick: () => void editRole(r) },
+                          "Permissions",
+                        ),
+                        deleteButton(
+                          "role",
+                          r.name,
+                          async () => {
+                            await call("permissions.deleteRole", { role: r.name });
+                            announce(`Role ${r.name} deleted.`);
+                            await loadRoles();
+                          },
+                          roleSlot,
+                        ),
                       ),
                     ),
                   ),

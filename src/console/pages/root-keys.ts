@@ -86,7 +86,7 @@ export async function rootKeysPage(main: HTMLElement): Promise<void> {
                   h(
                     "details",
                     {},
-                    h("summary", {}, `${k.permissions.length} permissions`),
+                    h("summary", {}, `${k.permissions.length} permission${k.permissions.length === 1 ? "" : "s"}`),
                     h(
                       "ul",
                       { class: "plain" },

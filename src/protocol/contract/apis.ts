@@ -1,13 +1,36 @@
-// The apis.* operations, keyguard's own apis.listApis included.
+// The apis.* operations, keyguard's own apis.listApis and apis.updateApi included, and the API
+// settings (keyguard's extension fields) that getApi, listApis and updateApi answer with.
 import * as Type from "typebox";
-import { id, listFields, strict, text } from "./fields";
+import { CreditsLowThreshold, id, IpWhitelist, listFields, nullable, strict, text } from "./fields";
 import { EmptyData, KeyInfo } from "./resources";
 
-export const CreateApiRequest = strict({ name: text(256, { minLength: 3 }) });
+/** How an API's new keys look: `plain` (`prefix_` + base58, the default) or `checksummed` (`prefix_kg0…` with a CRC32). */
+export const KeyFormat = Type.Enum(["plain", "checksummed"], { type: "string" });
+
+/** keyguard's own: what a secret-scanning report of one of the API's keys does (docs/security.md). */
+export const LeakResponse = Type.Enum(["disable", "flag"], { type: "string" });
+
+export const CreateApiRequest = strict({
+  name: text(256, { minLength: 3 }),
+  leakResponse: Type.Optional(LeakResponse),
+  keyFormat: Type.Optional(KeyFormat),
+  creditsLowThreshold: Type.Optional(CreditsLowThreshold),
+});
 export const CreateApiResult = Type.Object({ apiId: Type.String() });
 
+/** keyguard's own: an API's settings, as getApi, listApis and updateApi answer them. */
+const apiSettings = {
+  /** Absent when any address may verify the API's keys. */
+  ipWhitelist: Type.Optional(Type.Array(Type.String())),
+  storeKeys: Type.Optional(Type.Boolean()),
+  keyFormat: Type.Optional(Type.String()),
+  leakResponse: Type.Optional(Type.String()),
+  /** Absent when the API has none. */
+  creditsLowThreshold: Type.Optional(Type.Integer()),
+};
+
 export const GetApiRequest = strict({ apiId: id(8) });
-export const ApiInfo = Type.Object({ id: Type.String(), name: Type.String() });
+export const ApiInfo = Type.Object({ id: Type.String(), name: Type.String(), ...apiSettings });
 
 export const ListKeysRequest = strict({
   apiId: text(),
@@ -21,7 +44,21 @@ export const DeleteApiRequest = strict({ apiId: id(8) });
 
 /** keyguard's own: the APIs of the workspace the root key may read. */
 export const ListApisRequest = strict({ ...listFields });
-export const ApiListItem = Type.Object({ id: Type.String(), name: Type.String(), createdAt: Type.Integer() });
+export const ApiListItem = Type.Object({ id: Type.String(), name: Type.String(), createdAt: Type.Integer(), ...apiSettings });
+
+/**
+ * keyguard's own: changes an API's name and settings; an omitted field is unchanged, `ipWhitelist: []`
+ * clears the list, `creditsLowThreshold: null` removes the threshold.
+ */
+export const UpdateApiRequest = strict({
+  apiId: id(8),
+  name: Type.Optional(text(256, { minLength: 3 })),
+  ipWhitelist: Type.Optional(IpWhitelist),
+  storeKeys: Type.Optional(Type.Boolean()),
+  keyFormat: Type.Optional(KeyFormat),
+  leakResponse: Type.Optional(LeakResponse),
+  creditsLowThreshold: Type.Optional(nullable(CreditsLowThreshold)),
+});
 
 export const apisOperations = {
   "apis.createApi": { request: CreateApiRequest, response: CreateApiResult },
@@ -32,4 +69,5 @@ export const apisOperations = {
 
 export const apisExtensions = {
   "apis.listApis": { request: ListApisRequest, response: Type.Array(ApiListItem) },
+  "apis.updateApi": { request: UpdateApiRequest, response: ApiInfo },
 } as const;

@@ -94,3 +94,15 @@ export const listFields = {
 /** A key's `roles[]` and `permissions[]` as createKey, updateKey and migrateKeys take them. */
 export const Roles = Type.Array(RoleName, { maxItems: 100 });
 export const Permissions = Type.Array(Slug, { maxItems: 1000 });
+
+/**
+ * Addresses allowed to verify keys (others get FORBIDDEN): IPv4 or IPv6 addresses or CIDR ranges
+ * (`203.0.113.0/24`, `2001:db8::/32`), checked beside the operations; at most 100.
+ */
+export const IpWhitelist = Type.Array(text(64), { maxItems: 100 });
+
+/**
+ * keyguard's own: a charge that takes a key's remaining credits from above this to at or below it
+ * sends the `key.credits_low` webhook event (an API's setting, or a key's own; docs/events.md).
+ */
+export const CreditsLowThreshold = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });

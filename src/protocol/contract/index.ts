@@ -2,6 +2,8 @@
 // TypeBox schemas (JSON Schema) from which both the TypeScript types and the checks come.
 import type { TSchema } from "typebox";
 import { analyticsOperations } from "./analytics";
+import { auditOperations } from "./audit";
+import { webhooksOperations } from "./webhooks";
 import { apisExtensions, apisOperations } from "./apis";
 import { identitiesOperations } from "./identities";
 import { keysOperations } from "./keys";
@@ -25,8 +27,8 @@ export const CONTRACT = Object.freeze({
   ...analyticsOperations,
 });
 
-/** keyguard's own operations, served like the others: listing APIs and managing root keys. */
-export const EXTENSION_CONTRACT = Object.freeze({ ...apisExtensions, ...rootKeysOperations });
+/** keyguard's own operations, served like the others: listing APIs, managing root keys, reading the audit log, webhooks. */
+export const EXTENSION_CONTRACT = Object.freeze({ ...apisExtensions, ...rootKeysOperations, ...auditOperations, ...webhooksOperations });
 
 export type ContractName = keyof typeof CONTRACT | keyof typeof EXTENSION_CONTRACT;
 

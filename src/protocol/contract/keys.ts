@@ -3,7 +3,9 @@ import * as Type from "typebox";
 import { MAX_PERMISSION_QUERY_LENGTH } from "../permission-query";
 import {
   Credits,
+  CreditsLowThreshold,
   CreditsRefill,
+  IpWhitelist,
   Expires,
   ExternalId,
   id,
@@ -88,6 +90,10 @@ export const CreateKeyRequest = strict({
   ratelimits: Type.Optional(RatelimitList),
   enabled: Type.Optional(Type.Boolean()),
   recoverable: Type.Optional(Type.Boolean()),
+  /** keyguard's own: addresses or CIDR ranges allowed to verify the key, beside its API's list. */
+  ipWhitelist: Type.Optional(IpWhitelist),
+  /** keyguard's own: the key's own key.credits_low threshold, instead of its API's. */
+  creditsLowThreshold: Type.Optional(CreditsLowThreshold),
 });
 
 export const GetKeyRequest = strict({ keyId: id(), decrypt: Type.Optional(Type.Boolean()) });
@@ -107,6 +113,10 @@ export const UpdateKeyRequest = strict({
   enabled: Type.Optional(Type.Boolean()),
   roles: Type.Optional(Roles),
   permissions: Type.Optional(Permissions),
+  /** keyguard's own: the key's allowed addresses or CIDR ranges; `[]` clears the list. */
+  ipWhitelist: Type.Optional(IpWhitelist),
+  /** keyguard's own: the key's own key.credits_low threshold; `null` removes it (its API's applies). */
+  creditsLowThreshold: Type.Optional(nullable(CreditsLowThreshold)),
 });
 
 export const DeleteKeyRequest = strict({ keyId: id(), permanent: Type.Optional(Type.Boolean()) });

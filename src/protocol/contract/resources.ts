@@ -66,6 +66,18 @@ export const KeyCredits = Type.Object({
   refill: Type.Optional(CreditsRefill),
 });
 
+/** keyguard's own: one report of the key found in public by a code host's secret scanning. */
+export const LeakReport = Type.Object({
+  /** Unix ms when the report arrived. */
+  reportedAt: Type.Integer(),
+  /** The host's name for the pattern that matched. */
+  type: Type.String(),
+  /** Where the key was found (may be empty). */
+  url: Type.String(),
+  /** What it was found in: `content`, `commit`, `issue_comment`, … */
+  source: Type.String(),
+});
+
 /** A key as returned by getKey, whoami and listKeys. Never holds the full key. */
 export const KeyInfo = Type.Object({
   keyId: Type.String(),
@@ -85,6 +97,12 @@ export const KeyInfo = Type.Object({
   ratelimits: Type.Optional(Type.Array(RatelimitConfig)),
   /** The key itself: only with `decrypt: true`, for a recoverable key of an API that stores keys. */
   plaintext: Type.Optional(Type.String()),
+  /** keyguard's own: the addresses or CIDR ranges allowed to verify the key (beside its API's list). */
+  ipWhitelist: Type.Optional(Type.Array(Type.String())),
+  /** keyguard's own: the key's own key.credits_low threshold (absent: its API's applies). */
+  creditsLowThreshold: Type.Optional(Type.Integer()),
+  /** keyguard's own: the secret-scanning reports of this key (the latest 20), oldest first. */
+  leakReports: Type.Optional(Type.Array(LeakReport)),
 });
 
 /** Answer of operations that answer with nothing (`data: {}`). */

@@ -2,7 +2,7 @@
 // last day) and charging a cost. A refill sets `remaining` to `amount`; it does not add. Pure
 // functions: the operations compute what is due, the store applies it atomically.
 import type { CreditsRefill } from "../../protocol/types";
-import type { CreditsRecord, DueRefill, SpendOutcome } from "../storage/seam";
+import type { CreditsCrossings, CreditsRecord, DueRefill, SpendOutcome } from "../storage/seam";
 
 const DAY = 86_400_000;
 
@@ -52,15 +52,38 @@ export function creditsAt(credits: CreditsRecord, now: number): CreditsRecord {
 }
 
 /**
- * Applies a due refill, then charges `cost` when the balance covers it; changes `credits` in
- * place. What a backend that holds the record in memory (or in a locked row) runs.
+ * What a charge of `cost` from the balance `before` crosses: `low` when it takes the balance from
+ * above `lowThreshold` to at or below it, `exhausted` when it takes it to exactly 0.
  */
-export function spendFrom(credits: CreditsRecord, cost: number, now: number, refill: DueRefill | undefined): SpendOutcome {
+export function crossings(before: number, cost: number, lowThreshold: number | undefined): { low: boolean; exhausted: boolean } {
+  const after = before - cost;
+  return {
+    low: lowThreshold !== undefined && before > lowThreshold && after <= lowThreshold,
+    exhausted: after === 0 && before > 0,
+  };
+}
+
+/**
+ * Applies a due refill, then charges `cost` when the balance covers it (and, with `guard`, when
+ * the charge crosses nothing); changes `credits` in place. What a backend that holds the record in
+ * memory (or in a locked row) runs.
+ */
+export function spendFrom(
+  credits: CreditsRecord,
+  cost: number,
+  now: number,
+  refill: DueRefill | undefined,
+  guard?: CreditsCrossings,
+): SpendOutcome {
   if (refillIsDue(credits, refill)) {
     credits.remaining = refill.amount;
     credits.lastRefillAt = now;
   }
   if (cost > credits.remaining) return { ok: false, remaining: credits.remaining };
+  if (guard) {
+    const crossed = crossings(credits.remaining, cost, guard.lowThreshold);
+    if (crossed.low || crossed.exhausted) return { ok: false, remaining: credits.remaining, crossing: true };
+  }
   credits.remaining -= cost;
   return { ok: true, remaining: credits.remaining };
 }

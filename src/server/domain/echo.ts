@@ -6,7 +6,9 @@ import { BASE58_ALPHABET } from "./base58";
 /** A run of base58 characters as long as the shortest generated key's random part. */
 const SECRET_RUN = new RegExp(`[${BASE58_ALPHABET}]{16,}`, "g");
 /** The ids this service gives out: `<prefix>_` + 11 digits of creation time + 11 random digits. */
-const OUR_ID = new RegExp(`^(?:req|key|api|perm|role|id|rl|ws|rk|rlor|mig)_([${BASE58_ALPHABET}]{11})[${BASE58_ALPHABET}]{11}$`);
+const OUR_ID = new RegExp(
+  `^(?:req|key|api|perm|role|id|rl|ws|rk|rlor|mig|aud|whep|msg)_([${BASE58_ALPHABET}]{11})[${BASE58_ALPHABET}]{11}$`,
+);
 /** A rate-limit namespace's id, derived from its workspace and name (see namespaces.ts). */
 const NAMESPACE_ID = new RegExp(`^rlns_[${BASE58_ALPHABET}]{22}$`);
 /** Ids carry their creation time; one made before this date is not ours. */

@@ -4,7 +4,7 @@
 import { randomFillSync } from "node:crypto";
 import { BASE58_ALPHABET, encodeBase58Fixed } from "./base58";
 
-type IdPrefix = "req" | "key" | "api" | "perm" | "role" | "id" | "rl" | "ws" | "rk" | "rlor" | "mig";
+type IdPrefix = "req" | "key" | "api" | "perm" | "role" | "id" | "rl" | "ws" | "rk" | "rlor" | "mig" | "aud" | "whep" | "msg";
 
 const WIDTH = 11;
 const TWO_32 = 2 ** 32;

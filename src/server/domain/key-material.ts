@@ -1,10 +1,17 @@
-// Key material: generating keys (`prefix_` + base58 of random bytes), their hash for storage
-// (`keyHash`, base64 SHA-256; the plaintext is never stored) and the displayable `start`.
+// Key material: generating keys in an API's format (`prefix_` + base58 of random bytes, or the
+// checksummed `prefix_kg0…` of src/protocol/key-checksum.ts), their hash for storage (`keyHash`,
+// base64 SHA-256; the plaintext is never stored) and the displayable `start`.
 import { randomBytes } from "node:crypto";
+import { CHECKSUM_MARKER, keyChecksum } from "../../protocol/key-checksum";
 import { keyHash } from "../../protocol/key-hash";
-import { encodeBase58 } from "./base58";
+import { encodeBase58, encodeBase58Fixed } from "./base58";
 
 export const DEFAULT_BYTE_LENGTH = 16;
+
+/** How an API's new keys look: `plain` (today's, the default) or `checksummed`. */
+export type KeyFormat = "plain" | "checksummed";
+
+export const KEY_FORMATS: readonly KeyFormat[] = Object.freeze(["plain", "checksummed"]);
 
 interface GeneratedKey {
   key: string;
@@ -17,4 +24,30 @@ export function generateKey(prefix: string | undefined, byteLength = DEFAULT_BYT
   const body = encodeBase58(randomBytes(byteLength));
   const key = prefix ? `${prefix}_${body}` : body;
   return { key, hash: keyHash(key), start: prefix ? `${prefix}_${body.slice(0, 4)}` : body.slice(0, 4) };
+}
+
+/** Base58 digits that hold any `byteLength` bytes: the smallest w with 58^w ≥ 256^byteLength. */
+function base58Width(byteLength: number): number {
+  const max = 1n << BigInt(8 * byteLength);
+  let width = 0;
+  for (let n = 1n; n < max; n *= 58n) width++;
+  return width;
+}
+
+/**
+ * A new key of the checksummed format: `prefix_` (if any), `kg0`, base58 of `byteLength` random
+ * bytes at a fixed width, and the CRC32 of all that in 6 base58 digits.
+ */
+export function generateChecksummedKey(prefix: string | undefined, byteLength = DEFAULT_BYTE_LENGTH): GeneratedKey {
+  let n = 0n;
+  for (const b of randomBytes(byteLength)) n = (n << 8n) | BigInt(b);
+  const random = encodeBase58Fixed(n, base58Width(byteLength));
+  const head = `${prefix ? `${prefix}_` : ""}${CHECKSUM_MARKER}`;
+  const key = head + random + keyChecksum(head + random);
+  return { key, hash: keyHash(key), start: head + random.slice(0, 4) };
+}
+
+/** A new key in `format`. */
+export function generateKeyIn(format: KeyFormat | undefined, prefix: string | undefined, byteLength = DEFAULT_BYTE_LENGTH): GeneratedKey {
+  return format === "checksummed" ? generateChecksummedKey(prefix, byteLength) : generateKey(prefix, byteLength);
 }

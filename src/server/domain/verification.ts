@@ -1,6 +1,9 @@
-// keys.verifyKey: the order of checks. Lookup, workspace and root-key grant (NOT_FOUND) → DISABLED
-// → EXPIRED → API IP allowlist (FORBIDDEN) → permission query → rate limits → credits.
-// Runs on `Storage.direct`: its only writes are the atomic `limit` and `spendCredits`. Every outcome
+// keys.verifyKey: the order of checks. The checksum of a key that claims the checksummed format,
+// before any store read (NOT_FOUND) → lookup, workspace and root-key grant (NOT_FOUND) → DISABLED
+// → EXPIRED → the API's, then the key's IP allow-list (FORBIDDEN) → permission query → rate limits
+// → credits.
+// Runs on `Storage.direct`: its only writes are the atomic `limit` and `spendCredits` (a charge that
+// crosses a credits threshold runs in a transaction of its own, with its webhook messages). Every outcome
 // for a key of the caller's workspace is noted as a verification event (NOT_FOUND is not: no key).
 import { createHash } from "node:crypto";
 import { PermissionQuerySyntaxError, evaluatePermissionQuery, parsePermissionQuery } from "../../protocol/permission-query";
@@ -8,8 +11,11 @@ import type { VerifyKeyRequest, VerifyKeyResult, VerifyRatelimitState } from "..
 import type { ApiGrant } from "../operations/authorization";
 import { encodeBase58 } from "./base58";
 import { creditsAt, dueRefill } from "./credits";
+import { creditsEvents, lowThreshold } from "../webhooks/credits-events";
 import { ServiceError } from "../http/envelope";
 import { keyHash } from "../../protocol/key-hash";
+import { failsChecksum } from "../../protocol/key-checksum";
+import { allowsAddress } from "./ip-allowlist";
 import { verifyMigratedKey } from "./key-migrations";
 import type { OpContext } from "../operations/operation";
 import { limitCounter } from "./sliding-window";
@@ -17,6 +23,12 @@ import type { IdentityRecord, KeyRecord, LimitCheck, RatelimitRecord } from "../
 import { identityView, keyRelations, type KeyRelations } from "./views";
 
 const NOT_FOUND: VerifyKeyResult = Object.freeze({ valid: false, code: "NOT_FOUND" });
+
+/**
+ * The answer to a key whose checksum fails: NOT_FOUND, found without reading the store. One object,
+ * so that the metrics tell it from other NOT_FOUND answers (`keyguard_checksum_rejections_total`).
+ */
+export const CHECKSUM_REJECTED: VerifyKeyResult = Object.freeze({ valid: false, code: "NOT_FOUND" });
 const NO_TAGS: readonly string[] = Object.freeze([]);
 
 /** Id of an inline (request-defined) rate limit: stable per key and name. */
@@ -77,6 +89,8 @@ function parseQuery(permissions: string) {
  */
 export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest, verifiable: ApiGrant): Promise<VerifyKeyResult> {
   const { tx, root, now } = ctx;
+  // A mistyped or made-up key of the checksummed format is refused before any lookup.
+  if (failsChecksum(body.key)) return CHECKSUM_REJECTED;
   const mayVerify = (k: KeyRecord) => verifiable(k.apiId);
   let key = await tx.keyByHash(keyHash(body.key));
   // A key imported in another system's hash form verifies (and is rehashed) under its migration.
@@ -107,7 +121,8 @@ export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest, verifiab
   };
   if (!key.enabled) return outcome("DISABLED");
   if (key.expires !== undefined && key.expires <= now) return outcome("EXPIRED");
-  if (api?.ipWhitelist && !api.ipWhitelist.includes(ctx.ip)) return outcome("FORBIDDEN");
+  if (api?.ipWhitelist && !allowsAddress(api.ipWhitelist, ctx.ip)) return outcome("FORBIDDEN");
+  if (key.ipWhitelist && !allowsAddress(key.ipWhitelist, ctx.ip)) return outcome("FORBIDDEN");
   if (body.permissions !== undefined && !evaluatePermissionQuery(parseQuery(body.permissions), rel.permissions)) {
     return outcome("INSUFFICIENT_PERMISSIONS");
   }
@@ -131,11 +146,20 @@ export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest, verifiab
   }
 
   if (key.credits) {
-    const spent = await tx.spendCredits(key.id, body.credits?.cost ?? 1, now, dueRefill(key.credits, now));
+    const cost = body.credits?.cost ?? 1;
+    const refill = dueRefill(key.credits, now);
+    let spent = await tx.spendCredits(key.id, cost, now, refill, { lowThreshold: lowThreshold(key, api) });
+    // A charge that crosses the low threshold or reaches 0 causes webhook events: it is made in a
+    // transaction of its own with their messages (rare: once per crossing).
+    if (spent && !spent.ok && spent.crossing) {
+      spent = await ctx.webhooks.chargeWithEvents(key.id, cost, now, refill, (charged) =>
+        creditsEvents(key, api, cost, charged.remaining, now),
+      );
+    }
     // undefined: the key lost its credits (or was deleted) since it was read; nothing to charge.
     credits = spent?.remaining;
     if (spent && !spent.ok) return outcome("USAGE_EXCEEDED", states);
-    if (spent) spentCredits = body.credits?.cost ?? 1;
+    if (spent) spentCredits = cost;
   }
   return outcome("VALID", states);
 }

@@ -1,8 +1,10 @@
 // Records → wire objects. Absent optional fields are omitted (never `null`, except the
 // nullable `credits.remaining`).
-import type { Identity, KeyInfo, Permission, RatelimitConfig, Role } from "../../protocol/types";
+import type { ApiInfo, Identity, KeyInfo, Permission, RatelimitConfig, Role } from "../../protocol/types";
 import { creditsAt } from "./credits";
+import { DEFAULT_LEAK_RESPONSE } from "../leaks/respond";
 import type {
+  ApiRecord,
   IdentityRecord,
   KeyRecord,
   PermissionRecord,
@@ -17,6 +19,17 @@ import type {
 export async function recordsOf<T extends TableName>(tx: StorageTx, table: T, ids: readonly string[]): Promise<Array<Tables[T]>> {
   const found = await Promise.all(ids.map((id) => tx.get(table, id)));
   return found.filter((r): r is Awaited<Tables[T]> => r !== undefined);
+}
+
+/** An API with its settings (keyguard's extension fields), defaults spelled out; `ipWhitelist` and `creditsLowThreshold` only when set. */
+export function apiView(api: ApiRecord): ApiInfo {
+  const out: ApiInfo = { id: api.id, name: api.name };
+  if (api.ipWhitelist !== undefined) out.ipWhitelist = [...api.ipWhitelist];
+  out.storeKeys = api.storeKeys === true;
+  out.keyFormat = api.keyFormat ?? "plain";
+  out.leakResponse = api.leakResponse ?? DEFAULT_LEAK_RESPONSE;
+  if (api.creditsLowThreshold !== undefined) out.creditsLowThreshold = api.creditsLowThreshold;
+  return out;
 }
 
 export function permissionView(p: PermissionRecord): Permission {
@@ -90,5 +103,8 @@ export async function keyInfoView(tx: StorageTx, key: KeyRecord, now: number, la
   }
   if (rel.identity) out.identity = identityView(rel.identity);
   if (key.ratelimits.length > 0) out.ratelimits = key.ratelimits.map(ratelimitView);
+  if (key.ipWhitelist !== undefined) out.ipWhitelist = [...key.ipWhitelist];
+  if (key.creditsLowThreshold !== undefined) out.creditsLowThreshold = key.creditsLowThreshold;
+  if (key.leakReports !== undefined && key.leakReports.length > 0) out.leakReports = key.leakReports.map((r) => ({ ...r }));
   return out;
 }

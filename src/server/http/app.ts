@@ -1,19 +1,26 @@
 // The HTTP face of the local key service: a node:http request handler serving
-// `POST /v2/<group>.<op>`, `GET /v2/liveness` and, with metrics on, `GET /metrics`. It also mounts
-// in Express or Connect (`outer.use("/prefix", app)`). Bad input never gives a 500; every answer
-// but the metrics' is an envelope. An operation's request goes through the steps of `serve`.
+// `POST /v2/<group>.<op>`, `GET /v2/liveness`, `GET /v2/readiness`, with metrics on `GET /metrics`,
+// and with secret scanning on `POST /secret-scanning/github`. It also mounts in Express or Connect
+// (`outer.use("/prefix", app)`). Bad input never gives a 500; every answer but the metrics' and
+// the secret scanning reports' is an envelope. An operation's request goes through the steps of
+// `serve`; every change, and every refusal for permissions, leaves an audit record (./audit-step).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { invalidationAfter } from "../../protocol/invalidation";
-import { authenticate, type RootContext } from "../operations/auth";
+import { authenticate, isRefusal, type RootContext } from "../operations/auth";
+import { auditChanges, auditRefusal } from "./audit-step";
 import { clientIp } from "./client-ip";
 import type { ConsoleHandler } from "./console-files";
 import { ServiceError, successEnvelope } from "./envelope";
 import { newId } from "../domain/ids";
-import type { OpContext, OpResult, RunContext } from "../operations/operation";
+import type { AuditChange, OpContext, OpResult, RunContext } from "../operations/operation";
 import type { AnyOperation } from "../operations/table";
 import { METRICS_PATH, metricsEndpoint } from "./metrics-route";
+import { sendNdjson, wantsNdjson } from "./ndjson";
+import { readEndpoints } from "../webhooks/endpoints";
+import { answerReadiness } from "./readiness";
 import { hasBody, isJsonContentType, readJsonBody } from "./request-body";
 import { metricsNameOf, pathOf, route } from "./route";
+import { SECRET_SCANNING_PATH, secretScanningEndpoint } from "./secret-scanning-route";
 import { JSON_TYPE, send, sendError } from "./send";
 import type { ServiceCore } from "../service";
 import type { StorageTx } from "../storage/seam";
@@ -29,13 +36,16 @@ export type LocalServiceApp = (req: IncomingMessage, res: ServerResponse, next?:
 
 /** The service as a request handler; with `console`, also the web console's page and files. */
 export function createApp(core: ServiceCore, consoleFiles?: ConsoleHandler): LocalServiceApp {
+  const leaks = core.config.secretScanning && secretScanningEndpoint(core);
   const handle: LocalServiceApp = (req, res) => {
     const requestId = newId("req");
     try {
       refuseWhenFaulted(core);
+      if (leaks && pathOf(req.url ?? "/") === SECRET_SCANNING_PATH) return leaks(req, res, requestId);
       const to = route(req, res, pathOf(req.url ?? "/"), consoleFiles);
       // kind "console": the route step served the file already.
       if (to.kind === "liveness") send(res, 200, JSON_TYPE, JSON.stringify(successEnvelope({ message: "OK" }, requestId)));
+      else if (to.kind === "readiness") void answerReadiness(core, req, res, requestId);
       else if (to.kind === "operation") void serve(core, req, res, requestId, to.op);
     } catch (err) {
       answerFailure(core, req, res, requestId, err);
@@ -73,15 +83,32 @@ async function serve(core: ServiceCore, req: IncomingMessage, res: ServerRespons
     validateBody(op, body);
     const root = await authenticate(core.store.direct, soleAuthorization(req));
     const now = core.now();
-    const byRoot = authoriseByRoot(op, root, body);
-    const answer = await inStore(core, op, async (tx) => {
-      const ctx = contextOf(core, req, requestId, root, now, tx);
-      ctx.resource = op.authorize.reads ? await authoriseInStore(op.authorize, ctx, body) : byRoot;
-      const result = await run(op, ctx, body);
-      return answerOf(core, op.name, result, requestId);
-    });
-    await announce(core, op.name, body);
-    send(res, 200, JSON_TYPE, answer);
+    const ip = clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"], core.config.trustProxy);
+    try {
+      const byRoot = authoriseByRoot(op, root, body);
+      if (op.exportAll && wantsNdjson(req)) {
+        const ctx = contextOf(core, requestId, root, now, ip, core.store.direct, []);
+        ctx.resource = op.authorize.reads ? await authoriseInStore(op.authorize, ctx, body) : byRoot;
+        return await sendNdjson(res, requestId, op.exportAll(ctx, body));
+      }
+      // Read before the transaction, without its locks: an endpoint created meanwhile misses this change.
+      const endpoints = op.audit ? await readEndpoints(core.store.direct, root.workspaceId) : [];
+      let queued = 0;
+      const answer = await inStore(core, op, async (tx) => {
+        const noted: AuditChange[] = [];
+        const ctx = contextOf(core, requestId, root, now, ip, tx, noted);
+        ctx.resource = op.authorize.reads ? await authoriseInStore(op.authorize, ctx, body) : byRoot;
+        const result = await run(op, ctx, body);
+        queued = await auditChanges(op, ctx, body, result.data, noted, endpoints);
+        return answerOf(core, op.name, result, requestId);
+      });
+      await announce(core, op.name, body);
+      if (queued > 0) void core.webhooks.tick();
+      send(res, 200, JSON_TYPE, answer);
+    } catch (err) {
+      if (isRefusal(err)) await auditRefusal(core.store.direct, op, { root, requestId, ip, now }, body, err);
+      throw err;
+    }
   } catch (err) {
     answerFailure(core, req, res, requestId, err);
   }
@@ -119,14 +146,16 @@ function inStore(core: ServiceCore, op: AnyOperation, steps: (tx: StorageTx) => 
 /** What the operation's steps see: the store, the root key, the clock read once, the caller's address… */
 function contextOf(
   core: ServiceCore,
-  req: IncomingMessage,
   requestId: string,
   root: RootContext,
   now: number,
+  ip: string,
   tx: StorageTx,
+  noted: AuditChange[],
 ): RunContext<unknown> {
-  const ip = clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"], core.config.trustProxy);
-  return { tx, root, now, ip, vault: core.vault, requestId, record: core.record, analytics: core.analytics, resource: undefined };
+  const changed = (change: AuditChange) => void noted.push(change);
+  const { record, analytics, webhookContext: webhooks } = core;
+  return { tx, root, now, ip, vault: core.vault, requestId, changed, record, analytics, webhooks, resource: undefined };
 }
 
 /**
@@ -197,7 +226,7 @@ function withMetrics(core: ServiceCore, handle: LocalServiceApp): LocalServiceAp
   return (req, res) => {
     const path = pathOf(req.url ?? "/");
     if (path === METRICS_PATH) return scrape(req, res);
-    const operation = metricsNameOf(path);
+    const operation = path === SECRET_SCANNING_PATH && core.config.secretScanning ? "secret_scanning" : metricsNameOf(path);
     const start = performance.now();
     res.once("finish", () => metrics.request(operation, res.statusCode, (performance.now() - start) / 1000));
     handle(req, res);

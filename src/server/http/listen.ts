@@ -1,5 +1,6 @@
 // startLocalKeyService: the local key service listening on a port (default: any free port on
-// 127.0.0.1), with a prompt `close()`.
+// 127.0.0.1), and its `close()` that drains: stop accepting, let the requests in flight finish
+// (within `drainTimeoutMs`, then cut), write the verification events still buffered, close the store.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { consoleHandler } from "./console-files";
@@ -7,9 +8,6 @@ import { createApp } from "./app";
 import { openCore, openStore, storeCloser } from "../factory";
 import { parseOptions, type LocalKeyServiceOptions } from "../options";
 import type { LocalKeyService } from "../service";
-
-/** How long `close()` lets in-flight requests finish before cutting their connections. */
-const CLOSE_GRACE_MS = 1000;
 
 export interface RunningLocalKeyService {
   /** e.g. `http://127.0.0.1:53123` (no trailing slash). */
@@ -22,8 +20,11 @@ export interface RunningLocalKeyService {
   workspaceId: string;
   service: LocalKeyService;
   /**
-   * Stops listening, closes idle keep-alive connections, writes the verification events still
-   * buffered, then closes the store it opened. Safe to call twice.
+   * Drains and stops: stops listening and closes idle keep-alive connections at once (the
+   * readiness probe answers 503 from then on), lets the requests in flight finish (their answers
+   * say `Connection: close`) for up to `drainTimeoutMs`, then cuts the connections still open;
+   * then writes the verification events still buffered and closes the store it opened. Requests
+   * cut are reported on the logger. Safe to call twice.
    */
   close(): Promise<void>;
 }
@@ -40,7 +41,13 @@ export async function startLocalKeyService(options?: LocalKeyServiceOptions): Pr
   const app: { handle?: (req: IncomingMessage, res: ServerResponse) => void } = {};
   let ready: () => void = () => {};
   const started = new Promise<void>((resolve) => (ready = resolve));
+  /** The answers not yet sent, so that a drain can end their connections once they are. */
+  const inFlight = new Set<ServerResponse>();
+  let draining = false;
   const server = createServer((req, res) => {
+    if (draining) res.shouldKeepAlive = false;
+    inFlight.add(res);
+    res.once("close", () => inFlight.delete(res));
     if (app.handle) return app.handle(req, res);
     void started.then(() => app.handle!(req, res));
   });
@@ -70,14 +77,27 @@ export async function startLocalKeyService(options?: LocalKeyServiceOptions): Pr
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
-    closing ??= new Promise<void>((resolve, reject) => {
-      server.close((err) => (err ? reject(err) : resolve()));
-      server.closeIdleConnections();
-      // Connections still busy get a short grace period, then are cut.
-      setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS).unref();
-    })
-      .finally(() => core.close())
-      .finally(closeStore);
+    closing ??= (async () => {
+      draining = true;
+      core.draining = true;
+      await new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeIdleConnections();
+        for (const res of inFlight) {
+          if (!res.headersSent) res.shouldKeepAlive = false;
+          // An answer already under way on a keep-alive connection: its connection ends after it.
+          else res.once("finish", () => setImmediate(() => server.closeIdleConnections()));
+        }
+        // Requests still in flight at the bound are cut.
+        setTimeout(() => {
+          if (inFlight.size > 0) {
+            const fields = { cut: inFlight.size, drainTimeoutMs: config.drainTimeoutMs };
+            config.logger.warn(fields, "keyguard/server: requests still in flight when the drain ended were cut");
+          }
+          server.closeAllConnections();
+        }, config.drainTimeoutMs).unref();
+      }).finally(() => core.close().finally(closeStore));
+    })();
     return closing;
   };
   return {

@@ -1,14 +1,15 @@
 // Routing a request of the service by its path and method: `POST /v2/<group>.<op>` to its
-// operation, `GET /v2/liveness`, the console's files (when served), else 404 or 405 answers.
+// operation, `GET /v2/liveness` and `GET /v2/readiness`, the console's files (when served), else 404 or 405 answers.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ConsoleHandler } from "./console-files";
 import { ServiceError } from "./envelope";
 import { type AnyOperation, findOperation } from "../operations/table";
 
 /** Where a request goes; a path that goes nowhere, or a wrong method, throws its 404 or 405. */
-export type Route = { kind: "liveness" } | { kind: "console" } | { kind: "operation"; op: AnyOperation };
+export type Route = { kind: "liveness" } | { kind: "readiness" } | { kind: "console" } | { kind: "operation"; op: AnyOperation };
 
 const LIVENESS: Route = Object.freeze({ kind: "liveness" });
+const READINESS: Route = Object.freeze({ kind: "readiness" });
 const CONSOLE: Route = Object.freeze({ kind: "console" });
 const GET_OR_HEAD: readonly string[] = Object.freeze(["GET", "HEAD"]);
 const POST: readonly string[] = Object.freeze(["POST"]);
@@ -23,6 +24,10 @@ export function route(req: IncomingMessage, res: ServerResponse, path: string, c
     allowOnly(req, GET_OR_HEAD);
     return LIVENESS;
   }
+  if (name === "readiness") {
+    allowOnly(req, GET_OR_HEAD);
+    return READINESS;
+  }
   if (name === undefined && consoleFiles?.(req, res, path)) return CONSOLE;
   const op = name === undefined ? undefined : findOperation(name);
   if (name === undefined || !op) {
@@ -32,10 +37,10 @@ export function route(req: IncomingMessage, res: ServerResponse, path: string, c
   return { kind: "operation", op };
 }
 
-/** The name a request is counted under in the metrics: its operation, `liveness`, or `unknown`. */
+/** The name a request is counted under in the metrics: its operation, `liveness`, `readiness`, or `unknown`. */
 export function metricsNameOf(path: string): string {
   const name = nameOf(path);
-  return name !== undefined && (name === "liveness" || findOperation(name)) ? name : "unknown";
+  return name !== undefined && (name === "liveness" || name === "readiness" || findOperation(name)) ? name : "unknown";
 }
 
 /** The path of a request URL without its query (origin-form or absolute-form). */
@@ -51,7 +56,7 @@ export function pathOf(url: string): string {
   return q === -1 ? url : url.slice(0, q);
 }
 
-/** `<group>.<op>` or `liveness` from `/v2/<name>`; undefined for any other path. */
+/** `<group>.<op>`, `liveness` or `readiness` from `/v2/<name>`; undefined for any other path. */
 function nameOf(path: string): string | undefined {
   if (!path.startsWith("/v2/")) return undefined;
   const name = path.slice(4);

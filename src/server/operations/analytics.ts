@@ -2,6 +2,7 @@
 // (../analytics/parse.ts) and run by the store within the root key's workspace (and APIs).
 import { MAX_ROWS, parseAnalyticsQuery } from "../analytics/query-check";
 import type { AnalyticsScope } from "../analytics/plan";
+import { AnalyticsTimeoutError } from "../analytics/time-limit";
 import { requirePermission, type RootContext } from "./auth";
 import { fromRoot } from "./authorization";
 import { ServiceError } from "../http/envelope";
@@ -23,7 +24,14 @@ export const getVerificationsOperation = defineOperation("analytics.getVerificat
   // The length limit is checked by the parser (production's invalid_analytics_query), not here.
   async run(ctx, body) {
     const plan = await parseAnalyticsQuery(body.query, { now: ctx.now, retentionMs: ctx.analytics.retentionMs });
-    const rows = await ctx.analytics.query(plan, ctx.resource);
+    const rows = await ctx.analytics.query(plan, ctx.resource).catch((err: unknown) => {
+      if (!(err instanceof AnalyticsTimeoutError)) throw err;
+      // Production's answer to a query past its time limit.
+      throw new ServiceError(
+        "unprocessable_entity.query_execution_timeout",
+        `Query execution time limit exceeded (${err.limitMs} ms). Try simplifying your query or reducing the time range.`,
+      );
+    });
     if (rows.length > MAX_ROWS) {
       throw new ServiceError(
         "unprocessable_entity.query_rows_limit_exceeded",

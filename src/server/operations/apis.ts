@@ -1,18 +1,25 @@
-// Operations apis.createApi, apis.getApi, apis.listKeys and apis.deleteApi.
+// Operations apis.createApi, apis.getApi, apis.listKeys and apis.deleteApi, and keyguard's own
+// apis.updateApi (an API's name and settings).
 import { onApi, permission } from "./authorization";
+import { checkAllowList } from "../domain/ip-allowlist";
 import { newId } from "../domain/ids";
 import { apiNotFound } from "../domain/lookup";
-import { defineOperation } from "./operation";
+import { defineExtension, defineOperation } from "./operation";
 import { pageOf, paginate } from "../domain/pagination";
-import { plaintextOf, requireStorage } from "../domain/recoverable";
+import { plaintextOf, requireStorage, requireVault } from "../domain/recoverable";
 import type { ApiRecord } from "../storage/seam";
-import { keyInfoView } from "../domain/views";
+import { apiView, keyInfoView } from "../domain/views";
 
 export const createApiOperation = defineOperation("apis.createApi", {
   access: "write",
   authorize: permission("api.*.create_api"),
+  audit: (_body, data) => ({ targets: [data.apiId] }),
   async run(ctx, body) {
     const api: ApiRecord = { id: newId("api"), workspaceId: ctx.root.workspaceId, name: body.name, createdAt: ctx.now };
+    // keyguard's own field; today's format stays the default.
+    if (body.keyFormat === "checksummed") api.keyFormat = "checksummed";
+    if (body.leakResponse !== undefined) api.leakResponse = body.leakResponse;
+    if (body.creditsLowThreshold !== undefined) api.creditsLowThreshold = body.creditsLowThreshold;
     await ctx.tx.put("apis", api);
     return { data: { apiId: api.id } };
   },
@@ -22,9 +29,37 @@ export const getApiOperation = defineOperation("apis.getApi", {
   access: "read",
   // As production: 403 without the permission, then 404 when the API is missing.
   authorize: onApi("read_api", (body) => body.apiId),
-  async run(ctx) {
+  run: async (ctx) => ({ data: apiView(ctx.resource) }),
+});
+
+/**
+ * keyguard's own: changes an API's name and settings. An omitted field is unchanged;
+ * `ipWhitelist: []` clears the list; `creditsLowThreshold: null` removes the threshold;
+ * `storeKeys: true` needs a key-encryption key (412 without).
+ */
+export const updateApiOperation = defineExtension<"apis.updateApi", ApiRecord>("apis.updateApi", {
+  access: "write",
+  authorize: onApi("update_api", (body) => body.apiId),
+  audit: (body) => ({ targets: [body.apiId] }),
+  refine: (body) => checkAllowList("body.ipWhitelist", body.ipWhitelist),
+  async run(ctx, body) {
     const api = ctx.resource;
-    return { data: { id: api.id, name: api.name } };
+    if (body.storeKeys === true) requireVault(ctx);
+    if (body.name !== undefined) api.name = body.name;
+    if (body.ipWhitelist !== undefined) {
+      if (body.ipWhitelist.length === 0) delete api.ipWhitelist;
+      else api.ipWhitelist = [...new Set(body.ipWhitelist)];
+    }
+    if (body.storeKeys !== undefined) {
+      if (body.storeKeys) api.storeKeys = true;
+      else delete api.storeKeys;
+    }
+    if (body.keyFormat !== undefined) api.keyFormat = body.keyFormat;
+    if (body.leakResponse !== undefined) api.leakResponse = body.leakResponse;
+    if (body.creditsLowThreshold === null) delete api.creditsLowThreshold;
+    else if (body.creditsLowThreshold !== undefined) api.creditsLowThreshold = body.creditsLowThreshold;
+    await ctx.tx.put("apis", api);
+    return { data: apiView(api) };
   },
 });
 
@@ -64,6 +99,7 @@ export const listKeysOperation = defineOperation("apis.listKeys", {
 export const deleteApiOperation = defineOperation("apis.deleteApi", {
   access: "write",
   authorize: onApi("delete_api", (body) => body.apiId),
+  audit: (body) => ({ targets: [body.apiId] }),
   async run(ctx) {
     const api = ctx.resource;
     // Its keys (and their counters) go with it.

@@ -9,6 +9,7 @@ import { mayBeSecret } from "../domain/echo";
 export const ALL_ROOT_PERMISSIONS: readonly string[] = Object.freeze([
   "api.*.create_api",
   "api.*.read_api",
+  "api.*.update_api",
   "api.*.delete_api",
   "api.*.create_key",
   "api.*.read_key",
@@ -43,6 +44,11 @@ export const ALL_ROOT_PERMISSIONS: readonly string[] = Object.freeze([
   "workspace.*.create_root_key",
   "workspace.*.read_root_key",
   "workspace.*.delete_root_key",
+  "workspace.*.read_audit_log",
+  "workspace.*.create_webhook",
+  "workspace.*.read_webhook",
+  "workspace.*.update_webhook",
+  "workspace.*.delete_webhook",
 ]);
 
 /** Shape of a permission tuple: `resource.<id|*>.action`. */
@@ -52,6 +58,8 @@ export interface RootContext {
   rootKeyId: string;
   workspaceId: string;
   permissions: ReadonlySet<string>;
+  /** The root key's name, when it has one (for the audit log). */
+  name?: string;
 }
 
 /** Exactly what production requires before the root key: this prefix, case and single space included. */
@@ -82,7 +90,9 @@ export async function authenticate(tx: StorageTx, header: string | undefined): P
   if (!record) {
     throw new ServiceError("authentication.key_not_found", "The provided root key is invalid. We could not find the requested key.");
   }
-  return { rootKeyId: record.id, workspaceId: record.workspaceId, permissions: new Set(record.permissions) };
+  const root: RootContext = { rootKeyId: record.id, workspaceId: record.workspaceId, permissions: new Set(record.permissions) };
+  if (record.name !== undefined) root.name = record.name;
+  return root;
 }
 
 /**
@@ -99,6 +109,20 @@ function shown(tuple: string): string {
 
 function forbidden(anyOf: readonly string[]): ServiceError {
   return new ServiceError("authorization.insufficient_permissions", `Missing one of these permissions: ${anyOf.map(shown).join(" or ")}`);
+}
+
+/** Errors that answer a refusal for permissions as "not found", as production masks some. */
+const MASKED_REFUSALS = new WeakSet<ServiceError>();
+
+/** `err` (a 404), marked as a refusal for permissions: the audit log records it as one. */
+export function maskedRefusal(err: ServiceError): ServiceError {
+  MASKED_REFUSALS.add(err);
+  return err;
+}
+
+/** Whether `err` refused a request for its root key's permissions (a 403, or a 404 that masks one). */
+export function isRefusal(err: unknown): err is ServiceError {
+  return err instanceof ServiceError && (err.kind === "authorization.insufficient_permissions" || MASKED_REFUSALS.has(err));
 }
 
 /** Throws 403 unless the root key holds this one tuple (production's single-permission detail). */

@@ -1,7 +1,8 @@
 // The forms of authorisation operations declare (`authorize:` in `defineOperation`): a workspace
 // permission, an action on an API, on a key's API or on a rate-limit namespace, and what each
 // hands to `run`. The order of 403 and 404 in each is production's.
-import { canOnApi, requireOnApi, requirePermission, type RootContext } from "./auth";
+import { failsChecksum } from "../../protocol/key-checksum";
+import { canOnApi, maskedRefusal, requireOnApi, requirePermission, type RootContext } from "./auth";
 import { creditsAt } from "../domain/credits";
 import { ServiceError } from "../http/envelope";
 import { keyHash } from "../../protocol/key-hash";
@@ -99,7 +100,7 @@ export function onApi<Body>(
   return fromStore(described, async ({ tx, root }, body) => {
     const apiId = apiIdOf(body);
     if (masked) {
-      if (!all.every((a) => canOnApi(root, a, apiId))) throw masked(apiId);
+      if (!all.every((a) => canOnApi(root, a, apiId))) throw maskedRefusal(masked(apiId));
     } else {
       for (const a of all) requireOnApi(root, a, apiId);
     }
@@ -134,10 +135,12 @@ export function onKey<Body>(
 /** The key given in plaintext, which the root key may do `action` on; else 404, as production masks it. */
 export function onKeyByPlaintext<Body>(action: string, plaintextOf: (body: Body) => string): Authorization<Body, KeyRecord> {
   return fromStore(`api.<the key's apiId>.${action} (else 404)`, async ({ tx, root }, body) => {
+    const notFound = () => new ServiceError("data.key_not_found", "The specified key was not found.");
+    // A key of the checksummed format whose checksum fails was never issued: no lookup.
+    if (failsChecksum(plaintextOf(body))) throw notFound();
     const key = await tx.keyByHash(keyHash(plaintextOf(body)));
-    if (!key || key.workspaceId !== root.workspaceId || !canOnApi(root, action, key.apiId)) {
-      throw new ServiceError("data.key_not_found", "The specified key was not found.");
-    }
+    if (!key || key.workspaceId !== root.workspaceId) throw notFound();
+    if (!canOnApi(root, action, key.apiId)) throw maskedRefusal(notFound());
     return key;
   });
 }
@@ -154,7 +157,7 @@ export function onNamespace<Body extends { namespace: string }>(
   return fromStore(`ratelimit.<namespaceId>.${action}${masked ? " (else 404)" : ""}`, async ({ tx, root }, body) => {
     const ns = await requireNamespace(tx, root.workspaceId, body.namespace);
     const anyOf = [`ratelimit.${ns.id}.${action}`, `ratelimit.*.${action}`];
-    if (masked && !anyOf.some((p) => root.permissions.has(p))) throw masked();
+    if (masked && !anyOf.some((p) => root.permissions.has(p))) throw maskedRefusal(masked());
     requirePermission(root, anyOf);
     return ns;
   });

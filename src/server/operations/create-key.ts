@@ -1,10 +1,11 @@
 // Operations keys.createKey and keys.rerollKey. The key is shown once, in the response; only its
 // hash is stored. Credits come nested (`credits`) or flat (`remaining`/`refill`), not both.
 import type { CreateKeyRequest, CreateKeyFlatCredits, ValidationErrorDetail } from "../../protocol/types";
-import { canOnApi } from "./auth";
+import { canOnApi, maskedRefusal } from "./auth";
 import { fromStore, onKey } from "./authorization";
 import { newId } from "../domain/ids";
-import { DEFAULT_BYTE_LENGTH, generateKey } from "../domain/key-material";
+import { DEFAULT_BYTE_LENGTH, generateKeyIn } from "../domain/key-material";
+import { checkAllowList } from "../domain/ip-allowlist";
 import { ensurePermissions, findApi, resolveRoles, toRatelimitRecords, upsertIdentity } from "../domain/lookup";
 import type { KeyVault } from "../domain/key-vault";
 import { defineOperation } from "./operation";
@@ -24,7 +25,8 @@ const mayCreateOnApi = fromStore(
     const { tx, root } = ctx;
     if (body.recoverable) requireVault(ctx);
     const allowed = canOnApi(root, "create_key", body.apiId) && (!body.recoverable || canOnApi(root, "encrypt_key", body.apiId));
-    const api = allowed ? await findApi(tx, root.workspaceId, body.apiId) : undefined;
+    if (!allowed) throw maskedRefusal(NOT_FOUND_API());
+    const api = await findApi(tx, root.workspaceId, body.apiId);
     if (!api) throw NOT_FOUND_API();
     return api;
   },
@@ -33,6 +35,7 @@ const mayCreateOnApi = fromStore(
 export const createKeyOperation = defineOperation("keys.createKey", {
   access: "write",
   authorize: mayCreateOnApi,
+  audit: (body, data) => ({ targets: [data.keyId, body.apiId] }),
   refine(body) {
     const b = body as CreateKeyBody;
     const out: ValidationErrorDetail[] = [];
@@ -48,6 +51,7 @@ export const createKeyOperation = defineOperation("keys.createKey", {
     }
     out.push(...s.checkCredits("body.credits", b.credits), ...s.checkCredits("body", { refill: b.refill }));
     out.push(...s.checkUniqueNames("body.ratelimits", b.ratelimits));
+    out.push(...checkAllowList("body.ipWhitelist", b.ipWhitelist));
     return out;
   },
   async run(ctx, body) {
@@ -66,7 +70,8 @@ export const createKeyOperation = defineOperation("keys.createKey", {
       if (refill) credits.refill = cleanRefill(refill);
     }
     const byteLength = b.byteLength ?? DEFAULT_BYTE_LENGTH;
-    const material = generateKey(b.prefix, byteLength);
+    // In the API's format: plain, or checksummed (`prefix_kg0…`).
+    const material = generateKeyIn(api.keyFormat, b.prefix, byteLength);
     const key: KeyRecord = {
       id: newId("key"),
       workspaceId: root.workspaceId,
@@ -85,6 +90,8 @@ export const createKeyOperation = defineOperation("keys.createKey", {
     if (b.meta !== undefined) key.meta = b.meta;
     if (b.expires !== undefined) key.expires = b.expires;
     if (credits) key.credits = credits;
+    if (b.ipWhitelist !== undefined && b.ipWhitelist.length > 0) key.ipWhitelist = [...new Set(b.ipWhitelist)];
+    if (b.creditsLowThreshold !== undefined) key.creditsLowThreshold = b.creditsLowThreshold;
     if (b.externalId !== undefined) key.identityId = (await upsertIdentity(tx, root.workspaceId, b.externalId, now)).id;
     if (vault) key.encrypted = vault.seal(material.key, key);
     await tx.put("keys", key);
@@ -107,6 +114,8 @@ export function cleanRefill<T extends { interval: "daily" | "monthly"; amount: n
 export const rerollKeyOperation = defineOperation("keys.rerollKey", {
   access: "write",
   // A recoverable key stays recoverable: its successor is sealed too, which needs encrypt_key.
+  // The new key and the one it replaces.
+  audit: (body, data) => ({ targets: [data.keyId, body.keyId] }),
   authorize: onKey(
     "create_key",
     (body) => body.keyId,
@@ -116,11 +125,13 @@ export const rerollKeyOperation = defineOperation("keys.rerollKey", {
     // Its credits are as they stand now (a due refill applied): the new key starts from that balance.
     const { tx, now, resource: old } = ctx;
     let vault: KeyVault | undefined;
+    const api = await tx.get("apis", old.apiId);
     if (old.encrypted !== undefined) {
       vault = requireVault(ctx);
-      requireStorage(await tx.get("apis", old.apiId), "This API does not support key encryption.");
+      requireStorage(api, "This API does not support key encryption.");
     }
-    const material = generateKey(old.prefix, old.byteLength);
+    // In the API's format as it is now: rerolling moves a key to a format the API changed to.
+    const material = generateKeyIn(api?.keyFormat, old.prefix, old.byteLength);
     const key: KeyRecord = structuredClone({
       ...old,
       id: newId("key"),
@@ -130,6 +141,9 @@ export const rerollKeyOperation = defineOperation("keys.rerollKey", {
       ratelimits: toRatelimitRecords(old.ratelimits),
     });
     delete key.updatedAt;
+    // The new key has not leaked, nor been noticed of its expiry (key.expiring is per key).
+    delete key.leakReports;
+    delete key.expiryNoticeFor;
     if (vault) key.encrypted = vault.seal(material.key, key);
     else delete key.encrypted;
     await tx.put("keys", key);

@@ -4,7 +4,7 @@ import { permission } from "./authorization";
 import { ServiceError } from "../http/envelope";
 import { newId } from "../domain/ids";
 import { requireIdentity, toRatelimitRecords } from "../domain/lookup";
-import { defineOperation } from "./operation";
+import { defineOperation, targetsNotedByRun } from "./operation";
 import { matchesSearch, pageOf } from "../domain/pagination";
 import * as s from "../../protocol/contract/cross-field";
 import type { IdentityRecord } from "../storage/seam";
@@ -14,6 +14,7 @@ import { echo } from "../domain/echo";
 export const createIdentityOperation = defineOperation("identities.createIdentity", {
   access: "write",
   authorize: permission("identity.*.create_identity"),
+  audit: (_body, data) => ({ targets: [data.identityId] }),
   refine: (body) => s.checkUniqueNames("body.ratelimits", body.ratelimits),
   async run(ctx, body) {
     const ws = ctx.root.workspaceId;
@@ -59,6 +60,7 @@ export const listIdentitiesOperation = defineOperation("identities.listIdentitie
 export const updateIdentityOperation = defineOperation("identities.updateIdentity", {
   access: "write",
   authorize: permission("identity.*.update_identity"),
+  audit: (_body, data) => ({ targets: [data.id] }),
   refine: (body) => s.checkUniqueNames("body.ratelimits", body.ratelimits),
   async run(ctx, body) {
     const identity = await requireIdentity(ctx.tx, ctx.root.workspaceId, body.identity);
@@ -77,10 +79,12 @@ export const updateIdentityOperation = defineOperation("identities.updateIdentit
 export const deleteIdentityOperation = defineOperation("identities.deleteIdentity", {
   access: "write",
   authorize: permission("identity.*.delete_identity"),
+  audit: targetsNotedByRun,
   async run(ctx, body) {
     const identity = await requireIdentity(ctx.tx, ctx.root.workspaceId, body.identity);
     // Its keys lose the link; its counters go.
     await ctx.tx.delete("identities", identity.id);
+    ctx.changed({ targets: [identity.id] });
     return { data: {} };
   },
 });

@@ -32,6 +32,7 @@ async function saveRoles(ctx: OpContext, key: KeyRecord): Promise<{ data: Role[]
 export const addPermissionsOperation = defineOperation("keys.addPermissions", {
   access: "write",
   authorize: keyWith("add_permission_to_key"),
+  audit: (body) => ({ targets: [body.keyId] }),
   async run(ctx, body) {
     const key = ctx.resource;
     const ids = await ensurePermissions(ctx.tx, ctx.root.workspaceId, body.permissions, ctx.now);
@@ -43,6 +44,7 @@ export const addPermissionsOperation = defineOperation("keys.addPermissions", {
 export const removePermissionsOperation = defineOperation("keys.removePermissions", {
   access: "write",
   authorize: keyWith("remove_permission_from_key"),
+  audit: (body) => ({ targets: [body.keyId] }),
   async run(ctx, body) {
     const key = ctx.resource;
     const ids: string[] = [];
@@ -55,6 +57,7 @@ export const removePermissionsOperation = defineOperation("keys.removePermission
 export const setPermissionsOperation = defineOperation("keys.setPermissions", {
   access: "write",
   authorize: keyWith("add_permission_to_key"),
+  audit: (body) => ({ targets: [body.keyId] }),
   async run(ctx, body) {
     const key = ctx.resource;
     key.permissionIds = await ensurePermissions(ctx.tx, ctx.root.workspaceId, body.permissions, ctx.now);
@@ -65,6 +68,7 @@ export const setPermissionsOperation = defineOperation("keys.setPermissions", {
 export const addRolesOperation = defineOperation("keys.addRoles", {
   access: "write",
   authorize: keyWith("add_role_to_key"),
+  audit: (body) => ({ targets: [body.keyId] }),
   async run(ctx, body) {
     const key = ctx.resource;
     const ids = await resolveRoles(ctx.tx, ctx.root.workspaceId, body.roles);
@@ -76,6 +80,7 @@ export const addRolesOperation = defineOperation("keys.addRoles", {
 export const removeRolesOperation = defineOperation("keys.removeRoles", {
   access: "write",
   authorize: keyWith("remove_role_from_key"),
+  audit: (body) => ({ targets: [body.keyId] }),
   async run(ctx, body) {
     const key = ctx.resource;
     const ids = await resolveRoles(ctx.tx, ctx.root.workspaceId, body.roles);
@@ -87,6 +92,7 @@ export const removeRolesOperation = defineOperation("keys.removeRoles", {
 export const setRolesOperation = defineOperation("keys.setRoles", {
   access: "write",
   authorize: keyWith("add_role_to_key"),
+  audit: (body) => ({ targets: [body.keyId] }),
   async run(ctx, body) {
     const key = ctx.resource;
     key.roleIds = await resolveRoles(ctx.tx, ctx.root.workspaceId, body.roles);

@@ -9,6 +9,7 @@ import * as s from "../../protocol/contract/cross-field";
 import type { KeyRecord } from "../storage/seam";
 import { keyInfoView } from "../domain/views";
 import { cleanRefill } from "./create-key";
+import { checkAllowList } from "../domain/ip-allowlist";
 
 export const getKeyOperation = defineOperation("keys.getKey", {
   access: "read",
@@ -40,9 +41,11 @@ export const whoamiOperation = defineOperation("keys.whoami", {
 export const updateKeyOperation = defineOperation("keys.updateKey", {
   access: "write",
   authorize: onKey("update_key", (body) => body.keyId),
+  audit: (body) => ({ targets: [body.keyId] }),
   refine: (body) => [
     ...s.checkCredits("body.credits", body.credits ?? undefined),
     ...s.checkUniqueNames("body.ratelimits", body.ratelimits),
+    ...checkAllowList("body.ipWhitelist", body.ipWhitelist),
   ],
   async run(ctx, body) {
     const { tx, root, now, resource: key } = ctx;
@@ -65,7 +68,10 @@ export const updateKeyOperation = defineOperation("keys.updateKey", {
     if (body.name !== undefined) setOptional(key, "name", body.name);
     if (body.meta !== undefined) setOptional(key, "meta", body.meta);
     if (body.expires !== undefined) setOptional(key, "expires", body.expires);
+    if (body.creditsLowThreshold !== undefined) setOptional(key, "creditsLowThreshold", body.creditsLowThreshold);
     if (body.enabled !== undefined) key.enabled = body.enabled;
+    if (body.ipWhitelist?.length === 0) delete key.ipWhitelist;
+    else if (body.ipWhitelist !== undefined) key.ipWhitelist = [...new Set(body.ipWhitelist)];
     if (body.externalId === null) delete key.identityId;
     else if (body.externalId !== undefined) key.identityId = (await upsertIdentity(tx, root.workspaceId, body.externalId, now)).id;
     if (body.ratelimits) {
@@ -91,7 +97,11 @@ export const updateKeyOperation = defineOperation("keys.updateKey", {
   },
 });
 
-function setOptional<K extends "name" | "meta" | "expires">(key: KeyRecord, field: K, value: KeyRecord[K] | null): void {
+function setOptional<K extends "name" | "meta" | "expires" | "creditsLowThreshold">(
+  key: KeyRecord,
+  field: K,
+  value: KeyRecord[K] | null,
+): void {
   if (value === null) delete key[field];
   else key[field] = value;
 }
@@ -99,6 +109,7 @@ function setOptional<K extends "name" | "meta" | "expires">(key: KeyRecord, fiel
 export const deleteKeyOperation = defineOperation("keys.deleteKey", {
   access: "write",
   authorize: onKey("delete_key", (body) => body.keyId),
+  audit: (body) => ({ targets: [body.keyId] }),
   async run(ctx) {
     // Its counters go with it.
     await ctx.tx.delete("keys", ctx.resource.id);
@@ -109,6 +120,7 @@ export const deleteKeyOperation = defineOperation("keys.deleteKey", {
 export const updateCreditsOperation = defineOperation("keys.updateCredits", {
   access: "write",
   authorize: onKey("update_key", (body) => body.keyId),
+  audit: (body) => ({ targets: [body.keyId] }),
   refine: (body) =>
     body.operation !== "set" && (body.value === undefined || body.value === null)
       ? [{ location: "body.value", message: `is required for ${body.operation}`, fix: "Add a non-negative integer value." }]

@@ -61,6 +61,11 @@ export const migrateKeysOperation = defineOperation("keys.migrateKeys", {
   access: "write",
   // As production: the permission first (403, not masked), then the API (404), then the migration.
   authorize: onApi("create_key", (body) => body.apiId),
+  // Counts, not the hashes.
+  audit: (body, data) => ({
+    targets: [body.apiId, ...data.migrated.map((m) => m.keyId)],
+    change: { migrationId: body.migrationId, apiId: body.apiId, migrated: data.migrated.length, failed: data.failed.length },
+  }),
   refine(body) {
     const out: ValidationErrorDetail[] = [];
     body.keys.forEach((k, i) => {

@@ -7,7 +7,8 @@ import type { OperationName, Operations, Pagination, ValidationErrorDetail } fro
 import type { RootContext } from "./auth";
 import type { KeyVault } from "../domain/key-vault";
 import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
-import type { StorageTx, VerificationEvent } from "../storage/seam";
+import type { DueRefill, SpendOutcome, StorageTx, VerificationEvent, WebhookMessage } from "../storage/seam";
+import type { WebhookEvent } from "../webhooks/events";
 
 /**
  * How an operation uses the store: `read` and `write` run in one transaction each; `direct`
@@ -29,8 +30,36 @@ export interface OpContext {
   vault: KeyVault | undefined;
   /** The request's id (`meta.requestId` of the answer). */
   requestId: string;
+  /**
+   * Notes a change the operation made beyond what its `audit` declares (a rate-limit namespace
+   * created on first use): written to the audit log with the request's record.
+   */
+  changed(change: AuditChange): void;
   /** Notes a verification event (appended to the store with the next batch). */
   record(event: VerificationEvent): void;
+  /** The webhooks side of the service. */
+  webhooks: {
+    /** Whether endpoints on non-public addresses are allowed (`--webhooks-allow-private`). */
+    allowPrivate: boolean;
+    /** A workspace's latest outbox messages (of one endpoint when given), newest first. */
+    messages(workspaceId: string, endpointId: string | undefined, limit: number): Promise<WebhookMessage[]>;
+    /** One outbox message by id, of any workspace. */
+    message(messageId: string): Promise<WebhookMessage | undefined>;
+    /** Puts a message back in the outbox, due at once, and asks for a delivery pass; returns it as written. */
+    resend(message: WebhookMessage): Promise<WebhookMessage>;
+    /**
+     * Charges a key's credits in a transaction of its own, with the messages of the webhook events
+     * the charge causes (`events` of its outcome) in the outbox: written together or not at all. For
+     * the charges `direct` leaves to a transaction (`SpendOutcome.crossing`).
+     */
+    chargeWithEvents(
+      keyId: string,
+      cost: number,
+      now: number,
+      refill: DueRefill | undefined,
+      events: (charged: { remaining: number }) => readonly WebhookEvent[],
+    ): Promise<SpendOutcome | undefined>;
+  };
   /** The analytics side of the service: what a query may reach. */
   analytics: {
     /** Retention of verification events, ms. */
@@ -66,6 +95,17 @@ export type Authorization<Body, Resource> =
       check(ctx: OpContext, body: Body): Promise<Resource>;
     };
 
+/** What a change did, as its audit record tells it. */
+export interface AuditChange {
+  /** Ids of the records changed. */
+  targets: ReadonlyArray<string | undefined>;
+  /** A compact description of the change (never a secret). Default: the request body described (`describeChange`). */
+  change?: Record<string, unknown>;
+}
+
+/** The `audit` of an operation whose `run` notes the ids it changed itself (`ctx.changed`), once it has resolved them. */
+export const targetsNotedByRun = (): AuditChange => ({ targets: [] });
+
 export interface OpResult<T> {
   data: T;
   pagination?: Pagination;
@@ -77,9 +117,19 @@ export interface OperationDef<Name extends string, Req, Res, Resource = unknown>
   name: Name;
   access: Access;
   authorize: Authorization<Req, Resource>;
+  /**
+   * Present on every operation that changes state: what a successful call changed. The pipeline
+   * writes the audit record in the operation's transaction, after `run`. Absent: read-only.
+   */
+  audit?(body: Req, data: Res, resource: Resource): AuditChange;
   /** Checks across fields, run after the contract's schema and still before the root key is looked up. */
   refine?(body: Req): ValidationErrorDetail[];
   run(ctx: RunContext<Resource>, body: Req): Promise<OpResult<Res>>;
+  /**
+   * Answers `Accept: application/x-ndjson` with every item matching the request, one JSON document
+   * a line, instead of a page (for SIEM ingestion). Runs on `Storage.direct`, once authorised.
+   */
+  exportAll?(ctx: RunContext<Resource>, body: Req): AsyncIterable<unknown>;
 }
 
 /** An operation of production's v2 API, typed by the protocol's `Operations` table. */

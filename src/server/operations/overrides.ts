@@ -24,6 +24,7 @@ function overrideView(o: RatelimitOverrideRecord): RatelimitOverride {
 export const setOverrideOperation = defineOperation("ratelimit.setOverride", {
   access: "write",
   authorize: onNamespace("set_override"),
+  audit: (_body, data, ns) => ({ targets: [data.overrideId, ns.id] }),
   async run(ctx, body) {
     const ns = ctx.resource;
     // One override per identifier (or pattern): setting it again keeps its id.
@@ -71,12 +72,14 @@ export const listOverridesOperation = defineOperation("ratelimit.listOverrides",
 export const deleteOverrideOperation = defineOperation("ratelimit.deleteOverride", {
   access: "write",
   authorize: onNamespace("delete_override"),
+  audit: (_body, _data, ns) => ({ targets: [ns.id] }),
   async run(ctx, body) {
     const ns = ctx.resource;
     // Exactly as set: a pattern is deleted by the pattern, never through an identifier it matches.
     const found = await exactOverride(ctx.tx, ns, body.identifier);
     if (!found) throw overrideNotFound();
     await ctx.tx.delete("ratelimitOverrides", found.id);
+    ctx.changed({ targets: [found.id] });
     return { data: {} };
   },
 });

@@ -5,7 +5,7 @@ import { fromStore, permission } from "./authorization";
 import { ServiceError } from "../http/envelope";
 import { newId } from "../domain/ids";
 import { ensurePermissions, findPermission, requirePermissionRecord, requireRole } from "../domain/lookup";
-import { defineOperation, type OpContext } from "./operation";
+import { defineOperation, targetsNotedByRun, type OpContext } from "./operation";
 import { matchesSearch, pageOf } from "../domain/pagination";
 import type { PermissionRecord, RoleRecord } from "../storage/seam";
 import type { Permission } from "../../protocol/types";
@@ -32,6 +32,7 @@ function slugOf(name: string): string {
 export const createPermissionOperation = defineOperation("permissions.createPermission", {
   access: "write",
   authorize: permission("rbac.*.create_permission"),
+  audit: (_body, data) => ({ targets: [data.permissionId] }),
   async run(ctx, body) {
     const slug = body.slug ?? slugOf(body.name);
     const ws = ctx.root.workspaceId;
@@ -71,10 +72,12 @@ export const listPermissionsOperation = defineOperation("permissions.listPermiss
 export const deletePermissionOperation = defineOperation("permissions.deletePermission", {
   access: "write",
   authorize: permission("rbac.*.delete_permission"),
+  audit: targetsNotedByRun,
   async run(ctx, body) {
     const perm = await requirePermissionRecord(ctx.tx, ctx.root.workspaceId, body.permission);
     // It leaves every key and role that held it.
     await ctx.tx.delete("permissions", perm.id);
+    ctx.changed({ targets: [perm.id] });
     return { data: {} };
   },
 });
@@ -97,6 +100,7 @@ async function mayCreateRole({ tx, root }: OpContext, body: { permissions?: stri
 export const createRoleOperation = defineOperation("permissions.createRole", {
   access: "write",
   authorize: fromStore("rbac.*.create_role (and add_permission_to_role, create_permission as its permissions need)", mayCreateRole),
+  audit: (_body, data) => ({ targets: [data.roleId] }),
   async run(ctx, body) {
     const ws = ctx.root.workspaceId;
     if ((await ctx.tx.find("roles", ws, "name", body.name)).length > 0) {
@@ -141,10 +145,12 @@ export const listRolesOperation = defineOperation("permissions.listRoles", {
 export const deleteRoleOperation = defineOperation("permissions.deleteRole", {
   access: "write",
   authorize: permission("rbac.*.delete_role"),
+  audit: targetsNotedByRun,
   async run(ctx, body) {
     const role = await requireRole(ctx.tx, ctx.root.workspaceId, body.role);
     // It leaves every key that held it.
     await ctx.tx.delete("roles", role.id);
+    ctx.changed({ targets: [role.id] });
     return { data: {} };
   },
 });
@@ -187,6 +193,7 @@ export const setRolePermissionsOperation = defineOperation("permissions.setRoleP
     "rbac.*.add_permission_to_role and rbac.*.remove_permission_from_role (and create_permission for new slugs)",
     maySetRolePermissions,
   ),
+  audit: (body) => ({ targets: [body.roleId] }),
   async run(ctx) {
     const { role, wanted, existing } = ctx.resource;
     const ws = ctx.root.workspaceId;

@@ -21,7 +21,11 @@ async function namespacesOf(ctx: OpContext, requests: readonly RatelimitLimitReq
     if (!byRef.has(namespace)) byRef.set(namespace, await findNamespace(tx, root.workspaceId, namespace));
   const missing = [...byRef].filter(([, ns]) => ns === undefined).map(([ref]) => ref);
   if (missing.length > 0) requireTuple(root, "ratelimit.*.create_namespace");
-  for (const name of missing) byRef.set(name, await createNamespace(tx, root.workspaceId, name, now));
+  for (const name of missing) {
+    const created = await createNamespace(tx, root.workspaceId, name, now);
+    byRef.set(name, created);
+    ctx.changed({ targets: [created.id], change: { createdNamespace: name } });
+  }
   return requests.map((r) => byRef.get(r.namespace)!);
 }
 

@@ -3,6 +3,8 @@
 // access to the store, its authorisation and its handler.
 import { getVerificationsOperation } from "./analytics";
 import * as apis from "./apis";
+import { listAuditEventsOperation } from "./audit";
+import * as webhooks from "./webhooks";
 import * as createKey from "./create-key";
 import * as identities from "./identities";
 import * as access from "./key-access";
@@ -60,13 +62,21 @@ const OPERATIONS: Readonly<OperationTable> = Object.freeze({
 
 /**
  * keyguard's own operations, served like the others: what production does only in its dashboard
- * (listing APIs, managing root keys), so that the console needs no private way in.
+ * (listing APIs, managing root keys) and reading the audit log, so that the console needs no private way in.
  */
 const EXTENSION_OPERATIONS = Object.freeze({
   "apis.listApis": workspace.listApisOperation,
+  "apis.updateApi": apis.updateApiOperation,
   "rootKeys.createRootKey": workspace.createRootKeyOperation,
   "rootKeys.listRootKeys": workspace.listRootKeysOperation,
   "rootKeys.deleteRootKey": workspace.deleteRootKeyOperation,
+  "audit.listEvents": listAuditEventsOperation,
+  "webhooks.createEndpoint": webhooks.createEndpointOperation,
+  "webhooks.listEndpoints": webhooks.listEndpointsOperation,
+  "webhooks.deleteEndpoint": webhooks.deleteEndpointOperation,
+  "webhooks.listDeliveries": webhooks.listDeliveriesOperation,
+  "webhooks.enableEndpoint": webhooks.enableEndpointOperation,
+  "webhooks.resendDelivery": webhooks.resendDeliveryOperation,
 });
 
 /** Any operation of the table; its body is validated against the contract before `authorize` and `run` see it. */

@@ -12,6 +12,7 @@ import { pageOf } from "../domain/pagination";
 import type { RootKeyItem } from "../../protocol/types";
 import type { RootKeyRecord } from "../storage/seam";
 import { echo } from "../domain/echo";
+import { apiView } from "../domain/views";
 
 function rootKeyView(r: RootKeyRecord): RootKeyItem {
   return { keyId: r.id, ...(r.name === undefined ? {} : { name: r.name }), permissions: [...r.permissions], createdAt: r.createdAt };
@@ -31,7 +32,7 @@ export const listApisOperation = defineExtension<"apis.listApis", ApiGrant>("api
       body.limit,
       (api) => readable(api.id),
     );
-    return { data: page.items.map((a) => ({ id: a.id, name: a.name, createdAt: a.createdAt })), pagination: page.pagination };
+    return { data: page.items.map((a) => ({ ...apiView(a), createdAt: a.createdAt })), pagination: page.pagination };
   },
 });
 
@@ -61,6 +62,7 @@ function mayCreateRootKey(root: RootContext, body: { permissions: string[] }): u
 export const createRootKeyOperation = defineExtension("rootKeys.createRootKey", {
   access: "write",
   authorize: fromRoot("workspace.*.create_root_key (and every permission it grants)", mayCreateRootKey),
+  audit: (_body, data) => ({ targets: [data.keyId] }),
   refine(body) {
     return body.permissions.flatMap((p, i) =>
       PERMISSION_TUPLE.test(p)
@@ -127,6 +129,7 @@ const mayDeleteRootKey = fromStore(
 export const deleteRootKeyOperation = defineExtension<"rootKeys.deleteRootKey", RootKeyRecord>("rootKeys.deleteRootKey", {
   access: "write",
   authorize: mayDeleteRootKey,
+  audit: (body) => ({ targets: [body.keyId] }),
   async run(ctx) {
     const record = ctx.resource;
     if (record.id === ctx.root.rootKeyId) {

@@ -20,6 +20,10 @@ const CALLS = Object.keys({
   getMeta: true,
   setMeta: true,
   lastUsed: true,
+  appendAudit: true,
+  listAudit: true,
+  enqueueWebhooks: true,
+  claimExpiryNotices: true,
 } satisfies Record<keyof StorageTx, true>) as Array<keyof StorageTx>;
 
 const kindOf = (err: unknown): StoreErrorKind => (isStoreUnavailable(err) ? "unavailable" : "unexpected");
@@ -58,6 +62,7 @@ export function meteredStore(store: Storage, metrics: ServiceMetrics): Storage {
   return {
     kind: store.kind,
     direct: meteredTx(store.direct, metrics, failed),
+    ...(store.ping && { ping: () => store.ping!() }),
     async transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
       const start = performance.now();
       // What the operation itself threw (its own refusal, or a store call's error counted above).
@@ -99,6 +104,19 @@ export function meteredStore(store: Storage, metrics: ServiceMetrics): Storage {
       metrics,
       failed,
     ) as Storage["queryVerifications"],
+    // The audit log's retention sweeps (its appends and reads are StorageTx calls).
+    deleteAuditBefore: meteredCall(
+      "deleteAuditBefore",
+      store.deleteAuditBefore.bind(store) as Call,
+      metrics,
+      failed,
+    ) as Storage["deleteAuditBefore"],
+    // The webhook outbox's deliveries (its appends are StorageTx calls).
+    claimWebhooks: meteredCall("claimWebhooks", store.claimWebhooks.bind(store) as Call, metrics, failed) as Storage["claimWebhooks"],
+    settleWebhook: meteredCall("settleWebhook", store.settleWebhook.bind(store) as Call, metrics, failed) as Storage["settleWebhook"],
+    getWebhook: meteredCall("getWebhook", store.getWebhook.bind(store) as Call, metrics, failed) as Storage["getWebhook"],
+    listWebhooks: meteredCall("listWebhooks", store.listWebhooks.bind(store) as Call, metrics, failed) as Storage["listWebhooks"],
     close: () => store.close(),
+    ...(store.appendBatchSize !== undefined && { appendBatchSize: store.appendBatchSize }),
   };
 }

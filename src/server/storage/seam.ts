@@ -26,10 +26,37 @@ export interface ApiRecord {
   workspaceId: string;
   name: string;
   createdAt: number;
-  /** Source addresses allowed to verify this API's keys; others get FORBIDDEN. Admin surface only. */
+  /** Source addresses or CIDR ranges allowed to verify this API's keys; others get FORBIDDEN. */
   ipWhitelist?: string[];
-  /** Keeps an encrypted copy of each recoverable key (`KeyRecord.encrypted`). Admin surface only. */
+  /** Keeps an encrypted copy of each recoverable key (`KeyRecord.encrypted`). */
   storeKeys?: boolean;
+  /** How new keys look; absent: `plain`. */
+  keyFormat?: "plain" | "checksummed";
+  /**
+   * What a secret-scanning report of one of this API's keys does (keyguard's own): `"disable"` the
+   * key, or only `"flag"` it. Absent: `"disable"` (`DEFAULT_LEAK_RESPONSE`).
+   */
+  leakResponse?: LeakResponse;
+  /**
+   * keyguard's own: a charge that takes a key's remaining credits from above this number to at or
+   * below it sends `key.credits_low` (a whole number ≥ 1). Absent: no such event.
+   */
+  creditsLowThreshold?: number;
+}
+
+/** What a leak report does to a key of an API: disable it, or only flag it. */
+export type LeakResponse = "disable" | "flag";
+
+/** One report of a key found in public by a code host's secret scanning. Never the key. */
+export interface LeakReportRecord {
+  /** Unix ms when the report arrived. */
+  reportedAt: number;
+  /** The host's name for the pattern that matched (`type`). */
+  type: string;
+  /** Where the key was found (may be empty). */
+  url: string;
+  /** What it was found in (`content`, `commit`, `issue_comment`, …; `unknown` when not said). */
+  source: string;
 }
 
 export interface RatelimitRecord {
@@ -73,12 +100,32 @@ export interface KeyRecord {
   /** Absent: unlimited. */
   credits?: CreditsRecord;
   ratelimits: RatelimitRecord[];
+  /** keyguard's own: source addresses or CIDR ranges allowed to verify this key (beside its API's list). */
+  ipWhitelist?: string[];
+  /** keyguard's own: this key's `key.credits_low` threshold, instead of its API's `creditsLowThreshold`. */
+  creditsLowThreshold?: number;
   /**
    * Imported by `keys.migrateKeys` under this migration and not yet verified: for a migration of
    * the `github.com/seamapi/prefixed-api-key` algorithm `hash` is still the source system's hash
    * (hex SHA-256 of the key's long token) until the first verification with this `migrationId`.
    */
   pendingMigrationId?: string;
+  /** Secret-scanning reports of this key, oldest first, the latest `LEAK_REPORTS_KEPT` only. */
+  leakReports?: LeakReportRecord[];
+  /**
+   * The `expires` a `key.expiring` notice was sent for (`StorageTx.claimExpiryNotices`): a key
+   * is noticed once per expiry value; another `expires` arms the notice again.
+   */
+  expiryNoticeFor?: number;
+}
+
+/** A key whose `key.expiring` notice `StorageTx.claimExpiryNotices` took. */
+export interface ExpiringKey {
+  keyId: string;
+  workspaceId: string;
+  apiId: string;
+  /** Unix ms. */
+  expires: number;
 }
 
 export interface PermissionRecord {
@@ -213,11 +260,45 @@ export interface DueRefill {
   amount: number;
 }
 
+/**
+ * The charges `spendCredits` leaves to a transaction when asked (on `Storage.direct`): those that
+ * take the balance from above `lowThreshold` to at or below it, or to 0. Those charges cause webhook
+ * events, whose messages are written in the charge's own transaction.
+ */
+export interface CreditsCrossings {
+  /** The key's (or its API's) `creditsLowThreshold`; undefined: only reaching 0 counts. */
+  lowThreshold: number | undefined;
+}
+
 export type SpendOutcome =
   /** Charged: the balance after the charge. */
   | { ok: true; remaining: number }
-  /** Not enough credits: nothing charged; the balance (after any refill). */
-  | { ok: false; remaining: number };
+  /**
+   * Not charged: not enough credits; or, with `crossing` (only when `crossings` was given), the
+   * balance covers the cost but the charge would cross (make it in a transaction). The balance
+   * after any refill.
+   */
+  | { ok: false; remaining: number; crossing?: true };
+
+/** A webhook endpoint of a workspace (kept as a meta value per workspace: src/server/webhooks/endpoints.ts). */
+export interface WebhookEndpointRecord {
+  /** `whep_…`. */
+  id: string;
+  workspaceId: string;
+  url: string;
+  /** Event types delivered to it (`key.created`, …). */
+  events: string[];
+  description?: string;
+  /**
+   * The Standard Webhooks signing secret (`whsec_` + base64 of 24 random bytes), never answered
+   * again after the endpoint is created: sealed (`v1.…`, see `sealSecret`) when the service has an
+   * encryption key, else as it is (a signature needs it).
+   */
+  secret: string;
+  createdAt: number;
+  /** Set when a message to it failed for a whole retry window: it gets no message from then on. */
+  disabledAt?: number;
+}
 
 /** The whole state as JSON: what `exportState` returns and `importState` takes (hashes only). */
 export interface LocalState {
@@ -236,6 +317,8 @@ export interface LocalState {
   ratelimitOverrides: Record<string, RatelimitOverrideRecord>;
   /** Key migrations registered on the admin surface (kept as a meta value by every backend). */
   keyMigrations?: Record<string, KeyMigrationRecord>;
+  /** Webhook endpoints by id (their secrets as stored: sealed when the service has an encryption key). Absent in earlier state files. */
+  webhookEndpoints?: Record<string, WebhookEndpointRecord>;
   /** Rate-limit counters. Exported as `{}`; kept only for reading state files of earlier versions. */
   windows: Record<string, unknown>;
 }
@@ -281,9 +364,18 @@ export interface StorageTx {
    * Charges `cost` credits of a key with credits, atomically: applies `refill` first when it fell
    * due, then charges only when the balance covers the cost (a cost of 0 only applies the refill).
    * Never below zero, never charged twice. `undefined` when the key does not exist or has no
-   * credits.
+   * credits. With `crossings`, a charge that would cross (see `CreditsCrossings`) is not made
+   * either: `{ ok: false, crossing: true }` (a due refill is still applied). A store may also
+   * answer `crossing` when a concurrent change let the balance cover the cost after all: the
+   * transaction that follows decides.
    */
-  spendCredits(keyId: string, cost: number, now: number, refill?: DueRefill): Promise<SpendOutcome | undefined>;
+  spendCredits(
+    keyId: string,
+    cost: number,
+    now: number,
+    refill?: DueRefill,
+    crossings?: CreditsCrossings,
+  ): Promise<SpendOutcome | undefined>;
   /**
    * Checks sliding-window limits and charges them all-or-nothing, atomically: window =
    * floor(now / duration); used = current + previous × (1 − elapsed fraction of the window);
@@ -295,6 +387,29 @@ export interface StorageTx {
   dropCounters(target: { limitIds: readonly string[] } | { owner: string }): Promise<void>;
   /** When each of these keys was last verified (Unix ms), as the events appended so far say; keys never verified are absent. */
   lastUsed(keyIds: readonly string[]): Promise<Map<string, number>>;
+  /**
+   * Appends one audit record: inside a transaction it is kept or dropped with the transaction's
+   * other writes; on `direct`, atomic on its own.
+   */
+  appendAudit(event: AuditEvent): Promise<void>;
+  /**
+   * The audit records of `query.workspaceId` matching every filter given, newest first (by id,
+   * descending), from `query.from` (inclusive) on, at most `query.limit`.
+   */
+  listAudit(query: AuditQuery): Promise<AuditEvent[]>;
+  /**
+   * Puts webhook messages in the outbox: inside a transaction they are kept or dropped with the
+   * change that caused them; the dispatcher delivers them once committed.
+   */
+  enqueueWebhooks(messages: readonly WebhookMessage[]): Promise<void>;
+  /**
+   * Takes up to `limit` keys, of any workspace, whose `expires` is after `from` and at or before
+   * `until` and whose notice was not sent for that value (`expiryNoticeFor` differs), earliest
+   * expiry first, and records the notice on each (`expiryNoticeFor = expires`). Inside a
+   * transaction the records are kept or dropped with its other writes (the outbox messages), and
+   * two transactions never take the same key for the same expiry (PostgreSQL: `FOR UPDATE SKIP LOCKED`).
+   */
+  claimExpiryNotices(from: number, until: number, limit: number): Promise<ExpiringKey[]>;
   /** A value of the service's own (the bootstrap ids). */
   getMeta(name: string): Promise<string | undefined>;
   setMeta(name: string, value: string): Promise<void>;
@@ -324,6 +439,31 @@ export interface Storage {
    * numbers as numbers, `tags` as arrays of strings. At most `plan.limit` rows.
    */
   queryVerifications(plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>>;
+  /**
+   * Takes up to `limit` pending webhook messages due at `now` (oldest due first) for delivery: each
+   * taken is not due again before `now + leaseMs` (should the taker crash, it is taken again
+   * then). Two takers never get the same message within a lease (PostgreSQL: `FOR UPDATE SKIP LOCKED`).
+   */
+  claimWebhooks(now: number, limit: number, leaseMs: number): Promise<WebhookMessage[]>;
+  /** Writes a message back after an attempt (its status, attempts, next attempt, last answer). */
+  settleWebhook(message: WebhookMessage): Promise<void>;
+  /** One webhook message by its id, of any workspace (the caller checks the workspace). */
+  getWebhook(messageId: string): Promise<WebhookMessage | undefined>;
+  /** A workspace's webhook messages, newest first, of one endpoint when given; at most `limit`. */
+  listWebhooks(workspaceId: string, endpointId: string | undefined, limit: number): Promise<WebhookMessage[]>;
+  /** Deletes the audit records older than `before` (Unix ms); returns how many. */
+  deleteAuditBefore(before: number): Promise<number>;
+  /**
+   * Checks that every server the store uses answers now (PostgreSQL and Redis), for the readiness
+   * probe; rejects with `StoreUnavailableError` otherwise. Absent: a store in the process (memory,
+   * SQLite) is ready once open.
+   */
+  ping?(): Promise<void>;
+  /**
+   * Events per appendVerifications call this store prefers (default 1000). A store whose driver
+   * is synchronous (SQLite) asks for small batches: each call holds the event loop only briefly.
+   */
+  readonly appendBatchSize?: number;
   /** Releases connections and files. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -349,6 +489,72 @@ export interface VerificationEvent {
   requestId: string;
   /** Where it was verified: always "local". */
   region: string;
+}
+
+/**
+ * One audit record: a change made through the service's operations, or an attempt refused for
+ * permissions. Never a secret: no key, no root key, no hash, no sealed copy.
+ */
+export interface AuditEvent {
+  /** `aud_…`: ids sort by the time they were made. */
+  id: string;
+  /** Unix ms (the service clock of the request). */
+  time: number;
+  workspaceId: string;
+  /** The root key that made the request (its id, never the key). */
+  actorId: string;
+  /** That root key's name, when it has one. */
+  actorName?: string;
+  /** The operation's wire name (`keys.createKey`). */
+  operation: string;
+  /** Ids of the records changed, or aimed at by a refused attempt. */
+  targets: string[];
+  outcome: "success" | "refused";
+  requestId: string;
+  /** The caller's address. */
+  ip: string;
+  /** A compact description of the change (or of the refusal). */
+  change: Record<string, unknown>;
+}
+
+/** One webhook message of the outbox: an event for one endpoint, delivered at least once. */
+export interface WebhookMessage {
+  /** `msg_…`: the `webhook-id` of every attempt. */
+  id: string;
+  workspaceId: string;
+  endpointId: string;
+  /** The event type (`key.created`). */
+  type: string;
+  /** The JSON body sent, exactly (what the signature covers). */
+  payload: string;
+  createdAt: number;
+  status: "pending" | "delivered" | "failed";
+  attempts: number;
+  /** When it is due next (Unix ms). */
+  nextAttemptAt: number;
+  /** When an operator last sent it again (`webhooks.resendDelivery`): its retry window starts there. */
+  resentAt?: number;
+  /** The last attempt: its HTTP status (0: no answer), error, time taken. */
+  lastStatus?: number;
+  lastError?: string;
+  lastLatencyMs?: number;
+  deliveredAt?: number;
+}
+
+/** Which audit records `Storage.listAudit` returns. */
+export interface AuditQuery {
+  workspaceId: string;
+  actorId?: string;
+  /** Records whose `targets` hold this id. */
+  targetId?: string;
+  operation?: string;
+  /** Unix ms, inclusive. */
+  since?: number;
+  /** Unix ms, exclusive. */
+  until?: number;
+  /** Id of the first record to return (inclusive); older ones follow. */
+  from?: string;
+  limit: number;
 }
 
 /** The store cannot serve now (database down, disk full, read-only file): answered 503, retried by callers. */

@@ -2,7 +2,7 @@
 // one, and reading a JSON state file (what `--data` kept before SQLite; `keyguard migrate` imports it).
 import { readFileSync } from "node:fs";
 import { LocalServiceConfigError } from "../options";
-import { TABLE_NAMES, type LocalState, type Storage, type StorageTx, type WorkspaceRecord } from "./seam";
+import { TABLE_NAMES, type LocalState, type Storage, type StorageTx, type WebhookEndpointRecord, type WorkspaceRecord } from "./seam";
 import { LocalServiceArgumentError } from "../argument-error";
 
 /** Meta value holding the bootstrap ids, as JSON `{ workspaceId, apiId }`. */
@@ -11,6 +11,8 @@ export const BOOTSTRAP_META = "bootstrap";
 const WORKSPACES_META = "workspaces";
 /** Meta value holding the registered key migrations, as a JSON object of `KeyMigrationRecord` by id. */
 export const KEY_MIGRATIONS_META = "keyMigrations";
+/** Meta value holding a workspace's webhook endpoints, as a JSON array of `WebhookEndpointRecord`. */
+export const webhookEndpointsMeta = (workspaceId: string): string => `webhooks.${workspaceId}`;
 
 function emptyState(): LocalState {
   return {
@@ -47,6 +49,9 @@ export function stateMeta(state: LocalState): Array<[name: string, value: string
   if (state.keyMigrations && Object.keys(state.keyMigrations).length > 0) {
     meta.push([KEY_MIGRATIONS_META, JSON.stringify(state.keyMigrations)]);
   }
+  const endpoints = new Map<string, WebhookEndpointRecord[]>();
+  for (const e of Object.values(state.webhookEndpoints ?? {})) endpoints.set(e.workspaceId, [...(endpoints.get(e.workspaceId) ?? []), e]);
+  for (const [workspaceId, list] of endpoints) meta.push([webhookEndpointsMeta(workspaceId), JSON.stringify(list)]);
   return meta;
 }
 
@@ -58,6 +63,10 @@ async function exportFrom(tx: StorageTx): Promise<LocalState> {
   const migrations = await tx.getMeta(KEY_MIGRATIONS_META);
   if (migrations !== undefined) state.keyMigrations = JSON.parse(migrations) as LocalState["keyMigrations"];
   for (const id of await workspaceIds(tx)) {
+    const endpoints = await tx.getMeta(webhookEndpointsMeta(id));
+    for (const e of endpoints === undefined ? [] : (JSON.parse(endpoints) as WebhookEndpointRecord[])) {
+      (state.webhookEndpoints ??= {})[e.id] = e;
+    }
     for (const table of TABLE_NAMES) {
       const records = table === "workspaces" ? [await tx.get("workspaces", id)] : await tx.list(table, id);
       const into = state[table] as Record<string, unknown>;

@@ -14,9 +14,12 @@ const NETWORK_CODES = new Set([
   "ECONNABORTED",
 ]);
 
-/** Messages of node-postgres and ioredis when the connection is gone, cannot be made or timed out. */
+/**
+ * Messages of node-postgres and ioredis when the connection is gone, cannot be made or timed out;
+ * and of an ioredis Cluster that has no node for a slot now (during a failover).
+ */
 const OUTAGE_MESSAGES =
-  /connection terminated|timeout exceeded when trying to connect|query read timeout|connection error|not queryable|connection is closed|stream isn't writeable|max retries per request|command timed out|reached the max retries|socket closed/i;
+  /connection terminated|timeout exceeded when trying to connect|query read timeout|connection error|not queryable|connection is closed|stream isn't writeable|max retries per request|command timed out|reached the max retries|socket closed|cluster isn't ready|failed to refresh slots cache|too many cluster redirections|none of startup nodes is available/i;
 
 /**
  * SQLSTATEs of PostgreSQL meaning "the server cannot serve us now": classes 08 connection
@@ -37,7 +40,9 @@ function isOutage(err: unknown, server: "postgres" | "redis"): boolean {
   const message = typeof e.message === "string" ? e.message : "";
   if (server === "postgres" && typeof e.severity === "string") return OUTAGE_SQLSTATE.test(code);
   if (server === "redis" && e.name === "ReplyError") return REDIS_OUTAGE_REPLY.test(message);
-  return NETWORK_CODES.has(code) || OUTAGE_MESSAGES.test(message) || e.name === "MaxRetriesPerRequestError";
+  return (
+    NETWORK_CODES.has(code) || OUTAGE_MESSAGES.test(message) || e.name === "MaxRetriesPerRequestError" || e.name === "ClusterAllFailedError"
+  );
 }
 
 /**

@@ -15,7 +15,7 @@ import type { Logger } from "../../logger";
 import type { Storage, VerificationEvent } from "./seam";
 import { isStoreUnavailable, type StoreFailureLog } from "./store-failures";
 
-/** A batch is appended once it holds this many events. */
+/** A batch is appended once it holds this many events (written in calls of the store's appendBatchSize). */
 const BATCH_SIZE = 1000;
 /** Events wait at most this long (wall clock) before they are appended. */
 const FLUSH_EVERY_MS = 1000;
@@ -108,11 +108,13 @@ export class VerificationRecorder {
     this.trim();
     while (this.buffer.length > 0) {
       // Taken out while it is written, so a trim meanwhile drops only events still waiting.
-      const batch = this.buffer.splice(0, BATCH_SIZE);
+      const batch = this.buffer.splice(0, this.store.appendBatchSize ?? BATCH_SIZE);
       const failed = await this.append(batch);
       if (!failed) {
         wrote = true;
         this.refusals = 0;
+        // A turn of the event loop between two calls: requests go on between them.
+        if (this.buffer.length > 0) await new Promise((resolve) => setImmediate(resolve));
         continue;
       }
       // Kept for the next flush (the store may be back, or the failure passed, by then); on close there is none.
@@ -196,7 +198,7 @@ export class VerificationRecorder {
     const split: Split = { written: 0, calls: 0, refused: [], error };
     await this.halve(batch, true, split);
     if (split.cut || split.written > 0 || this.buffer.length === 0) return split;
-    await this.halve(this.buffer.splice(0, BATCH_SIZE), false, split);
+    await this.halve(this.buffer.splice(0, this.store.appendBatchSize ?? BATCH_SIZE), false, split);
     return split;
   }
 

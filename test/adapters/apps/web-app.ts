@@ -25,7 +25,7 @@ export function webScenario(env: ScenarioEnv): (request: Request) => Promise<Res
     const denied = await route.guard?.(result.request);
     if (denied !== undefined) return denied;
     const response = Response.json(echo(result.apiKey?.keyId, result.request.headers));
-    for (const [name, value] of Object.entries(result.headers)) response.headers.set(name, value);
+    for (const [name, value] of Object.entries(result.headers ?? {})) response.headers.set(name, value);
     return response;
   };
 }

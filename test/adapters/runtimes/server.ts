@@ -1,6 +1,7 @@
 // The conformance scenario served by Bun or Deno for the runtime suites: KG_ADAPTER "web" (the
 // fetch handler of keyguard/web) or "hono" (a Hono app), on 127.0.0.1 and a free port, which it
-// prints as `LISTENING <port>`. Bun runs this source; Deno runs an ESM bundle of it.
+// prints as `LISTENING <port>`. Bun runs this source; Deno runs an ESM bundle of it. With
+// KG_REDIS_URL and KG_REDIS_PREFIX it also serves /redis with a redisStore() of its own.
 import { honoScenario } from "../apps/hono-app";
 import { webScenario } from "../apps/web-app";
 
@@ -19,7 +20,23 @@ function env(name: string): string {
   return value;
 }
 
-const scenarioEnv = { baseUrl: env("KG_BASE_URL"), rootKey: env("KG_ROOT_KEY"), refusedUrl: env("KG_REFUSED_URL") };
+/** With KG_REDIS_URL, the /redis route's redisStore(), made here (ioredis runs on Bun and Deno) and ready before listening. */
+async function ownStore(): Promise<unknown> {
+  const url = typeof Deno !== "undefined" ? Deno.env.get("KG_REDIS_URL") : process.env.KG_REDIS_URL;
+  if (url === undefined) return undefined;
+  const { redisStore } = await import("../../../src/redis");
+  const store = await redisStore({ url, prefix: env("KG_REDIS_PREFIX") });
+  await store.ready;
+  return store;
+}
+
+const store = await ownStore();
+const scenarioEnv = {
+  baseUrl: env("KG_BASE_URL"),
+  rootKey: env("KG_ROOT_KEY"),
+  refusedUrl: env("KG_REFUSED_URL"),
+  ...(store === undefined ? {} : { store }),
+};
 const handler: Handler = env("KG_ADAPTER") === "hono" ? honoScenario(scenarioEnv).fetch : webScenario(scenarioEnv);
 const listening = (port: number) => console.log(`LISTENING ${port}`);
 

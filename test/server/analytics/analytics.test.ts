@@ -298,6 +298,7 @@ describe.each(BACKENDS)("analytics.getVerifications on $name", (backend) => {
     }
     expect(await rows("SELECT * FROM key_verifications_v1 ORDER BY request_id")).toEqual(before);
     expect((await call("keys.getKey", { keyId: keys.a.keyId })).body).toEqual({ ...keyBefore.body, meta: expect.anything() });
-    expect((await call("keys.verifyKey", { key: keys.a.key })).body.data.valid).toBe(true);
+    // The key is still found by its value (whoami: no verification event, so the counts the other tests read stay put).
+    expect((await call("keys.whoami", { key: keys.a.key })).body.data).toMatchObject({ keyId: keys.a.keyId, enabled: true });
   });
 });

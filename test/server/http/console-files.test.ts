@@ -143,3 +143,11 @@ describe("console's root-key form", () => {
     expect(new Set(offered).size).toBe(offered.length);
   });
 });
+
+describe("console's webhooks page", () => {
+  it("offers exactly the event types the service sends", async () => {
+    const { WEBHOOK_EVENT_TYPES } = await import("../../../src/server/webhooks/events");
+    const { WEBHOOK_EVENTS } = await import("../../../src/console/webhook-events");
+    expect([...WEBHOOK_EVENTS].sort()).toEqual([...WEBHOOK_EVENT_TYPES].sort());
+  });
+});

@@ -3,6 +3,7 @@
 import { request as httpRequest, Agent } from "node:http";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "keyguard";
+import { overriding } from "../../support/storage-wrapper";
 import {
   ALL_ROOT_PERMISSIONS,
   LocalServiceArgumentError,
@@ -10,7 +11,6 @@ import {
   createLocalKeyService,
   memoryStorage,
   startLocalKeyService,
-  type Storage,
 } from "keyguard/server";
 
 afterEach(() => {
@@ -161,17 +161,11 @@ describe("the store option", () => {
   it("uses a given store, keeps the bootstrap in it and never closes it", async () => {
     const inner = memoryStorage();
     let closed = 0;
-    const store: Storage = {
-      kind: inner.kind,
-      direct: inner.direct,
-      transaction: inner.transaction.bind(inner),
-      appendVerifications: (events) => inner.appendVerifications(events),
-      deleteVerificationsBefore: (before) => inner.deleteVerificationsBefore(before),
-      queryVerifications: (plan, scope) => inner.queryVerifications(plan, scope),
+    const store = overriding(inner, {
       close: async () => {
         closed++;
       },
-    };
+    });
     const a = await startLocalKeyService({ storage: store, logger: silentLogger, rootKey: "root_givenStore1" });
     expect(a.service.restored).toBe(false);
     await a.close();

@@ -4,138 +4,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALL_OPERATIONS } from "../../../src/server/operations/table";
 import { start, type Started } from "../helpers";
-
-/** The records the requests below name, made with the bootstrap root key. */
-interface Fixture {
-  apiId: string;
-  apiToDelete: string;
-  keyId: string;
-  key: string;
-  keyToDelete: string;
-  keyToReroll: string;
-  roleId: string;
-  namespaceId: string;
-  migrationId: string;
-  rootKeyToDelete: string;
-}
-
-/** What a root key without any permission gets: an error envelope, or a 200 that reveals nothing. */
-type Refusal = { status: 403 | 404; kind: string; detail: string } | { status: 200; data: unknown };
-
-interface Case {
-  body(f: Fixture): unknown;
-  refused(f: Fixture): Refusal;
-}
-
-const forbidden = (detail: string): Refusal => ({ status: 403, kind: "authorization.insufficient_permissions", detail });
-const missingOne = (...tuples: string[]): Refusal => forbidden(`Missing one of these permissions: ${tuples.join(" or ")}`);
-const onApi = (action: string, apiId: string) => missingOne(`api.*.${action}`, `api.${apiId}.${action}`);
-const onNamespace = (action: string, nsId: string) => missingOne(`ratelimit.${nsId}.${action}`, `ratelimit.*.${action}`);
-
-/** One request per operation, which the bootstrap root key may make (in this order: each changes only its own records). */
-const CASES: Record<string, Case> = {
-  "keys.verifyKey": { body: (f) => ({ key: f.key }), refused: () => missingOne("api.*.verify_key", "api.<apiId>.verify_key") },
-  "keys.createKey": {
-    body: (f) => ({ apiId: f.apiId }),
-    refused: () => ({ status: 404, kind: "data.api_not_found", detail: "The specified API was not found." }),
-  },
-  "keys.getKey": { body: (f) => ({ keyId: f.keyId }), refused: (f) => onApi("read_key", f.apiId) },
-  "keys.whoami": {
-    body: (f) => ({ key: f.key }),
-    refused: () => ({ status: 404, kind: "data.key_not_found", detail: "The specified key was not found." }),
-  },
-  "keys.updateKey": { body: (f) => ({ keyId: f.keyId, name: "renamed" }), refused: (f) => onApi("update_key", f.apiId) },
-  "keys.deleteKey": { body: (f) => ({ keyId: f.keyToDelete }), refused: (f) => onApi("delete_key", f.apiId) },
-  "keys.updateCredits": { body: (f) => ({ keyId: f.keyId, operation: "set", value: 5 }), refused: (f) => onApi("update_key", f.apiId) },
-  "keys.addPermissions": {
-    body: (f) => ({ keyId: f.keyId, permissions: ["perm.one"] }),
-    refused: () => missingOne("rbac.*.add_permission_to_key"),
-  },
-  "keys.removePermissions": {
-    body: (f) => ({ keyId: f.keyId, permissions: ["perm.one"] }),
-    refused: () => missingOne("rbac.*.remove_permission_from_key"),
-  },
-  "keys.setPermissions": {
-    body: (f) => ({ keyId: f.keyId, permissions: ["perm.one"] }),
-    refused: () => missingOne("rbac.*.add_permission_to_key"),
-  },
-  "keys.addRoles": { body: (f) => ({ keyId: f.keyId, roles: ["role.one"] }), refused: () => missingOne("rbac.*.add_role_to_key") },
-  "keys.removeRoles": { body: (f) => ({ keyId: f.keyId, roles: ["role.one"] }), refused: () => missingOne("rbac.*.remove_role_from_key") },
-  "keys.setRoles": { body: (f) => ({ keyId: f.keyId, roles: ["role.one"] }), refused: () => missingOne("rbac.*.add_role_to_key") },
-  "keys.rerollKey": { body: (f) => ({ keyId: f.keyToReroll, expiration: 0 }), refused: (f) => onApi("create_key", f.apiId) },
-  "keys.migrateKeys": {
-    body: (f) => ({ migrationId: f.migrationId, apiId: f.apiId, keys: [{ hash: "an-imported-hash" }] }),
-    refused: (f) => onApi("create_key", f.apiId),
-  },
-  "apis.createApi": { body: () => ({ name: "another api" }), refused: () => missingOne("api.*.create_api") },
-  "apis.getApi": { body: (f) => ({ apiId: f.apiId }), refused: (f) => onApi("read_api", f.apiId) },
-  "apis.listKeys": {
-    body: (f) => ({ apiId: f.apiId }),
-    refused: (f) => ({
-      status: 404,
-      kind: "data.api_not_found",
-      detail: `The requested API ${JSON.stringify(f.apiId)} does not exist or has been deleted.`,
-    }),
-  },
-  "apis.deleteApi": { body: (f) => ({ apiId: f.apiToDelete }), refused: (f) => onApi("delete_api", f.apiToDelete) },
-  "permissions.createPermission": {
-    body: () => ({ name: "two", slug: "perm.two" }),
-    refused: () => missingOne("rbac.*.create_permission"),
-  },
-  "permissions.getPermission": { body: () => ({ permission: "perm.one" }), refused: () => missingOne("rbac.*.read_permission") },
-  "permissions.listPermissions": { body: () => ({}), refused: () => missingOne("rbac.*.read_permission") },
-  "permissions.deletePermission": { body: () => ({ permission: "perm.del" }), refused: () => missingOne("rbac.*.delete_permission") },
-  "permissions.createRole": { body: () => ({ name: "role.two" }), refused: () => missingOne("rbac.*.create_role") },
-  "permissions.getRole": { body: () => ({ role: "role.one" }), refused: () => missingOne("rbac.*.read_role") },
-  "permissions.listRoles": { body: () => ({}), refused: () => missingOne("rbac.*.read_role") },
-  "permissions.deleteRole": { body: () => ({ role: "role.del" }), refused: () => missingOne("rbac.*.delete_role") },
-  "permissions.setRolePermissions": {
-    body: (f) => ({ roleId: f.roleId, permissions: ["perm.one"] }),
-    refused: () => forbidden("Missing permission: 'rbac.*.add_permission_to_role'"),
-  },
-  "identities.createIdentity": { body: () => ({ externalId: "ext-2" }), refused: () => missingOne("identity.*.create_identity") },
-  "identities.getIdentity": { body: () => ({ identity: "ext-1" }), refused: () => missingOne("identity.*.read_identity") },
-  "identities.listIdentities": { body: () => ({}), refused: () => missingOne("identity.*.read_identity") },
-  "identities.updateIdentity": {
-    body: () => ({ identity: "ext-1", meta: { plan: "pro" } }),
-    refused: () => missingOne("identity.*.update_identity"),
-  },
-  "identities.deleteIdentity": { body: () => ({ identity: "ext-del" }), refused: () => missingOne("identity.*.delete_identity") },
-  // A limit of 1: the bootstrap root key's request passing afterwards shows the refused one charged nothing.
-  "ratelimit.limit": {
-    body: () => ({ namespace: "ns.one", identifier: "limit", limit: 1, duration: 60_000 }),
-    refused: (f) => missingOne(`ratelimit.${f.namespaceId}.limit`, "ratelimit.*.limit"),
-  },
-  "ratelimit.multiLimit": {
-    body: () => [{ namespace: "ns.one", identifier: "multi", limit: 1, duration: 60_000 }],
-    refused: (f) => missingOne("ratelimit.*.limit", `ratelimit.${f.namespaceId}.limit`),
-  },
-  "ratelimit.setOverride": {
-    body: () => ({ namespace: "ns.one", identifier: "u", limit: 5, duration: 60_000 }),
-    refused: (f) => onNamespace("set_override", f.namespaceId),
-  },
-  "ratelimit.getOverride": {
-    body: () => ({ namespace: "ns.one", identifier: "u" }),
-    refused: () => ({ status: 404, kind: "data.ratelimit_override_not_found", detail: "This override does not exist." }),
-  },
-  "ratelimit.listOverrides": { body: () => ({ namespace: "ns.one" }), refused: (f) => onNamespace("read_override", f.namespaceId) },
-  "ratelimit.deleteOverride": {
-    body: () => ({ namespace: "ns.one", identifier: "del" }),
-    refused: (f) => onNamespace("delete_override", f.namespaceId),
-  },
-  "analytics.getVerifications": {
-    body: () => ({ query: "SELECT count(*) AS n FROM key_verifications_v1" }),
-    refused: () => missingOne("api.*.read_analytics"),
-  },
-  "apis.listApis": { body: () => ({}), refused: () => ({ status: 200, data: [] }) },
-  "rootKeys.createRootKey": { body: () => ({ permissions: ["api.*.read_api"] }), refused: () => missingOne("workspace.*.create_root_key") },
-  "rootKeys.listRootKeys": { body: () => ({}), refused: () => missingOne("workspace.*.read_root_key") },
-  "rootKeys.deleteRootKey": { body: (f) => ({ keyId: f.rootKeyToDelete }), refused: () => missingOne("workspace.*.delete_root_key") },
-};
+import { CASES, makeFixture, type Fixture } from "./operation-cases";
 
 describe("every operation declares its authorisation", () => {
   it("in the table: a permission it names and a check the pipeline runs", () => {
-    expect(ALL_OPERATIONS.length).toBeGreaterThanOrEqual(44);
+    expect(ALL_OPERATIONS.length).toBeGreaterThanOrEqual(50);
     for (const op of ALL_OPERATIONS) {
       expect(op.authorize.permission, op.name).toMatch(/^[a-z_]+\.(\*|<[^>]+>)\.[a-z_]+/);
       expect(typeof op.authorize.check, op.name).toBe("function");
@@ -151,37 +24,9 @@ describe("a root key without any permission", () => {
   let f: Fixture;
   let bare: string;
 
-  const ok = async (op: string, body: unknown) => {
-    const res = await s.call(op, body);
-    if (res.status !== 200) throw new Error(`${op}: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body.data;
-  };
-
   beforeAll(async () => {
-    s = await start();
-    const main = await s.createKey();
-    const { apiId: apiToDelete } = await ok("apis.createApi", { name: "to delete" });
-    for (const slug of ["perm.one", "perm.del"]) await ok("permissions.createPermission", { name: slug, slug });
-    const { roleId } = await ok("permissions.createRole", { name: "role.one" });
-    await ok("permissions.createRole", { name: "role.del" });
-    for (const externalId of ["ext-1", "ext-del"]) await ok("identities.createIdentity", { externalId });
-    await ok("ratelimit.limit", { namespace: "ns.one", identifier: "setup", limit: 10, duration: 60_000 });
-    for (const identifier of ["u", "del"])
-      await ok("ratelimit.setOverride", { namespace: "ns.one", identifier, limit: 5, duration: 60_000 });
-    const namespaceId = Object.values((await s.service.exportState()).ratelimitNamespaces).find((ns) => ns.name === "ns.one")!.id;
-    const { keyId: rootKeyToDelete } = await ok("rootKeys.createRootKey", { permissions: ["api.*.read_api"] });
-    f = {
-      apiId: s.apiId,
-      apiToDelete,
-      keyId: main.keyId,
-      key: main.key,
-      keyToDelete: (await s.createKey()).keyId,
-      keyToReroll: (await s.createKey()).keyId,
-      roleId,
-      namespaceId,
-      migrationId: (await s.service.createKeyMigration()).migrationId,
-      rootKeyToDelete,
-    };
+    s = await start({ webhooksAllowPrivate: true });
+    f = await makeFixture(s);
     bare = (await s.service.createRootKey({ permissions: [] })).rootKey;
   });
   afterAll(() => s?.close());

@@ -153,7 +153,13 @@ describe("apis", () => {
     const created = await s.call("apis.createApi", { name: "payments" });
     const { apiId } = created.body.data;
     expect(apiId).toMatch(/^api_/);
-    expect((await s.call("apis.getApi", { apiId })).body.data).toEqual({ id: apiId, name: "payments" });
+    expect((await s.call("apis.getApi", { apiId })).body.data).toEqual({
+      id: apiId,
+      name: "payments",
+      storeKeys: false,
+      keyFormat: "plain",
+      leakResponse: "disable",
+    });
     const { key } = await s.createKey({ apiId });
     expect((await s.call("apis.deleteApi", { apiId })).body.data).toEqual({});
     expect(await s.verify(key)).toStrictEqual({ valid: false, code: "NOT_FOUND" });

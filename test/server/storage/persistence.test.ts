@@ -89,7 +89,7 @@ describe("persistence across a restart", () => {
     const { apiId } = await a.service.createApi({ name: "second" });
     await a.close();
     const b = await start({ dataFile, rootKey: "root_adminKey123" });
-    expect((await b.call("apis.getApi", { apiId }, rootKey)).body.data).toEqual({ id: apiId, name: "second" });
+    expect((await b.call("apis.getApi", { apiId }, rootKey)).body.data).toMatchObject({ id: apiId, name: "second" });
     await b.close();
   });
 

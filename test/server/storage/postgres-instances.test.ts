@@ -1,7 +1,9 @@
 // Three service instances on one PostgreSQL + Redis, as behind a load balancer: they share one
 // bootstrap, charge credits and rate limits exactly across instances, and see each other's
-// changes at once (no per-instance cache).
+// changes: keys at once (never cached), root keys, roles and permissions (kept in each instance)
+// once the change's answer returned and the instances' Redis channel delivered its message.
 import pg from "pg";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "keyguard";
 import { startLocalKeyService, type RunningLocalKeyService } from "keyguard/server";
@@ -18,6 +20,11 @@ describe.skipIf(skip !== undefined)("3 service instances on one PostgreSQL + Red
   let instances: RunningLocalKeyService[] = [];
   let calls: Call[] = [];
   const on = (i: number): Call => calls[i % calls.length]!;
+  /** Subscribed to the instances' channel of cached records, as each instance is. */
+  let listener: Redis | undefined;
+  const waiting: Array<() => void> = [];
+  /** Resolves on the next message on that channel. */
+  const nextMessage = () => new Promise<void>((resolve) => waiting.push(resolve));
 
   beforeAll(async () => {
     // Started together: the bootstrap must be created once, not three times.
@@ -34,8 +41,14 @@ describe.skipIf(skip !== undefined)("3 service instances on one PostgreSQL + Red
       ),
     );
     calls = instances.map((s) => makeCall(s.baseUrl, ROOT_KEY));
+    listener = new Redis(REDIS_URL);
+    await listener.subscribe(`${ns.redisPrefix}records`);
+    listener.on("message", () => {
+      for (const heard of waiting.splice(0)) heard();
+    });
   });
   afterAll(async () => {
+    listener?.disconnect();
     await Promise.all(instances.map((s) => s.close()));
     await ns.drop();
   });
@@ -93,6 +106,41 @@ describe.skipIf(skip !== undefined)("3 service instances on one PostgreSQL + Red
     for (const i of [1, 2, 0]) {
       expect((await on(i)("keys.verifyKey", { key: deleted.key })).body.data.code).toBe("NOT_FOUND");
       expect((await on(i)("keys.verifyKey", { key: disabled.key })).body.data.code).toBe("DISABLED");
+    }
+  });
+
+  it("a root key deleted through one instance is refused by the others once its message is delivered", async () => {
+    const created = (await on(0)("rootKeys.createRootKey", { permissions: ["api.*.read_api"] })).body.data;
+    // Each instance keeps the root key after using it.
+    for (const i of [0, 1, 2]) expect((await on(i)("apis.getApi", { apiId: instances[0]!.apiId }, created.key)).status).toBe(200);
+    const heard = nextMessage();
+    expect((await on(0)("rootKeys.deleteRootKey", { keyId: created.keyId })).status).toBe(200);
+    await heard;
+    for (const i of [0, 1, 2]) expect((await on(i)("apis.getApi", { apiId: instances[0]!.apiId }, created.key)).status).toBe(401);
+  });
+
+  it("a role's permissions changed, or a permission deleted, through one instance: the others' verifications follow", async () => {
+    const role = `editor_${Date.now()}`;
+    const { roleId } = (await on(0)("permissions.createRole", { name: role, permissions: ["docs.read"] })).body.data;
+    const { key } = await createKey({ roles: [role], permissions: ["docs.write"] });
+    const verify = (i: number, permissions: string) => on(i)("keys.verifyKey", { key, permissions });
+    for (const i of [0, 1, 2]) expect((await verify(i, "docs.read AND docs.write")).body.data.code).toBe("VALID");
+
+    let heard = nextMessage();
+    expect((await on(1)("permissions.setRolePermissions", { roleId, permissions: ["docs.admin"] })).status).toBe(200);
+    await heard;
+    for (const i of [0, 1, 2]) {
+      expect((await verify(i, "docs.read")).body.data.code).toBe("INSUFFICIENT_PERMISSIONS");
+      expect((await verify(i, "docs.admin AND docs.write")).body.data.code).toBe("VALID");
+    }
+
+    heard = nextMessage();
+    expect((await on(2)("permissions.deletePermission", { permission: "docs.write" })).status).toBe(200);
+    await heard;
+    for (const i of [0, 1, 2]) {
+      const data = (await verify(i, "docs.write")).body.data;
+      expect(data.code).toBe("INSUFFICIENT_PERMISSIONS");
+      expect(data.permissions).toEqual(["docs.admin"]);
     }
   });
 });

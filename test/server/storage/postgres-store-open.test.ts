@@ -26,6 +26,9 @@ describe("postgresStorage options", () => {
     ["an empty Redis prefix", { redisPrefix: "" }, 'invalid option redisPrefix = "".'],
     ["a zero pool", { poolSize: 0 }, "invalid option poolSize = 0. Use a whole number 1..1000 (default 10)."],
     ["a tiny timeout", { timeoutMs: 5 }, "invalid option timeoutMs = 5."],
+    ["a negative cache TTL", { recordCacheTtlMs: -1 }, "invalid option recordCacheTtlMs = -1."],
+    ["an empty cache", { recordCacheSize: 0 }, "invalid option recordCacheSize = 0."],
+    ["prepared statements not a boolean", { preparedStatements: "no" as never }, 'invalid option preparedStatements = "no".'],
   ])("%s: LocalServiceConfigError, before any connection", async (_, over, message) => {
     const err = await postgresStorage({ postgres: "postgres://u:pw-secret@127.0.0.1:1/x", redis: "redis://127.0.0.1:1", ...over }).then(
       () => undefined,
@@ -48,7 +51,7 @@ describe("postgresStorage options", () => {
     expect(err).toBeInstanceOf(LocalServiceConfigError);
     expect((err as LocalServiceConfigError).option).toBe("poolsize");
     expect((err as Error).message).toBe(
-      "keyguard/server: postgresStorage: unknown option poolsize (did you mean poolSize?); the options are postgres, redis, schema, redisPrefix, poolSize, timeoutMs.",
+      "keyguard/server: postgresStorage: unknown option poolsize (did you mean poolSize?); the options are postgres, redis, redisCaFile, redisCluster, schema, redisPrefix, poolSize, timeoutMs, recordCacheTtlMs, recordCacheSize, preparedStatements, analyticsTimeoutMs.",
     );
   });
 });
@@ -83,12 +86,12 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     );
     await Promise.all(stores.map((s) => s.close()));
     const rows = await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`);
-    expect(rows.map((r) => r.version)).toEqual([1, 2, 3]);
+    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     // Reopening an up-to-date schema changes nothing.
     const again = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
     await again.close();
     await again.close(); // twice is fine
-    expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(3);
+    expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(7);
   });
 
   it("a schema at version 1 (before rate-limit namespaces) is brought to the latest version, keeping its records", async () => {
@@ -99,8 +102,19 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     await first.close();
     // As version 1 left it.
     await sql(
-      `DROP TABLE "${ns.schema}".ratelimit_overrides, "${ns.schema}".ratelimit_namespaces, "${ns.schema}".key_verifications, "${ns.schema}".key_last_used`,
+      `DROP TABLE "${ns.schema}".ratelimit_overrides, "${ns.schema}".ratelimit_namespaces, "${ns.schema}".key_verifications, "${ns.schema}".key_last_used, ` +
+        [
+          "key_verifications_per_hour",
+          "key_verifications_per_day",
+          "key_verifications_outcomes_per_hour",
+          "key_verifications_outcomes_per_day",
+          "audit_events",
+          "webhook_outbox",
+        ]
+          .map((t) => `"${ns.schema}".${t}`)
+          .join(", "),
     );
+    await sql(`DROP INDEX "${ns.schema}".keys_by_expiry`);
     await sql(`DELETE FROM "${ns.schema}".schema_migrations WHERE version >= 2`);
     const upgraded = await open();
     try {
@@ -123,12 +137,16 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
       };
       await upgraded.appendVerifications([event]);
       expect(await upgraded.direct.lastUsed(["key_1"])).toEqual(new Map([["key_1", 5]]));
+      // Version 4: the rollups, kept with the events.
+      expect(await sql(`SELECT bucket, outcome, n FROM "${ns.schema}".key_verifications_outcomes_per_hour`)).toEqual([
+        { bucket: "0", outcome: "VALID", n: "1" },
+      ]);
     } finally {
       await upgraded.close();
     }
     expect(
       (await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`)).map((r) => r.version),
-    ).toEqual([1, 2, 3]);
+    ).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 
   it("a database that does not exist: StoreUnavailableError naming it, not the URL", async () => {
@@ -152,7 +170,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     await expect(
       postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix }),
     ).rejects.toThrow(
-      `keyguard/server: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (3). Upgrade keyguard.`,
+      `keyguard/server: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (7). Upgrade keyguard.`,
     );
   });
 });

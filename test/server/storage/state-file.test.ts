@@ -18,6 +18,8 @@ describe("exportState / importState", () => {
     });
     await a.call("permissions.createRole", { name: "reader", permissions: ["docs.read"] });
     await a.call("keys.addRoles", { keyId, roles: ["reader"] });
+    const hook = await a.call("webhooks.createEndpoint", { url: "https://hooks.example.com/keyguard", events: ["key.created"] });
+    expect(hook.status).toBe(200);
     const { workspaceId } = await a.service.createWorkspace({ name: "second" });
     await a.service.createApi({ workspaceId, name: "other" });
     expect(await a.verify(key)).toMatchObject({ code: "VALID", credits: 4 });
@@ -33,6 +35,7 @@ describe("exportState / importState", () => {
     ).toEqual(["default", "other"]);
     expect(state.keys[keyId]).toMatchObject({ credits: { remaining: 4 }, identityId: expect.stringMatching(/^id_/) });
     expect(state.windows).toEqual({});
+    expect(Object.keys(state.webhookEndpoints ?? {})).toEqual([hook.body.data.endpointId]);
     const text = JSON.stringify(state);
     for (const secret of [key, "root_exportImport1"]) expect(text).not.toContain(secret);
     await source.close();
@@ -48,7 +51,16 @@ describe("exportState / importState", () => {
       roles: ["reader"],
       identity: { externalId: "user_x" },
     });
-    expect(await exportState(target)).toMatchObject({ workspaces: state.workspaces, apis: state.apis, roles: state.roles });
+    expect(await exportState(target)).toMatchObject({
+      workspaces: state.workspaces,
+      apis: state.apis,
+      roles: state.roles,
+      webhookEndpoints: state.webhookEndpoints,
+    });
+    // The endpoint came along, its secret as it was stored (never answered again).
+    const endpoints = (await b.call("webhooks.listEndpoints", {})).body.data as Array<Record<string, unknown>>;
+    expect(endpoints.map((e) => [e.endpointId, e.url])).toEqual([[hook.body.data.endpointId, "https://hooks.example.com/keyguard"]]);
+    expect(JSON.stringify(endpoints)).not.toContain(hook.body.data.secret);
     await b.close();
   });
 

@@ -16,6 +16,9 @@ import type {
   VerificationEvent,
 } from "../../../src/server/storage/seam";
 import { parseAnalyticsQuery } from "../../../src/server/analytics/query-check";
+import { describeAuditLog } from "./audit-conformance";
+import { describeWebhookOutbox } from "./outbox-conformance";
+import { describeExpiryNotices } from "./expiry-conformance";
 
 const uid = (): string => randomBytes(6).toString("hex");
 
@@ -393,6 +396,10 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
       });
     });
 
+    describeAuditLog(() => store);
+    describeWebhookOutbox(() => store);
+    describeExpiryNotices(() => store);
+
     describe("transactions", () => {
       it("reads inside a transaction see its own writes, and a throw keeps none of them", async () => {
         const w = ws();
@@ -466,6 +473,48 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
         // A refill that fell due is applied even when the charge fails.
         expect(await store.direct.spendCredits(k.id, 50, 400, { boundary: 300, amount: 10 })).toEqual({ ok: false, remaining: 10 });
         expect((await store.direct.get("keys", k.id))!.credits).toEqual({ remaining: 10, refill, lastRefillAt: 400 });
+      });
+
+      it("with crossings, leaves to a transaction a charge that crosses the low threshold or reaches 0", async () => {
+        const k = key(ws(), { credits: { remaining: 10, lastRefillAt: 0 } });
+        await put(k);
+        const low = { lowThreshold: 5 };
+        expect(await store.direct.spendCredits(k.id, 3, 10, undefined, low)).toEqual({ ok: true, remaining: 7 });
+        // 7 → 5 crosses 5 (to at or below it, from above): not charged.
+        expect(await store.direct.spendCredits(k.id, 2, 10, undefined, low)).toEqual({ ok: false, remaining: 7, crossing: true });
+        expect((await store.direct.get("keys", k.id))!.credits!.remaining).toBe(7);
+        // Not covered: refused, no crossing to make.
+        expect(await store.direct.spendCredits(k.id, 8, 10, undefined, low)).toEqual({ ok: false, remaining: 7 });
+        // A cost of 0 crosses nothing.
+        expect(await store.direct.spendCredits(k.id, 0, 10, undefined, low)).toEqual({ ok: true, remaining: 7 });
+        // Without crossings, the same charge is made.
+        expect(await store.direct.spendCredits(k.id, 3, 10)).toEqual({ ok: true, remaining: 4 });
+        // Below the threshold already: only reaching 0 crosses.
+        expect(await store.direct.spendCredits(k.id, 1, 10, undefined, low)).toEqual({ ok: true, remaining: 3 });
+        expect(await store.direct.spendCredits(k.id, 3, 10, undefined, low)).toEqual({ ok: false, remaining: 3, crossing: true });
+        expect(await store.direct.spendCredits(k.id, 3, 10, undefined, { lowThreshold: undefined })).toEqual({
+          ok: false,
+          remaining: 3,
+          crossing: true,
+        });
+        expect(await store.transaction((tx) => tx.spendCredits(k.id, 3, 10))).toEqual({ ok: true, remaining: 0 });
+        expect((await store.direct.get("keys", k.id))!.credits!.remaining).toBe(0);
+      });
+
+      it("with crossings, still applies a refill that fell due, then judges the charge on the refilled balance", async () => {
+        const refill = { interval: "daily" as const, amount: 6 };
+        const k = key(ws(), { credits: { remaining: 1, refill, lastRefillAt: 100 } });
+        await put(k);
+        const low = { lowThreshold: 5 };
+        // 1 → refilled to 6 → 6 - 1 = 5 crosses 5.
+        expect(await store.direct.spendCredits(k.id, 1, 250, { boundary: 200, amount: 6 }, low)).toEqual({
+          ok: false,
+          remaining: 6,
+          crossing: true,
+        });
+        expect((await store.direct.get("keys", k.id))!.credits).toEqual({ remaining: 6, refill, lastRefillAt: 250 });
+        // Refilled to 6 again at the next boundary; a charge of 0 crosses nothing.
+        expect(await store.direct.spendCredits(k.id, 0, 350, { boundary: 300, amount: 6 }, low)).toEqual({ ok: true, remaining: 6 });
       });
 
       it("answers undefined for a missing key or a key without credits", async () => {

@@ -5,7 +5,7 @@ import { evaluatePlan } from "../../analytics/evaluate";
 import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
 import { windowEnded } from "../../domain/sliding-window";
 import { stateMeta } from "../state-file";
-import { TABLE_NAMES, type LocalState, type Storage, type StorageTx, type VerificationEvent } from "../seam";
+import { TABLE_NAMES, type WebhookMessage, type LocalState, type Storage, type StorageTx, type VerificationEvent } from "../seam";
 import { MemoryTables, type AnyRecord } from "./tables";
 import { MemoryTx, copy, settle, type MemoryTxHost } from "./tx";
 import { Mutex } from "../mutex";
@@ -89,6 +89,47 @@ class MemoryStore implements Storage, MemoryTxHost {
 
   async queryVerifications(plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>> {
     return evaluatePlan(plan, scope, this.data.events);
+  }
+
+  async deleteAuditBefore(before: number): Promise<number> {
+    return this.whenIdle(() => {
+      const kept = this.data.audit.filter((e) => e.time >= before);
+      const deleted = this.data.audit.length - kept.length;
+      this.data.audit = kept;
+      return deleted;
+    });
+  }
+
+  claimWebhooks(now: number, limit: number, leaseMs: number): Promise<WebhookMessage[]> {
+    return this.whenIdle(() => {
+      const due = [...this.data.outbox.values()]
+        .filter((m) => m.status === "pending" && m.nextAttemptAt <= now)
+        .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || (a.id < b.id ? -1 : 1))
+        .slice(0, limit);
+      for (const m of due) m.nextAttemptAt = now + leaseMs;
+      return due.map(copy);
+    });
+  }
+
+  settleWebhook(message: WebhookMessage): Promise<void> {
+    return this.whenIdle(() => void this.data.outbox.set(message.id, copy(message)));
+  }
+
+  getWebhook(messageId: string): Promise<WebhookMessage | undefined> {
+    return this.whenIdle(() => {
+      const m = this.data.outbox.get(messageId);
+      return m && copy(m);
+    });
+  }
+
+  listWebhooks(workspaceId: string, endpointId: string | undefined, limit: number): Promise<WebhookMessage[]> {
+    return this.whenIdle(() =>
+      [...this.data.outbox.values()]
+        .filter((m) => m.workspaceId === workspaceId && (endpointId === undefined || m.endpointId === endpointId))
+        .sort((a, b) => (a.id < b.id ? 1 : -1))
+        .slice(0, limit)
+        .map(copy),
+    );
   }
 
   async close(): Promise<void> {}

@@ -2,7 +2,15 @@
 // indexes, meta values and rate-limit counters. Every change goes through `write*`, which keeps
 // the indexes right and can report the previous value (for a transaction's undo log).
 import type { WindowCounter } from "../../domain/sliding-window";
-import { TABLE_NAMES, type IndexedFields, type TableName, type Tables, type VerificationEvent } from "../seam";
+import {
+  TABLE_NAMES,
+  type AuditEvent,
+  type IndexedFields,
+  type WebhookMessage,
+  type TableName,
+  type Tables,
+  type VerificationEvent,
+} from "../seam";
 
 export type AnyRecord = Tables[TableName];
 
@@ -55,6 +63,10 @@ export class MemoryTables {
   readonly rootKeyByHash = new Map<string, string>();
   readonly meta = new Map<string, string>();
   readonly counters = new Map<string, StoredCounter>();
+  /** The webhook outbox, by message id. */
+  readonly outbox = new Map<string, WebhookMessage>();
+  /** Audit records, in id order (oldest first). */
+  audit: AuditEvent[] = [];
   /** Verification events, oldest appended first. */
   events: VerificationEvent[] = [];
   /** Key id → Unix ms of its latest verification event. */

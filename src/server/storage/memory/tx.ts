@@ -2,7 +2,23 @@
 // undo log) or `direct`'s (each call waits for no transaction to run, then runs synchronously).
 import { spendFrom } from "../../domain/credits";
 import { evaluateLimits, isLimitCounterOf } from "../../domain/sliding-window";
-import type { DueRefill, IndexedFields, KeyRecord, LimitCheck, LimitState, SpendOutcome, StorageTx, TableName, Tables } from "../seam";
+import { matchesAudit } from "../audit-query";
+import type {
+  WebhookMessage,
+  AuditEvent,
+  AuditQuery,
+  DueRefill,
+  ExpiringKey,
+  IndexedFields,
+  KeyRecord,
+  LimitCheck,
+  LimitState,
+  SpendOutcome,
+  CreditsCrossings,
+  StorageTx,
+  TableName,
+  Tables,
+} from "../seam";
 import type { AnyRecord, MemoryTables } from "./tables";
 
 /** What a view needs of its store. */
@@ -153,13 +169,19 @@ export class MemoryTx implements StorageTx {
     this.write(table, id, undefined);
   }
 
-  spendCredits(keyId: string, cost: number, now: number, refill?: DueRefill): Promise<SpendOutcome | undefined> {
+  spendCredits(
+    keyId: string,
+    cost: number,
+    now: number,
+    refill?: DueRefill,
+    crossings?: CreditsCrossings,
+  ): Promise<SpendOutcome | undefined> {
     return this.step(() => {
       const key = this.data.get("keys", keyId);
       const before = key?.credits;
       if (!before) return undefined;
       const credits = { ...before };
-      const outcome = spendFrom(credits, cost, now, refill);
+      const outcome = spendFrom(credits, cost, now, refill, crossings);
       if (credits.remaining !== before.remaining || credits.lastRefillAt !== before.lastRefillAt) {
         // Only the credits change: no index to update. Records are never shared with callers.
         key.credits = credits;
@@ -202,6 +224,53 @@ export class MemoryTx implements StorageTx {
         if (at !== undefined) out.set(id, at);
       }
       return out;
+    });
+  }
+
+  appendAudit(event: AuditEvent): Promise<void> {
+    return this.step(() => {
+      const audit = this.data.audit;
+      const kept = copy(event);
+      // Ids of one process sort in the order they were made; records of a state read back may interleave.
+      let at = audit.length;
+      while (at > 0 && audit[at - 1]!.id > kept.id) at--;
+      audit.splice(at, 0, kept);
+      this.undo?.push(() => {
+        const i = audit.indexOf(kept);
+        if (i !== -1) audit.splice(i, 1);
+      });
+    });
+  }
+
+  listAudit(query: AuditQuery): Promise<AuditEvent[]> {
+    return this.step(() => {
+      const out: AuditEvent[] = [];
+      const audit = this.data.audit;
+      for (let i = audit.length - 1; i >= 0 && out.length < query.limit; i--) {
+        if (matchesAudit(audit[i]!, query)) out.push(copy(audit[i]!));
+      }
+      return out;
+    });
+  }
+
+  enqueueWebhooks(messages: readonly WebhookMessage[]): Promise<void> {
+    return this.step(() => {
+      for (const m of messages) {
+        this.data.outbox.set(m.id, copy(m));
+        this.undo?.push(() => this.data.outbox.delete(m.id));
+      }
+    });
+  }
+
+  claimExpiryNotices(from: number, until: number, limit: number): Promise<ExpiringKey[]> {
+    return this.step(() => {
+      // Every key is looked at: the memory store holds demo- and test-sized states.
+      const due = ([...this.data.records.keys.values()] as KeyRecord[])
+        .filter((k) => k.expires !== undefined && k.expires > from && k.expires <= until && k.expiryNoticeFor !== k.expires)
+        .sort((a, b) => a.expires! - b.expires! || (a.id < b.id ? -1 : 1))
+        .slice(0, limit);
+      for (const k of due) this.write("keys", k.id, { ...copy(k), expiryNoticeFor: k.expires! });
+      return due.map((k) => ({ keyId: k.id, workspaceId: k.workspaceId, apiId: k.apiId, expires: k.expires! }));
     });
   }
 

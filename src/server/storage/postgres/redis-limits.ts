@@ -1,7 +1,7 @@
 // Sliding-window rate-limit counters in Redis: one Lua script checks and charges several limits
 // all-or-nothing in one round trip; counters expire on their own; index sets (per owner and per
 // limit id) let `dropCounters` find a key's or a limit's counters without scanning the keyspace.
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import type { LimitCheck, LimitState } from "../seam";
 import { storeError } from "../store-errors";
 
@@ -79,7 +79,7 @@ end
 return 0
 `;
 
-type ScriptRedis = Redis & {
+type ScriptRedis = (Redis | Cluster) & {
   keyguardLimit(numKeys: number, ...args: Array<string | number>): Promise<number[]>;
   keyguardDrop(numKeys: number, ...keys: string[]): Promise<number>;
 };
@@ -100,9 +100,10 @@ export class RedisLimits {
 
   /**
    * `prefix` starts every Redis key this store writes (tests and several services isolate with
-   * it); `where` (host:port) names the server in errors.
+   * it; on a Redis Cluster it holds a hash tag, so that every key of a script is in one slot);
+   * `where` (host:port) names the server in errors.
    */
-  constructor(redis: Redis, prefix: string, where: string) {
+  constructor(redis: Redis | Cluster, prefix: string, where: string) {
     redis.defineCommand("keyguardLimit", { lua: LIMIT_LUA });
     redis.defineCommand("keyguardDrop", { lua: DROP_LUA });
     this.redis = redis as ScriptRedis;

@@ -102,6 +102,112 @@ CREATE INDEX ON $S.key_verifications ("time");
 CREATE TABLE $S.key_last_used (key_id text COLLATE "C" PRIMARY KEY, at bigint NOT NULL);
 `,
   },
+  {
+    version: 4,
+    name: "verification counts per hour and per day",
+    sql: `
+-- By outcome and by every dimension, kept as events are appended (analytics/rollup.ts); made here
+-- from the events already stored.
+CREATE TABLE $S.key_verifications_per_hour (
+  bucket bigint NOT NULL,
+  workspace_id text COLLATE "C" NOT NULL,
+  key_space_id text COLLATE "C" NOT NULL,
+  key_id text COLLATE "C" NOT NULL,
+  identity_id text COLLATE "C" NOT NULL,
+  external_id text COLLATE "C" NOT NULL,
+  outcome text COLLATE "C" NOT NULL,
+  tags text[] NOT NULL,
+  region text COLLATE "C" NOT NULL,
+  n bigint NOT NULL,
+  spent_credits bigint NOT NULL,
+  PRIMARY KEY (workspace_id, bucket, key_space_id, key_id, identity_id, external_id, outcome, tags, region));
+CREATE INDEX ON $S.key_verifications_per_hour (bucket);
+INSERT INTO $S.key_verifications_per_hour (bucket, workspace_id, key_space_id, key_id, identity_id, external_id, outcome, tags, region, n, spent_credits)
+  SELECT ("time" / 3600000) * 3600000, workspace_id, key_space_id, key_id, identity_id, external_id, outcome, tags, region, count(*), sum(spent_credits)
+  FROM $S.key_verifications GROUP BY 1, workspace_id, key_space_id, key_id, identity_id, external_id, outcome, tags, region;
+CREATE TABLE $S.key_verifications_per_day (
+  bucket bigint NOT NULL,
+  workspace_id text COLLATE "C" NOT NULL,
+  key_space_id text COLLATE "C" NOT NULL,
+  key_id text COLLATE "C" NOT NULL,
+  identity_id text COLLATE "C" NOT NULL,
+  external_id text COLLATE "C" NOT NULL,
+  outcome text COLLATE "C" NOT NULL,
+  tags text[] NOT NULL,
+  region text COLLATE "C" NOT NULL,
+  n bigint NOT NULL,
+  spent_credits bigint NOT NULL,
+  PRIMARY KEY (workspace_id, bucket, key_space_id, key_id, identity_id, external_id, outcome, tags, region));
+CREATE INDEX ON $S.key_verifications_per_day (bucket);
+INSERT INTO $S.key_verifications_per_day (bucket, workspace_id, key_space_id, key_id, identity_id, external_id, outcome, tags, region, n, spent_credits)
+  SELECT ("time" / 86400000) * 86400000, workspace_id, key_space_id, key_id, identity_id, external_id, outcome, tags, region, count(*), sum(spent_credits)
+  FROM $S.key_verifications GROUP BY 1, workspace_id, key_space_id, key_id, identity_id, external_id, outcome, tags, region;
+CREATE TABLE $S.key_verifications_outcomes_per_hour (
+  bucket bigint NOT NULL,
+  workspace_id text COLLATE "C" NOT NULL,
+  key_space_id text COLLATE "C" NOT NULL,
+  outcome text COLLATE "C" NOT NULL,
+  n bigint NOT NULL,
+  spent_credits bigint NOT NULL,
+  PRIMARY KEY (workspace_id, bucket, key_space_id, outcome));
+CREATE INDEX ON $S.key_verifications_outcomes_per_hour (bucket);
+INSERT INTO $S.key_verifications_outcomes_per_hour (bucket, workspace_id, key_space_id, outcome, n, spent_credits)
+  SELECT ("time" / 3600000) * 3600000, workspace_id, key_space_id, outcome, count(*), sum(spent_credits)
+  FROM $S.key_verifications GROUP BY 1, workspace_id, key_space_id, outcome;
+CREATE TABLE $S.key_verifications_outcomes_per_day (
+  bucket bigint NOT NULL,
+  workspace_id text COLLATE "C" NOT NULL,
+  key_space_id text COLLATE "C" NOT NULL,
+  outcome text COLLATE "C" NOT NULL,
+  n bigint NOT NULL,
+  spent_credits bigint NOT NULL,
+  PRIMARY KEY (workspace_id, bucket, key_space_id, outcome));
+CREATE INDEX ON $S.key_verifications_outcomes_per_day (bucket);
+INSERT INTO $S.key_verifications_outcomes_per_day (bucket, workspace_id, key_space_id, outcome, n, spent_credits)
+  SELECT ("time" / 86400000) * 86400000, workspace_id, key_space_id, outcome, count(*), sum(spent_credits)
+  FROM $S.key_verifications GROUP BY 1, workspace_id, key_space_id, outcome;
+`,
+  },
+  {
+    version: 5,
+    name: "audit log",
+    sql: `
+CREATE TABLE $S.audit_events (
+  id text COLLATE "C" PRIMARY KEY,
+  workspace_id text COLLATE "C" NOT NULL,
+  "time" bigint NOT NULL,
+  actor_id text COLLATE "C" NOT NULL,
+  operation text COLLATE "C" NOT NULL,
+  targets text[] COLLATE "C" NOT NULL,
+  data jsonb NOT NULL);
+CREATE INDEX ON $S.audit_events (workspace_id, id);
+CREATE INDEX ON $S.audit_events ("time");
+CREATE INDEX ON $S.audit_events USING gin (targets);
+`,
+  },
+  {
+    version: 6,
+    name: "webhook outbox",
+    sql: `
+CREATE TABLE $S.webhook_outbox (
+  id text COLLATE "C" PRIMARY KEY,
+  workspace_id text COLLATE "C" NOT NULL,
+  endpoint_id text COLLATE "C" NOT NULL,
+  status text COLLATE "C" NOT NULL,
+  next_attempt_at bigint NOT NULL,
+  data jsonb NOT NULL);
+CREATE INDEX ON $S.webhook_outbox (status, next_attempt_at);
+CREATE INDEX ON $S.webhook_outbox (workspace_id, endpoint_id, id);
+`,
+  },
+  {
+    version: 7,
+    name: "keys by expiry",
+    sql: `
+-- The scan for key.expiring notices reads a range of keys' expiry (a field of data).
+CREATE INDEX keys_by_expiry ON $S.keys (((data->>'expires')::bigint)) WHERE data ? 'expires';
+`,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -1,27 +1,44 @@
 // The PostgreSQL + Redis storage backend, for several service instances sharing one state:
 // records in PostgreSQL (one transaction per operation, rows read there locked), rate-limit
-// counters in Redis (one script per check). Nothing is cached in the process, so a change made
-// through one instance is seen by every other at once.
+// counters in Redis (one script per check; a single server, over TLS or not, or a Redis Cluster).
+// Records that change rarely (root keys, APIs, permissions, roles) are kept in the process for
+// reads outside transactions, and every instance forgets them when one changes (record-cache.ts);
+// keys, credits and counters are never kept.
 import type * as PgModule from "pg";
 import type { Pool, PoolClient } from "pg";
 import type * as IoredisModule from "ioredis";
-import type { Redis, RedisOptions } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import { optionNames } from "../../../config-error";
+import { parseRedisTarget, redisConnection, slotPrefix, type RedisTarget } from "../../../redis-connection";
 import { serviceChecks } from "../../options";
 import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
-import type { Storage, StorageTx, VerificationEvent } from "../seam";
+import { StoreUnavailableError, type Storage, type StorageTx, type VerificationEvent, type WebhookMessage } from "../seam";
+import { deleteAuditBefore } from "./audit";
+import * as outbox from "./outbox";
 import { appendEvents, deleteEventsBefore, queryEvents } from "./events";
 import { loadPeer } from "../peer-module";
 import { migrate, quoteIdent } from "./schema";
 import { PgTx, type Query } from "./tx";
 import { RedisLimits } from "./redis-limits";
+import { RecordCache } from "./record-cache";
 import { describeServer, storeError } from "../store-errors";
+import { AnalyticsTimeoutError, DEFAULT_ANALYTICS_TIMEOUT_MS } from "../../analytics/time-limit";
 
 export interface PostgresStorageOptions {
   /** PostgreSQL connection URL, e.g. `postgres://user:password@127.0.0.1:5432/keyguard`. Required. */
   postgres: string;
-  /** Redis connection URL, e.g. `redis://127.0.0.1:6379/0`. Required. */
+  /** Redis connection URL, e.g. `redis://127.0.0.1:6379/0`, or `rediss://…` for TLS. Required. */
   redis: string;
+  /**
+   * PEM file of the CA certificates that signed a `rediss://` server's certificate, trusted besides
+   * Node's own (a managed Redis with a private CA). Read when the store opens. Default: none.
+   */
+  redisCaFile?: string;
+  /**
+   * The `redis` URL names one node of a Redis Cluster: the counters live on the cluster, all in one
+   * hash slot (`{…}` around the prefix unless it holds a hash tag). Default: false.
+   */
+  redisCluster?: boolean;
   /** PostgreSQL schema holding the tables (created when missing). Default: `"keyguard"`. */
   schema?: string;
   /** Start of every Redis key written. Default: `"keyguard:<schema>:"`. */
@@ -33,7 +50,34 @@ export interface PostgresStorageOptions {
    * the call fails with `StoreUnavailableError`, ms. Default: `5000`.
    */
   timeoutMs?: number;
+  /**
+   * How long root keys, APIs, permissions and roles read outside a transaction are kept in the
+   * process, ms; `0` keeps nothing. A change through any instance empties every instance's cache
+   * before it is answered (through Redis); the TTL bounds how long an instance that missed the
+   * message could serve an old record. Default: `10000`.
+   */
+  recordCacheTtlMs?: number;
+  /** Most records kept by that cache. Default: `10000`. */
+  recordCacheSize?: number;
+  /**
+   * Run the statements of records as named prepared statements (parsed and planned once per
+   * connection). Turn off behind a pooler that cannot keep them, such as PgBouncer in transaction
+   * mode before 1.21. Default: `true`.
+   */
+  preparedStatements?: boolean;
+  /**
+   * Time limit of one analytics query, ms, waiting for a connection included; past it
+   * getVerifications answers 422 `query_execution_timeout`. The queries run on a pool of their
+   * own (two connections), so they never hold the connections verifications need. Default 10000.
+   */
+  analyticsTimeoutMs?: number;
 }
+
+/** Connections of the analytics queries' own pool. */
+const ANALYTICS_POOL_SIZE = 2;
+
+/** Most prepared statements per connection (see `statementName`). */
+const MAX_STATEMENTS = 500;
 
 /** Attempts of a transaction that PostgreSQL aborted for a deadlock or a unique-key race. */
 const TRANSACTION_ATTEMPTS = 5;
@@ -47,24 +91,34 @@ const RETRY_SQLSTATE = new Set(["40001", "40P01", "23505"]);
 
 interface Config {
   postgres: string;
-  redis: string;
+  redis: RedisTarget;
   schema: string;
   redisPrefix: string;
   poolSize: number;
   timeoutMs: number;
+  recordCacheTtlMs: number;
+  recordCacheSize: number;
+  preparedStatements: boolean;
+  analyticsTimeoutMs: number;
 }
 
 const OPTION_NAMES = optionNames<PostgresStorageOptions>()({
   postgres: true,
   redis: true,
+  redisCaFile: true,
+  redisCluster: true,
   schema: true,
   redisPrefix: true,
   poolSize: true,
   timeoutMs: true,
+  recordCacheTtlMs: true,
+  recordCacheSize: true,
+  preparedStatements: true,
+  analyticsTimeoutMs: true,
 });
 const check = serviceChecks("keyguard/server: postgresStorage");
 
-function parseConfig(input: PostgresStorageOptions): Config & { pgWhere: string; redisWhere: string } {
+function parseConfig(input: PostgresStorageOptions): Config & { pgWhere: string } {
   if (input === undefined) check.fail("options", "pass { postgres, redis }.");
   const options = check.options(input, "Pass { postgres, redis }.") as unknown as PostgresStorageOptions;
   check.unknownNames(Object.keys(options), OPTION_NAMES);
@@ -73,28 +127,44 @@ function parseConfig(input: PostgresStorageOptions): Config & { pgWhere: string;
     protocols: ["postgres:", "postgresql:"],
     example: "postgres://user:password@127.0.0.1:5432/keyguard",
   });
-  const redisUrl = check.url("redis", options.redis, { protocols: ["redis:", "rediss:"], example: "redis://127.0.0.1:6379" });
+  const redis = parseRedisTarget(
+    check,
+    { url: "redis", caFile: "redisCaFile", cluster: "redisCluster" },
+    { url: options.redis, caFile: options.redisCaFile, cluster: options.redisCluster },
+  );
   const schema = check.string("schema", options.schema, {
     pattern: /^[A-Za-z_][A-Za-z0-9_]{0,62}$/,
     default: "keyguard",
     fix: "Use 1..63 letters, digits or _, not starting with a digit.",
   });
-  const redisPrefix = check.string("redisPrefix", options.redisPrefix, {
+  const prefix = check.string("redisPrefix", options.redisPrefix, {
     pattern: /./,
     default: `keyguard:${schema}:`,
     fix: 'Use a non-empty string such as "keyguard:".',
   });
+  // On a cluster every key of a script must hash to one slot.
+  const redisPrefix = redis.cluster ? slotPrefix(prefix) : prefix;
   const poolSize = check.integer("poolSize", options.poolSize, { min: 1, max: 1000, default: 10 });
   const timeoutMs = check.duration("timeoutMs", options.timeoutMs, { min: 100, default: 5000 });
+  const recordCacheTtlMs = check.integer("recordCacheTtlMs", options.recordCacheTtlMs, { min: 0, max: 3_600_000, default: 10_000 });
+  const recordCacheSize = check.integer("recordCacheSize", options.recordCacheSize, { min: 1, max: 10_000_000, default: 10_000 });
+  const preparedStatements = check.boolean("preparedStatements", options.preparedStatements, true);
+  const analyticsTimeoutMs = check.duration("analyticsTimeoutMs", options.analyticsTimeoutMs, {
+    min: 1,
+    default: DEFAULT_ANALYTICS_TIMEOUT_MS,
+  });
   return {
     postgres: options.postgres,
-    redis: options.redis,
+    redis,
     schema,
     redisPrefix,
     poolSize,
     timeoutMs,
+    recordCacheTtlMs,
+    recordCacheSize,
+    preparedStatements,
+    analyticsTimeoutMs,
     pgWhere: describeServer(pgUrl, 5432),
-    redisWhere: describeServer(redisUrl, 6379),
   };
 }
 
@@ -123,19 +193,37 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
   // A pooled connection that breaks while idle (a server restart) is dropped by the pool; the
   // next call reconnects. Without a listener the error would end the process.
   pool.on("error", () => undefined);
-  const RedisClass = (ioredis as unknown as { Redis?: typeof Redis }).Redis ?? (ioredis as unknown as typeof Redis);
-  const redisOptions: RedisOptions = {
-    lazyConnect: true,
-    // Fail a call at once while Redis is away (503), instead of queueing it or retrying it.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    connectTimeout: config.timeoutMs,
-    commandTimeout: config.timeoutMs,
-    // Reconnect forever, backing off to one attempt every 2 s.
-    retryStrategy: (times) => Math.min(times * 100, 2000),
-  };
-  const redis = new RedisClass(config.redis, redisOptions);
+  const connect = (subscriber = false) =>
+    redisConnection(
+      ioredis,
+      config.redis,
+      {
+        // The record cache subscribes again itself on each reconnect: ioredis's own resubscription
+        // leaves its failure (a connection lost before the answer) an unhandled rejection.
+        ...(subscriber && { autoResubscribe: false }),
+        lazyConnect: true,
+        // Fail a call at once while Redis is away (503), instead of queueing it or retrying it.
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        connectTimeout: config.timeoutMs,
+        commandTimeout: config.timeoutMs,
+        // Reconnect forever, backing off to one attempt every 2 s.
+        retryStrategy: (times) => Math.min(times * 100, 2000),
+      },
+      {
+        clusterRetryStrategy: (times) => Math.min(times * 100, 2000),
+        // After a failover the new master is learnt from a MOVED answer or from this refresh.
+        slotsRefreshInterval: 2000,
+        slotsRefreshTimeout: Math.min(config.timeoutMs, 2000),
+      },
+    );
+  const redis = connect();
   redis.on("error", () => undefined);
+  const cacheOn = config.recordCacheTtlMs > 0;
+  // The record cache's subscriber: on a cluster, ioredis subscribes on one node and moves when it ends.
+  const subscriber = cacheOn ? connect(true) : undefined;
+  subscriber?.on("error", () => undefined);
+  const cache = new RecordCache({ ttlMs: config.recordCacheTtlMs, size: config.recordCacheSize }, subscriber, redis, config.redisPrefix);
   try {
     const client = await pool.connect().catch((err: unknown) => {
       throw storeError(err, "postgres", config.pgWhere);
@@ -148,14 +236,31 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
       client.release();
     }
     await redis.connect().catch((err: unknown) => {
-      throw storeError(err, "redis", config.redisWhere);
+      throw storeError(err, "redis", config.redis.where);
+    });
+    await cache.start().catch((err: unknown) => {
+      throw storeError(err, "redis", config.redis.where);
     });
   } catch (err) {
     redis.disconnect();
+    cache.close();
     await pool.end().catch(() => undefined);
     throw err;
   }
-  return new PostgresStore(pool, redis, config);
+  // The analytics queries' pool: PostgreSQL cancels a statement past the limit (statement_timeout).
+  const analyticsPool = new pg.Pool({
+    connectionString: config.postgres,
+    max: ANALYTICS_POOL_SIZE,
+    connectionTimeoutMillis: config.analyticsTimeoutMs,
+    statement_timeout: config.analyticsTimeoutMs,
+    query_timeout: config.analyticsTimeoutMs + config.timeoutMs,
+    idleTimeoutMillis: 30_000,
+    application_name: "keyguard-analytics",
+    // One core per query at most: a parallel plan would take the cores the verifications need.
+    options: "-c max_parallel_workers_per_gather=0",
+  });
+  analyticsPool.on("error", () => undefined);
+  return new PostgresStore(pool, analyticsPool, redis, cache, config);
 }
 
 class PostgresStore implements Storage {
@@ -166,24 +271,57 @@ class PostgresStore implements Storage {
   private readonly pooled: Query;
   private readonly t: (table: string) => string;
   private closing: Promise<void> | undefined;
+  /** Names of the records' statements: each connection parses and plans one of them once, not at every call. */
+  private readonly statements = new Map<string, string>();
 
   constructor(
     private readonly pool: Pool,
-    private readonly redis: Redis,
-    private readonly config: Config & { pgWhere: string; redisWhere: string },
+    private readonly analyticsPool: Pool,
+    private readonly redis: Redis | Cluster,
+    private readonly cache: RecordCache,
+    private readonly config: Config & { pgWhere: string },
   ) {
-    this.limits = new RedisLimits(redis, config.redisPrefix, config.redisWhere);
-    const direct: Query = async <R>(text: string, params?: readonly unknown[]) => {
+    this.limits = new RedisLimits(redis, config.redisPrefix, config.redis.where);
+    const pooled: Query = async <R>(text: string, params?: readonly unknown[]) => {
       try {
         return (await pool.query(text, params as unknown[])).rows as R[];
       } catch (err) {
         throw storeError(err, "postgres", config.pgWhere);
       }
     };
-    this.direct = new PgTx(direct, config.schema, this.limits, false, (fn) => this.transaction(fn));
-    this.pooled = direct;
+    const direct: Query = async <R>(text: string, params?: readonly unknown[]) => {
+      try {
+        return (await pool.query({ name: this.statementName(text), text, values: params as unknown[] })).rows as R[];
+      } catch (err) {
+        throw storeError(err, "postgres", config.pgWhere);
+      }
+    };
+    this.direct = new PgTx(
+      direct,
+      config.schema,
+      this.limits,
+      false,
+      () => cache.changed(),
+      (fn) => this.transaction(fn),
+      cache,
+    );
+    this.pooled = pooled;
     const s = quoteIdent(config.schema);
     this.t = (table) => `${s}.${table}`;
+  }
+
+  /**
+   * The prepared statement's name for `text` (none with `preparedStatements: false`). The
+   * statements of records are a few dozen texts; past a bound (never reached by this store's
+   * statements) a text runs unnamed.
+   */
+  private statementName(text: string): string | undefined {
+    let name = this.statements.get(text);
+    if (name === undefined && this.config.preparedStatements && this.statements.size < MAX_STATEMENTS) {
+      name = `keyguard_${this.statements.size}`;
+      this.statements.set(text, name);
+    }
+    return name;
   }
 
   appendVerifications(events: readonly VerificationEvent[]): Promise<void> {
@@ -195,7 +333,38 @@ class PostgresStore implements Storage {
   }
 
   queryVerifications(plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>> {
-    return queryEvents(this.pooled, this.t, plan, scope);
+    const { analyticsTimeoutMs: limit, pgWhere } = this.config;
+    const started = Date.now();
+    const query: Query = async <R>(text: string, params?: readonly unknown[]) => {
+      try {
+        return (await this.analyticsPool.query(text, params as unknown[])).rows as R[];
+      } catch (err) {
+        // Cancelled by statement_timeout (57014), or no connection or answer in time: the query's limit.
+        if ((err as { code?: string }).code === "57014" || Date.now() - started >= limit) throw new AnalyticsTimeoutError(limit);
+        throw storeError(err, "postgres", pgWhere);
+      }
+    };
+    return queryEvents(query, this.t, plan, scope);
+  }
+
+  claimWebhooks(now: number, limit: number, leaseMs: number): Promise<WebhookMessage[]> {
+    return outbox.claimWebhooks(this.pooled, this.t, now, limit, leaseMs);
+  }
+
+  settleWebhook(message: WebhookMessage): Promise<void> {
+    return outbox.settleWebhook(this.pooled, this.t, message);
+  }
+
+  getWebhook(messageId: string): Promise<WebhookMessage | undefined> {
+    return outbox.getWebhook(this.pooled, this.t, messageId);
+  }
+
+  listWebhooks(workspaceId: string, endpointId: string | undefined, limit: number): Promise<WebhookMessage[]> {
+    return outbox.listWebhooks(this.pooled, this.t, workspaceId, endpointId, limit);
+  }
+
+  deleteAuditBefore(before: number): Promise<number> {
+    return deleteAuditBefore(this.pooled, this.t, before);
   }
 
   async transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
@@ -227,7 +396,7 @@ class PostgresStore implements Storage {
     let turn: Promise<unknown> = Promise.resolve();
     const run = async <R>(text: string, params?: readonly unknown[]): Promise<R[]> => {
       try {
-        return (await client.query(text, params as unknown[])).rows as R[];
+        return (await client.query({ name: this.statementName(text), text, values: params as unknown[] })).rows as R[];
       } catch (err) {
         const mapped = storeError(err, "postgres", pgWhere);
         // An outage leaves the connection unusable: it is dropped, not given back to the pool.
@@ -240,10 +409,16 @@ class PostgresStore implements Storage {
       turn = result.catch(() => undefined);
       return result;
     };
+    let changed = false;
+    const noteChange = () => {
+      changed = true;
+    };
     try {
       await query("BEGIN");
-      const out = await fn(new PgTx(query, this.config.schema, this.limits, true));
+      const out = await fn(new PgTx(query, this.config.schema, this.limits, true, noteChange));
       await query("COMMIT");
+      // Before the caller answers: every instance forgets the records this transaction changed.
+      if (changed) await this.cache.changed();
       return out;
     } catch (err) {
       if (broken === undefined) await client.query("ROLLBACK").catch((e: unknown) => (broken = e));
@@ -254,9 +429,29 @@ class PostgresStore implements Storage {
     }
   }
 
+  async ping(): Promise<void> {
+    await this.pooled("SELECT 1");
+    const redis = this.redis;
+    // On a cluster every master answers (each holds some slots).
+    const nodes: Array<Redis | Cluster> = "isCluster" in redis && redis.isCluster ? (redis as Cluster).nodes("master") : [redis];
+    const { where } = this.config.redis;
+    try {
+      if (nodes.length === 0) throw new Error("no master of the cluster is known");
+      await Promise.all(nodes.map((node) => node.ping()));
+    } catch (err) {
+      // Whatever the failure, Redis does not answer now.
+      const mapped = storeError(err, "redis", where);
+      throw mapped instanceof StoreUnavailableError
+        ? mapped
+        : new StoreUnavailableError(`Redis at ${where} is unavailable: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.redis.disconnect();
+      this.cache.close();
+      await this.analyticsPool.end().catch(() => undefined);
       await this.pool.end().catch(() => undefined);
     })();
     return this.closing;

@@ -1,24 +1,34 @@
 // The StorageTx of the PostgreSQL + Redis backend over one connection (a transaction) or the pool
-// (`direct`). In a transaction every record read is locked (`SELECT … FOR UPDATE`) until it ends,
+// (`direct`). In a transaction every record read is locked (`SELECT … FOR UPDATE`; an API, which
+// every createKey of it reads and almost nothing changes, `FOR SHARE`) until it ends,
 // and lookups by an indexed value take an advisory lock on that value, so a check-then-insert
 // (a permission's slug, an identity's external id) cannot race another transaction.
 import type {
+  AuditEvent,
+  AuditQuery,
+  WebhookMessage,
   DueRefill,
+  ExpiringKey,
   IndexedFields,
   KeyRecord,
   LimitCheck,
   LimitState,
   RoleRecord,
   SpendOutcome,
+  CreditsCrossings,
   StorageTx,
   TableName,
   Tables,
 } from "../seam";
 import { LAYOUTS, filterColumn, keyColumns, roleData, toRecord, type RecordRow } from "./rows";
 import { spendCredits } from "./credits";
+import { appendAudit, listAudit } from "./audit";
+import { enqueueWebhooks } from "./outbox";
+import { claimExpiryNotices } from "./expiry";
 import { lastUsed } from "./events";
 import { quoteIdent } from "./schema";
 import type { RedisLimits } from "./redis-limits";
+import { isCachedTable, type RecordCache } from "./record-cache";
 
 /** Runs one statement; errors are already turned into `StoreUnavailableError` for outages. */
 export type Query = <R>(text: string, params?: readonly unknown[]) => Promise<R[]>;
@@ -37,14 +47,18 @@ export class PgTx implements StorageTx {
 
   /**
    * `locking`: inside a transaction (lock what is read). `atomically`: how a multi-statement
-   * change (a cascading delete) runs outside one: in a transaction of its own.
+   * change (a cascading delete) runs outside one: in a transaction of its own. `cache`: the
+   * records that change rarely, read through it outside a transaction. `changed`: told of every
+   * write to a cached table (a transaction's, after its statement; `direct`'s: awaited).
    */
   constructor(
     private readonly query: Query,
     schema: string,
     private readonly limits: RedisLimits,
     private readonly locking: boolean,
+    private readonly changed: () => Promise<void> | void,
     private readonly atomically?: (fn: (tx: StorageTx) => Promise<void>) => Promise<void>,
+    private readonly cache?: RecordCache,
   ) {
     const s = quoteIdent(schema);
     this.t = (table) => `${s}.${table}`;
@@ -77,7 +91,7 @@ export class PgTx implements StorageTx {
       return rows.map((r) => toRecord(table, r, { permissionIds: r.permission_ids, roleIds: r.role_ids ?? [] }));
     }
     const rows = await this.query<RecordRow>(
-      `SELECT ${cols} FROM ${t} r WHERE ${where} ${tail}${this.locking ? " FOR UPDATE" : ""}`,
+      `SELECT ${cols} FROM ${t} r WHERE ${where} ${tail}${this.locking ? (table === "apis" ? " FOR SHARE" : " FOR UPDATE") : ""}`,
       params,
     );
     if (!linked || rows.length === 0) return rows.map((r) => toRecord(table, r, { permissionIds: [], roleIds: [] }));
@@ -96,7 +110,9 @@ export class PgTx implements StorageTx {
   }
 
   async get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
-    return (await this.read(table, "r.id = $1", [id]))[0];
+    const load = async () => (await this.read(table, "r.id = $1", [id]))[0];
+    if (this.cache && isCachedTable(table)) return this.cache.read(table, id, load);
+    return load();
   }
 
   async keyByHash(hash: string): Promise<KeyRecord | undefined> {
@@ -104,7 +120,8 @@ export class PgTx implements StorageTx {
   }
 
   async rootKeyByHash(hash: string): Promise<Tables["rootKeys"] | undefined> {
-    return (await this.read("rootKeys", "r.hash = $1", [hash]))[0];
+    const load = async () => (await this.read("rootKeys", "r.hash = $1", [hash]))[0];
+    return this.cache ? this.cache.read("rootKeys", `#${hash}`, load) : load();
   }
 
   async find<T extends TableName>(table: T, workspaceId: string, field: IndexedFields[T], value: string): Promise<Tables[T][]> {
@@ -138,6 +155,11 @@ export class PgTx implements StorageTx {
   }
 
   async put<T extends TableName>(table: T, record: Tables[T]): Promise<void> {
+    await this.write(table, record);
+    if (isCachedTable(table)) await this.changed();
+  }
+
+  private async write<T extends TableName>(table: T, record: Tables[T]): Promise<void> {
     if (table === "keys") return this.putKey(record as KeyRecord);
     if (table === "roles") return this.putRole(record as RoleRecord);
     const layout = LAYOUTS[table];
@@ -202,6 +224,11 @@ export class PgTx implements StorageTx {
   }
 
   async delete(table: TableName, id: string): Promise<void> {
+    await this.remove(table, id);
+    if (isCachedTable(table)) await this.changed();
+  }
+
+  private async remove(table: TableName, id: string): Promise<void> {
     if (
       !this.locking &&
       this.atomically &&
@@ -279,8 +306,14 @@ export class PgTx implements StorageTx {
     if (limitIds.length > 0) await this.limits.dropCounters({ limitIds });
   }
 
-  spendCredits(keyId: string, cost: number, now: number, refill?: DueRefill): Promise<SpendOutcome | undefined> {
-    return spendCredits(this.query, this.t("keys"), keyId, cost, now, refill);
+  spendCredits(
+    keyId: string,
+    cost: number,
+    now: number,
+    refill?: DueRefill,
+    crossings?: CreditsCrossings,
+  ): Promise<SpendOutcome | undefined> {
+    return spendCredits(this.query, this.t("keys"), keyId, cost, now, refill, crossings);
   }
 
   limit(checks: readonly LimitCheck[], now: number): Promise<{ passed: boolean; states: LimitState[] }> {
@@ -293,6 +326,22 @@ export class PgTx implements StorageTx {
 
   lastUsed(keyIds: readonly string[]): Promise<Map<string, number>> {
     return lastUsed(this.query, this.t, keyIds);
+  }
+
+  appendAudit(event: AuditEvent): Promise<void> {
+    return appendAudit(this.query, this.t, event);
+  }
+
+  listAudit(query: AuditQuery): Promise<AuditEvent[]> {
+    return listAudit(this.query, this.t, query);
+  }
+
+  enqueueWebhooks(messages: readonly WebhookMessage[]): Promise<void> {
+    return enqueueWebhooks(this.query, this.t, messages);
+  }
+
+  claimExpiryNotices(from: number, until: number, limit: number): Promise<ExpiringKey[]> {
+    return claimExpiryNotices(this.query, this.t("keys"), from, until, limit);
   }
 
   async getMeta(name: string): Promise<string | undefined> {

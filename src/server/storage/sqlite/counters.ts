@@ -1,16 +1,20 @@
 // The SQLite store's hot-path writes: charging credits (one UPDATE … RETURNING, the due refill in
 // CASE expressions) and sliding-window rate-limit counters (read, decide, write all or none).
 import { evaluateLimits } from "../../domain/sliding-window";
-import type { DueRefill, LimitCheck, LimitState, SpendOutcome } from "../seam";
+import type { CreditsCrossings, DueRefill, LimitCheck, LimitState, SpendOutcome } from "../seam";
 import type { SqliteTables } from "./tables";
 
 const DUE = "(? IS NOT NULL AND credits_last_refill_at < ?)";
 const BALANCE = `(CASE WHEN ${DUE} THEN ? ELSE credits_remaining END)`;
-const CHARGE =
+const CHARGE_WHERE =
   `UPDATE keys SET credits_remaining = ${BALANCE} - ?, ` +
   `credits_last_refill_at = CASE WHEN ${DUE} THEN ? ELSE credits_last_refill_at END ` +
-  `WHERE id = ? AND credits_remaining IS NOT NULL AND ${BALANCE} >= ? AND (? > 0 OR ${DUE}) ` +
-  "RETURNING credits_remaining AS remaining";
+  `WHERE id = ? AND credits_remaining IS NOT NULL AND ${BALANCE} >= ? AND (? > 0 OR ${DUE}) `;
+const RETURNING = "RETURNING credits_remaining AS remaining";
+const CHARGE = CHARGE_WHERE + RETURNING;
+/** The charge unless it crosses: to 0, or from above the low threshold to at or below it (domain/credits.ts `crossings`). */
+const CHARGE_UNLESS_CROSSING =
+  CHARGE_WHERE + `AND NOT (? > 0 AND (${BALANCE} = ? OR (? IS NOT NULL AND ${BALANCE} > ? AND ${BALANCE} - ? <= ?))) ` + RETURNING;
 const REFILL_ONLY =
   "UPDATE keys SET credits_remaining = ?, credits_last_refill_at = ? " +
   "WHERE id = ? AND credits_remaining IS NOT NULL AND credits_last_refill_at < ? RETURNING credits_remaining AS remaining";
@@ -23,15 +27,26 @@ export function spendCredits(
   cost: number,
   now: number,
   refill: DueRefill | undefined,
+  crossings: CreditsCrossings | undefined,
 ): SpendOutcome | undefined {
   const b = refill?.boundary ?? null;
   const amount = refill?.amount ?? null;
-  const charged = t.stmt(CHARGE).get(b, b, amount, cost, b, b, now, keyId, b, b, amount, cost, cost, b, b);
+  const params = [b, b, amount, cost, b, b, now, keyId, b, b, amount, cost, cost, b, b];
+  let charged;
+  if (crossings === undefined) charged = t.stmt(CHARGE).get(...params);
+  else {
+    const low = crossings.lowThreshold ?? null;
+    const balance = [b, b, amount];
+    charged = t.stmt(CHARGE_UNLESS_CROSSING).get(...params, cost, ...balance, cost, low, ...balance, low, ...balance, cost, low);
+  }
   if (charged) return { ok: true, remaining: Number(charged.remaining) };
   const row = (b === null ? undefined : t.stmt(REFILL_ONLY).get(amount, now, keyId, b)) ?? t.stmt(BALANCE_OF).get(keyId);
   if (!row || row.remaining === null) return undefined;
+  const remaining = Number(row.remaining);
+  // Covered but not charged: it would cross (or a concurrent change let it through since).
+  if (crossings !== undefined && cost > 0 && remaining >= cost) return { ok: false, remaining, crossing: true };
   // A cost of 0 that applied no refill charged nothing and passes.
-  return { ok: cost === 0, remaining: Number(row.remaining) };
+  return { ok: cost === 0, remaining };
 }
 
 const READ_COUNTER = "SELECT win, cur, prev FROM counters WHERE counter = ?";

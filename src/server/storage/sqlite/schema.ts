@@ -100,6 +100,106 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   CREATE INDEX key_verifications_by_time ON key_verifications (time);
   CREATE TABLE key_last_used (key_id TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID;
   `,
+  `
+  -- Verification counts per hour and per day, by outcome and by every dimension (analytics/rollup.ts),
+  -- kept as events are appended;
+  -- made here from the events already stored.
+  CREATE TABLE key_verifications_per_hour (
+    bucket INTEGER NOT NULL,
+    workspace_id TEXT NOT NULL,
+    key_space_id TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    identity_id TEXT NOT NULL,
+    external_id TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    region TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    spent_credits INTEGER NOT NULL,
+    PRIMARY KEY (workspace_id, bucket, key_space_id, key_id, identity_id, external_id, outcome, tags, region)
+  ) WITHOUT ROWID;
+  CREATE INDEX key_verifications_per_hour_by_bucket ON key_verifications_per_hour (bucket);
+  INSERT INTO key_verifications_per_hour (bucket, workspace_id, key_space_id, key_id, identity_id, external_id, outcome, tags, region, n, spent_credits)
+    SELECT (time / 3600000) * 3600000, workspace_id, key_space_id, key_id, identity_id, external_id, outcome, tags, region, count(*), sum(spent_credits)
+    FROM key_verifications GROUP BY 1, workspace_id, key_space_id, key_id, identity_id, external_id, outcome, tags, region;
+  CREATE TABLE key_verifications_per_day (
+    bucket INTEGER NOT NULL,
+    workspace_id TEXT NOT NULL,
+    key_space_id TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    identity_id TEXT NOT NULL,
+    external_id TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    region TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    spent_credits INTEGER NOT NULL,
+    PRIMARY KEY (workspace_id, bucket, key_space_id, key_id, identity_id, external_id, outcome, tags, region)
+  ) WITHOUT ROWID;
+  CREATE INDEX key_verifications_per_day_by_bucket ON key_verifications_per_day (bucket);
+  INSERT INTO key_verifications_per_day (bucket, workspace_id, key_space_id, key_id, identity_id, external_id, outcome, tags, region, n, spent_credits)
+    SELECT (time / 86400000) * 86400000, workspace_id, key_space_id, key_id, identity_id, external_id, outcome, tags, region, count(*), sum(spent_credits)
+    FROM key_verifications GROUP BY 1, workspace_id, key_space_id, key_id, identity_id, external_id, outcome, tags, region;
+  CREATE TABLE key_verifications_outcomes_per_hour (
+    bucket INTEGER NOT NULL,
+    workspace_id TEXT NOT NULL,
+    key_space_id TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    spent_credits INTEGER NOT NULL,
+    PRIMARY KEY (workspace_id, bucket, key_space_id, outcome)
+  ) WITHOUT ROWID;
+  CREATE INDEX key_verifications_outcomes_per_hour_by_bucket ON key_verifications_outcomes_per_hour (bucket);
+  INSERT INTO key_verifications_outcomes_per_hour (bucket, workspace_id, key_space_id, outcome, n, spent_credits)
+    SELECT (time / 3600000) * 3600000, workspace_id, key_space_id, outcome, count(*), sum(spent_credits)
+    FROM key_verifications GROUP BY 1, workspace_id, key_space_id, outcome;
+  CREATE TABLE key_verifications_outcomes_per_day (
+    bucket INTEGER NOT NULL,
+    workspace_id TEXT NOT NULL,
+    key_space_id TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    spent_credits INTEGER NOT NULL,
+    PRIMARY KEY (workspace_id, bucket, key_space_id, outcome)
+  ) WITHOUT ROWID;
+  CREATE INDEX key_verifications_outcomes_per_day_by_bucket ON key_verifications_outcomes_per_day (bucket);
+  INSERT INTO key_verifications_outcomes_per_day (bucket, workspace_id, key_space_id, outcome, n, spent_credits)
+    SELECT (time / 86400000) * 86400000, workspace_id, key_space_id, outcome, count(*), sum(spent_credits)
+    FROM key_verifications GROUP BY 1, workspace_id, key_space_id, outcome;
+  `,
+  `
+  -- The audit log: each record whole as JSON in data; the fields its queries filter on as columns.
+  CREATE TABLE audit_events (
+    id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL,
+    time INTEGER NOT NULL,
+    actor_id TEXT NOT NULL,
+    operation TEXT NOT NULL,
+    data TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX audit_events_by_workspace ON audit_events (workspace_id, id);
+  CREATE INDEX audit_events_by_time ON audit_events (time);
+  -- Each target id of a record: a key's history is found by index.
+  CREATE TABLE audit_targets (target TEXT NOT NULL, audit_id TEXT NOT NULL, PRIMARY KEY (target, audit_id)) WITHOUT ROWID;
+  CREATE INDEX audit_targets_by_audit ON audit_targets (audit_id);
+  `,
+  `
+  -- The webhook outbox: each message whole as JSON in data; what delivery selects on as columns.
+  CREATE TABLE webhook_outbox (
+    id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL,
+    endpoint_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    next_attempt_at INTEGER NOT NULL,
+    data TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX webhook_outbox_due ON webhook_outbox (status, next_attempt_at);
+  CREATE INDEX webhook_outbox_by_workspace ON webhook_outbox (workspace_id, endpoint_id, id);
+  `,
+  `
+  -- Keys by expiry (a field of data): the scan for key.expiring notices reads a range of it.
+  CREATE INDEX keys_by_expiry ON keys (json_extract(data, '$.expires')) WHERE json_extract(data, '$.expires') IS NOT NULL;
+  `,
 ]);
 
 function pragmaNumber(db: SqlConnection, name: string): number {

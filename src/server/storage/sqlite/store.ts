@@ -5,12 +5,17 @@
 import { optionNames } from "../../../config-error";
 import { LocalServiceConfigError, serviceChecks } from "../../options";
 import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
-import { StoreUnavailableError, type Storage, type StorageTx, type VerificationEvent } from "../seam";
+import { DEFAULT_ANALYTICS_TIMEOUT_MS } from "../../analytics/time-limit";
+import { appendAudit, deleteAuditBefore, listAudit } from "./audit";
+import * as outbox from "./outbox";
+import { StoreUnavailableError, type Storage, type StorageTx, type WebhookMessage, type VerificationEvent } from "../seam";
 import { Mutex } from "../mutex";
 import { startCheckpointer, type Checkpointer } from "./checkpointer";
 import { chargeLimits, dropCounters, pruneCounters, spendCredits } from "./counters";
+import { claimExpiryNotices } from "./expiry";
 import type { SqlConnection, SqliteDriverName } from "./driver";
-import { appendEvents, deleteEventsBefore, lastUsed, queryEvents } from "./events";
+import { AnalyticsWorker, AnalyticsWorkerUnavailable } from "./analytics-worker";
+import { appendEvents, compileQuery, deleteEventsBatch, lastUsed, runQuery } from "./events";
 import { lockDataFile } from "./lock";
 import { checkFileKind, createPrivately, FileIdentity, openDataFile, unavailableReason, type ConnectionSettings } from "./open";
 import { SqliteTables } from "./tables";
@@ -30,6 +35,11 @@ export interface SqliteStorageOptions {
    * writing to it) before the store answers unavailable, ms. The wait blocks the process. Default 250.
    */
   busyTimeoutMs?: number;
+  /**
+   * Time limit of one analytics query (run in a worker thread of its own), ms; past it
+   * getVerifications answers 422 `query_execution_timeout`. Default 10000.
+   */
+  analyticsTimeoutMs?: number;
 }
 
 /** A SQLite store (see `sqliteStorage`). */
@@ -46,7 +56,12 @@ export interface SqliteStorage extends Storage {
   pragma(name: string, value?: number | string): Promise<unknown>;
 }
 
-const OPTION_NAMES = optionNames<SqliteStorageOptions>()({ driver: true, synchronous: true, busyTimeoutMs: true });
+const OPTION_NAMES = optionNames<SqliteStorageOptions>()({
+  driver: true,
+  synchronous: true,
+  busyTimeoutMs: true,
+  analyticsTimeoutMs: true,
+});
 const check = serviceChecks("keyguard/server: sqliteStorage");
 
 /**
@@ -63,6 +78,10 @@ export async function sqliteStorage(file: string, options: SqliteStorageOptions 
   const synchronous = check.oneOf("synchronous", options.synchronous, ["normal", "full"], "normal");
   const busyTimeoutMs = check.duration("busyTimeoutMs", options.busyTimeoutMs, { min: 0, default: 250 });
   const driver = check.oneOf("driver", options.driver, ["node:sqlite", "better-sqlite3"]);
+  const analyticsTimeoutMs = check.duration("analyticsTimeoutMs", options.analyticsTimeoutMs, {
+    min: 1,
+    default: DEFAULT_ANALYTICS_TIMEOUT_MS,
+  });
   checkFileKind(file);
   const settings: ConnectionSettings = { driver, synchronous, busyTimeoutMs };
   // What the open has taken so far, given back in reverse order should a later step fail.
@@ -80,7 +99,9 @@ export async function sqliteStorage(file: string, options: SqliteStorageOptions 
       // With the worker checkpointing, the automatic checkpoint is only a safety net (~80 MB of WAL).
       db.exec(`PRAGMA wal_autocheckpoint = ${SAFETY_NET_CHECKPOINT_PAGES}`);
     }
-    return new SqliteStorageImpl(file, db, lock, identity, checkpointer);
+    const analytics = AnalyticsWorker.lazy(file, db.driver, analyticsTimeoutMs);
+    acquired.push(() => analytics.stop());
+    return new SqliteStorageImpl(file, db, lock, identity, checkpointer, analytics);
   } catch (err) {
     await releaseInReverse(acquired);
     if (err instanceof LocalServiceConfigError) throw err;
@@ -105,10 +126,14 @@ async function releaseInReverse(acquired: ReadonlyArray<() => unknown>): Promise
 const PRUNE_EVERY_MS = 60_000;
 const CHECKPOINT_EVERY_MS = 250;
 const SAFETY_NET_CHECKPOINT_PAGES = 20_000;
+/** Rows one retention step deletes (and takes off the rollups): a few milliseconds of the event loop. */
+const RETENTION_BATCH = 200;
 
 class SqliteStorageImpl implements SqliteStorage {
   readonly kind = "sqlite" as const;
   readonly driver: SqliteDriverName;
+  /** A batch of 100 events (and their rollups) is about a millisecond of the event loop. */
+  readonly appendBatchSize = 100;
   readonly direct: StorageTx;
   private readonly tables: SqliteTables;
   private readonly mutex = new Mutex();
@@ -123,6 +148,8 @@ class SqliteStorageImpl implements SqliteStorage {
     /** The file opened: a write to a file deleted, moved or replaced under us would be lost. */
     private readonly identity: FileIdentity,
     private readonly checkpointer: Checkpointer | undefined,
+    /** Runs the analytics queries; undefined when it cannot start (they then run on `db`). */
+    private readonly analytics: AnalyticsWorker | undefined,
   ) {
     this.driver = db.driver;
     this.tables = new SqliteTables(db);
@@ -159,12 +186,53 @@ class SqliteStorageImpl implements SqliteStorage {
     return this.exclusive(() => this.atomically(() => appendEvents(this.tables, events)));
   }
 
-  deleteVerificationsBefore(before: number): Promise<number> {
-    return this.exclusive(() => deleteEventsBefore(this.tables, before));
+  /** Deletes in steps of RETENTION_BATCH rows, each a few milliseconds, letting requests run between them. */
+  async deleteVerificationsBefore(before: number): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const step = await this.exclusive(() => deleteEventsBatch(this.tables, before, RETENTION_BATCH, (fn) => this.atomically(fn)));
+      deleted += step.events;
+      if (step.done) return deleted;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
-  queryVerifications(plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>> {
-    return this.exclusive(() => queryEvents(this.db, plan, scope));
+  async queryVerifications(plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>> {
+    const q = compileQuery(plan, scope);
+    if (!this.analytics) return this.exclusive(() => runQuery(this.db, q));
+    if (this.closed) throw new StoreUnavailableError(`SQLite store unavailable: the store of ${this.file} is closed.`);
+    let rows: Array<Record<string, unknown>>;
+    try {
+      rows = await this.analytics.query(q.text, q.params);
+    } catch (err) {
+      // No worker thread here: the query runs on the store's connection.
+      if (err instanceof AnalyticsWorkerUnavailable) return this.exclusive(() => runQuery(this.db, q));
+      // A SQLite error of the worker's that the service cannot help is the store's unavailability, as on `db`.
+      return this.guard((): never => {
+        throw err;
+      });
+    }
+    return rows.map(q.read);
+  }
+
+  claimWebhooks(now: number, limit: number, leaseMs: number): Promise<WebhookMessage[]> {
+    return this.exclusive(() => this.atomically(() => outbox.claimWebhooks(this.tables, now, limit, leaseMs)));
+  }
+
+  settleWebhook(message: WebhookMessage): Promise<void> {
+    return this.exclusive(() => outbox.settleWebhook(this.tables, message));
+  }
+
+  getWebhook(messageId: string): Promise<WebhookMessage | undefined> {
+    return this.exclusive(() => outbox.getWebhook(this.tables, messageId));
+  }
+
+  listWebhooks(workspaceId: string, endpointId: string | undefined, limit: number): Promise<WebhookMessage[]> {
+    return this.exclusive(() => outbox.listWebhooks(this.tables, workspaceId, endpointId, limit));
+  }
+
+  deleteAuditBefore(before: number): Promise<number> {
+    return this.exclusive(() => this.atomically(() => deleteAuditBefore(this.tables, before)));
   }
 
   async isEmpty(): Promise<boolean> {
@@ -183,6 +251,7 @@ class SqliteStorageImpl implements SqliteStorage {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.analytics?.stop();
     await this.checkpointer?.stop();
     await this.mutex.lock();
     try {
@@ -208,7 +277,7 @@ class SqliteStorageImpl implements SqliteStorage {
       list: (table, workspaceId, options) => run(() => this.tables.list(table, workspaceId, options)),
       put: (table, record) => write(() => this.tables.put(table, record)),
       delete: (table, id) => write(() => this.tables.delete(table, id)),
-      spendCredits: (keyId, cost, now, refill) => run(() => spendCredits(this.tables, keyId, cost, now, refill)),
+      spendCredits: (keyId, cost, now, refill, crossings) => run(() => spendCredits(this.tables, keyId, cost, now, refill, crossings)),
       limit: (checks, now) =>
         run(() => {
           if (now - this.lastPrune >= PRUNE_EVERY_MS) {
@@ -219,6 +288,10 @@ class SqliteStorageImpl implements SqliteStorage {
         }),
       dropCounters: (target) => write(() => dropCounters(this.tables, target)),
       lastUsed: (keyIds) => run(() => lastUsed(this.tables, keyIds)),
+      appendAudit: (event) => write(() => appendAudit(this.tables, event)),
+      listAudit: (query) => run(() => listAudit(this.tables, query)),
+      enqueueWebhooks: (messages) => write(() => outbox.enqueueWebhooks(this.tables, messages)),
+      claimExpiryNotices: (from, until, limit) => write(() => claimExpiryNotices(this.tables, from, until, limit)),
       getMeta: (name) => run(() => this.tables.getMeta(name)),
       setMeta: (name, value) => run(() => this.tables.setMeta(name, value)),
     };

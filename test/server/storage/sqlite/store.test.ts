@@ -92,17 +92,24 @@ describe("the SQLite data file", () => {
     const db = await openConnection(newer);
     db.exec("PRAGMA user_version = 99");
     db.close();
-    await expect(sqliteStorage(newer)).rejects.toThrow(/schema version 99, written by a newer keyguard; this one knows up to 3/);
+    await expect(sqliteStorage(newer)).rejects.toThrow(
+      new RegExp(`schema version 99, written by a newer keyguard; this one knows up to ${MIGRATIONS.length}\\.`),
+    );
   });
 
-  it("brings a version 2 file (before verification events) to version 3, keeping its records", async () => {
+  it("brings a version 2 file (before verification events) to the latest version, keeping its records", async () => {
     const file = fresh();
     const first = await sqliteStorage(file);
     await first.transaction((tx) => tx.put("workspaces", { id: "ws_v2", name: "kept", createdAt: 1 }));
     await first.close();
     // As version 2 left it.
     const db = await openConnection(file);
-    db.exec("DROP TABLE key_verifications; DROP TABLE key_last_used; PRAGMA user_version = 2");
+    db.exec(
+      "DROP TABLE key_verifications; DROP TABLE key_last_used; DROP TABLE key_verifications_per_hour; " +
+        "DROP TABLE key_verifications_per_day; DROP TABLE key_verifications_outcomes_per_hour; " +
+        "DROP TABLE key_verifications_outcomes_per_day; DROP TABLE audit_events; DROP TABLE audit_targets; DROP TABLE webhook_outbox; " +
+        "DROP INDEX keys_by_expiry; PRAGMA user_version = 2",
+    );
     db.close();
     const upgraded = await sqliteStorage(file);
     try {
@@ -128,6 +135,52 @@ describe("the SQLite data file", () => {
     }
   });
 
+  it("brings a version 3 file to the latest version, counting the events it holds into the rollups", async () => {
+    const file = fresh();
+    const first = await sqliteStorage(file);
+    const event = (time: number, outcome: string, spentCredits: number) => ({
+      time,
+      workspaceId: "ws_v3",
+      keySpaceId: "api_1",
+      keyId: "key_1",
+      identityId: "",
+      externalId: "",
+      outcome,
+      tags: ["t"],
+      spentCredits,
+      requestId: `req_${time}`,
+      region: "local",
+    });
+    const HOUR = 3_600_000;
+    await first.appendVerifications([event(HOUR + 1, "VALID", 1), event(HOUR + 2, "VALID", 2), event(2 * HOUR, "RATE_LIMITED", 0)]);
+    await first.close();
+    // As version 3 left it: the events, no rollups.
+    const db = await openConnection(file);
+    db.exec(
+      "DROP TABLE key_verifications_per_hour; DROP TABLE key_verifications_per_day; DROP TABLE key_verifications_outcomes_per_hour; " +
+        "DROP TABLE key_verifications_outcomes_per_day; DROP TABLE audit_events; DROP TABLE audit_targets; DROP TABLE webhook_outbox; " +
+        "DROP INDEX keys_by_expiry; PRAGMA user_version = 3",
+    );
+    db.close();
+    const upgraded = await sqliteStorage(file);
+    await upgraded.close();
+    const check = await openConnection(file);
+    try {
+      expect(check.prepare("SELECT bucket, outcome, tags, n, spent_credits FROM key_verifications_per_hour ORDER BY bucket").all()).toEqual(
+        [
+          { bucket: HOUR, outcome: "VALID", tags: '["t"]', n: 2, spent_credits: 3 },
+          { bucket: 2 * HOUR, outcome: "RATE_LIMITED", tags: '["t"]', n: 1, spent_credits: 0 },
+        ],
+      );
+      expect(check.prepare("SELECT bucket, outcome, n FROM key_verifications_outcomes_per_day ORDER BY outcome").all()).toEqual([
+        { bucket: 0, outcome: "RATE_LIMITED", n: 1 },
+        { bucket: 0, outcome: "VALID", n: 2 },
+      ]);
+    } finally {
+      check.close();
+    }
+  });
+
   it("rejects bad options with a message naming them", async () => {
     await expect(sqliteStorage("")).rejects.toThrow(
       'keyguard/server: sqliteStorage: invalid option file = "". Pass the path of a file (not :memory:)',
@@ -150,7 +203,7 @@ describe("the SQLite data file", () => {
     expect(err).toBeInstanceOf(LocalServiceConfigError);
     expect((err as LocalServiceConfigError).option).toBe("synchronus");
     expect((err as Error).message).toBe(
-      "keyguard/server: sqliteStorage: unknown option synchronus (did you mean synchronous?); the options are driver, synchronous, busyTimeoutMs.",
+      "keyguard/server: sqliteStorage: unknown option synchronus (did you mean synchronous?); the options are driver, synchronous, busyTimeoutMs, analyticsTimeoutMs.",
     );
     expect(existsSync(file)).toBe(false);
     await expect(sqliteStorage(fresh(), { busyTimeoutMs: 10, walMode: true } as never)).rejects.toThrow(/unknown option walMode;/);

@@ -1,0 +1,120 @@
+// The PostgreSQL store's cache of records that change rarely (root keys, APIs, permissions, roles),
+// read outside transactions only (`Storage.direct`: root-key authentication, keys.verifyKey). A
+// write to any of these tables, through any instance, empties every instance's cache: locally once
+// the write committed, elsewhere through a Redis channel of the store's prefix (`<prefix>records`),
+// before the writing request is answered. Only records found are kept (a record created needs no
+// message); a read that began before an emptying is not kept; entries expire after the TTL; while
+// the subscription is down nothing is kept and nothing is served from the cache.
+import { randomUUID } from "node:crypto";
+import type { Cluster, Redis } from "ioredis";
+import type { TableName } from "../seam";
+import { copy } from "../memory/tx";
+
+/** The tables whose records are kept. */
+export type CachedTable = "rootKeys" | "apis" | "permissions" | "roles";
+
+const CACHED: ReadonlySet<TableName> = new Set<TableName>(["rootKeys", "apis", "permissions", "roles"]);
+
+export const isCachedTable = (table: TableName): table is CachedTable => CACHED.has(table);
+
+interface Entry {
+  record: unknown;
+  expires: number;
+}
+
+/** What a cache is tuned with (`postgresStorage` options `recordCacheTtlMs`, `recordCacheSize`). */
+export interface RecordCacheSettings {
+  /** How long an entry is kept, ms; 0 turns the cache off. */
+  ttlMs: number;
+  /** Most entries kept; the oldest goes first. */
+  size: number;
+}
+
+export class RecordCache {
+  private readonly entries = new Map<string, Entry>();
+  /** Moves on every emptying: a read that began under an older generation is not kept. */
+  private generation = 0;
+  private listening = false;
+  private readonly origin = randomUUID();
+  private readonly channel: string;
+
+  constructor(
+    private readonly settings: RecordCacheSettings,
+    /** The connection subscribed to the channel (none: the cache is off). */
+    private readonly subscriber: Redis | Cluster | undefined,
+    /** The connection the emptyings are published on. */
+    private readonly publisher: Redis | Cluster,
+    prefix: string,
+  ) {
+    this.channel = `${prefix}records`;
+  }
+
+  /** Subscribes to the channel; from then on (and while subscribed) the cache serves. */
+  async start(): Promise<void> {
+    const sub = this.subscriber;
+    if (!sub || this.settings.ttlMs === 0) return;
+    sub.on("message", (channel: string, message: string) => {
+      if (channel === this.channel && message !== this.origin) this.clear();
+    });
+    // Messages sent while the connection is down are lost: nothing is served until it is back,
+    // subscribed again, and the cache emptied.
+    sub.on("close", () => {
+      this.listening = false;
+      this.clear();
+    });
+    sub.on("ready", () => {
+      sub.subscribe(this.channel).then(
+        () => {
+          this.clear();
+          this.listening = true;
+        },
+        () => undefined,
+      );
+    });
+    await sub.connect();
+    await sub.subscribe(this.channel);
+    this.listening = true;
+  }
+
+  /**
+   * The record of `table` under `id` (an id, or a root key's hash): from the cache when kept,
+   * else read by `load` (and kept when found, unless an emptying happened meanwhile). The caller
+   * gets a copy of its own.
+   */
+  async read<R>(table: CachedTable, id: string, load: () => Promise<R | undefined>): Promise<R | undefined> {
+    if (!this.listening) return load();
+    const name = `${table}\0${id}`;
+    const now = Date.now();
+    const hit = this.entries.get(name);
+    if (hit !== undefined && hit.expires > now) return copy(hit.record) as R;
+    const generation = this.generation;
+    const record = await load();
+    if (record !== undefined && generation === this.generation && this.listening) {
+      this.entries.delete(name);
+      if (this.entries.size >= this.settings.size) this.entries.delete(this.entries.keys().next().value!);
+      this.entries.set(name, { record: copy(record), expires: now + this.settings.ttlMs });
+    }
+    return record;
+  }
+
+  /**
+   * A cached table was written: empties this instance's cache and tells the others, resolving
+   * once told. A failure to tell is not thrown (the write is kept); the others' entries expire
+   * within the TTL.
+   */
+  async changed(): Promise<void> {
+    this.clear();
+    if (!this.subscriber || this.settings.ttlMs === 0) return;
+    await this.publisher.publish(this.channel, this.origin).catch(() => undefined);
+  }
+
+  private clear(): void {
+    this.generation++;
+    this.entries.clear();
+  }
+
+  close(): void {
+    this.listening = false;
+    this.subscriber?.disconnect();
+  }
+}

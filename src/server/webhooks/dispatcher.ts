@@ -1,0 +1,155 @@
+// Delivers the webhook outbox: every DISPATCH_EVERY_MS (and at once after a change that put
+// messages in it: `tick`) it runs the key.expiring scan when due, then takes the messages due (a lease keeps
+// other instances off them), tries each once, and writes back the outcome. A failed attempt is
+// retried with exponential backoff (RETRY_BASE_MS doubling, at most MAX_BACKOFF_MS apart) until the
+// message is older than the retry window (counted from when an operator last resent it, if they
+// did), then marked failed. At least once: a crash between the
+// endpoint's answer and the write-back delivers the message again after the lease, same id.
+import type { Logger } from "../../logger";
+import type { Storage, WebhookMessage } from "../storage/seam";
+import { isStoreUnavailable, type StoreFailureLog } from "../storage/store-failures";
+import { deliver } from "./deliver";
+import { newId } from "../domain/ids";
+import { readEndpoints, signingSecret, writeEndpoints } from "./endpoints";
+import type { KeyVault } from "../domain/key-vault";
+import type { ExpiryNotices } from "./expiry-notices";
+
+const DISPATCH_EVERY_MS = 500;
+const BATCH = 20;
+const LEASE_MS = 60_000;
+const TIMEOUT_MS = 10_000;
+export const RETRY_BASE_MS = 5_000;
+const MAX_BACKOFF_MS = 60 * 60 * 1000;
+
+export interface DispatcherOptions {
+  allowPrivate: boolean;
+  /** Opens the endpoints' sealed signing secrets. */
+  vault: KeyVault | undefined;
+  /** How long a message is retried, ms (from its creation). */
+  retryWindowMs: number;
+  now: () => number;
+  logger: Logger;
+  failures: StoreFailureLog;
+  /** The key.expiring scan, run at the start of a pass when due: its messages are delivered in the same pass. */
+  expiryNotices?: ExpiryNotices;
+}
+
+/** When a message that failed `attempts` times is due again. */
+export function nextAttempt(attempts: number, now: number): number {
+  return now + Math.min(MAX_BACKOFF_MS, RETRY_BASE_MS * 2 ** Math.max(0, attempts - 1));
+}
+
+export class WebhookDispatcher {
+  private readonly timer: NodeJS.Timeout;
+  private running: Promise<void> | undefined;
+  /** A tick asked for while a pass ran: another pass follows it at once. */
+  private again = false;
+  private closed = false;
+
+  constructor(
+    private readonly store: Storage,
+    private readonly options: DispatcherOptions,
+  ) {
+    this.timer = setInterval(() => void this.tick(), DISPATCH_EVERY_MS);
+    this.timer.unref();
+  }
+
+  /** One pass (one at a time; asked for during one, another follows): takes the messages due and tries each. Never rejects. */
+  tick(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = this.pass()
+      .catch((err: unknown) => {
+        if (isStoreUnavailable(err)) this.options.failures.report(err);
+        else this.options.logger.error({ error: (err as Error).message }, "keyguard/server: webhook delivery pass failed");
+      })
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          void this.tick();
+        }
+      });
+    return this.running;
+  }
+
+  private async pass(): Promise<void> {
+    await this.options.expiryNotices?.scanIfDue();
+    const due = await this.store.claimWebhooks(this.options.now(), BATCH, LEASE_MS);
+    await Promise.all(due.map((m) => this.attempt(m)));
+  }
+
+  private async attempt(message: WebhookMessage): Promise<void> {
+    const endpoint = (await readEndpoints(this.store.direct, message.workspaceId)).find((e) => e.id === message.endpointId);
+    const { now } = this.options;
+    if (!endpoint) return this.store.settleWebhook({ ...message, status: "failed", lastError: "the endpoint was deleted" });
+    if (endpoint.disabledAt !== undefined)
+      return this.store.settleWebhook({ ...message, status: "failed", lastError: "the endpoint is disabled" });
+    const secret = signingSecret(endpoint, this.options.vault);
+    const result =
+      secret === undefined
+        ? {
+            status: 0,
+            error: "the endpoint's signing secret cannot be opened: the service's encryption key is not the one it was sealed with",
+            latencyMs: 0,
+          }
+        : await deliver({ url: endpoint.url, secret }, message, { allowPrivate: this.options.allowPrivate, timeoutMs: TIMEOUT_MS });
+    const attempts = message.attempts + 1;
+    const settled: WebhookMessage = { ...message, attempts, lastStatus: result.status, lastLatencyMs: result.latencyMs };
+    delete settled.lastError;
+    if (result.error === undefined) {
+      await this.store.settleWebhook({ ...settled, status: "delivered", deliveredAt: now() });
+      return;
+    }
+    settled.lastError = result.error;
+    const next = nextAttempt(attempts, now());
+    if (next - (message.resentAt ?? message.createdAt) > this.options.retryWindowMs) {
+      this.options.logger.warn(
+        { messageId: message.id, endpointId: endpoint.id, attempts, error: result.error },
+        "keyguard/server: webhook message failed",
+      );
+      await this.store.settleWebhook({ ...settled, status: "failed" });
+      await this.disable(endpoint.id, message);
+    } else {
+      await this.store.settleWebhook({ ...settled, nextAttemptAt: next });
+    }
+  }
+
+  /**
+   * Disables an endpoint that failed a message for its whole retry window, with an audit record
+   * (the actor is the service itself), in one transaction.
+   */
+  private async disable(endpointId: string, message: WebhookMessage): Promise<void> {
+    const now = this.options.now();
+    await this.store.transaction(async (tx) => {
+      const endpoints = await readEndpoints(tx, message.workspaceId);
+      const endpoint = endpoints.find((e) => e.id === endpointId);
+      if (!endpoint || endpoint.disabledAt !== undefined) return;
+      endpoint.disabledAt = now;
+      await writeEndpoints(tx, message.workspaceId, endpoints);
+      await tx.appendAudit({
+        id: newId("aud"),
+        time: now,
+        workspaceId: message.workspaceId,
+        actorId: "keyguard-webhooks",
+        actorName: "webhook delivery",
+        operation: "webhooks.disableEndpoint",
+        targets: [endpointId, message.id],
+        outcome: "success",
+        requestId: message.id,
+        ip: "",
+        change: { reason: "a message failed for the whole retry window", messageId: message.id, lastError: message.lastError ?? null },
+      });
+    });
+  }
+
+  /** Stops the timer and waits for a pass under way (before the store closes). */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    await this.running;
+  }
+}

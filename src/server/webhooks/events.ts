@@ -1,0 +1,79 @@
+// Which changes are webhook events, and their messages: an operation's successful change becomes
+// an event of one type, put in the outbox for every endpoint of the workspace that wants it, in the
+// change's own transaction. Payloads follow the Standard Webhooks format: { type, timestamp, data }.
+import { newId } from "../domain/ids";
+import type { AuditEvent, WebhookMessage } from "../storage/seam";
+import type { WebhookEndpointRecord } from "./endpoints";
+
+/** The event type of each operation's change, and what its first target is. */
+const EVENT_OF: Readonly<Record<string, { type: string; subject: "keyId" | "rootKeyId" }>> = {
+  "keys.createKey": { type: "key.created", subject: "keyId" },
+  "keys.updateKey": { type: "key.updated", subject: "keyId" },
+  "keys.updateCredits": { type: "key.updated", subject: "keyId" },
+  "keys.addPermissions": { type: "key.updated", subject: "keyId" },
+  "keys.removePermissions": { type: "key.updated", subject: "keyId" },
+  "keys.setPermissions": { type: "key.updated", subject: "keyId" },
+  "keys.addRoles": { type: "key.updated", subject: "keyId" },
+  "keys.removeRoles": { type: "key.updated", subject: "keyId" },
+  "keys.setRoles": { type: "key.updated", subject: "keyId" },
+  "keys.rerollKey": { type: "key.rerolled", subject: "keyId" },
+  "keys.deleteKey": { type: "key.deleted", subject: "keyId" },
+  "secretScanning.report": { type: "key.leaked", subject: "keyId" },
+  "rootKeys.createRootKey": { type: "root_key.created", subject: "rootKeyId" },
+  "rootKeys.deleteRootKey": { type: "root_key.deleted", subject: "rootKeyId" },
+};
+
+/**
+ * Event types no operation makes: the service notices them itself, a key's credits on a charge
+ * (credits-events.ts) and its coming expiry in a scan (expiry-notices.ts).
+ */
+export const CREDITS_LOW = "key.credits_low";
+export const CREDITS_EXHAUSTED = "key.credits_exhausted";
+export const KEY_EXPIRING = "key.expiring";
+
+/** Every event type an endpoint may ask for. */
+export const WEBHOOK_EVENT_TYPES: readonly string[] = Object.freeze([
+  ...new Set([...Object.values(EVENT_OF).map((e) => e.type), CREDITS_LOW, CREDITS_EXHAUSTED, KEY_EXPIRING]),
+]);
+
+/** One event of a workspace: its type, when it happened, and the payload's `data` (which names the workspace). */
+export interface WebhookEvent {
+  type: string;
+  workspaceId: string;
+  /** Unix ms. */
+  time: number;
+  data: Record<string, unknown>;
+}
+
+/** The outbox messages of an event: one per enabled endpoint that wants its type. */
+export function eventMessages(event: WebhookEvent, endpoints: readonly WebhookEndpointRecord[]): WebhookMessage[] {
+  const wanting = endpoints.filter((e) => e.disabledAt === undefined && e.events.includes(event.type));
+  if (wanting.length === 0) return [];
+  const payload = JSON.stringify({ type: event.type, timestamp: new Date(event.time).toISOString(), data: event.data });
+  return wanting.map((endpoint) => ({
+    id: newId("msg"),
+    workspaceId: event.workspaceId,
+    endpointId: endpoint.id,
+    type: event.type,
+    payload,
+    createdAt: event.time,
+    status: "pending",
+    attempts: 0,
+    nextAttemptAt: event.time,
+  }));
+}
+
+/** The outbox messages of a recorded change: one per endpoint that wants its event type (none for a refusal). */
+export function messagesOf(event: AuditEvent, endpoints: readonly WebhookEndpointRecord[]): WebhookMessage[] {
+  const kind = EVENT_OF[event.operation];
+  if (!kind || event.outcome !== "success") return [];
+  const data: Record<string, unknown> = {
+    workspaceId: event.workspaceId,
+    [kind.subject]: event.targets[0],
+    targets: event.targets,
+    actor: { rootKeyId: event.actorId, ...(event.actorName === undefined ? {} : { name: event.actorName }) },
+    requestId: event.requestId,
+    change: event.change,
+  };
+  return eventMessages({ type: kind.type, workspaceId: event.workspaceId, time: event.time, data }, endpoints);
+}

@@ -1,0 +1,87 @@
+// The audit log's part of the store conformance suite: what every backend's `appendAudit`,
+// `listAudit` and `deleteAuditBefore` must do (filters, order, the transaction's fate, retention).
+// Called by describeStoreConformance with its store; every test works in a workspace of its own.
+import { randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { newId } from "../../../src/server/domain/ids";
+import type { AuditEvent, Storage } from "../../../src/server/storage/seam";
+
+const uid = (): string => randomBytes(6).toString("hex");
+const T0 = 1_800_000_000_000;
+
+export function describeAuditLog(store: () => Storage): void {
+  describe("audit log", () => {
+    const event = (workspaceId: string, over: Partial<AuditEvent> = {}): AuditEvent => ({
+      id: newId("aud"),
+      time: T0,
+      workspaceId,
+      actorId: "rk_a",
+      operation: "keys.updateKey",
+      targets: ["key_1"],
+      outcome: "success",
+      requestId: newId("req"),
+      ip: "127.0.0.1",
+      change: { name: "n", nested: { enabled: false, list: [1, "two"] } },
+      ...over,
+    });
+    const append = (e: AuditEvent) => store().transaction((tx) => tx.appendAudit(e));
+    const list = (q: Omit<Parameters<Storage["direct"]["listAudit"]>[0], "limit"> & { limit?: number }) =>
+      store().direct.listAudit({ limit: 100, ...q });
+
+    it("keeps records whole, lists them newest first, and only the workspace's", async () => {
+      const w = `ws_${uid()}`;
+      const named = event(w, { actorName: "deploy bot", targets: ["key_1", "api_1"] });
+      const later = event(w, { time: T0 + 1, outcome: "refused" });
+      await append(named);
+      await append(later);
+      await append(event(`ws_${uid()}`));
+      expect(await list({ workspaceId: w })).toEqual([later, named]);
+      expect(await store().transaction((tx) => tx.listAudit({ workspaceId: w, limit: 1 }))).toEqual([later]);
+    });
+
+    it("filters by actor, target, operation and time range, and pages from an id", async () => {
+      const w = `ws_${uid()}`;
+      const a = event(w, { actorId: "rk_one", targets: ["key_a"], operation: "keys.createKey", time: T0 + 10 });
+      const b = event(w, { actorId: "rk_two", targets: ["key_a", "key_b"], time: T0 + 20 });
+      const c = event(w, { actorId: "rk_one", targets: ["key_b"], time: T0 + 30 });
+      for (const e of [a, b, c]) await append(e);
+      const ids = async (q: Record<string, unknown>) => (await list({ workspaceId: w, ...q })).map((e) => e.id);
+      expect(await ids({ actorId: "rk_one" })).toEqual([c.id, a.id]);
+      expect(await ids({ targetId: "key_a" })).toEqual([b.id, a.id]);
+      expect(await ids({ targetId: "key_b", actorId: "rk_one" })).toEqual([c.id]);
+      expect(await ids({ operation: "keys.createKey" })).toEqual([a.id]);
+      expect(await ids({ since: T0 + 20 })).toEqual([c.id, b.id]);
+      expect(await ids({ until: T0 + 20 })).toEqual([a.id]);
+      expect(await ids({ since: T0 + 10, until: T0 + 30 })).toEqual([b.id, a.id]);
+      expect(await ids({ from: b.id })).toEqual([b.id, a.id]);
+      expect(await ids({ from: b.id, limit: 1 })).toEqual([b.id]);
+      expect(await ids({ targetId: "key_none" })).toEqual([]);
+    });
+
+    it("keeps a record appended in a transaction only when the transaction commits", async () => {
+      const w = `ws_${uid()}`;
+      const boom = new Error("boom");
+      await expect(
+        store().transaction(async (tx) => {
+          await tx.appendAudit(event(w));
+          throw boom;
+        }),
+      ).rejects.toBe(boom);
+      expect(await list({ workspaceId: w })).toEqual([]);
+      const alone = event(w);
+      await store().direct.appendAudit(alone);
+      expect(await list({ workspaceId: w })).toEqual([alone]);
+    });
+
+    it("deletes the records older than a time (and only those), their targets with them", async () => {
+      const w = `ws_${uid()}`;
+      const old = event(w, { time: 1_000, targets: ["key_old"] });
+      const kept = event(w, { time: 2_000, targets: ["key_old"] });
+      await append(old);
+      await append(kept);
+      expect(await store().deleteAuditBefore(2_000)).toBeGreaterThanOrEqual(1);
+      expect(await list({ workspaceId: w })).toEqual([kept]);
+      expect(await list({ workspaceId: w, targetId: "key_old" })).toEqual([kept]);
+    });
+  });
+}

@@ -1,0 +1,173 @@
+// The PostgreSQL store's cache of rarely changing records (src/server/storage/postgres/record-cache.ts)
+// against a real PostgreSQL and Redis: what it keeps, that a change through one store empties the
+// other's copy through Redis, that a read overtaken by a change is not kept, and that nothing is
+// served while its subscription is down.
+import pg from "pg";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ApiRecord, Storage } from "../../../src/server/storage/seam";
+import { postgresStorage } from "../../../src/server/storage/postgres/store";
+import { RecordCache } from "../../../src/server/storage/postgres/record-cache";
+import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
+import { eventually, redisProxy } from "../../fleet/support";
+
+const skip = await postgresRedisSkipReason("the PostgreSQL store's record cache");
+
+describe.skipIf(skip !== undefined)("the PostgreSQL store's record cache", () => {
+  const ns = isolatedNamespace();
+  let a: Storage;
+  let b: Storage;
+  let uncached: Storage;
+  let sql: pg.Client;
+  let listener: Redis;
+  const waiting: Array<() => void> = [];
+  const nextMessage = () => new Promise<void>((resolve) => waiting.push(resolve));
+
+  beforeAll(async () => {
+    const options = { postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema };
+    a = await postgresStorage(options);
+    b = await postgresStorage(options);
+    uncached = await postgresStorage({ ...options, recordCacheTtlMs: 0, preparedStatements: false });
+    sql = new pg.Client({ connectionString: POSTGRES_URL });
+    await sql.connect();
+    listener = new Redis(REDIS_URL);
+    await listener.subscribe(`${ns.redisPrefix}records`);
+    listener.on("message", () => {
+      for (const heard of waiting.splice(0)) heard();
+    });
+  });
+  afterAll(async () => {
+    listener?.disconnect();
+    await sql?.end();
+    await Promise.all([a, b, uncached].map((s) => s?.close()));
+    await ns.drop();
+  });
+
+  /**
+   * The message heard here, and one PostgreSQL round trip more: the stores, in this process too,
+   * got it on their own connection at the same moment and have handled it by then.
+   */
+  const delivered = async (heard: Promise<void>) => {
+    await heard;
+    await sql.query("SELECT 1");
+  };
+  const api = (name: string): ApiRecord => ({ id: "api_cached", workspaceId: "ws_cached", name, createdAt: 1 });
+  /** Changes the API's row behind the stores' back: no store hears of it. */
+  const renameBySql = (name: string) =>
+    sql.query(`UPDATE "${ns.schema}".apis SET data = jsonb_set(data, '{name}', to_jsonb($1::text)) WHERE id = 'api_cached'`, [name]);
+
+  it("keeps an API read outside a transaction; a change through another store empties it once announced", async () => {
+    let heard = nextMessage();
+    await a.transaction((tx) => tx.put("apis", api("first")));
+    await delivered(heard);
+    expect((await b.direct.get("apis", "api_cached"))?.name).toBe("first");
+    await renameBySql("by hand");
+    // Kept: the change made by hand is not seen by b, but is by a store without the cache (and
+    // without prepared statements).
+    expect((await b.direct.get("apis", "api_cached"))?.name).toBe("first");
+    expect((await uncached.direct.get("apis", "api_cached"))?.name).toBe("by hand");
+    // Inside a transaction, never from the cache.
+    expect(await b.transaction(async (tx) => (await tx.get("apis", "api_cached"))?.name)).toBe("by hand");
+
+    heard = nextMessage();
+    await a.transaction((tx) => tx.put("apis", api("second")));
+    // The store that made the change forgets at once, the other once the message arrived.
+    expect((await a.direct.get("apis", "api_cached"))?.name).toBe("second");
+    await delivered(heard);
+    expect((await b.direct.get("apis", "api_cached"))?.name).toBe("second");
+  });
+
+  it("gives each caller a copy of its own", async () => {
+    const own: ApiRecord = { id: "api_copied", workspaceId: "ws_cached", name: "kept", createdAt: 1 };
+    const heard = nextMessage();
+    await a.transaction((tx) => tx.put("apis", own));
+    await delivered(heard);
+    const first = (await b.direct.get("apis", "api_copied"))!;
+    first.name = "changed by the caller";
+    expect((await b.direct.get("apis", "api_copied"))?.name).toBe("kept");
+  });
+
+  it("a read that began before an emptying is not kept", async () => {
+    const subscriber = new Redis(REDIS_URL, { lazyConnect: true });
+    const publisher = new Redis(REDIS_URL);
+    const cache = new RecordCache({ ttlMs: 60_000, size: 10 }, subscriber, publisher, `${ns.redisPrefix}unit:`);
+    await cache.start();
+    try {
+      let loads = 0;
+      let release!: (r: { v: number }) => void;
+      const slow = cache.read("apis", "x", () => {
+        loads++;
+        return new Promise<{ v: number }>((resolve) => (release = resolve));
+      });
+      // An emptying from another instance arrives while the read is in flight.
+      await publisher.publish(`${ns.redisPrefix}unit:records`, "another instance");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      release({ v: 1 });
+      expect(await slow).toEqual({ v: 1 });
+      const load = async () => {
+        loads++;
+        return { v: 2 };
+      };
+      expect(await cache.read("apis", "x", load)).toEqual({ v: 2 });
+      expect(await cache.read("apis", "x", load)).toEqual({ v: 2 });
+      expect(loads).toBe(2);
+    } finally {
+      cache.close();
+      publisher.disconnect();
+    }
+  });
+
+  it("serves nothing from the cache while its subscription is down", async () => {
+    const subscriber = new Redis(REDIS_URL, { lazyConnect: true });
+    const publisher = new Redis(REDIS_URL);
+    const cache = new RecordCache({ ttlMs: 60_000, size: 10 }, subscriber, publisher, `${ns.redisPrefix}down:`);
+    await cache.start();
+    try {
+      let loads = 0;
+      const load = async () => ({ v: ++loads });
+      expect(await cache.read("roles", "r", load)).toEqual({ v: 1 });
+      expect(await cache.read("roles", "r", load)).toEqual({ v: 1 });
+      const closed = new Promise((resolve) => subscriber.once("close", resolve));
+      subscriber.disconnect();
+      await closed;
+      expect(await cache.read("roles", "r", load)).toEqual({ v: 2 });
+      expect(await cache.read("roles", "r", load)).toEqual({ v: 3 });
+    } finally {
+      cache.close();
+      publisher.disconnect();
+    }
+  });
+
+  it("a subscription cut again while it is made after a reconnect leaves no unhandled rejection; the cache serves once subscribed", async () => {
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => void rejections.push(reason);
+    process.on("unhandledRejection", onRejection);
+    const tcp = await redisProxy();
+    const store = await postgresStorage({ postgres: POSTGRES_URL, redis: tcp.url, schema: ns.schema });
+    try {
+      await a.transaction((tx) => tx.put("apis", { ...api("flapping"), id: "api_flapping" }));
+      await tcp.cut();
+      tcp.dropOn("subscribe");
+      await tcp.restore();
+      expect(await eventually(() => tcp.dropped >= 2, 15_000)).toBe(true);
+      tcp.dropOn(undefined);
+      // Served from the cache again: a change made behind its back is not seen.
+      let round = 0;
+      const cached = async () => {
+        round++;
+        const first = (await store.direct.get("apis", "api_flapping"))?.name;
+        await sql.query(`UPDATE "${ns.schema}".apis SET data = jsonb_set(data, '{name}', to_jsonb($1::text)) WHERE id = 'api_flapping'`, [
+          `round ${round}`,
+        ]);
+        return (await store.direct.get("apis", "api_flapping"))?.name === first;
+      };
+      expect(await eventually(cached, 15_000)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    } finally {
+      process.off("unhandledRejection", onRejection);
+      await store.close();
+      await tcp.close();
+    }
+    expect(rejections).toEqual([]);
+  });
+});
