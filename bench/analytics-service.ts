@@ -4,7 +4,8 @@
 // `events` switches the writes, `stall` answers and resets the longest event-loop stall,
 // `sweep` runs the retention (events older than a time) and answers how long it took.
 // Sends `{ url, rootKey, apiId, workspaceId }` first. Exits when the parent disconnects.
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { statSync } from "node:fs";
+import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { silentLogger } from "keyguard";
 import { startLocalKeyService } from "keyguard/server";
 import type { Storage } from "../src/server/storage/seam";
@@ -16,7 +17,17 @@ export type AnalyticsStoreConfig =
   { backend: "sqlite"; file: string } | { backend: "postgres"; postgres: string; redis: string; schema: string };
 export type AnalyticsChildRequest = { cmd: "events"; on: boolean } | { cmd: "stall" } | { cmd: "sweep"; before: number };
 export type AnalyticsChildReply =
-  { cmd: "events" } | { cmd: "stall"; maxMs: number } | { cmd: "sweep"; ms: number; deleted: number; maxStallMs: number };
+  | { cmd: "events" }
+  | { cmd: "stall"; maxMs: number }
+  | { cmd: "sweep"; ms: number; deleted: number; maxStallMs: number; stalls: SweepStall[]; stallsOver20Ms: number; maxGcMs: number };
+
+/** One of the ten longest event-loop stalls of over 20 ms during a sweep: when (ms into it), how long, and the SQLite WAL's size before and after (MB). */
+export interface SweepStall {
+  atMs: number;
+  ms: number;
+  walBeforeMb?: number;
+  walAfterMb?: number;
+}
 
 const config = JSON.parse(process.env.BENCH_ANALYTICS ?? "{}") as AnalyticsStoreConfig;
 const store: Storage =
@@ -40,13 +51,45 @@ async function handle(request: AnalyticsChildRequest): Promise<AnalyticsChildRep
       return { cmd: "stall", maxMs };
     }
     case "sweep": {
+      // Where a long stall comes from: the garbage collector's pauses, and the WAL's size around
+      // each stall (a checkpoint on the service's own connection empties it).
+      let maxGcMs = 0;
+      const gc = new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) maxGcMs = Math.max(maxGcMs, e.duration);
+      });
+      gc.observe({ entryTypes: ["gc"] });
+      const wal = () =>
+        config.backend === "sqlite" ? (statSync(`${config.file}-wal`, { throwIfNoEntry: false })?.size ?? 0) / 1e6 : undefined;
+      const stalls: SweepStall[] = [];
       delay.reset();
       const t = performance.now();
+      let last = t;
+      let walBefore = wal();
+      const tick = setInterval(() => {
+        const now = performance.now();
+        const walNow = wal();
+        if (now - last > 20 && stalls.length < 10_000)
+          stalls.push({ atMs: now - t, ms: now - last, walBeforeMb: walBefore, walAfterMb: walNow });
+        last = now;
+        walBefore = walNow;
+      }, 5);
       const deleted = await store.deleteVerificationsBefore(request.before);
       const ms = performance.now() - t;
+      clearInterval(tick);
+      gc.disconnect();
       const maxStallMs = delay.max / 1e6;
       delay.reset();
-      return { cmd: "sweep", ms, deleted, maxStallMs };
+      // The ten longest, in the order they came.
+      const longest = stalls.sort((a, b) => b.ms - a.ms).slice(0, 10);
+      return {
+        cmd: "sweep",
+        ms,
+        deleted,
+        maxStallMs,
+        stalls: longest.sort((a, b) => a.atMs - b.atMs),
+        stallsOver20Ms: stalls.length,
+        maxGcMs,
+      };
     }
   }
 }

@@ -11,8 +11,8 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const CHECKPOINT_TIMEOUT_MS = 5_000;
-// With the worker running, the store's own automatic checkpoint is only a safety net of this many pages.
-const SAFETY_NET_PAGES = 20_000;
+// With the worker running, the store's own connection never checkpoints (wal_autocheckpoint 0).
+const WORKER_RUNNING_PAGES = 0;
 
 class SmokeError extends Error {}
 
@@ -22,7 +22,7 @@ async function checkpoints(label, sqliteStorage, dir) {
   const store = await sqliteStorage(file);
   try {
     const { wal_autocheckpoint: pages } = await store.pragma("wal_autocheckpoint");
-    if (pages !== SAFETY_NET_PAGES) throw new SmokeError(`${label}: the checkpoint worker did not start (wal_autocheckpoint ${pages})`);
+    if (pages !== WORKER_RUNNING_PAGES) throw new SmokeError(`${label}: the checkpoint worker did not start (wal_autocheckpoint ${pages})`);
     const marker = `checkpointed-${label}-${Date.now()}`;
     await store.direct.setMeta("smoke", marker);
     // A few pages of WAL, far below SQLite's own automatic checkpoint (1000 pages): only the worker copies them.

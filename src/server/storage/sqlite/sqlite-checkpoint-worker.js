@@ -1,7 +1,8 @@
 // @ts-check
 // The SQLite store's checkpoint worker (started by checkpointer.ts): its own connection to the data file
-// runs a PASSIVE WAL checkpoint every `intervalMs` until the store says stop. Plain JavaScript, so a
-// worker thread runs it as it is, from the source and from the package's dist/ alike.
+// runs a PASSIVE WAL checkpoint every `intervalMs`, and one whenever the store asks, until the store
+// says stop. Plain JavaScript, so a worker thread runs it as it is, from the source and from the
+// package's dist/ alike.
 import { createRequire } from "node:module";
 import process from "node:process";
 import { clearInterval, setInterval } from "node:timers";
@@ -20,6 +21,12 @@ import { parentPort, workerData } from "node:worker_threads";
 /**
  * What the worker answers once, after opening its connection: ready, or why it could not.
  * @typedef {{ ready: true } | { error: string }} CheckpointWorkerReply
+ */
+
+/**
+ * What the worker says after a checkpoint: the frames its WAL holds, and whether it was one the
+ * store asked for ("checkpoint").
+ * @typedef {{ walFrames: number } | { checkpointed: true; walFrames: number }} CheckpointWorkerMessage
  */
 
 /** @typedef {{ exec(sql: string): unknown; prepare(sql: string): { get(): unknown }; close(): void }} Database */
@@ -67,14 +74,25 @@ try {
 }
 if (db !== undefined) {
   const connection = db;
-  const timer = setInterval(() => {
+  /** A checkpoint; the frames the WAL holds after it (0 when it failed: nothing known). */
+  const checkpoint = () => {
     try {
-      connection.prepare("PRAGMA wal_checkpoint(PASSIVE)").get();
+      const row = /** @type {{ log?: number } | undefined} */ (connection.prepare("PRAGMA wal_checkpoint(PASSIVE)").get());
+      return Number(row?.log ?? 0);
     } catch {
       // Busy or failing: the next tick tries again; the store reports its own failures.
+      return 0;
     }
-  }, data.intervalMs);
-  port.on("message", () => {
+  };
+  // Each timed checkpoint says how large the WAL is (`{ walFrames }`), so that the store knows when
+  // its writes outrun them (checkpointer.ts).
+  const timer = setInterval(() => port.postMessage({ walFrames: checkpoint() }), data.intervalMs);
+  // "checkpoint": one now, answered `{ checkpointed: true, walFrames }` when done; anything else: stop.
+  port.on("message", (message) => {
+    if (message === "checkpoint") {
+      port.postMessage({ checkpointed: true, walFrames: checkpoint() });
+      return;
+    }
     clearInterval(timer);
     connection.close();
     port.close();

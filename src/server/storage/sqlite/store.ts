@@ -96,8 +96,11 @@ export async function sqliteStorage(file: string, options: SqliteStorageOptions 
     const checkpointer = await startCheckpointer(file, db.driver, CHECKPOINT_EVERY_MS);
     if (checkpointer) {
       acquired.push(() => checkpointer.stop());
-      // With the worker checkpointing, the automatic checkpoint is only a safety net (~80 MB of WAL).
-      db.exec(`PRAGMA wal_autocheckpoint = ${SAFETY_NET_CHECKPOINT_PAGES}`);
+      // Only the worker checkpoints. SQLite's automatic checkpoint runs on this thread: after a long
+      // read has kept the WAL from restarting (an analytics query past its time limit runs on to its
+      // end in a dropped worker), it copied the whole WAL here (an 844 ms stall at 1 GB of WAL).
+      // Should the worker end, the store turns it back on (below).
+      db.exec("PRAGMA wal_autocheckpoint = 0");
     }
     const analytics = AnalyticsWorker.lazy(file, db.driver, analyticsTimeoutMs);
     acquired.push(() => analytics.stop());
@@ -125,15 +128,20 @@ async function releaseInReverse(acquired: ReadonlyArray<() => unknown>): Promise
 
 const PRUNE_EVERY_MS = 60_000;
 const CHECKPOINT_EVERY_MS = 250;
-const SAFETY_NET_CHECKPOINT_PAGES = 20_000;
-/** Rows one retention step deletes (and takes off the rollups): a few milliseconds of the event loop. */
-const RETENTION_BATCH = 200;
+/** SQLite's own automatic checkpoint (pages of WAL), back on should the checkpoint worker end. */
+const AUTOCHECKPOINT_PAGES = 1000;
+/**
+ * Rows one retention step deletes (and takes off the rollups), and events one append writes with
+ * their rollups: each under 10 ms of the event loop's CPU at 10M stored events (`BENCH_ONLY=analytics
+ * npm run bench` times both on the store's own connection settings).
+ */
+export const RETENTION_BATCH = 100;
+export const APPEND_BATCH = 50;
 
 class SqliteStorageImpl implements SqliteStorage {
   readonly kind = "sqlite" as const;
   readonly driver: SqliteDriverName;
-  /** A batch of 100 events (and their rollups) is about a millisecond of the event loop. */
-  readonly appendBatchSize = 100;
+  readonly appendBatchSize = APPEND_BATCH;
   readonly direct: StorageTx;
   private readonly tables: SqliteTables;
   private readonly mutex = new Mutex();
@@ -154,6 +162,14 @@ class SqliteStorageImpl implements SqliteStorage {
     this.driver = db.driver;
     this.tables = new SqliteTables(db);
     this.direct = this.txApi(<T>(fn: () => T) => this.exclusive(fn));
+    void checkpointer?.exited.then(() => {
+      if (this.closed) return;
+      try {
+        db.exec(`PRAGMA wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
+      } catch {
+        // Closing meanwhile: nothing more to checkpoint.
+      }
+    });
   }
 
   async transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
@@ -182,8 +198,10 @@ class SqliteStorageImpl implements SqliteStorage {
     }
   }
 
-  appendVerifications(events: readonly VerificationEvent[]): Promise<void> {
-    return this.exclusive(() => this.atomically(() => appendEvents(this.tables, events)));
+  async appendVerifications(events: readonly VerificationEvent[]): Promise<void> {
+    await this.exclusive(() => this.atomically(() => appendEvents(this.tables, events)));
+    // Batches back to back outrun the timed checkpoints: the next waits for one (checkpointer.ts).
+    if (this.checkpointer?.walLarge) await this.checkpointer.checkpoint();
   }
 
   /** Deletes in steps of RETENTION_BATCH rows, each a few milliseconds, letting requests run between them. */
@@ -193,7 +211,11 @@ class SqliteStorageImpl implements SqliteStorage {
       const step = await this.exclusive(() => deleteEventsBatch(this.tables, before, RETENTION_BATCH, (fn) => this.atomically(fn)));
       deleted += step.events;
       if (step.done) return deleted;
-      await new Promise((resolve) => setImmediate(resolve));
+      // The WAL copied into the file before the next step (checkpointer.ts): it stays a few
+      // steps' size, instead of growing by hundreds of MB through a sweep and being checkpointed
+      // on this thread by SQLite's automatic checkpoint.
+      if (this.checkpointer) await this.checkpointer.checkpoint();
+      else await new Promise((resolve) => setImmediate(resolve));
     }
   }
 

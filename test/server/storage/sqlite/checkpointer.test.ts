@@ -1,12 +1,14 @@
-// The checkpoint worker: it copies the WAL into the data file while the store is open, and its stop
-// resolves whether the worker is still running or has exited already (a second stop, or a worker that
-// died), instead of waiting for an "exit" that has passed.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+// The checkpoint worker: it copies the WAL into the data file while the store is open; the store's
+// long writes wait for it, so the WAL stays small; its stop resolves whether the worker is still
+// running or has exited already (a second stop, or a worker that died), instead of waiting for an
+// "exit" that has passed.
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { sqliteStorage } from "../../../../src/server/storage/sqlite/store";
-import { startCheckpointer } from "../../../../src/server/storage/sqlite/checkpointer";
+import { startCheckpointer, type Checkpointer } from "../../../../src/server/storage/sqlite/checkpointer";
+import type { VerificationEvent } from "../../../../src/server/storage/seam";
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-checkpointer-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -26,12 +28,73 @@ describe("checkpoint worker", () => {
     const file = join(dir, "checkpoints.db");
     const store = await sqliteStorage(file);
     try {
-      // Started: the store's own automatic checkpoint is only the safety net.
-      expect(await store.pragma("wal_autocheckpoint")).toEqual({ wal_autocheckpoint: 20_000 });
+      // Started: the store's own connection never checkpoints (it would on the event loop).
+      expect(await store.pragma("wal_autocheckpoint")).toEqual({ wal_autocheckpoint: 0 });
       const marker = `checkpointed-${Date.now()}`;
       await store.direct.setMeta("probe", marker);
       // A few pages of WAL, far below SQLite's own automatic checkpoint (1000 pages): only the worker copies them.
       expect(await appearsIn(file, marker, 5000)).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("should the worker end, the store's connection checkpoints by itself again", async () => {
+    const store = await sqliteStorage(join(dir, "worker-ends.db"));
+    try {
+      // The worker ending unasked, as a crash would (the store still open).
+      await (store as unknown as { checkpointer: Checkpointer }).checkpointer.stop();
+      await expect.poll(() => store.pragma("wal_autocheckpoint")).toEqual({ wal_autocheckpoint: 1000 });
+      await store.direct.setMeta("probe", "still written");
+      expect(await store.direct.getMeta("probe")).toBe("still written");
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("writes back to back wait for checkpoints: the WAL stays tens of MB", async () => {
+    // The WAL restarts only at a write that finds every frame copied; batches committed back to back
+    // never let the timed checkpoints catch up, and the WAL grew until SQLite's automatic checkpoint
+    // ran on the event loop (before: 82 MB for these 100,000 events, then 25 MB for their sweep).
+    const file = join(dir, "back-to-back.db");
+    const walMb = () => (statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0) / 1e6;
+    const start = Date.now() - 86_400_000;
+    let store = await sqliteStorage(file);
+    let largest = 0;
+    try {
+      for (let b = 0; b < 1000; b++) {
+        const events: VerificationEvent[] = Array.from({ length: 100 }, (_, i) => ({
+          time: start + b * 100 + i,
+          workspaceId: "ws_wal",
+          keySpaceId: "ks_wal",
+          keyId: `key_${(b * 100 + i) % 1000}`,
+          identityId: i % 4 === 0 ? `id_${i}` : "",
+          externalId: "",
+          outcome: i % 5 === 0 ? "RATE_LIMITED" : "VALID",
+          tags: i % 10 === 0 ? ["plan=pro"] : [],
+          spentCredits: 0,
+          requestId: `req_${b}_${i}`,
+          region: "local",
+        }));
+        await store.appendVerifications(events);
+        largest = Math.max(largest, walMb());
+        // As the service's flushes do: the event loop turns between batches.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(largest).toBeGreaterThan(1);
+      expect(largest).toBeLessThan(60);
+    } finally {
+      await store.close();
+    }
+    // The retention sweep on a fresh WAL (closing the store checkpointed and removed it): a step's size.
+    store = await sqliteStorage(file);
+    try {
+      largest = walMb();
+      const sampler = setInterval(() => (largest = Math.max(largest, walMb())), 5);
+      const deleted = await store.deleteVerificationsBefore(Date.now());
+      clearInterval(sampler);
+      expect(deleted).toBe(100_000);
+      expect(Math.max(largest, walMb())).toBeLessThan(5);
     } finally {
       await store.close();
     }
