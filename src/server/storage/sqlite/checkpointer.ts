@@ -15,15 +15,15 @@ const LARGE_WAL_FRAMES = 4096;
 
 export interface Checkpointer {
   /**
-   * A checkpoint now, off the event loop; resolves when it is done (or the worker has ended). A
-   * writer that commits back to back never lets the timed checkpoints catch up: the WAL is
-   * restarted only by a write that finds every frame copied, so it grows, and SQLite's automatic
-   * checkpoint then runs on the writer's thread, holding the event loop for hundreds of
-   * milliseconds. The store's long writes (the retention sweep, a stream of event batches) wait
-   * for one of these between their steps, so that the next step restarts the WAL.
+   * A checkpoint now, off the event loop; resolves when it is done (or the worker has ended).
+   * Writes back to back never let the timed checkpoints catch up: the WAL is restarted only by a
+   * write that finds every frame copied, so it grows without bound (SQLite's automatic checkpoint,
+   * the alternative, runs on the writer's thread and held the event loop for hundreds of
+   * milliseconds). When `walLarge`, the store's next operation waits for one of these with its
+   * writes held, so that the write after it restarts the WAL.
    */
   checkpoint(): Promise<void>;
-  /** Whether the last checkpoint left a large WAL (its writes outrun the timed checkpoints). */
+  /** Whether the last timed checkpoint left a large WAL, and no checkpoint was asked for since. */
   readonly walLarge: boolean;
   /** Resolves when the worker has ended, for any reason. */
   readonly exited: Promise<void>;
@@ -43,8 +43,15 @@ export async function startCheckpointer(file: string, driver: SqliteDriverName, 
   let ended = false;
   let walFrames = 0;
   w.worker.on("message", (m: CheckpointWorkerMessage) => {
-    walFrames = m.walFrames;
-    if ("checkpointed" in m) waiting.shift()?.();
+    if (!("checkpointed" in m)) {
+      walFrames = m.walFrames;
+      return;
+    }
+    // Asked for while the store's writes waited: complete, so the next write restarts the WAL
+    // (unless a reader still holds it; then the next timed checkpoint says so, and one write in a
+    // period waits again, not every write).
+    walFrames = 0;
+    waiting.shift()?.();
   });
   void w.exited.then(() => {
     ended = true;

@@ -198,10 +198,8 @@ class SqliteStorageImpl implements SqliteStorage {
     }
   }
 
-  async appendVerifications(events: readonly VerificationEvent[]): Promise<void> {
-    await this.exclusive(() => this.atomically(() => appendEvents(this.tables, events)));
-    // Batches back to back outrun the timed checkpoints: the next waits for one (checkpointer.ts).
-    if (this.checkpointer?.walLarge) await this.checkpointer.checkpoint();
+  appendVerifications(events: readonly VerificationEvent[]): Promise<void> {
+    return this.exclusive(() => this.atomically(() => appendEvents(this.tables, events)));
   }
 
   /** Deletes in steps of RETENTION_BATCH rows, each a few milliseconds, letting requests run between them. */
@@ -211,11 +209,7 @@ class SqliteStorageImpl implements SqliteStorage {
       const step = await this.exclusive(() => deleteEventsBatch(this.tables, before, RETENTION_BATCH, (fn) => this.atomically(fn)));
       deleted += step.events;
       if (step.done) return deleted;
-      // The WAL copied into the file before the next step (checkpointer.ts): it stays a few
-      // steps' size, instead of growing by hundreds of MB through a sweep and being checkpointed
-      // on this thread by SQLite's automatic checkpoint.
-      if (this.checkpointer) await this.checkpointer.checkpoint();
-      else await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
@@ -351,6 +345,10 @@ class SqliteStorageImpl implements SqliteStorage {
           "put it back, or restart keyguard to open the file now at that path.",
       );
     }
+    // Writes back to back never let the timed checkpoints catch up (checkpointer.ts): once the WAL
+    // is large, the next operation waits, with the others, for a checkpoint of the worker, and the
+    // write after it restarts the WAL. The event loop runs on meanwhile.
+    if (this.checkpointer?.walLarge) await this.checkpointer.checkpoint();
   }
 
   /** Runs `fn` as one transaction of its own unless one is open. */

