@@ -431,8 +431,12 @@ export interface Storage {
    * (`StorageTx.lastUsed`) forward to its latest event (never back).
    */
   appendVerifications(events: readonly VerificationEvent[]): Promise<void>;
-  /** Deletes the events older than `before` (Unix ms); returns how many. */
-  deleteVerificationsBefore(before: number): Promise<number>;
+  /**
+   * Deletes the events older than `before` (Unix ms); returns how many. A store that deletes in
+   * steps stops between two once `signal` is aborted (the service closing: its next sweep deletes
+   * the rest), and deletes nothing when it is aborted already.
+   */
+  deleteVerificationsBefore(before: number, signal?: AbortSignal): Promise<number>;
   /**
    * Runs a validated analytics query over the events of `scope` only (its workspace, and its
    * APIs when given), with bound parameters. Rows hold the plan's outputs by name, in order:

@@ -60,6 +60,10 @@ export class VerificationRecorder {
   private readonly strikes = new WeakMap<VerificationEvent, number>();
   private readonly timers: NodeJS.Timeout[] = [];
   private closed = false;
+  /** The sweep running, if one is: at most one at a time. */
+  private sweeping: Promise<void> | undefined;
+  /** Aborted by close: a sweep stops between two of the store's steps. */
+  private readonly closing = new AbortController();
 
   constructor(
     private readonly store: Storage,
@@ -229,16 +233,20 @@ export class VerificationRecorder {
     }
   }
 
-  /** Deletes the events older than the retention, when a sweep is due (or `force`). */
-  private async sweep(force: boolean): Promise<void> {
-    try {
-      const now = this.now();
-      if (!force && now >= this.lastSweep && now - this.lastSweep < SWEEP_EVERY_MS) return;
-      this.lastSweep = now;
-      await this.store.deleteVerificationsBefore(now - this.retentionMs);
-    } catch (err) {
-      this.report(err, "keyguard/server: cannot delete expired verification events");
-    }
+  /** Deletes the events older than the retention, when a sweep is due (or `force`) and none is running. Never rejects. */
+  private sweep(force: boolean): Promise<void> {
+    if (this.sweeping) return this.sweeping;
+    const now = this.now();
+    if (this.closing.signal.aborted || (!force && now >= this.lastSweep && now - this.lastSweep < SWEEP_EVERY_MS)) return Promise.resolve();
+    this.lastSweep = now;
+    this.sweeping = this.store
+      .deleteVerificationsBefore(now - this.retentionMs, this.closing.signal)
+      .then(
+        () => undefined,
+        (err: unknown) => this.report(err, "keyguard/server: cannot delete expired verification events"),
+      )
+      .finally(() => (this.sweeping = undefined));
+    return this.sweeping;
   }
 
   /** An unavailable store goes to the shared failure log; another error is logged once until writes work again. */
@@ -249,11 +257,17 @@ export class VerificationRecorder {
     this.logger.error({ store: this.store.kind, buffered: this.buffer.length, error: messageOf(err) }, message);
   }
 
-  /** Stops the timers and appends what is buffered: nothing noted before a clean close is lost, unless the store cannot take it. */
+  /**
+   * Stops the timers and a sweep running (between two of its steps: the next start's sweep deletes
+   * the rest), and appends what is buffered: nothing noted before a clean close is lost, unless the
+   * store cannot take it. The store is not called once this resolves.
+   */
   async close(): Promise<void> {
     if (this.closed) return this.flushing;
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
+    this.closing.abort();
+    await this.sweeping;
     await this.flush();
     // A flush that was already running when close began may have left the newest events.
     if (this.buffer.length > 0) await this.flush();

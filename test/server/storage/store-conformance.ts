@@ -750,6 +750,9 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
         await store.appendVerifications([event(w, { keyId: k, time: T0 - 5 })]);
         expect(await store.direct.lastUsed([k, "key_never"])).toEqual(new Map([[k, T0]]));
         expect(await store.transaction((tx) => tx.lastUsed([k]))).toEqual(new Map([[k, T0]]));
+        // Aborted already (the service closing): nothing deleted.
+        expect(await store.deleteVerificationsBefore(T0 - 30 * 86_400_000, AbortSignal.abort())).toBe(0);
+        expect(await query("SELECT count(*) AS n FROM key_verifications_v1", w)).toEqual([{ n: 3 }]);
         expect(await store.deleteVerificationsBefore(T0 - 30 * 86_400_000)).toBeGreaterThanOrEqual(1);
         expect(await query("SELECT count(*) AS n FROM key_verifications_v1", w)).toEqual([{ n: 2 }]);
         // The last use outlives the events.

@@ -14,9 +14,11 @@ import {
   startLocalKeyService,
   type VerificationEvent,
 } from "keyguard/server";
+import { parseAnalyticsQuery } from "../../../src/server/analytics/query-check";
 import { StoreFailureLog } from "../../../src/server/storage/store-failures";
 import { VerificationRecorder } from "../../../src/server/storage/verification-events";
 import { faultyStore } from "../../support/faulty-store";
+import { overriding } from "../../support/storage-wrapper";
 import { makeCall, manualClock, start, type Started } from "../helpers";
 
 const DAY = 86_400_000;
@@ -205,6 +207,51 @@ describe("verification events waiting for the store", () => {
     spentCredits: 0,
     requestId: `req_${i}`,
     region: "local",
+  });
+
+  it("a sweep running at close is stopped between two steps and waited for: no store call after close, nothing logged", async () => {
+    const inner = memoryStorage();
+    await inner.appendVerifications([event(1), event(2)]);
+    // A sweep longer than the close: its steps go on until its signal is aborted.
+    let started!: () => void;
+    const sweeping = new Promise<void>((resolve) => (started = resolve));
+    let returned = false;
+    let callsAfterClose = 0;
+    let closed = false;
+    const store = faultyStore(inner, () => {
+      if (closed) callsAfterClose++;
+      return undefined;
+    });
+    const slow = overriding(store, {
+      async deleteVerificationsBefore(before: number, signal?: AbortSignal) {
+        started();
+        while (!signal?.aborted) await new Promise((resolve) => setTimeout(resolve, 5));
+        const deleted = await store.deleteVerificationsBefore(before, signal);
+        returned = true;
+        return deleted;
+      },
+    });
+    const logged: string[] = [];
+    const logger: Logger = { ...silentLogger, error: (_f, msg) => void logged.push(msg), warn: (_f, msg) => void logged.push(msg) };
+    const recorder = new VerificationRecorder(slow, DAY, () => 10 * DAY, logger, new StoreFailureLog(logger, slow.kind));
+    recorder.record(event(3));
+    void recorder.flush(); // writes the event, then starts the sweep
+    await sweeping;
+    recorder.record(event(4));
+    await recorder.close();
+    closed = true;
+    expect(returned).toBe(true);
+    expect(callsAfterClose).toBe(0);
+    expect(logged).toEqual([]);
+    // The event noted during the sweep was written; the sweep, aborted, deleted nothing.
+    expect(
+      await inner.queryVerifications(
+        await parseAnalyticsQuery("SELECT count(*) AS n FROM key_verifications_v1", { now: 10 * DAY, retentionMs: 100 * DAY }),
+        {
+          workspaceId: "ws_waiting",
+        },
+      ),
+    ).toEqual([{ n: 4 }]);
   });
 
   it("past 100,000 waiting drops the oldest (one warning with the count); a batch being written is never dropped or written twice", async () => {

@@ -80,7 +80,8 @@ class MemoryStore implements Storage, MemoryTxHost {
     }
   }
 
-  async deleteVerificationsBefore(before: number): Promise<number> {
+  async deleteVerificationsBefore(before: number, signal?: AbortSignal): Promise<number> {
+    if (signal?.aborted) return 0;
     const kept = this.data.events.filter((e) => e.time >= before);
     const deleted = this.data.events.length - kept.length;
     this.data.events = kept;

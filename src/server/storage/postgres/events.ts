@@ -63,9 +63,9 @@ const subtractCte = (t: (name: string) => string, r: RollupTable, i: number, par
 /**
  * Deletes the events older than `before` in batches, each taking its events off the rollup
  * buckets `before` cuts (in the same statement), then the rollup rows of buckets wholly older;
- * the events deleted.
+ * the events deleted. Stops between two batches once `signal` is aborted.
  */
-export async function deleteEventsBefore(query: Query, t: (name: string) => string, before: number): Promise<number> {
+export async function deleteEventsBefore(query: Query, t: (name: string) => string, before: number, signal?: AbortSignal): Promise<number> {
   const events = t("key_verifications");
   const cuts = ROLLUP_TABLES.map((r) => Math.floor(before / BUCKET_MS[r.unit]) * BUCKET_MS[r.unit]);
   const step = `WITH d AS (
@@ -74,14 +74,14 @@ export async function deleteEventsBefore(query: Query, t: (name: string) => stri
      ${ROLLUP_TABLES.map((r, i) => subtractCte(t, r, i, i + 2)).join(",\n     ")}
      SELECT count(*) AS n FROM d`;
   let deleted = 0;
-  for (let n = RETENTION_BATCH; n === RETENTION_BATCH; deleted += n) {
+  for (let n = RETENTION_BATCH; n === RETENTION_BATCH && !signal?.aborted; deleted += n) {
     n = Number((await query<{ n: string }>(step, [before, ...cuts]))[0]?.n ?? 0);
   }
   for (const r of ROLLUP_TABLES) {
     const table = t(r.table);
     const wholly = `DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE bucket <= $1 LIMIT ${RETENTION_BATCH}) RETURNING 1`;
     let n = RETENTION_BATCH;
-    while (n === RETENTION_BATCH) {
+    while (n === RETENTION_BATCH && !signal?.aborted) {
       n = Number(
         (await query<{ n: string }>(`WITH d AS (${wholly}) SELECT count(*) AS n FROM d`, [before - BUCKET_MS[r.unit]]))[0]?.n ?? 0,
       );

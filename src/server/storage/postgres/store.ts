@@ -328,8 +328,8 @@ class PostgresStore implements Storage {
     return appendEvents(this.pooled, this.t, events);
   }
 
-  deleteVerificationsBefore(before: number): Promise<number> {
-    return deleteEventsBefore(this.pooled, this.t, before);
+  deleteVerificationsBefore(before: number, signal?: AbortSignal): Promise<number> {
+    return deleteEventsBefore(this.pooled, this.t, before, signal);
   }
 
   queryVerifications(plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>> {

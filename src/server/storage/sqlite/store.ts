@@ -203,14 +203,15 @@ class SqliteStorageImpl implements SqliteStorage {
   }
 
   /** Deletes in steps of RETENTION_BATCH rows, each a few milliseconds, letting requests run between them. */
-  async deleteVerificationsBefore(before: number): Promise<number> {
+  async deleteVerificationsBefore(before: number, signal?: AbortSignal): Promise<number> {
     let deleted = 0;
-    for (;;) {
+    while (!signal?.aborted) {
       const step = await this.exclusive(() => deleteEventsBatch(this.tables, before, RETENTION_BATCH, (fn) => this.atomically(fn)));
       deleted += step.events;
       if (step.done) return deleted;
       await new Promise((resolve) => setImmediate(resolve));
     }
+    return deleted;
   }
 
   async queryVerifications(plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>> {
