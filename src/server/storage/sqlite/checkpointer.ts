@@ -47,8 +47,8 @@ export async function startCheckpointer(file: string, driver: SqliteDriverName, 
       walFrames = m.walFrames;
       return;
     }
-    // Asked for while the store's writes waited: complete, so the next write restarts the WAL
-    // (unless a reader still holds it; then the next timed checkpoint says so, and one write in a
+    // Asked for while the store's writes waited: complete and the WAL file emptied (unless a reader
+    // still holds it; then the next timed checkpoint says so, and one write in a
     // period waits again, not every write).
     walFrames = 0;
     waiting.shift()?.();

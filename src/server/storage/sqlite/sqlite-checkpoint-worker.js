@@ -1,7 +1,7 @@
 // @ts-check
 // The SQLite store's checkpoint worker (started by checkpointer.ts): its own connection to the data file
-// runs a PASSIVE WAL checkpoint every `intervalMs`, and one whenever the store asks, until the store
-// says stop. Plain JavaScript, so a worker thread runs it as it is, from the source and from the
+// runs a PASSIVE WAL checkpoint every `intervalMs`, and a TRUNCATE one whenever the store asks (its
+// writes held), until the store says stop. Plain JavaScript, so a worker thread runs it as it is, from the source and from the
 // package's dist/ alike.
 import { createRequire } from "node:module";
 import process from "node:process";
@@ -74,23 +74,33 @@ try {
 }
 if (db !== undefined) {
   const connection = db;
-  /** A checkpoint; the frames the WAL holds after it (0 when it failed: nothing known). */
-  const checkpoint = () => {
+  /**
+   * A checkpoint; the frames the WAL holds after it (0 when it failed: nothing known). TRUNCATE, asked
+   * while the store's writes wait, also empties the WAL file here, off the event loop: else the
+   * store's next write truncates it to `journal_size_limit` on the event loop (260 ms for a WAL a
+   * long reader let grow to 1 GB). With a reader still on the WAL it does
+   * what PASSIVE does, without waiting (busy_timeout 0).
+   * @param {"PASSIVE" | "TRUNCATE"} mode
+   */
+  const checkpoint = (mode) => {
     try {
-      const row = /** @type {{ log?: number } | undefined} */ (connection.prepare("PRAGMA wal_checkpoint(PASSIVE)").get());
+      if (mode === "TRUNCATE") connection.exec("PRAGMA busy_timeout = 0");
+      const row = /** @type {{ log?: number } | undefined} */ (connection.prepare(`PRAGMA wal_checkpoint(${mode})`).get());
       return Number(row?.log ?? 0);
     } catch {
       // Busy or failing: the next tick tries again; the store reports its own failures.
       return 0;
+    } finally {
+      if (mode === "TRUNCATE") connection.exec("PRAGMA busy_timeout = 1000");
     }
   };
   // Each timed checkpoint says how large the WAL is (`{ walFrames }`), so that the store knows when
   // its writes outrun them (checkpointer.ts).
-  const timer = setInterval(() => port.postMessage({ walFrames: checkpoint() }), data.intervalMs);
+  const timer = setInterval(() => port.postMessage({ walFrames: checkpoint("TRUNCATE") }), data.intervalMs);
   // "checkpoint": one now, answered `{ checkpointed: true, walFrames }` when done; anything else: stop.
   port.on("message", (message) => {
     if (message === "checkpoint") {
-      port.postMessage({ checkpointed: true, walFrames: checkpoint() });
+      port.postMessage({ checkpointed: true, walFrames: checkpoint("TRUNCATE") });
       return;
     }
     clearInterval(timer);

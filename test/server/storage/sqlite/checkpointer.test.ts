@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { sqliteStorage } from "../../../../src/server/storage/sqlite/store";
 import { startCheckpointer, type Checkpointer } from "../../../../src/server/storage/sqlite/checkpointer";
+import { openConnection } from "../../../../src/server/storage/sqlite/driver";
 import type { VerificationEvent } from "../../../../src/server/storage/seam";
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-checkpointer-"));
@@ -90,6 +91,34 @@ describe("checkpoint worker", () => {
       expect(deleted).toBe(100_000);
       expect(Math.max(largest, walMb())).toBeLessThan(60);
     } finally {
+      await store.close();
+    }
+  });
+
+  it("a checkpoint the store waits for empties the WAL file in the worker; with a reader on the WAL it leaves it", async () => {
+    // Else the store's next write truncates the WAL to journal_size_limit on the event loop: 260 ms
+    // for a WAL a long analytics query let grow to 1 GB.
+    const file = join(dir, "truncate.db");
+    const walBytes = () => statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0;
+    const store = await sqliteStorage(file);
+    const checkpointer = (store as unknown as { checkpointer: Checkpointer }).checkpointer;
+    const reader = await openConnection(file);
+    try {
+      for (let i = 0; i < 200; i++) await store.direct.setMeta(`probe_${i}`, "x".repeat(2000));
+      expect(walBytes()).toBeGreaterThan(100_000);
+      // A reader on the WAL: the checkpoint copies what it can and returns, the WAL kept.
+      reader.exec("BEGIN");
+      expect(reader.prepare("SELECT count(*) AS n FROM meta WHERE name LIKE 'probe_%'").get()).toEqual({ n: 200 });
+      await checkpointer.checkpoint();
+      expect(walBytes()).toBeGreaterThan(0);
+      reader.exec("COMMIT");
+      await checkpointer.checkpoint();
+      expect(walBytes()).toBe(0);
+      // The store goes on writing and reading.
+      await store.direct.setMeta("after", "written");
+      expect(await store.direct.getMeta("after")).toBe("written");
+    } finally {
+      reader.close();
       await store.close();
     }
   });
