@@ -1,12 +1,13 @@
 // Three service instances on one PostgreSQL + Redis, as behind a load balancer: they share one
 // bootstrap, charge credits and rate limits exactly across instances, and see each other's
-// changes: keys at once (never cached), root keys, roles and permissions (kept in each instance)
-// once the change's answer returned and the instances' Redis channel delivered its message.
+// changes: keys at once (never cached by default), root keys, roles and permissions (kept in each
+// instance) once the change's answer returned and the instances' Redis channel delivered its
+// message; with `cacheKeys`, keys without credits too.
 import pg from "pg";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "keyguard";
-import { startLocalKeyService, type RunningLocalKeyService } from "keyguard/server";
+import { postgresStorage, startLocalKeyService, type RunningLocalKeyService, type Storage } from "keyguard/server";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
 import { makeCall, type Call } from "../helpers";
 
@@ -142,5 +143,68 @@ describe.skipIf(skip !== undefined)("3 service instances on one PostgreSQL + Red
       expect(data.code).toBe("INSUFFICIENT_PERMISSIONS");
       expect(data.permissions).toEqual(["docs.admin"]);
     }
+  });
+});
+
+describe.skipIf(skip !== undefined)("2 service instances keeping keys too (cacheKeys)", () => {
+  const ns = isolatedNamespace();
+  const rootKey = `root_cached_keys${Date.now()}`;
+  let instances: RunningLocalKeyService[] = [];
+  const stores: Storage[] = [];
+  let calls: Call[] = [];
+  let listener: Redis | undefined;
+  const waiting: Array<() => void> = [];
+  const nextMessage = () => new Promise<void>((resolve) => waiting.push(resolve));
+
+  beforeAll(async () => {
+    // One after the other: the first creates the bootstrap.
+    for (let i = 0; i < 2; i++) {
+      const storage = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, cacheKeys: true });
+      stores.push(storage);
+      instances.push(await startLocalKeyService({ storage, rootKey, now: () => NOW, logger: silentLogger }));
+    }
+    calls = instances.map((s) => makeCall(s.baseUrl, rootKey));
+    listener = new Redis(REDIS_URL);
+    await listener.subscribe(`${ns.redisPrefix}records`);
+    listener.on("message", () => {
+      for (const heard of waiting.splice(0)) heard();
+    });
+  });
+  afterAll(async () => {
+    listener?.disconnect();
+    await Promise.all(instances.map((s) => s.close()));
+    instances = [];
+    // Each service closed before its store.
+    await Promise.all(stores.map((s) => s.close()));
+    await ns.drop();
+  });
+
+  it("a key deleted, disabled or given credits through one instance: the other follows once the message is delivered", async () => {
+    const create = async () =>
+      (await calls[0]!("keys.createKey", { apiId: instances[0]!.apiId })).body.data as { keyId: string; key: string };
+    const deleted = await create();
+    const disabled = await create();
+    const paid = await create();
+    const code = async (i: number, key: string) => (await calls[i]!("keys.verifyKey", { key })).body.data.code as string;
+    // Each instance keeps the keys after verifying them.
+    for (const i of [0, 1]) for (const k of [deleted, disabled, paid]) expect(await code(i, k.key)).toBe("VALID");
+
+    let heard = nextMessage();
+    expect((await calls[0]!("keys.deleteKey", { keyId: deleted.keyId })).status).toBe(200);
+    await heard;
+    heard = nextMessage();
+    expect((await calls[0]!("keys.updateKey", { keyId: disabled.keyId, enabled: false })).status).toBe(200);
+    await heard;
+    heard = nextMessage();
+    expect((await calls[0]!("keys.updateCredits", { keyId: paid.keyId, operation: "set", value: 2 })).status).toBe(200);
+    await heard;
+    for (const i of [1, 0]) {
+      expect(await code(i, deleted.key)).toBe("NOT_FOUND");
+      expect(await code(i, disabled.key)).toBe("DISABLED");
+    }
+    // Credits from now on, charged exactly across both instances.
+    const codes = await Promise.all([0, 1, 0, 1].map((i) => code(i, paid.key)));
+    expect(codes.filter((c) => c === "VALID")).toHaveLength(2);
+    expect(codes.filter((c) => c === "USAGE_EXCEEDED")).toHaveLength(2);
   });
 });

@@ -2,10 +2,11 @@
 // against a real PostgreSQL and Redis: what it keeps, that a change through one store empties the
 // other's copy through Redis, that a read overtaken by a change is not kept, and that nothing is
 // served while its subscription is down.
+import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ApiRecord, Storage } from "../../../src/server/storage/seam";
+import type { ApiRecord, KeyRecord, Storage } from "../../../src/server/storage/seam";
 import { postgresStorage } from "../../../src/server/storage/postgres/store";
 import { RecordCache } from "../../../src/server/storage/postgres/record-cache";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
@@ -15,8 +16,11 @@ const skip = await postgresRedisSkipReason("the PostgreSQL store's record cache"
 
 describe.skipIf(skip !== undefined)("the PostgreSQL store's record cache", () => {
   const ns = isolatedNamespace();
+  /** Two instances keeping keys too (`cacheKeys`). */
   let a: Storage;
   let b: Storage;
+  /** An instance with the cache as by default: root keys, APIs, permissions and roles. */
+  let plain: Storage;
   let uncached: Storage;
   let sql: pg.Client;
   let listener: Redis;
@@ -25,8 +29,9 @@ describe.skipIf(skip !== undefined)("the PostgreSQL store's record cache", () =>
 
   beforeAll(async () => {
     const options = { postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema };
-    a = await postgresStorage(options);
-    b = await postgresStorage(options);
+    a = await postgresStorage({ ...options, cacheKeys: true });
+    b = await postgresStorage({ ...options, cacheKeys: true });
+    plain = await postgresStorage(options);
     uncached = await postgresStorage({ ...options, recordCacheTtlMs: 0, preparedStatements: false });
     sql = new pg.Client({ connectionString: POSTGRES_URL });
     await sql.connect();
@@ -39,7 +44,7 @@ describe.skipIf(skip !== undefined)("the PostgreSQL store's record cache", () =>
   afterAll(async () => {
     listener?.disconnect();
     await sql?.end();
-    await Promise.all([a, b, uncached].map((s) => s?.close()));
+    await Promise.all([a, b, plain, uncached].map((s) => s?.close()));
     await ns.drop();
   });
 
@@ -77,6 +82,76 @@ describe.skipIf(skip !== undefined)("the PostgreSQL store's record cache", () =>
     expect((await b.direct.get("apis", "api_cached"))?.name).toBe("second");
   });
 
+  describe("with cacheKeys", () => {
+    let n = 0;
+    const key = (over: Partial<KeyRecord> = {}): KeyRecord => ({
+      id: `key_cached_${++n}`,
+      workspaceId: "ws_cached",
+      apiId: "api_cached",
+      hash: randomBytes(32).toString("base64"),
+      start: "sk_abc",
+      byteLength: 16,
+      createdAt: 1,
+      enabled: true,
+      permissionIds: [],
+      roleIds: [],
+      ratelimits: [],
+      ...over,
+    });
+    /** Changes a key's row behind the stores' back: no store hears of it. */
+    const renameKeyBySql = (id: string, name: string) =>
+      sql.query(`UPDATE "${ns.schema}".keys SET data = jsonb_set(data, '{name}', to_jsonb($2::text)) WHERE id = $1`, [id, name]);
+
+    it("keeps a key found by hash or id; a change or a deletion through another store empties it once announced", async () => {
+      const k = key({ name: "first" });
+      await a.transaction((tx) => tx.put("keys", k));
+      expect((await b.direct.keyByHash(k.hash))?.name).toBe("first");
+      expect((await b.direct.get("keys", k.id))?.name).toBe("first");
+      await renameKeyBySql(k.id, "by hand");
+      expect((await b.direct.keyByHash(k.hash))?.name).toBe("first");
+      expect((await b.direct.get("keys", k.id))?.name).toBe("first");
+      // Without the option, keys are read every time.
+      expect((await plain.direct.keyByHash(k.hash))?.name).toBe("by hand");
+      expect(await b.transaction(async (tx) => (await tx.keyByHash(k.hash))?.name)).toBe("by hand");
+
+      let heard = nextMessage();
+      await a.transaction((tx) => tx.put("keys", { ...k, name: "disabled", enabled: false }));
+      await delivered(heard);
+      expect(await b.direct.keyByHash(k.hash)).toMatchObject({ name: "disabled", enabled: false });
+
+      heard = nextMessage();
+      await a.direct.delete("keys", k.id);
+      await delivered(heard);
+      expect(await b.direct.keyByHash(k.hash)).toBeUndefined();
+    });
+
+    it("never keeps a key with credits: each charge is seen at once", async () => {
+      const k = key({ credits: { remaining: 10, lastRefillAt: 1 } });
+      await a.transaction((tx) => tx.put("keys", k));
+      expect((await b.direct.keyByHash(k.hash))?.credits?.remaining).toBe(10);
+      expect(await a.direct.spendCredits(k.id, 3, 2, undefined)).toMatchObject({ ok: true, remaining: 7 });
+      expect((await b.direct.keyByHash(k.hash))?.credits?.remaining).toBe(7);
+      expect((await b.direct.get("keys", k.id))?.credits?.remaining).toBe(7);
+    });
+
+    it("a key created sends no message; an identity deleted empties the keys it leaves", async () => {
+      const identity = { id: `id_cached_${Date.now()}`, workspaceId: "ws_cached", externalId: "user_cached", ratelimits: [], createdAt: 1 };
+      await a.transaction((tx) => tx.put("identities", identity));
+      const k = key({ identityId: identity.id });
+      let messages = 0;
+      listener.on("message", () => messages++);
+      await a.transaction((tx) => tx.put("keys", k));
+      expect((await b.direct.keyByHash(k.hash))?.identityId).toBe(identity.id);
+      // Messages arrive in order: when the identity's deletion's is heard, a message of the key's
+      // creation would have come first.
+      const heard = nextMessage();
+      await a.transaction((tx) => tx.delete("identities", identity.id));
+      await delivered(heard);
+      expect(messages).toBe(1);
+      expect((await b.direct.keyByHash(k.hash))?.identityId).toBeUndefined();
+    });
+  });
+
   it("gives each caller a copy of its own", async () => {
     const own: ApiRecord = { id: "api_copied", workspaceId: "ws_cached", name: "kept", createdAt: 1 };
     const heard = nextMessage();
@@ -90,7 +165,7 @@ describe.skipIf(skip !== undefined)("the PostgreSQL store's record cache", () =>
   it("a read that began before an emptying is not kept", async () => {
     const subscriber = new Redis(REDIS_URL, { lazyConnect: true });
     const publisher = new Redis(REDIS_URL);
-    const cache = new RecordCache({ ttlMs: 60_000, size: 10 }, subscriber, publisher, `${ns.redisPrefix}unit:`);
+    const cache = new RecordCache({ ttlMs: 60_000, size: 10, keys: false }, subscriber, publisher, `${ns.redisPrefix}unit:`);
     await cache.start();
     try {
       let loads = 0;
@@ -120,7 +195,7 @@ describe.skipIf(skip !== undefined)("the PostgreSQL store's record cache", () =>
   it("serves nothing from the cache while its subscription is down", async () => {
     const subscriber = new Redis(REDIS_URL, { lazyConnect: true });
     const publisher = new Redis(REDIS_URL);
-    const cache = new RecordCache({ ttlMs: 60_000, size: 10 }, subscriber, publisher, `${ns.redisPrefix}down:`);
+    const cache = new RecordCache({ ttlMs: 60_000, size: 10, keys: false }, subscriber, publisher, `${ns.redisPrefix}down:`);
     await cache.start();
     try {
       let loads = 0;

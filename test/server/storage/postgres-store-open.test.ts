@@ -29,6 +29,7 @@ describe("postgresStorage options", () => {
     ["a negative cache TTL", { recordCacheTtlMs: -1 }, "invalid option recordCacheTtlMs = -1."],
     ["an empty cache", { recordCacheSize: 0 }, "invalid option recordCacheSize = 0."],
     ["prepared statements not a boolean", { preparedStatements: "no" as never }, 'invalid option preparedStatements = "no".'],
+    ["cacheKeys not a boolean", { cacheKeys: 1 as never }, "invalid option cacheKeys = 1."],
   ])("%s: LocalServiceConfigError, before any connection", async (_, over, message) => {
     const err = await postgresStorage({ postgres: "postgres://u:pw-secret@127.0.0.1:1/x", redis: "redis://127.0.0.1:1", ...over }).then(
       () => undefined,
@@ -51,7 +52,7 @@ describe("postgresStorage options", () => {
     expect(err).toBeInstanceOf(LocalServiceConfigError);
     expect((err as LocalServiceConfigError).option).toBe("poolsize");
     expect((err as Error).message).toBe(
-      "keyguard/server: postgresStorage: unknown option poolsize (did you mean poolSize?); the options are postgres, redis, redisCaFile, redisCluster, schema, redisPrefix, poolSize, timeoutMs, recordCacheTtlMs, recordCacheSize, preparedStatements, analyticsTimeoutMs.",
+      "keyguard/server: postgresStorage: unknown option poolsize (did you mean poolSize?); the options are postgres, redis, redisCaFile, redisCluster, schema, redisPrefix, poolSize, timeoutMs, recordCacheTtlMs, recordCacheSize, cacheKeys, preparedStatements, analyticsTimeoutMs.",
     );
   });
 });

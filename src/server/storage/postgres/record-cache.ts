@@ -1,21 +1,21 @@
-// The PostgreSQL store's cache of records that change rarely (root keys, APIs, permissions, roles),
-// read outside transactions only (`Storage.direct`: root-key authentication, keys.verifyKey). A
-// write to any of these tables, through any instance, empties every instance's cache: locally once
-// the write committed, elsewhere through a Redis channel of the store's prefix (`<prefix>records`),
-// before the writing request is answered. Only records found are kept (a record created needs no
-// message); a read that began before an emptying is not kept; entries expire after the TTL; while
-// the subscription is down nothing is kept and nothing is served from the cache.
+// The PostgreSQL store's cache of records that change rarely (root keys, APIs, permissions, roles;
+// with `cacheKeys`, keys without credits too), read outside transactions only (`Storage.direct`:
+// root-key authentication, keys.verifyKey). A write to any of these tables, through any instance,
+// empties every instance's cache: locally once the write committed, elsewhere through a Redis
+// channel of the store's prefix (`<prefix>records`), before the writing request is answered. Only
+// records found are kept (a record created needs no message: a new key, the most frequent write,
+// sends none); a read that began before an emptying is not kept; entries expire after the TTL;
+// while the subscription is down nothing is kept and nothing is served from the cache. A key with
+// credits is never kept: its balance changes with every charge, which sends no message.
 import { randomUUID } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 import type { TableName } from "../seam";
 import { copy } from "../memory/tx";
 
-/** The tables whose records are kept. */
-export type CachedTable = "rootKeys" | "apis" | "permissions" | "roles";
+/** The tables whose records may be kept. */
+export type CachedTable = "rootKeys" | "apis" | "permissions" | "roles" | "keys";
 
-const CACHED: ReadonlySet<TableName> = new Set<TableName>(["rootKeys", "apis", "permissions", "roles"]);
-
-export const isCachedTable = (table: TableName): table is CachedTable => CACHED.has(table);
+const ALWAYS: ReadonlySet<TableName> = new Set<TableName>(["rootKeys", "apis", "permissions", "roles"]);
 
 interface Entry {
   record: unknown;
@@ -28,6 +28,8 @@ export interface RecordCacheSettings {
   ttlMs: number;
   /** Most entries kept; the oldest goes first. */
   size: number;
+  /** Keys without credits are kept too (`postgresStorage` option `cacheKeys`). */
+  keys: boolean;
 }
 
 export class RecordCache {
@@ -47,6 +49,11 @@ export class RecordCache {
     prefix: string,
   ) {
     this.channel = `${prefix}records`;
+  }
+
+  /** Whether a write to `table` changes what this cache may keep (whether it is on or not). */
+  holds(table: TableName): table is CachedTable {
+    return ALWAYS.has(table) || (table === "keys" && this.settings.keys);
   }
 
   /** Subscribes to the channel; from then on (and while subscribed) the cache serves. */
@@ -77,11 +84,11 @@ export class RecordCache {
   }
 
   /**
-   * The record of `table` under `id` (an id, or a root key's hash): from the cache when kept,
-   * else read by `load` (and kept when found, unless an emptying happened meanwhile). The caller
-   * gets a copy of its own.
+   * The record of `table` under `id` (an id, or `#` and a hash): from the cache when kept, else
+   * read by `load` (and kept when found and `keep` allows it, unless an emptying happened
+   * meanwhile). The caller gets a copy of its own.
    */
-  async read<R>(table: CachedTable, id: string, load: () => Promise<R | undefined>): Promise<R | undefined> {
+  async read<R>(table: CachedTable, id: string, load: () => Promise<R | undefined>, keep?: (record: R) => boolean): Promise<R | undefined> {
     if (!this.listening) return load();
     const name = `${table}\0${id}`;
     const now = Date.now();
@@ -89,7 +96,7 @@ export class RecordCache {
     if (hit !== undefined && hit.expires > now) return copy(hit.record) as R;
     const generation = this.generation;
     const record = await load();
-    if (record !== undefined && generation === this.generation && this.listening) {
+    if (record !== undefined && generation === this.generation && this.listening && (keep === undefined || keep(record))) {
       this.entries.delete(name);
       if (this.entries.size >= this.settings.size) this.entries.delete(this.entries.keys().next().value!);
       this.entries.set(name, { record: copy(record), expires: now + this.settings.ttlMs });

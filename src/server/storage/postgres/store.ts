@@ -60,6 +60,13 @@ export interface PostgresStorageOptions {
   /** Most records kept by that cache. Default: `10000`. */
   recordCacheSize?: number;
   /**
+   * Keep keys without credits in that cache too: a keys.verifyKey of such a key then makes no
+   * PostgreSQL round trip. A key deleted, disabled or changed through one instance is then refused
+   * by the others once the message reaches them through Redis (on loopback, well under a
+   * millisecond), not at once. Keys with credits are never kept. Default: `false`.
+   */
+  cacheKeys?: boolean;
+  /**
    * Run the statements of records as named prepared statements (parsed and planned once per
    * connection). Turn off behind a pooler that cannot keep them, such as PgBouncer in transaction
    * mode before 1.21. Default: `true`.
@@ -98,6 +105,7 @@ interface Config {
   timeoutMs: number;
   recordCacheTtlMs: number;
   recordCacheSize: number;
+  cacheKeys: boolean;
   preparedStatements: boolean;
   analyticsTimeoutMs: number;
 }
@@ -113,6 +121,7 @@ const OPTION_NAMES = optionNames<PostgresStorageOptions>()({
   timeoutMs: true,
   recordCacheTtlMs: true,
   recordCacheSize: true,
+  cacheKeys: true,
   preparedStatements: true,
   analyticsTimeoutMs: true,
 });
@@ -148,6 +157,7 @@ function parseConfig(input: PostgresStorageOptions): Config & { pgWhere: string 
   const timeoutMs = check.duration("timeoutMs", options.timeoutMs, { min: 100, default: 5000 });
   const recordCacheTtlMs = check.integer("recordCacheTtlMs", options.recordCacheTtlMs, { min: 0, max: 3_600_000, default: 10_000 });
   const recordCacheSize = check.integer("recordCacheSize", options.recordCacheSize, { min: 1, max: 10_000_000, default: 10_000 });
+  const cacheKeys = check.boolean("cacheKeys", options.cacheKeys, false);
   const preparedStatements = check.boolean("preparedStatements", options.preparedStatements, true);
   const analyticsTimeoutMs = check.duration("analyticsTimeoutMs", options.analyticsTimeoutMs, {
     min: 1,
@@ -162,6 +172,7 @@ function parseConfig(input: PostgresStorageOptions): Config & { pgWhere: string 
     timeoutMs,
     recordCacheTtlMs,
     recordCacheSize,
+    cacheKeys,
     preparedStatements,
     analyticsTimeoutMs,
     pgWhere: describeServer(pgUrl, 5432),
@@ -223,7 +234,12 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
   // The record cache's subscriber: on a cluster, ioredis subscribes on one node and moves when it ends.
   const subscriber = cacheOn ? connect(true) : undefined;
   subscriber?.on("error", () => undefined);
-  const cache = new RecordCache({ ttlMs: config.recordCacheTtlMs, size: config.recordCacheSize }, subscriber, redis, config.redisPrefix);
+  const cache = new RecordCache(
+    { ttlMs: config.recordCacheTtlMs, size: config.recordCacheSize, keys: config.cacheKeys },
+    subscriber,
+    redis,
+    config.redisPrefix,
+  );
   try {
     const client = await pool.connect().catch((err: unknown) => {
       throw storeError(err, "postgres", config.pgWhere);
@@ -302,6 +318,7 @@ class PostgresStore implements Storage {
       this.limits,
       false,
       () => cache.changed(),
+      (table) => cache.holds(table),
       (fn) => this.transaction(fn),
       cache,
     );
@@ -415,7 +432,7 @@ class PostgresStore implements Storage {
     };
     try {
       await query("BEGIN");
-      const out = await fn(new PgTx(query, this.config.schema, this.limits, true, noteChange));
+      const out = await fn(new PgTx(query, this.config.schema, this.limits, true, noteChange, (table) => this.cache.holds(table)));
       await query("COMMIT");
       // Before the caller answers: every instance forgets the records this transaction changed.
       if (changed) await this.cache.changed();

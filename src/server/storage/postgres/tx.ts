@@ -28,10 +28,16 @@ import { claimExpiryNotices } from "./expiry";
 import { lastUsed } from "./events";
 import { quoteIdent } from "./schema";
 import type { RedisLimits } from "./redis-limits";
-import { isCachedTable, type RecordCache } from "./record-cache";
+import type { RecordCache } from "./record-cache";
 
 /** Runs one statement; errors are already turned into `StoreUnavailableError` for outages. */
 export type Query = <R>(text: string, params?: readonly unknown[]) => Promise<R[]>;
+
+/**
+ * Whether the record cache may keep a key: not one with credits (each charge changes its balance
+ * and sends no message), nor one waiting for its migration (its rehash is written where it is read).
+ */
+const keptKey = (key: KeyRecord): boolean => key.credits === undefined && key.pendingMigrationId === undefined;
 
 interface LinkRow {
   owner: string;
@@ -49,7 +55,7 @@ export class PgTx implements StorageTx {
    * `locking`: inside a transaction (lock what is read). `atomically`: how a multi-statement
    * change (a cascading delete) runs outside one: in a transaction of its own. `cache`: the
    * records that change rarely, read through it outside a transaction. `changed`: told of every
-   * write to a cached table (a transaction's, after its statement; `direct`'s: awaited).
+   * write to a table the cache `holds` (a transaction's, after its statement; `direct`'s: awaited).
    */
   constructor(
     private readonly query: Query,
@@ -57,6 +63,7 @@ export class PgTx implements StorageTx {
     private readonly limits: RedisLimits,
     private readonly locking: boolean,
     private readonly changed: () => Promise<void> | void,
+    private readonly holds: RecordCache["holds"],
     private readonly atomically?: (fn: (tx: StorageTx) => Promise<void>) => Promise<void>,
     private readonly cache?: RecordCache,
   ) {
@@ -111,12 +118,15 @@ export class PgTx implements StorageTx {
 
   async get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
     const load = async () => (await this.read(table, "r.id = $1", [id]))[0];
-    if (this.cache && isCachedTable(table)) return this.cache.read(table, id, load);
+    if (this.cache?.holds(table)) {
+      return this.cache.read(table, id, load, table === "keys" ? (record) => keptKey(record as KeyRecord) : undefined);
+    }
     return load();
   }
 
   async keyByHash(hash: string): Promise<KeyRecord | undefined> {
-    return (await this.read("keys", "r.hash = $1", [hash]))[0];
+    const load = async () => (await this.read("keys", "r.hash = $1", [hash]))[0];
+    return this.cache?.holds("keys") ? this.cache.read("keys", `#${hash}`, load, keptKey) : load();
   }
 
   async rootKeyByHash(hash: string): Promise<Tables["rootKeys"] | undefined> {
@@ -155,13 +165,18 @@ export class PgTx implements StorageTx {
   }
 
   async put<T extends TableName>(table: T, record: Tables[T]): Promise<void> {
-    await this.write(table, record);
-    if (isCachedTable(table)) await this.changed();
+    // A key created was in no cache (only keys found are kept): no message.
+    const created = await this.write(table, record);
+    if (this.holds(table) && !created) await this.changed();
   }
 
-  private async write<T extends TableName>(table: T, record: Tables[T]): Promise<void> {
+  /** Writes `record`; whether it was a key created (not one replaced). */
+  private async write<T extends TableName>(table: T, record: Tables[T]): Promise<boolean> {
     if (table === "keys") return this.putKey(record as KeyRecord);
-    if (table === "roles") return this.putRole(record as RoleRecord);
+    if (table === "roles") {
+      await this.putRole(record as RoleRecord);
+      return false;
+    }
     const layout = LAYOUTS[table];
     const fields = Object.keys(layout.columns);
     const columns = ["id", ...fields.map((f) => layout.columns[f]!), "data"];
@@ -173,26 +188,28 @@ export class PgTx implements StorageTx {
        ON CONFLICT (id) DO UPDATE SET ${updates.join(", ")}`,
       values,
     );
+    return false;
   }
 
-  private async putKey(key: KeyRecord): Promise<void> {
+  /** Inserts or replaces `key` with its links; whether it was inserted. */
+  private async putKey(key: KeyRecord): Promise<boolean> {
     const c = keyColumns(key);
     // One statement: the row and its links are replaced together, atomically even outside a transaction.
-    await this.query(
+    const [row] = await this.query<{ created: boolean }>(
       `WITH k AS (
          INSERT INTO ${this.t("keys")} (id, workspace_id, api_id, hash, identity_id, credits_remaining, credits_last_refill_at, credits_refill, data)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb)
          ON CONFLICT (id) DO UPDATE SET workspace_id = EXCLUDED.workspace_id, api_id = EXCLUDED.api_id, hash = EXCLUDED.hash,
            identity_id = EXCLUDED.identity_id, credits_remaining = EXCLUDED.credits_remaining,
            credits_last_refill_at = EXCLUDED.credits_last_refill_at, credits_refill = EXCLUDED.credits_refill, data = EXCLUDED.data
-         RETURNING id),
+         RETURNING id, xmax = 0 AS created),
        dp AS (DELETE FROM ${this.t("key_permissions")} WHERE key_id = $1),
        dr AS (DELETE FROM ${this.t("key_roles")} WHERE key_id = $1),
        ip AS (INSERT INTO ${this.t("key_permissions")} (key_id, permission_id, position)
               SELECT $1, x, o FROM unnest($10::text[]) WITH ORDINALITY AS u(x, o)),
        ir AS (INSERT INTO ${this.t("key_roles")} (key_id, role_id, position)
               SELECT $1, x, o FROM unnest($11::text[]) WITH ORDINALITY AS u(x, o))
-       SELECT id FROM k`,
+       SELECT created FROM k`,
       [
         key.id,
         key.workspaceId,
@@ -207,6 +224,7 @@ export class PgTx implements StorageTx {
         key.roleIds,
       ],
     );
+    return row?.created === true;
   }
 
   private async putRole(role: RoleRecord): Promise<void> {
@@ -225,7 +243,8 @@ export class PgTx implements StorageTx {
 
   async delete(table: TableName, id: string): Promise<void> {
     await this.remove(table, id);
-    if (isCachedTable(table)) await this.changed();
+    // An identity deleted leaves its keys without it.
+    if (this.holds(table) || (table === "identities" && this.holds("keys"))) await this.changed();
   }
 
   private async remove(table: TableName, id: string): Promise<void> {
