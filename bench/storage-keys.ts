@@ -4,7 +4,7 @@
 export type StoreConfig =
   | { backend: "memory" }
   | { backend: "sqlite"; file: string }
-  | { backend: "postgres"; postgres: string; redis: string; schema: string; recordCacheTtlMs?: number };
+  | { backend: "postgres"; postgres: string; redis: string; schema: string; recordCacheTtlMs?: number; cacheKeys?: boolean };
 
 export type ChildRequest = { cmd: "seed"; from: number; to: number } | { cmd: "stall" } | { cmd: "size" };
 

@@ -23,6 +23,7 @@ async function openStore(config: StoreConfig): Promise<Storage> {
     redis: config.redis,
     schema: config.schema,
     ...(config.recordCacheTtlMs === undefined ? {} : { recordCacheTtlMs: config.recordCacheTtlMs }),
+    ...(config.cacheKeys === undefined ? {} : { cacheKeys: config.cacheKeys }),
   });
 }
 

@@ -4,6 +4,7 @@
 // - createKey per second through HTTP (8 calls in flight, spread over the instances);
 // - verifyKey of a plain key and of a credits key (random among the seeded ones): throughput with
 //   8 calls in flight, and p50/p99 latency of calls made one at a time (one caller per instance);
+//   and of a plain key among 1,000 (keys verified often: what a cache of keys keeps);
 // - size on disk (SQLite file + WAL; PostgreSQL pg_total_relation_size of the schema's tables);
 // - the service processes' CPU time per call;
 // - the longest synchronous part of one storage call (each store call timed in the service), and
@@ -12,7 +13,8 @@
 // store of each backend grows from 10k to 100k to 1M keys. Prints a table and one line per goal,
 // saves bench/results/storage.json (a full run only). Env: STORAGE_SIZES (e.g. "10000,100000"),
 // STORAGE_BACKENDS (memory,sqlite,postgres; also postgres-uncached: the PostgreSQL store without its
-// record cache, to compare; a backend may be named several times, for alternating rounds),
+// record cache, and postgres-keys: with `cacheKeys`, to compare; a backend may be named several
+// times, for alternating rounds),
 // STORAGE_SECONDS (per phase, default 4),
 // STORAGE_CPU_PROF (a directory: the services run with --cpu-prof there),
 // KEYGUARD_BENCH_POSTGRES_URL, KEYGUARD_BENCH_REDIS_URL (else the local test servers).
@@ -181,7 +183,8 @@ interface Row {
   instances: number;
   keys: number;
   createKey: Phase;
-  plain: { load: Phase; oneAtATime: Phase };
+  /** `hot`: a plain key among 1,000, 8 in flight. */
+  plain: { load: Phase; oneAtATime: Phase; hot: Phase };
   credits: { load: Phase; oneAtATime: Phase };
   /** SQLite: the data file and its WAL; PostgreSQL: the schema's tables with their indexes and TOAST. */
   sizeBytes?: number;
@@ -220,16 +223,19 @@ async function measure(backend: string, services: Service[], keys: number): Prom
   );
   const plainLoad = await phase(services, () => drive(services, IN_FLIGHT, Infinity, verify(false)));
   const plainOne = await phase(services, () => drive(services, services.length, LATENCY_CALLS, verify(false)));
+  const plainHot = await phase(services, () =>
+    drive(services, IN_FLIGHT, Infinity, () => ({ path: "/v2/keys.verifyKey", body: { key: seededKey(Math.min(keys, 2000), false) } })),
+  );
   const creditsLoad = await phase(services, () => drive(services, IN_FLIGHT, Infinity, verify(true)));
   const creditsOne = await phase(services, () => drive(services, services.length, LATENCY_CALLS, verify(true)));
-  const all = [createKey, plainLoad, plainOne, creditsLoad, creditsOne];
+  const all = [createKey, plainLoad, plainOne, plainHot, creditsLoad, creditsOne];
   for (const p of all) if (p.run.failures > 0) console.log(`  ! ${p.run.failures} failed calls (${backend}, ${keys} keys)`);
   return {
     backend,
     instances: services.length,
     keys,
     createKey,
-    plain: { load: plainLoad, oneAtATime: plainOne },
+    plain: { load: plainLoad, oneAtATime: plainOne, hot: plainHot },
     credits: { load: creditsLoad, oneAtATime: creditsOne },
     stallMs: Math.max(...all.map((p) => p.stallMs)),
     callMs: Math.max(...all.map((p) => p.callMs)),
@@ -280,8 +286,15 @@ async function localBackend(backend: "memory" | "sqlite", rows: Row[]): Promise<
   }
 }
 
-/** `cached`: false runs the store without its record cache (the path before it, for comparison). */
-async function postgresBackend(rows: Row[], skipped: string[], cached = true): Promise<void> {
+/** The store's record cache as configured (`cached`), off (the path before it), or keeping keys too (`cacheKeys`). */
+type RecordCacheVariant = "cached" | "uncached" | "keys";
+const VARIANT_NAMES: Record<RecordCacheVariant, string> = {
+  cached: "postgres",
+  uncached: "postgres, no record cache",
+  keys: "postgres, keys cached",
+};
+
+async function postgresBackend(rows: Row[], skipped: string[], variant: RecordCacheVariant = "cached"): Promise<void> {
   const why = await postgresUnavailable();
   if (why) {
     skipped.push(`PostgreSQL + Redis: ${why}`);
@@ -289,8 +302,15 @@ async function postgresBackend(rows: Row[], skipped: string[], cached = true): P
     return;
   }
   const schema = `kg_storebench_${randomBytes(4).toString("hex")}`;
-  const config: StoreConfig = { backend: "postgres", postgres: POSTGRES, redis: REDIS, schema, ...(cached ? {} : { recordCacheTtlMs: 0 }) };
-  const name = cached ? "postgres" : "postgres, no record cache";
+  const config: StoreConfig = {
+    backend: "postgres",
+    postgres: POSTGRES,
+    redis: REDIS,
+    schema,
+    ...(variant === "uncached" && { recordCacheTtlMs: 0 }),
+    ...(variant === "keys" && { cacheKeys: true }),
+  };
+  const name = VARIANT_NAMES[variant];
   const services: Service[] = [];
   try {
     services.push(await Service.start(config));
@@ -357,13 +377,13 @@ const mb = (bytes: number | undefined) => (bytes === undefined ? "–" : `${(byt
 const int = (n: number) => n.toLocaleString("en");
 
 const HEADER =
-  "| backend | keys | createKey/s (CPU µs) | verify plain/s (CPU µs) | plain p50 / p99 ms | verify credits/s (CPU µs) | credits p50 / p99 ms | size on disk | longest storage call / event-loop stall ms |";
+  "| backend | keys | createKey/s (CPU µs) | verify plain/s (CPU µs) | plain p50 / p99 ms | plain among 1,000/s (CPU µs) | verify credits/s (CPU µs) | credits p50 / p99 ms | size on disk | longest storage call / event-loop stall ms |";
 
 function line(r: Row): string {
   const lat = (p: Phase) => `${p.run.p50.toFixed(2)} / ${p.run.p99.toFixed(2)}`;
   const rate = (p: Phase) => `${int(p.run.perSecond)} (${int(p.cpuPerCallMicros)})`;
   return (
-    `| ${r.backend} | ${int(r.keys)} | ${rate(r.createKey)} | ${rate(r.plain.load)} | ${lat(r.plain.oneAtATime)} | ` +
+    `| ${r.backend} | ${int(r.keys)} | ${rate(r.createKey)} | ${rate(r.plain.load)} | ${lat(r.plain.oneAtATime)} | ${rate(r.plain.hot)} | ` +
     `${rate(r.credits.load)} | ${lat(r.credits.oneAtATime)} | ${mb(r.sizeBytes)}${r.walBytes === undefined ? "" : ` (WAL ${mb(r.walBytes)})`} | ${r.callMs.toFixed(1)} / ${r.stallMs.toFixed(1)} |`
   );
 }
@@ -388,6 +408,13 @@ function postgresGoals(rows: Row[], verdict: (ok: boolean, figure: string) => st
       `${int(one.createKey.run.perSecond)}/s, ${int(one.createKey.cpuPerCallMicros)} µs of service CPU per call`,
     )}`,
   ];
+  const keys = rows.filter((r) => r.backend === VARIANT_NAMES.keys).at(-1);
+  if (keys) {
+    const cpu = keys.plain.hot.cpuPerCallMicros;
+    out.push(
+      `goal: PostgreSQL with cacheKeys, ${int(keys.keys)} keys, plain verifyKey (a key among 1,000) <= 100 µs of service CPU: ${verdict(cpu <= 100, `${int(cpu)} µs`)}`,
+    );
+  }
   if (three) {
     const phases = (r: Row) => [r.createKey.run.perSecond, r.plain.load.run.perSecond, r.credits.load.run.perSecond];
     const ratios = phases(three).map((n, i) => n / phases(one)[i]!);
@@ -428,7 +455,7 @@ function goals(rows: Row[]): string[] {
     const mine = rows.filter((r) => r.backend === backend);
     const call = Math.max(...mine.map((r) => r.callMs));
     const stall = Math.max(...mine.map((r) => r.stallMs));
-    const phases = mine.flatMap((r) => [r.createKey, r.plain.load, r.plain.oneAtATime, r.credits.load, r.credits.oneAtATime]);
+    const phases = mine.flatMap((r) => [r.createKey, r.plain.load, r.plain.oneAtATime, r.plain.hot, r.credits.load, r.credits.oneAtATime]);
     const count = phases.reduce((n, p) => n + p.calls, 0);
     const over = phases.reduce((n, p) => n + p.callsOverTenMs, 0);
     const p999 = Math.max(...phases.map((p) => p.callP999Ms));
@@ -462,8 +489,12 @@ async function main(): Promise<void> {
   for (const backend of BACKENDS) {
     if (backend === "memory" || backend === "sqlite") await localBackend(backend, rows);
     else if (backend === "postgres") await postgresBackend(rows, skipped);
-    else if (backend === "postgres-uncached") await postgresBackend(rows, skipped, false);
-    else throw new Error(`bench storage: unknown backend ${JSON.stringify(backend)} (memory, sqlite, postgres, postgres-uncached)`);
+    else if (backend === "postgres-uncached") await postgresBackend(rows, skipped, "uncached");
+    else if (backend === "postgres-keys") await postgresBackend(rows, skipped, "keys");
+    else
+      throw new Error(
+        `bench storage: unknown backend ${JSON.stringify(backend)} (memory, sqlite, postgres, postgres-uncached, postgres-keys)`,
+      );
   }
   const lines = goals(rows);
   console.log(`\n${HEADER}\n|${"---|".repeat(9)}`);
