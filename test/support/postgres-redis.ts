@@ -80,3 +80,31 @@ export function isolatedNamespace(): { schema: string; redisPrefix: string; drop
     },
   };
 }
+
+/** Subscribed to the PostgreSQL stores' channel of cached records, as each store is. */
+export interface RecordsChannel {
+  /** Resolves on the next message. */
+  nextMessage(): Promise<void>;
+  /** Messages heard so far. */
+  readonly heard: number;
+  close(): void;
+}
+
+/** Listens on `<redisPrefix>records`. */
+export async function listenToRecords(redisPrefix: string): Promise<RecordsChannel> {
+  const listener = new Redis(REDIS_URL);
+  await listener.subscribe(`${redisPrefix}records`);
+  const waiting: Array<() => void> = [];
+  let heard = 0;
+  listener.on("message", () => {
+    heard++;
+    for (const resolve of waiting.splice(0)) resolve();
+  });
+  return {
+    nextMessage: () => new Promise<void>((resolve) => waiting.push(resolve)),
+    get heard() {
+      return heard;
+    },
+    close: () => listener.disconnect(),
+  };
+}

@@ -5,25 +5,14 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { ExpiringKey, KeyRecord, Storage } from "../../../src/server/storage/seam";
+import { keyRecord } from "../../support/records";
 
 const uid = (): string => randomBytes(6).toString("hex");
 
 export function describeExpiryNotices(store: () => Storage): void {
   describe("key.expiring claims", () => {
-    const key = (workspaceId: string, expires: number | undefined): KeyRecord => ({
-      id: `key_${uid()}`,
-      workspaceId,
-      apiId: "api_x",
-      hash: randomBytes(32).toString("base64"),
-      start: "sk_abc",
-      byteLength: 16,
-      createdAt: 1,
-      enabled: true,
-      permissionIds: [],
-      roleIds: [],
-      ratelimits: [],
-      ...(expires === undefined ? {} : { expires }),
-    });
+    const key = (workspaceId: string, expires: number | undefined): KeyRecord =>
+      keyRecord({ id: `key_${uid()}`, workspaceId, apiId: "api_x", ...(expires === undefined ? {} : { expires }) });
     // Claims look at keys of every workspace: each test's keys expire at times of their own.
     const base = () => 2_000_000_000_000 + Math.floor(Math.random() * 1e6) * 1_000_000;
     const claim = async (w: string, from: number, until: number): Promise<ExpiringKey[]> =>

@@ -4,11 +4,17 @@
 // instance) once the change's answer returned and the instances' Redis channel delivered its
 // message; with `cacheKeys`, keys without credits too.
 import pg from "pg";
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "keyguard";
 import { postgresStorage, startLocalKeyService, type RunningLocalKeyService, type Storage } from "keyguard/server";
-import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
+import {
+  POSTGRES_URL,
+  REDIS_URL,
+  isolatedNamespace,
+  listenToRecords,
+  postgresRedisSkipReason,
+  type RecordsChannel,
+} from "../../support/postgres-redis";
 import { makeCall, type Call } from "../helpers";
 
 const skip = await postgresRedisSkipReason("3 service instances on one PostgreSQL + Redis");
@@ -21,11 +27,8 @@ describe.skipIf(skip !== undefined)("3 service instances on one PostgreSQL + Red
   let instances: RunningLocalKeyService[] = [];
   let calls: Call[] = [];
   const on = (i: number): Call => calls[i % calls.length]!;
-  /** Subscribed to the instances' channel of cached records, as each instance is. */
-  let listener: Redis | undefined;
-  const waiting: Array<() => void> = [];
-  /** Resolves on the next message on that channel. */
-  const nextMessage = () => new Promise<void>((resolve) => waiting.push(resolve));
+  let records: RecordsChannel | undefined;
+  const nextMessage = () => records!.nextMessage();
 
   beforeAll(async () => {
     // Started together: the bootstrap must be created once, not three times.
@@ -42,14 +45,10 @@ describe.skipIf(skip !== undefined)("3 service instances on one PostgreSQL + Red
       ),
     );
     calls = instances.map((s) => makeCall(s.baseUrl, ROOT_KEY));
-    listener = new Redis(REDIS_URL);
-    await listener.subscribe(`${ns.redisPrefix}records`);
-    listener.on("message", () => {
-      for (const heard of waiting.splice(0)) heard();
-    });
+    records = await listenToRecords(ns.redisPrefix);
   });
   afterAll(async () => {
-    listener?.disconnect();
+    records?.close();
     await Promise.all(instances.map((s) => s.close()));
     await ns.drop();
   });
@@ -152,9 +151,8 @@ describe.skipIf(skip !== undefined)("2 service instances keeping keys too (cache
   let instances: RunningLocalKeyService[] = [];
   const stores: Storage[] = [];
   let calls: Call[] = [];
-  let listener: Redis | undefined;
-  const waiting: Array<() => void> = [];
-  const nextMessage = () => new Promise<void>((resolve) => waiting.push(resolve));
+  let records: RecordsChannel | undefined;
+  const nextMessage = () => records!.nextMessage();
 
   beforeAll(async () => {
     // One after the other: the first creates the bootstrap.
@@ -164,14 +162,10 @@ describe.skipIf(skip !== undefined)("2 service instances keeping keys too (cache
       instances.push(await startLocalKeyService({ storage, rootKey, now: () => NOW, logger: silentLogger }));
     }
     calls = instances.map((s) => makeCall(s.baseUrl, rootKey));
-    listener = new Redis(REDIS_URL);
-    await listener.subscribe(`${ns.redisPrefix}records`);
-    listener.on("message", () => {
-      for (const heard of waiting.splice(0)) heard();
-    });
+    records = await listenToRecords(ns.redisPrefix);
   });
   afterAll(async () => {
-    listener?.disconnect();
+    records?.close();
     await Promise.all(instances.map((s) => s.close()));
     instances = [];
     // Each service closed before its store.

@@ -2,15 +2,22 @@
 // against a real PostgreSQL and Redis: what it keeps, that a change through one store empties the
 // other's copy through Redis, that a read overtaken by a change is not kept, and that nothing is
 // served while its subscription is down.
-import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiRecord, KeyRecord, Storage } from "../../../src/server/storage/seam";
 import { postgresStorage } from "../../../src/server/storage/postgres/store";
 import { RecordCache } from "../../../src/server/storage/postgres/record-cache";
-import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
+import {
+  POSTGRES_URL,
+  REDIS_URL,
+  isolatedNamespace,
+  listenToRecords,
+  postgresRedisSkipReason,
+  type RecordsChannel,
+} from "../../support/postgres-redis";
 import { eventually, redisProxy } from "../../fleet/support";
+import { keyRecord } from "../../support/records";
 
 const skip = await postgresRedisSkipReason("the PostgreSQL store's record cache");
 
@@ -23,9 +30,8 @@ describe.skipIf(skip !== undefined)("the PostgreSQL store's record cache", () =>
   let plain: Storage;
   let uncached: Storage;
   let sql: pg.Client;
-  let listener: Redis;
-  const waiting: Array<() => void> = [];
-  const nextMessage = () => new Promise<void>((resolve) => waiting.push(resolve));
+  let records: RecordsChannel;
+  const nextMessage = () => records.nextMessage();
 
   beforeAll(async () => {
     const options = { postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema };
@@ -35,14 +41,10 @@ describe.skipIf(skip !== undefined)("the PostgreSQL store's record cache", () =>
     uncached = await postgresStorage({ ...options, recordCacheTtlMs: 0, preparedStatements: false });
     sql = new pg.Client({ connectionString: POSTGRES_URL });
     await sql.connect();
-    listener = new Redis(REDIS_URL);
-    await listener.subscribe(`${ns.redisPrefix}records`);
-    listener.on("message", () => {
-      for (const heard of waiting.splice(0)) heard();
-    });
+    records = await listenToRecords(ns.redisPrefix);
   });
   afterAll(async () => {
-    listener?.disconnect();
+    records?.close();
     await sql?.end();
     await Promise.all([a, b, plain, uncached].map((s) => s?.close()));
     await ns.drop();
@@ -83,21 +85,7 @@ describe.skipIf(skip !== undefined)("the PostgreSQL store's record cache", () =>
   });
 
   describe("with cacheKeys", () => {
-    let n = 0;
-    const key = (over: Partial<KeyRecord> = {}): KeyRecord => ({
-      id: `key_cached_${++n}`,
-      workspaceId: "ws_cached",
-      apiId: "api_cached",
-      hash: randomBytes(32).toString("base64"),
-      start: "sk_abc",
-      byteLength: 16,
-      createdAt: 1,
-      enabled: true,
-      permissionIds: [],
-      roleIds: [],
-      ratelimits: [],
-      ...over,
-    });
+    const key = (over: Partial<KeyRecord> = {}): KeyRecord => keyRecord({ workspaceId: "ws_cached", apiId: "api_cached", ...over });
     /** Changes a key's row behind the stores' back: no store hears of it. */
     const renameKeyBySql = (id: string, name: string) =>
       sql.query(`UPDATE "${ns.schema}".keys SET data = jsonb_set(data, '{name}', to_jsonb($2::text)) WHERE id = $1`, [id, name]);
@@ -138,8 +126,7 @@ describe.skipIf(skip !== undefined)("the PostgreSQL store's record cache", () =>
       const identity = { id: `id_cached_${Date.now()}`, workspaceId: "ws_cached", externalId: "user_cached", ratelimits: [], createdAt: 1 };
       await a.transaction((tx) => tx.put("identities", identity));
       const k = key({ identityId: identity.id });
-      let messages = 0;
-      listener.on("message", () => messages++);
+      const before = records.heard;
       await a.transaction((tx) => tx.put("keys", k));
       expect((await b.direct.keyByHash(k.hash))?.identityId).toBe(identity.id);
       // Messages arrive in order: when the identity's deletion's is heard, a message of the key's
@@ -147,7 +134,7 @@ describe.skipIf(skip !== undefined)("the PostgreSQL store's record cache", () =>
       const heard = nextMessage();
       await a.transaction((tx) => tx.delete("identities", identity.id));
       await delivered(heard);
-      expect(messages).toBe(1);
+      expect(records.heard - before).toBe(1);
       expect((await b.direct.keyByHash(k.hash))?.identityId).toBeUndefined();
     });
   });

@@ -19,6 +19,7 @@ import { parseAnalyticsQuery } from "../../../src/server/analytics/query-check";
 import { describeAuditLog } from "./audit-conformance";
 import { describeWebhookOutbox } from "./outbox-conformance";
 import { describeExpiryNotices } from "./expiry-conformance";
+import { keyRecord } from "../../support/records";
 
 const uid = (): string => randomBytes(6).toString("hex");
 
@@ -33,20 +34,8 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
     });
 
     const ws = (): string => `ws_${uid()}`;
-    const key = (workspaceId: string, over: Partial<KeyRecord> = {}): KeyRecord => ({
-      id: `key_${uid()}`,
-      workspaceId,
-      apiId: "api_x",
-      hash: randomBytes(32).toString("base64"),
-      start: "sk_abc",
-      byteLength: 16,
-      createdAt: 1_700_000_000_000,
-      enabled: true,
-      permissionIds: [],
-      roleIds: [],
-      ratelimits: [],
-      ...over,
-    });
+    const key = (workspaceId: string, over: Partial<KeyRecord> = {}): KeyRecord =>
+      keyRecord({ id: `key_${uid()}`, workspaceId, apiId: "api_x", createdAt: 1_700_000_000_000, ...over });
     const put = (k: KeyRecord) => store.transaction((tx) => tx.put("keys", k));
 
     describe("records", () => {

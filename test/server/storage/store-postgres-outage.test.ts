@@ -2,10 +2,11 @@
 // server is a StoreUnavailableError (naming the server, never the URL's password), and the store
 // recovers by itself when the server is back.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StoreUnavailableError, type KeyRecord, type Storage } from "../../../src/server/storage/seam";
+import { StoreUnavailableError, type Storage } from "../../../src/server/storage/seam";
 import { postgresStorage } from "../../../src/server/storage/postgres/store";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
 import { startTcpProxy, type TcpProxy } from "../../support/tcp-proxy";
+import { keyRecord } from "../../support/records";
 
 const skip = await postgresRedisSkipReason("postgres + redis store outages");
 
@@ -37,20 +38,14 @@ describe.skipIf(skip !== undefined)("postgres + redis store outages", () => {
   let pgProxy: TcpProxy;
   let redisProxy: TcpProxy;
   let store: Storage;
-  const key: KeyRecord = {
+  const key = keyRecord({
     id: "key_outage",
     workspaceId: "ws_outage",
     apiId: "api_outage",
     hash: "hash_outage",
     start: "sk_abcd",
-    byteLength: 16,
-    createdAt: 1,
-    enabled: true,
-    permissionIds: [],
-    roleIds: [],
-    ratelimits: [],
     credits: { remaining: 3, lastRefillAt: 0 },
-  };
+  });
   const check = { counter: "rl_outage/60000", limit: 100, duration: 60_000, cost: 1 };
 
   beforeAll(async () => {

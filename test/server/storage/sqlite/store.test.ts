@@ -10,6 +10,7 @@ import { sqliteStorage, type SqliteStorage } from "../../../../src/server/storag
 import { APPLICATION_ID, MIGRATIONS } from "../../../../src/server/storage/sqlite/schema";
 import { hasNodeSqlite, openConnection } from "../../../../src/server/storage/sqlite/driver";
 import { LocalServiceConfigError } from "../../../../src/server/options";
+import { keyRecord } from "../../../support/records";
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-sqlite-"));
 let n = 0;
@@ -28,21 +29,16 @@ async function open(file: string): Promise<SqliteStorage> {
   return s;
 }
 
-const key = (id: string, over: Partial<KeyRecord> = {}): KeyRecord => ({
-  id,
-  workspaceId: "ws_1",
-  apiId: "api_1",
-  hash: `hash_${id}`,
-  start: "sk_",
-  byteLength: 16,
-  createdAt: 1,
-  enabled: true,
-  permissionIds: [],
-  roleIds: [],
-  ratelimits: [],
-  credits: { remaining: 10, lastRefillAt: 0 },
-  ...over,
-});
+const key = (id: string, over: Partial<KeyRecord> = {}): KeyRecord =>
+  keyRecord({
+    id,
+    workspaceId: "ws_1",
+    apiId: "api_1",
+    hash: `hash_${id}`,
+    start: "sk_",
+    credits: { remaining: 10, lastRefillAt: 0 },
+    ...over,
+  });
 
 describe("the SQLite data file", () => {
   it("keeps what was committed across a close and a reopen, at the latest schema version", async () => {
