@@ -18,7 +18,7 @@ export type AnalyticsStoreConfig =
 export type AnalyticsChildRequest = { cmd: "events"; on: boolean } | { cmd: "stall" } | { cmd: "sweep"; before: number };
 export type AnalyticsChildReply =
   | { cmd: "events" }
-  | { cmd: "stall"; maxMs: number }
+  | { cmd: "stall"; maxMs: number; maxGcMs: number }
   | { cmd: "sweep"; ms: number; deleted: number; maxStallMs: number; stalls: SweepStall[]; stallsOver20Ms: number; maxGcMs: number };
 
 /** One of the ten longest event-loop stalls of over 20 ms during a sweep: when (ms into it), how long, and the SQLite WAL's size before and after (MB). */
@@ -39,6 +39,11 @@ const switched = withAppend(store, (events) => (writing ? store.appendVerificati
 const service = await startLocalKeyService({ storage: switched, port: 0, logger: silentLogger });
 const delay = monitorEventLoopDelay({ resolution: 1 });
 delay.enable();
+/** The longest garbage-collection pause since the last `stall` request, ms. */
+let gcSinceStall = 0;
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gcSinceStall = Math.max(gcSinceStall, e.duration);
+}).observe({ entryTypes: ["gc"] });
 
 async function handle(request: AnalyticsChildRequest): Promise<AnalyticsChildReply> {
   switch (request.cmd) {
@@ -48,7 +53,9 @@ async function handle(request: AnalyticsChildRequest): Promise<AnalyticsChildRep
     case "stall": {
       const maxMs = delay.max / 1e6;
       delay.reset();
-      return { cmd: "stall", maxMs };
+      const maxGcMs = gcSinceStall;
+      gcSinceStall = 0;
+      return { cmd: "stall", maxMs, maxGcMs };
     }
     case "sweep": {
       // Where a long stall comes from: the garbage collector's pauses, and the WAL's size around

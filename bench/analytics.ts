@@ -415,6 +415,7 @@ async function benchBackend(backend: string, lines: string[], goals: AnalyticsGo
     const withLoad: Record<"on" | "off", number[]> = { on: [], off: [] };
     const rates: Record<"on" | "off", number[]> = { on: [], off: [] };
     let loadStall = 0;
+    let loadGc = 0;
     for (let round = 0; round < ROUNDS * 2; round++) {
       const side = round % 2 === 0 ? "on" : "off";
       await child.ask({ cmd: "events", on: side === "on" });
@@ -424,8 +425,11 @@ async function benchBackend(backend: string, lines: string[], goals: AnalyticsGo
       withLoad[side].push(...(await probe(child, key)));
       const result = await running;
       rates[side].push(result.requests.average);
-      const stall = (await child.ask({ cmd: "stall" })).maxMs;
-      if (side === "on") loadStall = Math.max(loadStall, stall);
+      const { maxMs: stall, maxGcMs } = await child.ask({ cmd: "stall" });
+      if (side === "on") {
+        loadStall = Math.max(loadStall, stall);
+        loadGc = Math.max(loadGc, maxGcMs);
+      }
     }
     await child.ask({ cmd: "events", on: true });
     const on = p(withLoad.on, 0.99);
@@ -433,7 +437,8 @@ async function benchBackend(backend: string, lines: string[], goals: AnalyticsGo
     const avg = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
     lines.push(
       `${backend}: verifyKey p99 under ${avg(rates.on)}/s (events written) ${ms(on)} ms vs ${avg(rates.off)}/s (events not written) ${ms(off)} ms ` +
-        `(${(((on - off) / off) * 100).toFixed(1)} %); longest event-loop stall while writing ${ms(loadStall)} ms`,
+        `(${(((on - off) / off) * 100).toFixed(1)} %); longest event-loop stall while writing ${ms(loadStall)} ms ` +
+        `(longest garbage-collection pause ${ms(loadGc)} ms)`,
     );
     goals.push({
       goal: `${backend}: verifyKey p99 while writing events at ${RATE}/s within +10 % (%)`,
