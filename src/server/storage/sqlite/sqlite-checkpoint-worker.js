@@ -1,8 +1,8 @@
 // @ts-check
 // The SQLite store's checkpoint worker (started by checkpointer.ts): its own connection to the data file
 // runs a PASSIVE WAL checkpoint every `intervalMs`, and a TRUNCATE one whenever the store asks (its
-// writes held), until the store says stop. Plain JavaScript, so a worker thread runs it as it is, from the source and from the
-// package's dist/ alike.
+// writes held), until the store says stop. Plain JavaScript, so a worker thread runs it as it is,
+// from the source and from the package's dist/ alike.
 import { createRequire } from "node:module";
 import process from "node:process";
 import { clearInterval, setInterval } from "node:timers";
@@ -78,8 +78,9 @@ if (db !== undefined) {
    * A checkpoint; the frames the WAL holds after it (0 when it failed: nothing known). TRUNCATE, asked
    * while the store's writes wait, also empties the WAL file here, off the event loop: else the
    * store's next write truncates it to `journal_size_limit` on the event loop (260 ms for a WAL a
-   * long reader let grow to 1 GB). With a reader still on the WAL it does
-   * what PASSIVE does, without waiting (busy_timeout 0).
+   * long reader let grow to 1 GB). With a reader still on the WAL it does what PASSIVE does,
+   * without waiting (busy_timeout 0). The timed ones are PASSIVE: they never take the writers'
+   * lock, which the store's connection would wait for on the event loop.
    * @param {"PASSIVE" | "TRUNCATE"} mode
    */
   const checkpoint = (mode) => {
@@ -96,7 +97,7 @@ if (db !== undefined) {
   };
   // Each timed checkpoint says how large the WAL is (`{ walFrames }`), so that the store knows when
   // its writes outrun them (checkpointer.ts).
-  const timer = setInterval(() => port.postMessage({ walFrames: checkpoint("TRUNCATE") }), data.intervalMs);
+  const timer = setInterval(() => port.postMessage({ walFrames: checkpoint("PASSIVE") }), data.intervalMs);
   // "checkpoint": one now, answered `{ checkpointed: true, walFrames }` when done; anything else: stop.
   port.on("message", (message) => {
     if (message === "checkpoint") {

@@ -35,6 +35,9 @@ describe("checkpoint worker", () => {
       await store.direct.setMeta("probe", marker);
       // A few pages of WAL, far below SQLite's own automatic checkpoint (1000 pages): only the worker copies them.
       expect(await appearsIn(file, marker, 5000)).toBe(true);
+      // Copied by a timed checkpoint, which is PASSIVE: it never takes the writers' lock (a TRUNCATE
+      // one would, and would empty the WAL file here); only a checkpoint the store waits for does.
+      expect(statSync(`${file}-wal`).size).toBeGreaterThan(0);
     } finally {
       await store.close();
     }
