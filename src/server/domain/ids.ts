@@ -14,38 +14,35 @@ let poolAt = POOL.length;
 let lastMs = 0;
 let seq = 0;
 
-/** Two random 32-bit words from a pool refilled from the CSPRNG. */
-function randomWords(): [number, number] {
-  if (poolAt >= POOL.length) {
-    randomFillSync(POOL);
-    poolAt = 0;
-  }
-  return [POOL[poolAt++]!, POOL[poolAt++]!];
-}
+/** The id's text after the prefix, written here (base58 digits are ASCII), then read as one string. */
+const TEXT = Buffer.alloc(2 * WIDTH);
+const DIGITS = Uint8Array.from(BASE58_ALPHABET, (c) => c.charCodeAt(0));
 
-/** `value` (a safe integer) in exactly WIDTH base58 digits; the same text as encodeBase58Fixed. */
-function encodeSafe(value: number): string {
+/** `value` (a safe integer) in exactly WIDTH base58 digits at TEXT[0, WIDTH); the same text as encodeBase58Fixed. */
+function writeSafe(value: number): void {
   let n = value;
-  let out = "";
-  for (let i = 0; i < WIDTH; i++) {
-    out = BASE58_ALPHABET[n % 58]! + out;
+  for (let i = WIDTH - 1; i >= 0; i--) {
+    TEXT[i] = DIGITS[n % 58]!;
     n = Math.floor(n / 58);
   }
-  return out;
 }
 
-/** `hi * 2^32 + lo` (two 32-bit words) in exactly WIDTH base58 digits, by long division. */
-export function encodeWords(hi: number, lo: number): string {
+/** `hi * 2^32 + lo` (two 32-bit words) in exactly WIDTH base58 digits at TEXT[at, at + WIDTH), by long division. */
+function writeWords(hi: number, lo: number, at: number): void {
   let h = hi;
   let l = lo;
-  let out = "";
-  for (let i = 0; i < WIDTH; i++) {
+  for (let i = at + WIDTH - 1; i >= at; i--) {
     const carry = (h % 58) * TWO_32 + l; // < 58 * 2^32: exact in a double
     h = Math.floor(h / 58);
     l = Math.floor(carry / 58);
-    out = BASE58_ALPHABET[carry % 58]! + out;
+    TEXT[i] = DIGITS[carry % 58]!;
   }
-  return out;
+}
+
+/** `hi * 2^32 + lo` (two 32-bit words) in exactly WIDTH base58 digits. */
+export function encodeWords(hi: number, lo: number): string {
+  writeWords(hi, lo, 0);
+  return TEXT.toString("latin1", 0, WIDTH);
 }
 
 /** A new id with the given prefix. Later calls in one process give ids that sort after earlier ones. */
@@ -59,7 +56,12 @@ export function newId(prefix: IdPrefix): string {
     seq = 0;
   }
   const stamp = lastMs * 4096 + seq;
-  const time = Number.isSafeInteger(stamp) ? encodeSafe(stamp) : encodeBase58Fixed(BigInt(lastMs) * 4096n + BigInt(seq), WIDTH);
-  const [hi, lo] = randomWords();
-  return `${prefix}_${time}${encodeWords(hi, lo)}`;
+  if (!Number.isSafeInteger(stamp)) TEXT.write(encodeBase58Fixed(BigInt(lastMs) * 4096n + BigInt(seq), WIDTH), 0, "latin1");
+  else writeSafe(stamp);
+  if (poolAt >= POOL.length) {
+    randomFillSync(POOL);
+    poolAt = 0;
+  }
+  writeWords(POOL[poolAt++]!, POOL[poolAt++]!, WIDTH);
+  return `${prefix}_${TEXT.toString("latin1", 0, 2 * WIDTH)}`;
 }

@@ -70,6 +70,11 @@ export interface KeyRelations {
 }
 
 export async function keyRelations(tx: StorageTx, key: KeyRecord): Promise<KeyRelations> {
+  // A key without roles or permissions (most keys): only its identity, when it has one, is read.
+  if (key.roleIds.length === 0 && key.permissionIds.length === 0) {
+    const identity = key.identityId === undefined ? undefined : await tx.get("identities", key.identityId);
+    return { permissions: [], roles: [], identity };
+  }
   const [roles, identity] = await Promise.all([
     recordsOf(tx, "roles", key.roleIds),
     key.identityId === undefined ? undefined : tx.get("identities", key.identityId),

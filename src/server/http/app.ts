@@ -99,10 +99,11 @@ async function serve(core: ServiceCore, req: IncomingMessage, res: ServerRespons
         const ctx = contextOf(core, requestId, root, now, ip, tx, noted);
         ctx.resource = op.authorize.reads ? await authoriseInStore(op.authorize, ctx, body) : byRoot;
         const result = await run(op, ctx, body);
-        queued = await auditChanges(op, ctx, body, result.data, noted, endpoints);
+        if (op.audit || noted.length > 0) queued = await auditChanges(op, ctx, body, result.data, noted, endpoints);
         return answerOf(core, op.name, result, requestId);
       });
-      await announce(core, op.name, body);
+      const announced = announce(core, op.name, body);
+      if (announced) await announced;
       if (queued > 0) void core.webhooks.tick();
       send(res, 200, JSON_TYPE, answer);
     } catch (err) {

@@ -90,9 +90,37 @@ export async function authenticate(tx: StorageTx, header: string | undefined): P
   if (!record) {
     throw new ServiceError("authentication.key_not_found", "The provided root key is invalid. We could not find the requested key.");
   }
-  const root: RootContext = { rootKeyId: record.id, workspaceId: record.workspaceId, permissions: new Set(record.permissions) };
+  const root: RootContext = {
+    rootKeyId: record.id,
+    workspaceId: record.workspaceId,
+    permissions: permissionSet(record.id, record.permissions),
+  };
   if (record.name !== undefined) root.name = record.name;
   return root;
+}
+
+/** The permission sets of the root keys seen last, by root key id (at most PERMISSION_SETS of them). */
+const permissionSets = new Map<string, { list: readonly string[]; set: ReadonlySet<string> }>();
+const PERMISSION_SETS = 1000;
+
+/**
+ * The root key's permissions as a set: the one built for its previous request when they are the
+ * same tuples in the same order (a root key's permissions rarely change; a set of 42 costs more
+ * than the comparison), else a new one.
+ */
+function permissionSet(rootKeyId: string, list: readonly string[]): ReadonlySet<string> {
+  const seen = permissionSets.get(rootKeyId);
+  if (seen && sameTuples(seen.list, list)) return seen.set;
+  const set: ReadonlySet<string> = new Set(list);
+  if (!seen && permissionSets.size >= PERMISSION_SETS) permissionSets.clear();
+  permissionSets.set(rootKeyId, { list: [...list], set });
+  return set;
+}
+
+function sameTuples(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**
@@ -148,7 +176,15 @@ export function requirePermission(root: RootContext, anyOf: readonly string[]): 
 
 /** Whether the root key may do `action` on this API (`api.*.action` or `api.<apiId>.action`). */
 export function canOnApi(root: RootContext, action: string, apiId: string): boolean {
-  return root.permissions.has(`api.*.${action}`) || root.permissions.has(`api.${apiId}.${action}`);
+  return root.permissions.has(onEveryApi(action)) || root.permissions.has(`api.${apiId}.${action}`);
+}
+
+/** `api.*.<action>`, built once per action (the check runs on every verification). */
+const EVERY_API = new Map<string, string>();
+function onEveryApi(action: string): string {
+  let tuple = EVERY_API.get(action);
+  if (tuple === undefined) EVERY_API.set(action, (tuple = `api.*.${action}`));
+  return tuple;
 }
 
 /** Throws 403 unless the root key may do `action` on this API (`api.*.action` or `api.<apiId>.action`). */

@@ -68,11 +68,21 @@ export function grantOnApis(action: string): Authorization<unknown, ApiGrant> {
  */
 export function verifyGrant(): Authorization<unknown, ApiGrant> {
   return fromRoot("api.<apiId>.verify_key (403 without any)", (root) => {
-    let any = false;
-    for (const p of root.permissions) if (p.startsWith("api.") && p.endsWith(".verify_key")) any = true;
-    if (!any) requirePermission(root, ["api.*.verify_key", "api.<apiId>.verify_key"]);
+    if (!verifiesAny(root.permissions)) requirePermission(root, ["api.*.verify_key", "api.<apiId>.verify_key"]);
     return (apiId: string) => canOnApi(root, "verify_key", apiId);
   });
+}
+
+/** Whether a permission set holds any `api.<id|*>.verify_key`, per set (authentication reuses a root key's set). */
+const VERIFIES_ANY = new WeakMap<ReadonlySet<string>, boolean>();
+function verifiesAny(permissions: ReadonlySet<string>): boolean {
+  let any = VERIFIES_ANY.get(permissions);
+  if (any === undefined) {
+    any = false;
+    for (const p of permissions) if (p.startsWith("api.") && p.endsWith(".verify_key")) any = true;
+    VERIFIES_ANY.set(permissions, any);
+  }
+  return any;
 }
 
 interface OnApiOptions<Body> {

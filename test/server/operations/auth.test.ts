@@ -1,7 +1,8 @@
 // Root keys: the Authorization header, permission tuples (literal) and workspace isolation.
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LocalServiceArgumentError } from "keyguard/server";
+import { LocalServiceArgumentError, memoryStorage } from "keyguard/server";
+import { keyHash } from "../../../src/protocol/key-hash";
 import { start, type Started } from "../helpers";
 
 let s: Started;
@@ -187,6 +188,25 @@ describe("permission tuples", () => {
     const { rootKey } = await s.service.createRootKey({ permissions: ["api.*.read_key", "api.*.create_api"] });
     expect((await s.call("apis.getApi", { apiId: s.apiId }, rootKey)).status).toBe(403);
     expect((await s.call("apis.deleteApi", { apiId: s.apiId }, rootKey)).status).toBe(403);
+  });
+
+  it("a root key's permissions changed in its store count from its next request", async () => {
+    const storage = memoryStorage();
+    const own = await start({ storage });
+    try {
+      const { rootKey } = await own.service.createRootKey({ permissions: ["api.*.read_api"] });
+      expect((await own.call("apis.getApi", { apiId: own.apiId }, rootKey)).status).toBe(200);
+      const record = (await storage.direct.rootKeyByHash(keyHash(rootKey)))!;
+      await storage.transaction((tx) => tx.put("rootKeys", { ...record, permissions: ["api.*.create_key"] }));
+      expect((await own.call("apis.getApi", { apiId: own.apiId }, rootKey)).status).toBe(403);
+      expect((await own.call("keys.createKey", { apiId: own.apiId }, rootKey)).status).toBe(200);
+      // Another root key with the first one's permissions has a set of its own.
+      const { rootKey: other } = await own.service.createRootKey({ permissions: ["api.*.read_api"] });
+      expect((await own.call("apis.getApi", { apiId: own.apiId }, other)).status).toBe(200);
+      expect((await own.call("apis.getApi", { apiId: own.apiId }, rootKey)).status).toBe(403);
+    } finally {
+      await own.close();
+    }
   });
 
   it("createRootKey rejects malformed tuples", async () => {

@@ -32,10 +32,19 @@ export interface MemoryTxHost {
 /** A deep copy of plain JSON data (records are nothing else): faster than structuredClone. */
 export function copy<T>(value: T): T {
   if (typeof value !== "object" || value === null) return value;
-  if (Array.isArray(value)) return value.map(copy) as T;
+  if (Array.isArray(value)) {
+    const out: unknown[] = new Array(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      out[i] = typeof v === "object" && v !== null ? copy(v) : v;
+    }
+    return out as T;
+  }
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(value)) {
-    const v = copy((value as Record<string, unknown>)[k]);
+  for (const k in value) {
+    if (!Object.hasOwn(value, k)) continue;
+    let v: unknown = value[k];
+    if (typeof v === "object" && v !== null) v = copy(v);
     // A "__proto__" key (possible in meta) stays an own property.
     if (k === "__proto__") Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
     else out[k] = v;
