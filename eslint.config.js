@@ -45,7 +45,7 @@ const layerPolicies = [
 ];
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "coverage/**", "bench/results/**", "test/docs/.examples/**"] },
+  { ignores: ["dist/**", "node_modules/**", "coverage/**", "bench/results/**", "bench/.build/**", "test/docs/.examples/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -37,8 +37,8 @@ import { APPEND_BATCH, RETENTION_BATCH } from "../src/server/storage/sqlite/stor
 import { SqliteTables } from "../src/server/storage/sqlite/tables";
 import type { VerificationEvent } from "../src/server/storage/seam";
 import type { AnalyticsChildReply, AnalyticsChildRequest, AnalyticsStoreConfig } from "./analytics-service";
+import { benchScript } from "./scripts";
 
-const here = fileURLToPath(new URL(".", import.meta.url));
 const EVENTS = Number(process.env.ANALYTICS_EVENTS ?? 1_000_000);
 const BACKENDS = (process.env.ANALYTICS_BACKENDS ?? "sqlite,postgres").split(",");
 const RUNS = Math.min(Number(process.env.ANALYTICS_RUNS ?? 100), 200);
@@ -74,8 +74,9 @@ class Child {
     process.on("message", (r: AnalyticsChildReply) => this.waiting?.(r));
   }
   static async start(config: AnalyticsStoreConfig): Promise<Child> {
-    const child = fork(join(here, "analytics-service.ts"), [], {
-      execArgv: ["--import", "tsx"],
+    const script = benchScript("analytics-service");
+    const child = fork(script.file, [], {
+      execArgv: script.execArgv,
       env: { ...process.env, BENCH_ANALYTICS: JSON.stringify(config) },
     });
     const info = await new Promise<Child["info"]>((resolve, reject) => {

@@ -6,14 +6,13 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { silentLogger } from "keyguard";
 import { redisStore } from "keyguard/redis";
 import { countingProxy, REDIS_URL, redisReachable, removePrefixes, uniquePrefix } from "../test/fleet/support";
 import { load } from "./load";
 import type { FleetAppConfig } from "./fleet-app";
+import { benchScript } from "./scripts";
 
-const here = fileURLToPath(new URL(".", import.meta.url));
 const INSTANCES = 4;
 const ROUNDS = 200;
 const TTL_MS = 1000;
@@ -38,7 +37,8 @@ export async function benchFleet(
   const seen = new Map<string, number[]>();
   const urls: string[] = [];
   for (let i = 0; i < INSTANCES; i++) {
-    const child = spawn(process.execPath, ["--import", "tsx", `${here}fleet-app.ts`], {
+    const script = benchScript("fleet-app");
+    const child = spawn(process.execPath, [...script.execArgv, script.file], {
       env: { ...process.env, BENCH_FLEET: JSON.stringify(config) },
       stdio: ["ignore", "pipe", "inherit"],
     });

@@ -10,7 +10,6 @@ import net from "node:net";
 import os from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { createClient } from "keyguard/client";
 import { benchChecksum, type ChecksumBench } from "./checksum";
 import { benchAnalytics } from "./analytics";
@@ -19,8 +18,9 @@ import { ASYNC_REFERENCE, FRAMEWORKS, type FrameworkApps } from "./frameworks";
 import { cpuRatioOf, load, median, ratioOf, rotate, type LoadOptions, type LoadResult } from "./load";
 import type { StepTimes } from "./step-profile";
 import type { AppsConfig, ServiceInfo } from "./servers";
+import { BENCH_DIR, FROM_SOURCE_NOTE, benchScript } from "./scripts";
 
-const here = fileURLToPath(new URL(".", import.meta.url));
+const here = BENCH_DIR;
 const DURATION = Math.min(Number(process.env.BENCH_DURATION ?? 4), 10);
 const ROUNDS = Math.min(Number(process.env.BENCH_ROUNDS ?? 5), 9);
 const DEADLINE = 2500;
@@ -38,7 +38,8 @@ function hasTaskset(): boolean {
 async function startChild<T>(mode: string, env: Record<string, string> = {}, core?: number): Promise<T> {
   // BENCH_CPU_PROF=<dir>: the children write V8 CPU profiles there when the run ends.
   const prof = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const args = [...prof, "--import", "tsx", `${here}servers.ts`, mode];
+  const script = benchScript("servers");
+  const args = [...prof, ...script.execArgv, script.file, mode];
   const [command, argv] =
     PIN && core !== undefined ? ["taskset", ["-c", String(core), process.execPath, ...args]] : [process.execPath, args];
   const child = spawn(command, argv, {
@@ -111,6 +112,7 @@ const rps = (rs: LoadResult[]) => Math.round(median(rs.map((r) => r.rps)));
 const cpu = (rs: LoadResult[]) => Math.round(median(rs.map((r) => r.cpuPerRequest ?? NaN)));
 
 async function main() {
+  if (FROM_SOURCE_NOTE) console.warn(FROM_SOURCE_NOTE);
   if (PIN) spawnSync("taskset", ["-cp", "0", String(process.pid)], { stdio: "ignore" });
   const service = await startChild<ServiceInfo>("service", {}, 0);
   const client = createClient({ rootKey: service.rootKey, baseUrl: service.baseUrl, retry: false });

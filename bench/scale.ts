@@ -10,7 +10,6 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { keyHash } from "keyguard";
@@ -18,8 +17,9 @@ import { redisStore } from "keyguard/redis";
 import { createClient } from "keyguard/client";
 import { postgresStorage, sqliteStorage, startLocalKeyService, type Storage } from "keyguard/server";
 import type { VerificationEvent } from "../src/server/storage/seam";
+import { BENCH_DIR } from "./scripts";
 
-const here = fileURLToPath(new URL(".", import.meta.url));
+const here = BENCH_DIR;
 const EVENTS = Math.min(Number(process.env.SCALE_EVENTS ?? 200_000), 2_000_000);
 const ANSWERS = Math.min(Number(process.env.SCALE_ANSWERS ?? 20_000), 200_000);
 const BATCH = 1000;

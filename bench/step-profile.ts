@@ -6,7 +6,10 @@
 // wakes the load generator, also counts the wait for a core, so it is shown apart. Sampling slows
 // the process a little: the figures come from a run of their own, never the measured throughput.
 
+import { readFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
+import { SourceMap, type SourceMapPayload } from "node:module";
+import { fileURLToPath } from "node:url";
 
 export const STEPS = [
   "routing",
@@ -53,7 +56,7 @@ const NODE_HTTP = /^node:(_http_|http|net|stream|internal\/streams|internal\/htt
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string };
+  callFrame: { functionName: string; url: string; lineNumber?: number; columnNumber?: number };
   children?: number[];
 }
 interface Profile {
@@ -91,6 +94,25 @@ export async function stopProfile(): Promise<StepTimes> {
   return attribute(profile);
 }
 
+/** The source maps of the built bench's bundles, by URL (undefined: not one). */
+const SOURCE_MAPS = new Map<string, SourceMap | undefined>();
+
+/** The source file of a frame in a bundle of bench/.build/ (its source map), else `url` itself. */
+function sourceOf(url: string, line: number, column: number): string {
+  if (!url.startsWith("file://") || !url.endsWith(".mjs")) return url;
+  if (!SOURCE_MAPS.has(url)) {
+    let map: SourceMap | undefined;
+    try {
+      map = new SourceMap(JSON.parse(readFileSync(`${fileURLToPath(url)}.map`, "utf8")) as SourceMapPayload);
+    } catch {
+      map = undefined;
+    }
+    SOURCE_MAPS.set(url, map);
+  }
+  const entry = SOURCE_MAPS.get(url)?.findEntry(line, column);
+  return entry && "originalSource" in entry ? entry.originalSource : url;
+}
+
 export function attribute(profile: Profile): StepTimes {
   const parent = new Map<number, number>();
   const byId = new Map<number, ProfileNode>();
@@ -101,7 +123,9 @@ export function attribute(profile: Profile): StepTimes {
   const stepOf = new Map<number, Step | null>();
   const classify = (id: number): Step | null => {
     if (stepOf.has(id)) return stepOf.get(id)!;
-    const { functionName, url } = byId.get(id)!.callFrame;
+    const { functionName, url: where, lineNumber, columnNumber } = byId.get(id)!.callFrame;
+    // The built bench (bench/.build/) names its bundles: the step is found by the source file.
+    const url = sourceOf(where, lineNumber ?? 0, columnNumber ?? 0);
     let step: Step | null = null;
     if (functionName === "(idle)" || functionName === "(program)") step = null;
     else if (functionName === "writev" || functionName === "writeUtf8String" || functionName === "writeBuffer")

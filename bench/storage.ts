@@ -25,13 +25,13 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { Pool } from "undici";
 import { benchKey, type ChildReply, type ChildRequest, type StoreConfig } from "./storage-keys";
+import { BENCH_DIR, FROM_SOURCE_NOTE, benchScript } from "./scripts";
 
-const here = fileURLToPath(new URL(".", import.meta.url));
+const here = BENCH_DIR;
 const SIZES = (process.env.STORAGE_SIZES ?? "10000,100000,1000000").split(",").map(Number);
 const BACKENDS = (process.env.STORAGE_BACKENDS ?? "memory,sqlite,postgres").split(",");
 const SECONDS = Number(process.env.STORAGE_SECONDS ?? 4);
@@ -61,8 +61,9 @@ class Service {
   }
 
   static async start(config: StoreConfig, rootKey?: string): Promise<Service> {
-    const execArgv = ["--import", "tsx", ...(CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`] : [])];
-    const child = fork(`${here}storage-service.ts`, [], {
+    const script = benchScript("storage-service");
+    const execArgv = [...script.execArgv, ...(CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`] : [])];
+    const child = fork(script.file, [], {
       execArgv,
       env: { ...process.env, BENCH_STORAGE: JSON.stringify({ ...config, rootKey }) },
       stdio: ["ignore", "inherit", "inherit", "ipc"],
@@ -473,6 +474,7 @@ function goals(rows: Row[]): string[] {
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
+  if (FROM_SOURCE_NOTE) console.warn(FROM_SOURCE_NOTE);
   if (CPU_PROF) mkdirSync(CPU_PROF, { recursive: true });
   const started = Date.now();
   const rows: Row[] = [];

@@ -8,13 +8,13 @@ import { once } from "node:events";
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { createClient, type KeyServiceClient } from "keyguard/client";
 import { silentLogger } from "keyguard";
 import { median } from "./load";
 import type { ServiceInfo } from "./servers";
+import { BENCH_DIR, benchScript } from "./scripts";
 
-const here = fileURLToPath(new URL(".", import.meta.url));
+const here = BENCH_DIR;
 const CALLS = Math.min(Number(process.env.BENCH_CALLS ?? 4000), 20_000);
 const ROUNDS = Math.min(Number(process.env.BENCH_ROUNDS ?? 5), 9);
 const CONCURRENCY = Math.min(Number(process.env.BENCH_CONCURRENCY ?? 10), 100);
@@ -31,7 +31,8 @@ interface Round {
 }
 
 async function startService(): Promise<{ child: ChildProcess; info: ServiceInfo }> {
-  const args = ["--import", "tsx", `${here}servers.ts`, "service"];
+  const script = benchScript("servers");
+  const args = [...script.execArgv, script.file, "service"];
   const [command, argv] = PIN ? ["taskset", ["-c", "0", process.execPath, ...args]] : [process.execPath, args];
   const child = spawn(command, argv, { stdio: ["ignore", "pipe", "inherit"] });
   const [line] = (await Promise.race([

@@ -1,0 +1,23 @@
+// Where the benchmarks run from, and how one starts another as a child process. `npm run bench`
+// runs them built (scripts/build-bench.mjs: plain JavaScript in bench/.build/, as keyguard ships);
+// `tsx bench/<name>.ts` runs them from source, where tsx keeps every function's name at run time
+// (a defineProperty per closure created), a cost the published package does not have.
+import { fileURLToPath } from "node:url";
+
+/** Whether this runs from bench/.build/ (built), not from the TypeScript sources. */
+export const BUILT = import.meta.url.endsWith(".mjs");
+
+/** The bench folder, which holds results/, either way. */
+export const BENCH_DIR = fileURLToPath(new URL(BUILT ? "../" : "./", import.meta.url));
+
+/** The file of the bench script `name` (e.g. "servers") and the Node flags it needs to run. */
+export function benchScript(name: string): { file: string; execArgv: string[] } {
+  return BUILT
+    ? { file: fileURLToPath(new URL(`./${name}.mjs`, import.meta.url)), execArgv: [] }
+    : { file: `${BENCH_DIR}${name}.ts`, execArgv: ["--import", "tsx"] };
+}
+
+/** The line a report starts with when the numbers were taken from source (tsx), not from the built form. */
+export const FROM_SOURCE_NOTE = BUILT
+  ? undefined
+  : "bench: running from TypeScript through tsx, which names every closure at run time: `npm run bench` measures the built form";
