@@ -10,6 +10,10 @@ export function plainAddress(address: string): string {
   return a.toLowerCase().startsWith("::ffff:") && a.includes(".") ? a.slice(7) : a;
 }
 
+/** The last socket address made plain, and what it gave: a connection's requests all come from one. */
+let lastSocketAddress: string | undefined;
+let lastPlain = "";
+
 export function clientIp(socketAddress: string | undefined, forwardedFor: string | string[] | undefined, trustProxy: boolean): string {
   if (trustProxy && forwardedFor !== undefined) {
     const list = Array.isArray(forwardedFor) ? forwardedFor.join(",") : forwardedFor;
@@ -19,5 +23,9 @@ export function clientIp(socketAddress: string | undefined, forwardedFor: string
       .find((part) => part !== "");
     if (first !== undefined) return plainAddress(first);
   }
-  return plainAddress(socketAddress ?? "");
+  if (socketAddress !== lastSocketAddress) {
+    lastPlain = plainAddress(socketAddress ?? "");
+    lastSocketAddress = socketAddress;
+  }
+  return lastPlain;
 }

@@ -44,10 +44,14 @@ export async function startLocalKeyService(options?: LocalKeyServiceOptions): Pr
   /** The answers not yet sent, so that a drain can end their connections once they are. */
   const inFlight = new Set<ServerResponse>();
   let draining = false;
+  /** A response's "close" listener (shared: no closure per request). */
+  function answered(this: ServerResponse): void {
+    inFlight.delete(this);
+  }
   const server = createServer((req, res) => {
     if (draining) res.shouldKeepAlive = false;
     inFlight.add(res);
-    res.once("close", () => inFlight.delete(res));
+    res.on("close", answered);
     if (app.handle) return app.handle(req, res);
     void started.then(() => app.handle!(req, res));
   });

@@ -18,6 +18,7 @@ export function hasBody(req: IncomingMessage): boolean {
 /** `application/json` or any `<type>/<subtype>+json`, parameters ignored. */
 export function isJsonContentType(header: string | undefined): boolean {
   if (!header) return false;
+  if (header === "application/json") return true;
   const semi = header.indexOf(";");
   const type = (semi === -1 ? header : header.slice(0, semi)).trim().toLowerCase();
   if (type === "application/json") return true;
@@ -116,12 +117,15 @@ function suspectedKinds(text: string): Unstorable[] {
 }
 
 function charsetOk(contentType: string): boolean {
+  if (contentType === "application/json") return true;
   const match = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType);
   return !match || /^utf-?8$/i.test(match[1]!);
 }
 
 function decoded(req: IncomingMessage): Readable | undefined {
-  const encoding = (req.headers["content-encoding"] ?? "identity").trim().toLowerCase();
+  const header = req.headers["content-encoding"];
+  if (header === undefined) return req;
+  const encoding = header.trim().toLowerCase();
   if (encoding === "identity") return req;
   const decoder =
     encoding === "gzip"

@@ -34,8 +34,13 @@ export function route(req: IncomingMessage, res: ServerResponse, path: string, c
     throw new ServiceError("routing.not_found", `No operation at ${req.method} ${path}. Operations are POST /v2/<group>.<operation>.`);
   }
   allowOnly(req, POST);
-  return { kind: "operation", op };
+  let to = OPERATION_ROUTES.get(op);
+  if (to === undefined) OPERATION_ROUTES.set(op, (to = Object.freeze({ kind: "operation", op })));
+  return to;
 }
+
+/** Each operation's route, made once. */
+const OPERATION_ROUTES = new Map<AnyOperation, Route>();
 
 /** The name a request is counted under in the metrics: its operation, `liveness`, `readiness`, or `unknown`. */
 export function metricsNameOf(path: string): string {

@@ -119,6 +119,10 @@ describe("with trustProxy", () => {
     expect(clientIp("::1", "198.51.100.2", false)).toBe("::1");
     expect(clientIp("::1", ["", "198.51.100.2, 1.1.1.1"], true)).toBe("198.51.100.2");
     expect(clientIp("::1", " ,  ", true)).toBe("::1");
+    // The socket's address made plain is remembered for the next request: a new address is made plain again.
+    expect(clientIp("::ffff:127.0.0.1", undefined, false)).toBe("127.0.0.1");
+    expect(clientIp(undefined, undefined, false)).toBe("");
+    expect(clientIp("[::1]:80", undefined, false)).toBe("::1");
     expect(plainAddress("2001:db8::1")).toBe("2001:db8::1");
     expect(plainAddress("[::1]")).toBe("::1");
   });
