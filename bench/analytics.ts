@@ -23,7 +23,6 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import pg from "pg";
 import { parseAnalyticsQuery } from "../src/server/analytics/query-check";
@@ -37,7 +36,7 @@ import { APPEND_BATCH, RETENTION_BATCH } from "../src/server/storage/sqlite/stor
 import { SqliteTables } from "../src/server/storage/sqlite/tables";
 import type { VerificationEvent } from "../src/server/storage/seam";
 import type { AnalyticsChildReply, AnalyticsChildRequest, AnalyticsStoreConfig } from "./analytics-service";
-import { benchScript } from "./scripts";
+import { benchScript, isMainScript } from "./scripts";
 
 const EVENTS = Number(process.env.ANALYTICS_EVENTS ?? 1_000_000);
 const BACKENDS = (process.env.ANALYTICS_BACKENDS ?? "sqlite,postgres").split(",");
@@ -504,7 +503,8 @@ export async function benchAnalytics(): Promise<{ lines: string[]; goals: Analyt
   return { lines, goals };
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+// Run alone (built: the check is by file name, as the bundles share chunks).
+if (isMainScript("analytics")) {
   const { lines, goals } = await benchAnalytics();
   console.log(lines.join("\n"));
   for (const g of goals) console.log(`${g.met ? "met    " : "NOT MET"} ${g.goal}: ${g.value.toFixed(2)}`);

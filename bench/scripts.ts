@@ -2,6 +2,7 @@
 // runs them built (scripts/build-bench.mjs: plain JavaScript in bench/.build/, as keyguard ships);
 // `tsx bench/<name>.ts` runs them from source, where tsx keeps every function's name at run time
 // (a defineProperty per closure created), a cost the published package does not have.
+import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** Whether this runs from bench/.build/ (built), not from the TypeScript sources. */
@@ -21,3 +22,9 @@ export function benchScript(name: string): { file: string; execArgv: string[] } 
 export const FROM_SOURCE_NOTE = BUILT
   ? undefined
   : "bench: running from TypeScript through tsx, which names every closure at run time: `npm run bench` measures the built form";
+
+/** Whether the bench script `name` is the one Node was started with (built or from source), not imported by another. */
+export function isMainScript(name: string): boolean {
+  const main = process.argv[1];
+  return main !== undefined && (basename(main) === `${name}.mjs` || basename(main) === `${name}.ts`);
+}

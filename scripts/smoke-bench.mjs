@@ -4,7 +4,7 @@
 // service's steps found keyguard's source files through the bundles' source maps.
 // node scripts/smoke-bench.mjs
 /* global process, console */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,8 +17,10 @@ const kept = readdirSync(BUILD).filter((f) => f.endsWith(".mjs") && readFileSync
 if (kept.length > 0) throw new Error(`bench build: names kept at run time in ${kept.join(", ")}`);
 
 const env = { ...process.env, BENCH_ONLY: "service", BENCH_ROUNDS: "1", BENCH_DURATION: "1" };
-const output = execFileSync(process.execPath, [join(BUILD, "run.mjs")], { env, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
-if (output.includes("running from TypeScript")) throw new Error("bench build: run.mjs says it runs from source");
+const run = spawnSync(process.execPath, [join(BUILD, "run.mjs")], { env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+process.stderr.write(run.stderr);
+if (run.status !== 0) throw new Error(`bench build: run.mjs exited with ${run.status}`);
+if (`${run.stdout}${run.stderr}`.includes("running from TypeScript")) throw new Error("bench build: run.mjs says it runs from source");
 const results = JSON.parse(readFileSync(join(ROOT, "bench", "results", "partial.json"), "utf8"));
 const steps = Object.fromEntries(results.serviceSteps.steps.map((s) => [s.step, s.micros]));
 for (const step of ["reading the body", "authentication", "the operation (store included)", "serialisation and sending"]) {

@@ -15,9 +15,10 @@ export function send(
   headers?: Readonly<Record<string, string>>,
 ): void {
   if (res.headersSent) return;
-  const fields = ["Content-Type", contentType, "Content-Length", String(Buffer.byteLength(json))];
-  if (headers) for (const name in headers) fields.push(name, headers[name]!);
-  res.writeHead(status, fields);
+  res.statusCode = status;
+  if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
+  res.setHeader("Content-Type", contentType);
+  res.setHeader("Content-Length", Buffer.byteLength(json));
   res.end(json);
 }
 

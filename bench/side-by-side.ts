@@ -1,0 +1,134 @@
+// Two key services (or a service and the bare node:http server) measured at the same time on the
+// same core, each loaded by its own autocannon: whatever else the machine does slows both alike,
+// so the ratio of their CPU per verifyKey in each round holds where rounds one after the other
+// (bench/run.ts) swing by more than the change being measured. It compares versions of the code.
+//
+//   npm run bench:side-by-side -- <side A> <side B>
+//
+// A side is `bare` (a node:http server that parses the JSON body and answers a verify-shaped JSON,
+// as the `service` group's), `<dir>` (a checkout of keyguard with a built dist/: the service as
+// shipped) or `tsx:<dir>` (its sources through tsx). Prints the median over rounds of B's CPU per
+// request ÷ A's. SIDE_ROUNDS (default 8, at most 20) rounds of SIDE_SECONDS (default 3, at most 10),
+// after one unmeasured round. On two or more cores the services share core 1, this process core 0.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import { createInterface } from "node:readline";
+import { pathToFileURL } from "node:url";
+import autocannon from "autocannon";
+import { benchScript } from "./scripts";
+import type * as ClientEntry from "../src/client";
+import type * as ServerEntry from "../src/server";
+
+type ServerModule = typeof ServerEntry;
+type ClientModule = typeof ClientEntry;
+
+interface SideInfo {
+  url: string;
+  rootKey: string;
+  key: string;
+  cpu: string;
+}
+
+const listen = (server: http.Server): Promise<string> =>
+  new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+
+/** In the child: serves one side and prints its SideInfo. */
+async function serveSide(side: string): Promise<void> {
+  let info: Omit<SideInfo, "cpu">;
+  if (side === "bare") {
+    const bare = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { key?: unknown };
+        const json = JSON.stringify({
+          meta: { requestId: "req_bench" },
+          data: { valid: typeof body.key === "string", code: "VALID", keyId: "key_bench", enabled: true },
+        });
+        res.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(json) });
+        res.end(json);
+      });
+    });
+    info = { url: `${await listen(bare)}/verify`, rootKey: "unused", key: "unused" };
+  } else {
+    const fromSource = side.startsWith("tsx:");
+    const dir = fromSource ? side.slice(4) : side;
+    const entry = (name: string) => pathToFileURL(`${dir}/${fromSource ? `src/${name}.ts` : `dist/${name}.js`}`).href;
+    const { startLocalKeyService } = (await import(entry("server"))) as ServerModule;
+    const { createClient } = (await import(entry("client"))) as ClientModule;
+    const svc = await startLocalKeyService({ port: 0 });
+    const { key } = await createClient({ rootKey: svc.rootKey, baseUrl: svc.baseUrl, retry: false }).keys.createKey({ apiId: svc.apiId });
+    info = { url: `${svc.baseUrl}/v2/keys.verifyKey`, rootKey: svc.rootKey, key };
+  }
+  const cpu = http.createServer((_req, res) => {
+    const used = process.cpuUsage();
+    res.end(String(used.user + used.system));
+  });
+  console.log(JSON.stringify({ ...info, cpu: await listen(cpu) }));
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+async function main(): Promise<void> {
+  const sides = process.argv.slice(2);
+  if (sides.length !== 2) throw new Error("bench side-by-side: give two sides: bare, <dir> (built) or tsx:<dir>");
+  const rounds = Math.min(Number(process.env.SIDE_ROUNDS ?? 8), 20);
+  const seconds = Math.min(Number(process.env.SIDE_SECONDS ?? 3), 10);
+  const pin = os.cpus().length >= 2 && spawnSync("taskset", ["-p", String(process.pid)], { stdio: "ignore" }).status === 0;
+  if (pin) spawnSync("taskset", ["-cp", "0", String(process.pid)], { stdio: "ignore" });
+  const children: ChildProcess[] = [];
+  const start = async (side: string): Promise<SideInfo> => {
+    const script = benchScript("side-by-side");
+    const execArgv = side.startsWith("tsx:") ? ["--import", "tsx"] : script.execArgv;
+    const args = [...execArgv, script.file, "child", side];
+    const child = pin
+      ? spawn("taskset", ["-c", "1", process.execPath, ...args], { stdio: ["ignore", "pipe", "inherit"] })
+      : spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+    children.push(child);
+    const [line] = (await Promise.race([
+      new Promise((resolve) => createInterface({ input: child.stdout! }).once("line", (l) => resolve([l]))),
+      new Promise((_, reject) =>
+        child.once("exit", () => reject(new Error(`bench side-by-side: side ${side} exited before it was ready`))),
+      ),
+    ])) as [string];
+    return JSON.parse(line) as SideInfo;
+  };
+  try {
+    const [a, b] = [await start(sides[0]!), await start(sides[1]!)];
+    const cpuOf = async (s: SideInfo) => Number(await (await fetch(s.cpu)).text());
+    const run = (s: SideInfo) =>
+      autocannon({
+        url: s.url,
+        method: "POST",
+        connections: 10,
+        duration: seconds,
+        headers: { "content-type": "application/json", authorization: `Bearer ${s.rootKey}` },
+        body: JSON.stringify({ key: s.key }),
+      });
+    const perRequest: { a: number[]; b: number[]; ratio: number[] } = { a: [], b: [], ratio: [] };
+    for (let round = 0; round <= rounds; round++) {
+      const before = [await cpuOf(a), await cpuOf(b)];
+      const [ra, rb] = await Promise.all([run(a), run(b)]);
+      const after = [await cpuOf(a), await cpuOf(b)];
+      if (ra.non2xx + rb.non2xx + ra.errors + rb.errors > 0) throw new Error("bench side-by-side: a side answered other than 2xx");
+      if (round === 0) continue; // warm-up
+      const ca = (after[0]! - before[0]!) / ra.requests.total;
+      const cb = (after[1]! - before[1]!) / rb.requests.total;
+      perRequest.a.push(ca);
+      perRequest.b.push(cb);
+      perRequest.ratio.push(cb / ca);
+    }
+    console.log(`A = ${sides[0]}: ${median(perRequest.a).toFixed(1)} µs of CPU per request (median of ${rounds} rounds of ${seconds} s)`);
+    console.log(`B = ${sides[1]}: ${median(perRequest.b).toFixed(1)} µs`);
+    console.log(
+      `B ÷ A, CPU per request: ${median(perRequest.ratio).toFixed(3)} (rounds: ${perRequest.ratio.map((r) => r.toFixed(2)).join(" ")})`,
+    );
+  } finally {
+    for (const child of children) child.kill();
+  }
+}
+
+if (process.argv[2] === "child") await serveSide(process.argv[3]!);
+else await main();
