@@ -6,7 +6,6 @@
 // baseline of the events group).
 // Prints one JSON line with the URLs, then serves until killed.
 
-import http from "node:http";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
@@ -17,6 +16,7 @@ import { sqliteStorage, startLocalKeyService, type Storage } from "keyguard/serv
 import { startFrameworks, type FrameworkConfig } from "./frameworks";
 import { sdkMiddleware } from "./sdk-middleware";
 import { withAppend } from "./storage-wrap";
+import { bareVerifyServer } from "./bare-http";
 import { startProfile, stopProfile } from "./step-profile";
 
 export interface ServiceInfo {
@@ -67,19 +67,7 @@ async function startService(): Promise<ServiceInfo> {
   bare.post("/json", (req, res) => {
     res.json({ meta: { requestId: "req_bench" }, data: { valid: typeof req.body?.key === "string", code: "VALID" } });
   });
-  const bareHttp = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { key?: unknown };
-      const json = JSON.stringify({
-        meta: { requestId: "req_bench" },
-        data: { valid: typeof body.key === "string", code: "VALID", keyId: "key_bench", enabled: true },
-      });
-      res.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(json) });
-      res.end(json);
-    });
-  });
+  const bareHttp = bareVerifyServer();
   const hang = net.createServer(() => {
     // Accept the connection and never answer.
   });

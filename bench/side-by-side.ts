@@ -17,6 +17,7 @@ import os from "node:os";
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
+import { bareVerifyServer } from "./bare-http";
 import { benchScript } from "./scripts";
 import type * as ClientEntry from "../src/client";
 import type * as ServerEntry from "../src/server";
@@ -38,19 +39,7 @@ const listen = (server: http.Server): Promise<string> =>
 async function serveSide(side: string): Promise<void> {
   let info: Omit<SideInfo, "cpu">;
   if (side === "bare") {
-    const bare = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { key?: unknown };
-        const json = JSON.stringify({
-          meta: { requestId: "req_bench" },
-          data: { valid: typeof body.key === "string", code: "VALID", keyId: "key_bench", enabled: true },
-        });
-        res.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(json) });
-        res.end(json);
-      });
-    });
+    const bare = bareVerifyServer();
     info = { url: `${await listen(bare)}/verify`, rootKey: "unused", key: "unused" };
   } else {
     const fromSource = side.startsWith("tsx:");
