@@ -1,5 +1,5 @@
 // The analytics section of the benchmarks (`BENCH_ONLY=analytics npm run bench`, or alone:
-// `npx tsx bench/analytics.ts`): for SQLite and PostgreSQL + Redis, the real local key service in
+// `npm run bench:analytics`): for SQLite and PostgreSQL + Redis, the real local key service in
 // a child process (bench/analytics-service.ts) over a store whose events table is filled directly
 // with ANALYTICS_EVENTS events (default 1M) spread over 30 days (1,000 keys, a quarter of them with
 // an identity, one event in ten tagged), the rollups made from them by the migration's statement.

@@ -3,7 +3,7 @@
 // used by both), in alternating rounds of ROUNDS × REQUESTS createKey calls (CONCURRENCY at a time,
 // loopback HTTP). Prints, per backend, the median throughput of each side, the median CPU per call
 // of this process (service and load alike) and their ratios, and the goal (≥ 0.9×). Run: npm run
-// bench:events, or npx tsx bench/audit.ts
+// bench:events, or node scripts/build-bench.mjs && node bench/.build/audit.mjs
 // (BACKENDS=memory,sqlite,postgres; postgres needs 127.0.0.1:5432 db test and Redis).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -4,7 +4,7 @@
 // (SCALE_EVENTS events, SCALE_ANSWERS answers); loopback only. Prints a table, writes
 // bench/results/scale.json. Env: SCALE_EVENTS (default 200000), SCALE_ANSWERS (default 20000),
 // KEYGUARD_BENCH_POSTGRES_URL, KEYGUARD_BENCH_REDIS_URL (else the local test servers).
-// Run: npx tsx bench/scale.ts
+// Run: npm run bench:scale
 
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";

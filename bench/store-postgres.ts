@@ -3,7 +3,7 @@
 // one, and the throughput of concurrent credit spends from 1 and 3 store instances (3 pools, as 3
 // service instances would have). Reports per-call p50/p99/max in ms and the size on disk.
 // Needs PostgreSQL and Redis (env KEYGUARD_BENCH_POSTGRES_URL / KEYGUARD_BENCH_REDIS_URL, else
-// the test defaults). Run: npx tsx bench/store-postgres.ts (KEYS=10000 for less).
+// the test defaults). Run: node scripts/build-bench.mjs && node bench/.build/store-postgres.mjs (KEYS=10000 for less).
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import pg from "pg";

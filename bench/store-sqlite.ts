@@ -1,7 +1,7 @@
 // The SQLite store at scale, below the HTTP layer: fills a data file with N keys (default 1M,
 // env KEYS) through the store, then times the calls of the hot path and the paginated reads one
 // by one. Reports per-call p50/p99/max in ms: every call runs synchronously on the event loop, so
-// its time is how long it blocks it (WAL checkpoints run in a worker thread, not in these calls). Run: npx tsx bench/store-sqlite.ts (KEYS=100000 for less).
+// its time is how long it blocks it (WAL checkpoints run in a worker thread, not in these calls). Run: node scripts/build-bench.mjs && node bench/.build/store-sqlite.mjs (KEYS=100000 for less).
 //
 // BASELINE=<another checkout of keyguard> then compares the store calls of a verifyKey between
 // that checkout's SQLite store and this one's, each on a file of its own filled alike: CPU per

@@ -1,7 +1,7 @@
 // Quick hot-path probe: sequential keys.verifyKey calls on a credits key through fetch on
 // loopback against the local key service (memory store). Prints the median of 3 runs: wall time
 // and CPU time of this process (client and service both run in it) per call.
-// Run: npx tsx bench/verify-loop.ts [calls]
+// Run: node scripts/build-bench.mjs && node bench/.build/verify-loop.mjs [calls]
 import { silentLogger } from "../src/index";
 import { startLocalKeyService } from "../src/server";
 

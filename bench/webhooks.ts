@@ -1,7 +1,7 @@
 // Webhook latency: the time from a change's request (createKey sent; its answer comes within) to
 // its event arriving at a receiver on loopback, for SAMPLES changes made one after the other and CONCURRENT more made
 // 8 at a time, per backend. Prints p50, p99 and max in ms, and the goal (p99 ≤ 1 s). Run: npm run
-// bench:events, or npx tsx bench/webhooks.ts (BACKENDS=memory,sqlite).
+// bench:events, or node scripts/build-bench.mjs && node bench/.build/webhooks.mjs (BACKENDS=memory,sqlite).
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
