@@ -86,6 +86,9 @@ describe.skipIf(skip !== undefined)("postgres + redis store outages", () => {
       expect((err as Error).message).toMatch(/^PostgreSQL at 127\.0\.0\.1:\d+ is unavailable: /);
       expect((err as Error).message).not.toContain("s3cret-pw");
     }
+    // Lookups made together share one statement: each of them fails.
+    const together = await Promise.allSettled([key.hash, "no such hash", key.hash].map((h) => store.direct.keyByHash(h)));
+    expect(together.map((r) => r.status === "rejected" && r.reason instanceof StoreUnavailableError)).toEqual([true, true, true]);
     // Nothing was charged while it was down.
     await pgProxy.start();
     expect(await eventually(() => store.direct.spendCredits(key.id, 1, 10))).toEqual({ ok: true, remaining: 2 });

@@ -29,6 +29,7 @@ import { lastUsed } from "./events";
 import { quoteIdent } from "./schema";
 import type { RedisLimits } from "./redis-limits";
 import type { RecordCache } from "./record-cache";
+import { Coalescer } from "./coalesce";
 
 /** Runs one statement; errors are already turned into `StoreUnavailableError` for outages. */
 export type Query = <R>(text: string, params?: readonly unknown[]) => Promise<R[]>;
@@ -38,6 +39,13 @@ export type Query = <R>(text: string, params?: readonly unknown[]) => Promise<R[
  * and sends no message), nor one waiting for its migration (its rehash is written where it is read).
  */
 const keptKey = (key: KeyRecord): boolean => key.credits === undefined && key.pendingMigrationId === undefined;
+
+/**
+ * Statements of key lookups out at once outside transactions, and most keys per statement (see
+ * coalesce.ts). One: under load the lookups of a round trip's time leave together in the next.
+ */
+const LOOKUPS_OUT = 1;
+const LOOKUP_BATCH = 256;
 
 interface LinkRow {
   owner: string;
@@ -50,6 +58,8 @@ export class PgTx implements StorageTx {
   private readonly t: (table: string) => string;
   /** Start of this schema's advisory-lock names. */
   private readonly lockPrefix: string;
+  /** Keys looked up by hash outside a transaction: under load, several per statement. */
+  private readonly keysByHash: Coalescer<KeyRecord> | undefined;
 
   /**
    * `locking`: inside a transaction (lock what is read). `atomically`: how a multi-statement
@@ -70,6 +80,19 @@ export class PgTx implements StorageTx {
     const s = quoteIdent(schema);
     this.t = (table) => `${s}.${table}`;
     this.lockPrefix = `keyguard.${schema}.`;
+    if (!locking) {
+      this.keysByHash = new Coalescer(
+        // One value alone keeps the plain statement (its plan is an index lookup, where the
+        // generic plan of `= ANY($1)` may not be).
+        async (hashes) => {
+          const rows =
+            hashes.length === 1 ? await this.read("keys", "r.hash = $1", hashes) : await this.read("keys", "r.hash = ANY($1)", [hashes]);
+          return new Map(rows.map((k) => [k.hash, k]));
+        },
+        LOOKUPS_OUT,
+        LOOKUP_BATCH,
+      );
+    }
   }
 
   /** Waits for (and holds until the transaction ends) an advisory lock on `name`. */
@@ -125,7 +148,8 @@ export class PgTx implements StorageTx {
   }
 
   async keyByHash(hash: string): Promise<KeyRecord | undefined> {
-    const load = async () => (await this.read("keys", "r.hash = $1", [hash]))[0];
+    const batched = this.keysByHash;
+    const load = batched ? () => batched.get(hash) : async () => (await this.read("keys", "r.hash = $1", [hash]))[0];
     return this.cache?.holds("keys") ? this.cache.read("keys", `#${hash}`, load, keptKey) : load();
   }
 

@@ -1,0 +1,160 @@
+// Key lookups outside transactions share statements (src/server/storage/postgres/coalesce.ts): the
+// batching itself, over a read the test controls, and the PostgreSQL store's lookups by hash made
+// together against a real PostgreSQL and Redis (their outage: store-postgres-outage.test.ts).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Coalescer } from "../../../src/server/storage/postgres/coalesce";
+import type { Storage } from "../../../src/server/storage/seam";
+import { postgresStorage } from "../../../src/server/storage/postgres/store";
+import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
+import { keyRecord } from "../../support/records";
+
+/** A read whose statements the test answers one by one, in the order they were sent. */
+function controlledRead<V = string>() {
+  const sent: Array<{ values: string[]; answer: (found: Record<string, V>) => void; fail: (err: Error) => void }> = [];
+  const read = (values: string[]) =>
+    new Promise<Map<string, V>>((resolve, reject) => {
+      sent.push({ values, answer: (found) => resolve(new Map(Object.entries(found))), fail: reject });
+    });
+  return { sent, read };
+}
+
+describe("Coalescer", () => {
+  it("sends a lookup at once when no statement is out", () => {
+    const { sent, read } = controlledRead();
+    const c = new Coalescer(read, 1, 10);
+    void c.get("a");
+    expect(sent.map((s) => s.values)).toEqual([["a"]]);
+  });
+
+  it("holds lookups while a statement is out and sends them together, each value once", async () => {
+    const { sent, read } = controlledRead();
+    const c = new Coalescer(read, 1, 10);
+    const first = c.get("a");
+    const later = [c.get("b"), c.get("c"), c.get("b")];
+    expect(sent).toHaveLength(1);
+    sent[0]!.answer({ a: "A" });
+    expect(await first).toBe("A");
+    expect(sent.map((s) => s.values)).toEqual([["a"], ["b", "c"]]);
+    sent[1]!.answer({ b: "B" });
+    // A value asked twice gets its record twice; one not found gets undefined.
+    expect(await Promise.all(later)).toEqual(["B", undefined, "B"]);
+  });
+
+  it("gives each caller of a value asked twice a record of its own", async () => {
+    const { sent, read } = controlledRead<{ n: number }>();
+    const c = new Coalescer(read, 1, 10);
+    void c.get("x");
+    const both = [c.get("a"), c.get("a")];
+    sent[0]!.answer({});
+    await Promise.resolve();
+    sent[1]!.answer({ a: { n: 1 } });
+    const [one, two] = await Promise.all(both);
+    expect(one).toEqual({ n: 1 });
+    expect(two).toEqual({ n: 1 });
+    expect(one).not.toBe(two);
+  });
+
+  it("keeps up to maxOut statements out before it holds lookups", () => {
+    const { sent, read } = controlledRead();
+    const c = new Coalescer(read, 2, 10);
+    for (const v of ["a", "b", "c", "d"]) void c.get(v);
+    expect(sent.map((s) => s.values)).toEqual([["a"], ["b"]]);
+    sent[0]!.answer({});
+    return Promise.resolve().then(() => {
+      expect(sent.map((s) => s.values)).toEqual([["a"], ["b"], ["c", "d"]]);
+    });
+  });
+
+  it("sends at most maxBatch values per statement, the rest in the next ones", async () => {
+    const { sent, read } = controlledRead();
+    const c = new Coalescer(read, 1, 2);
+    const all = ["a", "b", "c", "d", "e"].map((v) => c.get(v));
+    for (let i = 0; i < 3; i++) {
+      await Promise.resolve();
+      sent[i]!.answer(Object.fromEntries(sent[i]!.values.map((v) => [v, v.toUpperCase()])));
+      await Promise.resolve();
+    }
+    expect(sent.map((s) => s.values)).toEqual([["a"], ["b", "c"], ["d", "e"]]);
+    expect(await Promise.all(all)).toEqual(["A", "B", "C", "D", "E"]);
+  });
+
+  it("fails every lookup of a failed statement, and still sends those waiting", async () => {
+    const { sent, read } = controlledRead();
+    const c = new Coalescer(read, 1, 10);
+    const first = c.get("a");
+    const same = c.get("a");
+    const waiting = c.get("b");
+    const outage = new Error("store down");
+    sent[0]!.fail(outage);
+    await expect(first).rejects.toBe(outage);
+    // "a" asked while its statement was out waits for the next one: it is not failed with the first.
+    expect(sent.map((s) => s.values)).toEqual([["a"], ["a", "b"]]);
+    sent[1]!.answer({ a: "A", b: "B" });
+    expect(await Promise.all([same, waiting])).toEqual(["A", "B"]);
+  });
+
+  it("fails the lookups of a read that throws before it returns a promise, and goes on", async () => {
+    let calls = 0;
+    const c = new Coalescer<string>(
+      (values) => {
+        if (calls++ === 0) throw new Error("bad statement");
+        return Promise.resolve(new Map(values.map((v) => [v, v])));
+      },
+      1,
+      10,
+    );
+    await expect(c.get("a")).rejects.toThrow("bad statement");
+    expect(await c.get("b")).toBe("b");
+  });
+});
+
+const skip = await postgresRedisSkipReason("the PostgreSQL store's key lookups");
+
+describe.skipIf(skip !== undefined)("the PostgreSQL store's key lookups made together", () => {
+  const ns = isolatedNamespace();
+  let store: Storage;
+  let keeping: Storage;
+  const keys = Array.from({ length: 40 }, (_, i) =>
+    keyRecord({
+      name: `key ${i}`,
+      ...(i % 3 === 0 && { credits: { remaining: 10, lastRefillAt: 1 } }),
+      permissionIds: i % 4 === 0 ? [`perm_${i}`] : [],
+    }),
+  );
+
+  beforeAll(async () => {
+    const options = { postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema };
+    store = await postgresStorage(options);
+    keeping = await postgresStorage({ ...options, cacheKeys: true });
+    await store.transaction(async (tx) => {
+      for (const k of keys) await tx.put("keys", k);
+    });
+  });
+  afterAll(async () => {
+    await Promise.all([store, keeping].map((s) => s?.close()));
+    await ns.drop();
+  });
+
+  it.each([
+    ["by default", () => store],
+    ["with cacheKeys", () => keeping],
+  ])("answers each of many lookups made at once with its own key (%s)", async (_, which) => {
+    const s = which();
+    const asked = [...keys.map((k) => k.hash), "no such hash", keys[5]!.hash, keys[0]!.hash, "no such hash either"];
+    const found = await Promise.all(asked.map((h) => s.direct.keyByHash(h)));
+    expect(found.map((k) => k?.id)).toEqual([...keys.map((k) => k.id), undefined, keys[5]!.id, keys[0]!.id, undefined]);
+    // Each caller gets a record of its own, with its links and credits.
+    expect(found[5]).not.toBe(found[41]);
+    expect(found[0]).toMatchObject({ permissionIds: ["perm_0"], credits: { remaining: 10 } });
+    expect(found[1]).toMatchObject({ permissionIds: [], name: "key 1" });
+  });
+
+  it("finds a key written while a lookup was out, when asked after the write", async () => {
+    const fresh = keyRecord();
+    const out = store.direct.keyByHash(keys[1]!.hash);
+    await store.direct.put("keys", fresh);
+    const [first, written] = await Promise.all([out, store.direct.keyByHash(fresh.hash)]);
+    expect(first?.id).toBe(keys[1]!.id);
+    expect(written?.id).toBe(fresh.id);
+  });
+});
