@@ -29,7 +29,7 @@ import { lastUsed } from "./events";
 import { quoteIdent } from "./schema";
 import type { RedisLimits } from "./redis-limits";
 import type { RecordCache } from "./record-cache";
-import { Coalescer } from "./coalesce";
+import { Coalescer, type CoalescerSettings } from "./coalesce";
 
 /** Runs one statement; errors are already turned into `StoreUnavailableError` for outages. */
 export type Query = <R>(text: string, params?: readonly unknown[]) => Promise<R[]>;
@@ -41,11 +41,12 @@ export type Query = <R>(text: string, params?: readonly unknown[]) => Promise<R[
 const keptKey = (key: KeyRecord): boolean => key.credits === undefined && key.pendingMigrationId === undefined;
 
 /**
- * Statements of key lookups out at once outside transactions, and most keys per statement (see
- * coalesce.ts). One: under load the lookups of a round trip's time leave together in the next.
+ * How key lookups outside transactions share statements (see coalesce.ts): one statement out at
+ * a time, so that under load the lookups of a round trip's time leave together in the next; at
+ * most 256 keys per statement; and a lookup asked once the last statement has been out for 10 ms
+ * leaves at once, with those waiting.
  */
-const LOOKUPS_OUT = 1;
-const LOOKUP_BATCH = 256;
+const KEY_LOOKUPS: CoalescerSettings = { maxOut: 1, maxBatch: 256, patienceMs: 10 };
 
 interface LinkRow {
   owner: string;
@@ -89,8 +90,7 @@ export class PgTx implements StorageTx {
             hashes.length === 1 ? await this.read("keys", "r.hash = $1", hashes) : await this.read("keys", "r.hash = ANY($1)", [hashes]);
           return new Map(rows.map((k) => [k.hash, k]));
         },
-        LOOKUPS_OUT,
-        LOOKUP_BATCH,
+        KEY_LOOKUPS,
       );
     }
   }
