@@ -441,7 +441,8 @@ async function benchBackend(backend: string, lines: string[], goals: AnalyticsGo
         `(longest garbage-collection pause ${ms(loadGc)} ms)`,
     );
     goals.push({
-      goal: `${backend}: verifyKey p99 while writing events at ${RATE}/s within +10 % (%)`,
+      // Met only at the rate asked (90 % of it reached), which a busy machine may not give.
+      goal: `${backend}: verifyKey p99 while writing events at ${RATE}/s (reached ${avg(rates.on)}/s) within +10 % (%)`,
       value: ((on - off) / off) * 100,
       met: on <= off * 1.1 && avg(rates.on) >= RATE * 0.9,
     });

@@ -57,6 +57,19 @@ async function startChild<T>(mode: string, env: Record<string, string> = {}, cor
   return JSON.parse(line) as T;
 }
 
+/** Stops the children started since `from` (their group is over) and waits until they have exited. */
+async function stopChildren(from: number): Promise<void> {
+  const group = children.splice(from);
+  await Promise.all(
+    group.map(async (child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, "exit");
+      child.kill();
+      await exited;
+    }),
+  );
+}
+
 async function refusedUrl(): Promise<string> {
   const server = net.createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -357,6 +370,7 @@ async function main() {
     // Two service processes on SQLite, on the apps' core (idle meanwhile): one writes verification
     // events (batched every second), the other's store drops them; the same tagged verifyKey on both.
     const dir = mkdtempSync(join(os.tmpdir(), "keyguard-bench-events-"));
+    const first = children.length;
     try {
       const sides = {
         recorded: { BENCH_SERVICE_DATA: join(dir, "recorded.db") },
@@ -387,6 +401,8 @@ async function main() {
         detail: `with events ${rps(r.recorded)} req/s, without ${rps(r.dropped)} req/s; service CPU per request ${cpu(r.recorded)} µs vs ${cpu(r.dropped)} µs`,
       });
     } finally {
+      // Their files go with the group: the services go first (else they report the store lost).
+      await stopChildren(first);
       rmSync(dir, { recursive: true, force: true });
     }
   }

@@ -172,6 +172,8 @@ async function postgresVerifyCosts() {
     return { plainCpuUs: await perCall(plain), creditsCpuUs: await perCall(credits) };
   } finally {
     await svc.close();
+    // The service does not close a store it was given.
+    await storage.close();
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin.end();
   }
