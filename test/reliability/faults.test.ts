@@ -39,8 +39,14 @@ afterAll(async () => {
   trap.uninstall();
 });
 
-/** Small limits so that hanging faults cost a fraction of a second (still roomy for a loaded machine); no jitter. */
-const FAST = { timeout: 300, deadline: 700, retry: { attempts: 2, initialDelay: 20, maxDelay: 50, jitter: 0 } } as const;
+/**
+ * Limits so that a hanging fault costs a second, yet a healthy call through the stand-in (which
+ * every test makes too, to the local service in this same process) has a second per attempt on a
+ * machine busy with other test files: 300 ms was not enough in a shuffled run. No jitter.
+ */
+const FAST = { timeout: 1000, deadline: 2500, retry: { attempts: 2, initialDelay: 20, maxDelay: 50, jitter: 0 } } as const;
+/** How late the slow fault answers: past FAST's timeout. */
+const SLOW_MS = 1500;
 
 function appWith(options: Partial<ApiKeyAuthOptions> = {}) {
   const logger = capturingLogger();
@@ -76,7 +82,7 @@ const UNAVAILABLE: FaultCase[] = [
   { name: "503 with Retry-After: 7 (retried once)", fault: () => faults.status503(7), hits: 2, retryAfter: "7" },
   { name: "connection reset before headers (retried once)", fault: faults.resetBeforeHeaders, hits: 2, retryAfter: "5" },
   { name: "connection reset after the headers of a 200", fault: faults.resetAfterHeaders, hits: 1, retryAfter: "5" },
-  { name: "answer slower than the timeout", fault: () => faults.slow(600, stub.proxy), hits: 1, retryAfter: "5" },
+  { name: "answer slower than the timeout", fault: () => faults.slow(SLOW_MS, stub.proxy), hits: 1, retryAfter: "5" },
   { name: "hung socket", fault: faults.hang, hits: 1, retryAfter: "5" },
   { name: "truncated JSON in a 200", fault: faults.truncatedJson, hits: 1, retryAfter: "5" },
   { name: "malformed JSON in a 200", fault: faults.malformedJson, hits: 1, retryAfter: "5" },
@@ -251,7 +257,7 @@ describe("staleIfError", () => {
 describe("after all the faults", () => {
   it("the middleware still serves, and no unhandled rejection or uncaught exception fired", async () => {
     // Give delayed answers of the slow fault time to land on their abandoned sockets.
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await new Promise((resolve) => setTimeout(resolve, SLOW_MS - FAST.timeout + 100));
     const { app, calls } = appWith();
     expect((await call(app)).res.status).toBe(200);
     expect(calls.count).toBe(1);
