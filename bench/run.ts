@@ -6,7 +6,6 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -19,6 +18,7 @@ import { cpuRatioOf, load, median, ratioOf, rotate, type LoadOptions, type LoadR
 import type { StepTimes } from "./step-profile";
 import type { AppsConfig, ServiceInfo } from "./servers";
 import { BENCH_DIR, FROM_SOURCE_NOTE, benchScript } from "./scripts";
+import { refusedUrl } from "../test/support/refused-url";
 
 const here = BENCH_DIR;
 const DURATION = Math.min(Number(process.env.BENCH_DURATION ?? 4), 10);
@@ -68,14 +68,6 @@ async function stopChildren(from: number): Promise<void> {
       await exited;
     }),
   );
-}
-
-async function refusedUrl(): Promise<string> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}`;
 }
 
 const onlyOk = (label: string) => (r: LoadResult) => {

@@ -11,7 +11,8 @@ import { startLocalKeyService, type RunningLocalKeyService } from "keyguard/serv
 import { silentLogger } from "keyguard";
 import type { CreateKeyInput } from "keyguard/client";
 import type { Echo, ReportedDecision, ScenarioEnv } from "./scenario";
-import { refusedUrl, startServiceProxy, type ServiceProxy } from "./service-proxy";
+import { refusedUrl } from "../support/refused-url";
+import { startServiceProxy, type ServiceProxy } from "./service-proxy";
 
 export interface RunningApp {
   /** Base URL of the adapter's server, e.g. `http://127.0.0.1:40123`. */

@@ -91,12 +91,3 @@ export async function startServiceProxy(target: string): Promise<ServiceProxy> {
   (proxy as { url: string }).url = `http://127.0.0.1:${port}`;
   return proxy;
 }
-
-/** A loopback address where nothing listens (a port just released). */
-export async function refusedUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-}

@@ -7,7 +7,6 @@ import { KeyServiceHttpError, KeyServiceNetworkError, KeyServiceResponseError, K
 import { silentLogger } from "../../src/logger";
 import {
   ROOT_KEY,
-  closedPortUrl,
   fail,
   fakeRuntime,
   ok,
@@ -18,6 +17,7 @@ import {
   type Handler,
   type TestServer,
 } from "./helpers/fault-server";
+import { refusedUrl } from "../support/refused-url";
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -273,7 +273,7 @@ describe("time limits", () => {
 
 describe("connection failures", () => {
   it("a refused connection is retried, then KeyServiceNetworkError", async () => {
-    const url = await closedPortUrl();
+    const url = await refusedUrl();
     const logger = recordingLogger();
     const client = createClient({ rootKey: ROOT_KEY, baseUrl: url, logger, retry: { attempts: 3, initialDelay: 1, maxDelay: 5 } });
     const err = await client.keys.verifyKey({ key: "k" }).catch((e: unknown) => e);

@@ -5,17 +5,8 @@ import { inspect } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { createClient } from "keyguard/client";
 import { parseClientOptions } from "../../src/client/options";
-import {
-  ROOT_KEY,
-  closedPortUrl,
-  fail,
-  recordingLogger,
-  sendJson,
-  startServer,
-  testClient,
-  type Handler,
-  type TestServer,
-} from "./helpers/fault-server";
+import { ROOT_KEY, fail, recordingLogger, sendJson, startServer, testClient, type Handler, type TestServer } from "./helpers/fault-server";
+import { refusedUrl } from "../support/refused-url";
 
 const CALLER_KEY = "sk_callerSECRETcallerSECRET";
 let server: TestServer | undefined;
@@ -90,7 +81,7 @@ describe("no secret in any error or log line", () => {
 
   it("a refused connection", async () => {
     const logger = recordingLogger();
-    const client = createClient({ rootKey: ROOT_KEY, baseUrl: await closedPortUrl(), logger, retry: { attempts: 2, initialDelay: 1 } });
+    const client = createClient({ rootKey: ROOT_KEY, baseUrl: await refusedUrl(), logger, retry: { attempts: 2, initialDelay: 1 } });
     const err = await client.keys.verifyKey({ key: CALLER_KEY }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: "KEY_SERVICE_NETWORK_ERROR", attempts: 2 });
     expectNoSecrets(err);

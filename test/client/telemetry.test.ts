@@ -30,7 +30,8 @@ import request from "supertest";
 import { apiKeyAuth, ConfigError, silentLogger } from "keyguard";
 import { createClient, KeyServiceConfigError } from "keyguard/client";
 import { createTelemetry, DURATION_BUCKETS } from "../../src/client/telemetry";
-import { closedPortUrl, recordingLogger, startService, type ServiceFixture } from "../middleware/helpers";
+import { refusedUrl } from "../support/refused-url";
+import { recordingLogger, startService, type ServiceFixture } from "../middleware/helpers";
 
 let fx: ServiceFixture;
 beforeAll(async () => {
@@ -162,7 +163,7 @@ describe("client telemetry", () => {
 
   it("a refused connection: an error span without a status, error.type the client's error code", async () => {
     const o = otel();
-    const baseUrl = await closedPortUrl();
+    const baseUrl = await refusedUrl();
     const client = createClient({ rootKey: "root_for_refused", baseUrl, logger: silentLogger, telemetry: o.providers, retry: false });
     await expect(client.keys.verifyKey({ key: "sk_whatever_refused" })).rejects.toMatchObject({ code: "KEY_SERVICE_NETWORK_ERROR" });
     const [span] = o.spans();
@@ -200,7 +201,7 @@ describe("client telemetry", () => {
     fx.svc.service.setUnavailable(false);
     const refused = createClient({
       rootKey: fx.svc.rootKey,
-      baseUrl: await closedPortUrl(),
+      baseUrl: await refusedUrl(),
       logger: silentLogger,
       telemetry: o.providers,
       retry: false,

@@ -99,10 +99,3 @@ export function verifyAnswer(data: unknown) {
     res.end(JSON.stringify({ meta: { requestId: "req_stub" }, data }));
   };
 }
-
-/** A port on 127.0.0.1 with nothing listening. */
-export async function closedPortUrl(): Promise<string> {
-  const stub = await startStub(() => {});
-  await stub.close();
-  return stub.baseUrl;
-}

@@ -6,7 +6,8 @@ import type { Response } from "express";
 import request from "supertest";
 import { createClient } from "keyguard/client";
 import { apiKeyAuth, getApiKey, silentLogger, type ApiKeyAuthOptions, type KeyguardError } from "keyguard";
-import { closedPortUrl, EXPRESS_VERSIONS, recordingLogger, startService, startStub, type ServiceFixture } from "./helpers";
+import { refusedUrl } from "../support/refused-url";
+import { EXPRESS_VERSIONS, recordingLogger, startService, startStub, type ServiceFixture } from "./helpers";
 
 // The service clock; the EXPIRED scenario moves it forward.
 let clock = Date.now();
@@ -44,7 +45,7 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
 
   describe("service unavailable → 503", () => {
     it("connection refused: 503 with Retry-After after one retry", async () => {
-      const { app, denied } = appWith({ rootKey: "root_key_x", baseUrl: await closedPortUrl(), logger: silentLogger });
+      const { app, denied } = appWith({ rootKey: "root_key_x", baseUrl: await refusedUrl(), logger: silentLogger });
       const res = await request(app).get("/").set("X-API-Key", "sk_whatever");
       expect(res.status).toBe(503);
       expect(res.headers["retry-after"]).toBe("5");
@@ -52,7 +53,7 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     });
 
     it("connection refused with a deadline shorter than timeout + retry: still 503 (the retry's timeout is capped)", async () => {
-      const { app, denied } = appWith({ rootKey: "root_key_x", baseUrl: await closedPortUrl(), logger: silentLogger, deadline: 1000 });
+      const { app, denied } = appWith({ rootKey: "root_key_x", baseUrl: await refusedUrl(), logger: silentLogger, deadline: 1000 });
       const res = await request(app).get("/").set("X-API-Key", "sk_whatever");
       expect(res.status).toBe(503);
       expect(res.headers["retry-after"]).toBe("5");
@@ -215,7 +216,7 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
   describe("onServiceError: 'open'", () => {
     it("lets requests through without a key and warns once per interval", async () => {
       const logger = recordingLogger();
-      const { app } = appWith({ rootKey: "root_key_x", baseUrl: await closedPortUrl(), logger, onServiceError: "open", retry: false });
+      const { app } = appWith({ rootKey: "root_key_x", baseUrl: await refusedUrl(), logger, onServiceError: "open", retry: false });
       for (let i = 0; i < 3; i++) {
         const res = await request(app).get("/").set("X-API-Key", "sk_whatever");
         expect(res.status).toBe(200);

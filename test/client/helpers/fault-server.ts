@@ -55,13 +55,6 @@ export async function startServer(handler: Handler): Promise<TestServer> {
   };
 }
 
-/** A port that was open and is now closed: connecting to it is refused. */
-export async function closedPortUrl(): Promise<string> {
-  const s = await startServer(() => undefined);
-  await s.close();
-  return s.url;
-}
-
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = typeof body === "string" ? body : JSON.stringify(body);
   res.writeHead(status, { "Content-Type": "application/json", ...headers });

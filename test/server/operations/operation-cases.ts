@@ -1,7 +1,6 @@
 // One request per operation of the table, which the bootstrap root key may make, and the records
 // they name: shared by the suites that go through every operation (authorisation, audit log).
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { refusedUrl } from "../../support/refused-url";
 import type { Started } from "../helpers";
 
 /** The records the requests below name, made with the bootstrap root key. */
@@ -152,15 +151,6 @@ export const CASES: Record<string, Case> = {
   "webhooks.resendDelivery": { body: (f) => ({ messageId: f.messageId }), refused: () => missingOne("workspace.*.update_webhook") },
 };
 
-/** A loopback URL nothing listens on: deliveries to it fail at once, without leaving the machine. */
-async function closedPortUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}/hook`;
-}
-
 /** Makes the records the cases name, with the bootstrap root key. */
 export async function makeFixture(s: Started): Promise<Fixture> {
   const ok = async (op: string, body: unknown) => {
@@ -182,7 +172,10 @@ export async function makeFixture(s: Started): Promise<Fixture> {
     url: "https://hooks.example.net/x",
     events: ["key.leaked"],
   });
-  const { endpointId: hookEndpoint } = await ok("webhooks.createEndpoint", { url: await closedPortUrl(), events: ["root_key.created"] });
+  const { endpointId: hookEndpoint } = await ok("webhooks.createEndpoint", {
+    url: await refusedUrl("/hook"),
+    events: ["root_key.created"],
+  });
   await ok("rootKeys.createRootKey", { permissions: ["api.*.read_api"] });
   const [message] = await ok("webhooks.listDeliveries", { endpointId: hookEndpoint });
   return {
