@@ -11,7 +11,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "keyguard";
 import { startLocalKeyService, type LocalKeyServiceOptions, type RunningLocalKeyService } from "keyguard/server";
 import { exited, killChildren, serve, type Served } from "../../cli/cli-process";
-import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
+import { POSTGRES_URL, REDIS_URL, isolatedNamespace, listenToRecords, postgresRedisSkipReason } from "../../support/postgres-redis";
 import { receiver, stopReceivers, type Received } from "../../support/webhook-receiver-process";
 import { makeCall, manualClock, start, type Call } from "../helpers";
 
@@ -128,14 +128,26 @@ describe("a receiver down for a minute", () => {
 const skip = await postgresRedisSkipReason("webhooks from 3 service instances on one PostgreSQL + Redis");
 
 describe.skipIf(skip !== undefined)("3 service instances on one PostgreSQL + Redis", () => {
-  it("deliver each message exactly once, whichever instance made the change", async () => {
+  it("deliver each message exactly once, whichever instance made the change", { timeout: 45_000 }, async () => {
     const ns = isolatedNamespace();
     const r = await receiver();
     const instances = await onePostgres(3, ns.schema);
     try {
       const calls: Call[] = instances.map((s) => makeCall(s.baseUrl, rootKey));
+      // Each instance has read (and keeps) the workspace's endpoints: none yet.
+      for (const call of calls) expect((await call("keys.createKey", { apiId: instances[0]!.apiId })).status).toBe(200);
+      const records = await listenToRecords(ns.redisPrefix);
+      const heard = records.nextMessage();
       expect((await calls[0]!("webhooks.createEndpoint", { url: r.url, events: ["key.created"] })).status).toBe(200);
-      const created: string[] = [];
+      // The endpoint's announcement heard here (the instances, in this process, got it at the same
+      // moment on their own connections), and a round trip more: every instance has handled it and
+      // forgotten the endpoints it kept.
+      await heard;
+      records.close();
+      expect((await fetch(`${instances[1]!.baseUrl}/v2/liveness`)).status).toBe(200);
+      const first = await calls[1]!("keys.createKey", { apiId: instances[0]!.apiId });
+      expect(first.status).toBe(200);
+      const created: string[] = [first.body.data.keyId as string];
       await Promise.all(
         [0, 1, 2, 3, 4, 5].map(async (w) => {
           for (let i = 0; i < 15; i++) {

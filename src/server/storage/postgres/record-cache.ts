@@ -1,6 +1,7 @@
-// The PostgreSQL store's cache of records that change rarely (root keys, APIs, permissions, roles;
-// with `cacheKeys`, keys without credits too), read outside transactions only (`Storage.direct`:
-// root-key authentication, keys.verifyKey). A write to any of these tables, through any instance,
+// The PostgreSQL store's cache of records that change rarely (root keys, APIs, permissions, roles,
+// meta values such as a workspace's webhook endpoints; with `cacheKeys`, keys without credits too),
+// read outside transactions only (`Storage.direct`: root-key authentication, keys.verifyKey, the
+// endpoints every audited call reads). A write to any of these, through any instance,
 // empties every instance's cache: locally once the write committed, elsewhere through a Redis
 // channel of the store's prefix (`<prefix>records`), before the writing request is answered. Only
 // records found are kept (a record created needs no message: a new key, the most frequent write,
@@ -14,6 +15,9 @@ import { copy } from "../memory/tx";
 
 /** The tables whose records may be kept. */
 export type CachedTable = "rootKeys" | "apis" | "permissions" | "roles" | "keys";
+
+/** What an entry is: a record of a cached table, or a meta value (`StorageTx.getMeta`). */
+export type CachedKind = CachedTable | "meta";
 
 const ALWAYS: ReadonlySet<TableName> = new Set<TableName>(["rootKeys", "apis", "permissions", "roles"]);
 
@@ -84,11 +88,11 @@ export class RecordCache {
   }
 
   /**
-   * The record of `table` under `id` (an id, or `#` and a hash): from the cache when kept, else
+   * The record of `table` under `id` (an id, `#` and a hash, or a meta value's name): from the cache when kept, else
    * read by `load` (and kept when found and `keep` allows it, unless an emptying happened
    * meanwhile). The caller gets a copy of its own.
    */
-  async read<R>(table: CachedTable, id: string, load: () => Promise<R | undefined>, keep?: (record: R) => boolean): Promise<R | undefined> {
+  async read<R>(table: CachedKind, id: string, load: () => Promise<R | undefined>, keep?: (record: R) => boolean): Promise<R | undefined> {
     if (!this.listening) return load();
     const name = `${table}\0${id}`;
     const now = Date.now();

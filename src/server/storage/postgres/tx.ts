@@ -391,8 +391,11 @@ export class PgTx implements StorageTx {
     // In a transaction, a read of a meta value serialises with other transactions reading it: two
     // instances starting together see one bootstrap, not two.
     if (this.locking) await this.lockName(`meta.${name}`);
-    const rows = await this.query<{ value: string }>(`SELECT value FROM ${this.t("meta")} WHERE name = $1`, [name]);
-    return rows[0]?.value;
+    const load = async () => (await this.query<{ value: string }>(`SELECT value FROM ${this.t("meta")} WHERE name = $1`, [name]))[0]?.value;
+    if (this.locking || !this.cache) return load();
+    // An absent value is kept too, wrapped: most workspaces have no webhook endpoints, and every
+    // audited call reads them.
+    return (await this.cache.read("meta", name, async () => ({ value: await load() })))?.value;
   }
 
   async setMeta(name: string, value: string): Promise<void> {
@@ -400,5 +403,7 @@ export class PgTx implements StorageTx {
       `INSERT INTO ${this.t("meta")} (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`,
       [name, value],
     );
+    // Meta values are always cached outside transactions.
+    await this.changed();
   }
 }

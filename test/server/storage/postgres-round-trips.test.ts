@@ -1,0 +1,78 @@
+// The PostgreSQL statements a service instance sends per call once its record cache is warm: the
+// CPU a call costs follows its round trips (docs/scale.md), so each one here is a budget. Against
+// a real PostgreSQL and Redis; the statements are those the driver is given (counted, not changed).
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { silentLogger } from "keyguard";
+import { startLocalKeyService, type RunningLocalKeyService } from "keyguard/server";
+import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
+import { makeCall, type Call } from "../helpers";
+
+const skip = await postgresRedisSkipReason("the PostgreSQL statements of a call");
+
+/** What a statement is, by its first words and the table it names (verification events left out: they are written in the background). */
+function kindOf(text: string): string | undefined {
+  const t = text.replace(/\s+/g, " ").trim();
+  if (/verification_events|verification_rollup/.test(t)) return undefined;
+  if (t === "BEGIN" || t === "COMMIT") return t;
+  // A record's read names its table as `r` (its links come along in subqueries).
+  const table = (/FROM "[^"]+"\.(\w+) r\b/.exec(t) ?? /(?:FROM|INTO|UPDATE) "[^"]+"\.(\w+)/.exec(t))?.[1] ?? "?";
+  const verb = t.startsWith("WITH k AS ( INSERT") ? "INSERT" : t.split(" ")[0]!;
+  return `${verb} ${table}${t.includes("FOR SHARE") ? " FOR SHARE" : t.includes("FOR UPDATE") ? " FOR UPDATE" : ""}`;
+}
+
+describe.skipIf(skip !== undefined)("the PostgreSQL statements of a call, record cache warm", () => {
+  const ns = isolatedNamespace();
+  let svc: RunningLocalKeyService;
+  let call: Call;
+
+  beforeAll(async () => {
+    svc = await startLocalKeyService({ postgres: POSTGRES_URL, redis: REDIS_URL, postgresSchema: ns.schema, logger: silentLogger });
+    call = makeCall(svc.baseUrl, svc.rootKey);
+  });
+  afterAll(async () => {
+    await svc?.close();
+    await ns.drop();
+  });
+
+  /** The kinds of the statements `fn` sent, in order. */
+  async function statementsOf(fn: () => Promise<unknown>): Promise<string[]> {
+    const spy = vi.spyOn(pg.Client.prototype, "query");
+    try {
+      await fn();
+      return spy.mock.calls.flatMap(([q]) => kindOf(typeof q === "string" ? q : (q as { text: string }).text) ?? []);
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  const createKey = async (body: object = {}) => {
+    const res = await call("keys.createKey", { apiId: svc.apiId, ...body });
+    expect(res.status).toBe(200);
+    return res.body.data as { keyId: string; key: string };
+  };
+  const verify = async (key: string) => {
+    const res = await call("keys.verifyKey", { key });
+    expect(res.status).toBe(200);
+    expect(res.body.data.valid).toBe(true);
+  };
+
+  it("createKey: the transaction, the API, the key, its audit record; the root key and the workspace's webhook endpoints come from the cache", async () => {
+    await createKey();
+    expect(await statementsOf(() => createKey())).toEqual([
+      "BEGIN",
+      "SELECT apis FOR SHARE",
+      "INSERT keys",
+      "INSERT audit_events",
+      "COMMIT",
+    ]);
+  });
+
+  it("verifyKey of a key without credits: one lookup; with credits: the lookup and the charge", async () => {
+    const plain = await createKey();
+    const paid = await createKey({ credits: { remaining: 10 } });
+    await verify(plain.key);
+    expect(await statementsOf(() => verify(plain.key))).toEqual(["SELECT keys"]);
+    expect(await statementsOf(() => verify(paid.key))).toEqual(["SELECT keys", "UPDATE keys"]);
+  });
+});
