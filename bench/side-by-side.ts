@@ -10,13 +10,20 @@
 // shipped) or `tsx:<dir>` (its sources through tsx). Prints the median over rounds of B's CPU per
 // request ÷ A's. SIDE_ROUNDS (default 8, at most 20) rounds of SIDE_SECONDS (default 3, at most 10),
 // after one unmeasured round. On two or more cores the services share core 1, this process core 0.
+//
+// SIDE_STORE=postgres runs each service over a schema of its own on one PostgreSQL and Redis
+// (KEYGUARD_BENCH_POSTGRES_URL, KEYGUARD_BENCH_REDIS_URL, else the local test servers; the schemas
+// are dropped at the end); default the memory store. SIDE_OP=createKey loads keys.createKey
+// instead of keys.verifyKey (of 300 keys without credits, in turn).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
+import pg from "pg";
 import { bareVerifyServer } from "./bare-http";
 import { benchScript } from "./scripts";
 import type * as ClientEntry from "../src/client";
@@ -28,9 +35,18 @@ type ClientModule = typeof ClientEntry;
 interface SideInfo {
   url: string;
   rootKey: string;
-  key: string;
+  /** The request bodies, sent in turn. */
+  bodies: string[];
   cpu: string;
+  /** The PostgreSQL schema the side made (SIDE_STORE=postgres). */
+  schema?: string;
 }
+
+const STORE = process.env.SIDE_STORE ?? "memory";
+const OP = process.env.SIDE_OP ?? "verifyKey";
+const POSTGRES = process.env.KEYGUARD_BENCH_POSTGRES_URL || "postgres://postgres@127.0.0.1:5432/test";
+const REDIS = process.env.KEYGUARD_BENCH_REDIS_URL || "redis://127.0.0.1:6379/0";
+const KEYS = 300;
 
 const listen = (server: http.Server): Promise<string> =>
   new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
@@ -40,16 +56,26 @@ async function serveSide(side: string): Promise<void> {
   let info: Omit<SideInfo, "cpu">;
   if (side === "bare") {
     const bare = bareVerifyServer();
-    info = { url: `${await listen(bare)}/verify`, rootKey: "unused", key: "unused" };
+    info = { url: `${await listen(bare)}/verify`, rootKey: "unused", bodies: [JSON.stringify({ key: "unused" })] };
   } else {
     const fromSource = side.startsWith("tsx:");
     const dir = fromSource ? side.slice(4) : side;
     const entry = (name: string) => pathToFileURL(`${dir}/${fromSource ? `src/${name}.ts` : `dist/${name}.js`}`).href;
     const { startLocalKeyService } = (await import(entry("server"))) as ServerModule;
     const { createClient } = (await import(entry("client"))) as ClientModule;
-    const svc = await startLocalKeyService({ port: 0 });
-    const { key } = await createClient({ rootKey: svc.rootKey, baseUrl: svc.baseUrl, retry: false }).keys.createKey({ apiId: svc.apiId });
-    info = { url: `${svc.baseUrl}/v2/keys.verifyKey`, rootKey: svc.rootKey, key };
+    const schema = STORE === "postgres" ? `kg_side_${randomBytes(5).toString("hex")}` : undefined;
+    const svc = await startLocalKeyService(
+      schema === undefined ? { port: 0 } : { port: 0, postgres: POSTGRES, redis: REDIS, postgresSchema: schema },
+    );
+    const client = createClient({ rootKey: svc.rootKey, baseUrl: svc.baseUrl, retry: false });
+    const keys: string[] = [];
+    for (let i = 0; i < (OP === "verifyKey" ? KEYS : 0); i++) keys.push((await client.keys.createKey({ apiId: svc.apiId })).key);
+    info = {
+      url: `${svc.baseUrl}/v2/keys.${OP}`,
+      rootKey: svc.rootKey,
+      bodies: OP === "verifyKey" ? keys.map((key) => JSON.stringify({ key })) : [JSON.stringify({ apiId: svc.apiId })],
+      ...(schema !== undefined && { schema }),
+    };
   }
   const cpu = http.createServer((_req, res) => {
     const used = process.cpuUsage();
@@ -63,11 +89,17 @@ const median = (values: number[]): number => [...values].sort((a, b) => a - b)[M
 async function main(): Promise<void> {
   const sides = process.argv.slice(2);
   if (sides.length !== 2) throw new Error("bench side-by-side: give two sides: bare, <dir> (built) or tsx:<dir>");
+  if (STORE !== "memory" && STORE !== "postgres") throw new Error(`bench side-by-side: SIDE_STORE is memory or postgres, not ${STORE}`);
+  if (OP !== "verifyKey" && OP !== "createKey") throw new Error(`bench side-by-side: SIDE_OP is verifyKey or createKey, not ${OP}`);
+  if (sides.includes("bare") && (STORE !== "memory" || OP !== "verifyKey")) {
+    throw new Error("bench side-by-side: the bare side answers a verifyKey only, without a store");
+  }
   const rounds = Math.min(Number(process.env.SIDE_ROUNDS ?? 8), 20);
   const seconds = Math.min(Number(process.env.SIDE_SECONDS ?? 3), 10);
   const pin = os.cpus().length >= 2 && spawnSync("taskset", ["-p", String(process.pid)], { stdio: "ignore" }).status === 0;
   if (pin) spawnSync("taskset", ["-cp", "0", String(process.pid)], { stdio: "ignore" });
   const children: ChildProcess[] = [];
+  const schemas: string[] = [];
   const start = async (side: string): Promise<SideInfo> => {
     const script = benchScript("side-by-side");
     const execArgv = side.startsWith("tsx:") ? ["--import", "tsx"] : script.execArgv;
@@ -82,7 +114,9 @@ async function main(): Promise<void> {
         child.once("exit", () => reject(new Error(`bench side-by-side: side ${side} exited before it was ready`))),
       ),
     ])) as [string];
-    return JSON.parse(line) as SideInfo;
+    const info = JSON.parse(line) as SideInfo;
+    if (info.schema !== undefined) schemas.push(info.schema);
+    return info;
   };
   try {
     const [a, b] = [await start(sides[0]!), await start(sides[1]!)];
@@ -94,7 +128,7 @@ async function main(): Promise<void> {
         connections: 10,
         duration: seconds,
         headers: { "content-type": "application/json", authorization: `Bearer ${s.rootKey}` },
-        body: JSON.stringify({ key: s.key }),
+        requests: s.bodies.map((body) => ({ body })),
       });
     const perRequest: { a: number[]; b: number[]; ratio: number[] } = { a: [], b: [], ratio: [] };
     for (let round = 0; round <= rounds; round++) {
@@ -109,13 +143,28 @@ async function main(): Promise<void> {
       perRequest.b.push(cb);
       perRequest.ratio.push(cb / ca);
     }
+    console.log(`${OP} on the ${STORE} store`);
     console.log(`A = ${sides[0]}: ${median(perRequest.a).toFixed(1)} µs of CPU per request (median of ${rounds} rounds of ${seconds} s)`);
     console.log(`B = ${sides[1]}: ${median(perRequest.b).toFixed(1)} µs`);
     console.log(
       `B ÷ A, CPU per request: ${median(perRequest.ratio).toFixed(3)} (rounds: ${perRequest.ratio.map((r) => r.toFixed(2)).join(" ")})`,
     );
   } finally {
-    for (const child of children) child.kill();
+    await Promise.all(
+      children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once("exit", resolve).kill()) : undefined)),
+    );
+    if (schemas.length > 0) await dropSchemas(schemas);
+  }
+}
+
+/** Drops the schemas the sides made (in Redis they keep nothing: no key of theirs has rate limits). */
+async function dropSchemas(schemas: readonly string[]): Promise<void> {
+  const sql = new pg.Client({ connectionString: POSTGRES });
+  await sql.connect();
+  try {
+    for (const schema of schemas) await sql.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await sql.end();
   }
 }
 
