@@ -73,7 +73,7 @@ export class VerificationRecorder {
     /** Where an unavailable store is reported: one line per kind of failure at most every 10 s, shared with the requests. */
     private readonly failures: StoreFailureLog,
   ) {
-    const flush = setInterval(() => void this.flush(), FLUSH_EVERY_MS);
+    const flush = setInterval(() => void this.drainOnce(), FLUSH_EVERY_MS);
     const sweep = setInterval(() => void this.sweep(true), SWEEP_EVERY_MS);
     flush.unref();
     sweep.unref();
@@ -86,7 +86,7 @@ export class VerificationRecorder {
     this.buffer.push(event);
     // Trimmed a batch at a time (not per event: each trim moves the whole buffer).
     if (this.buffer.length > MAX_BUFFERED + BATCH_SIZE) this.trim();
-    if (this.buffer.length >= BATCH_SIZE && !this.flushing && !this.retrying) void this.flush();
+    if (this.buffer.length >= BATCH_SIZE && !this.flushing && !this.retrying) void this.drainOnce();
   }
 
   /** Drops the oldest events beyond MAX_BUFFERED (counted for the log). */
@@ -97,8 +97,21 @@ export class VerificationRecorder {
     this.dropped += over;
   }
 
-  /** Appends every event noted so far (in batches), then, when it wrote some, runs the retention sweep if due. Never rejects. */
+  /**
+   * Appends every event noted before the call (in batches), unless the store cannot take them
+   * (they wait for the next pass), then, when it wrote some, runs the retention sweep if due.
+   * Never rejects.
+   */
   flush(): Promise<void> {
+    // A pass already running may be past its appends (in its sweep): the events noted since get
+    // one more, unless that pass found the store failing.
+    const running = this.flushing;
+    if (running === undefined) return this.drainOnce();
+    return running.then(() => (this.buffer.length > 0 && !this.retrying ? this.drainOnce() : undefined));
+  }
+
+  /** A pass over the buffer, or the one running (the timer's and a full batch's: they need no more). */
+  private drainOnce(): Promise<void> {
     this.flushing ??= this.drain().finally(() => (this.flushing = undefined));
     return this.flushing;
   }
@@ -269,7 +282,7 @@ export class VerificationRecorder {
     this.closing.abort();
     await this.sweeping;
     await this.flush();
-    // A flush that was already running when close began may have left the newest events.
+    // A pass that found the store failing (before close) gets one more try, now without waiting.
     if (this.buffer.length > 0) await this.flush();
     if (this.buffer.length > 0) {
       this.logger.error(

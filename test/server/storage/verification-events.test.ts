@@ -254,6 +254,40 @@ describe("verification events waiting for the store", () => {
     ).toEqual([{ n: 4 }]);
   });
 
+  it("a flush asked while another is in its sweep writes the events noted since, before it resolves", async () => {
+    const inner = memoryStorage();
+    let started!: () => void;
+    const sweeping = new Promise<void>((resolve) => (started = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const slow = overriding(inner, {
+      async deleteVerificationsBefore(before: number, signal?: AbortSignal) {
+        started();
+        await released;
+        return inner.deleteVerificationsBefore(before, signal);
+      },
+    });
+    const recorder = new VerificationRecorder(slow, DAY, () => 10 * DAY, silentLogger, new StoreFailureLog(silentLogger, slow.kind));
+    running.push(recorder);
+    // Within the retention: the sweep keeps them.
+    recorder.record(event(9 * DAY + 1));
+    const first = recorder.flush(); // writes the event, then starts the sweep (the timer's pass, say)
+    await sweeping;
+    recorder.record(event(9 * DAY + 2));
+    let asked = false;
+    const second = recorder.flush().then(() => (asked = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(asked).toBe(false);
+    release();
+    await Promise.all([first, second]);
+    const count = async () =>
+      inner.queryVerifications(
+        await parseAnalyticsQuery("SELECT count(*) AS n FROM key_verifications_v1", { now: 10 * DAY, retentionMs: 100 * DAY }),
+        { workspaceId: "ws_waiting" },
+      );
+    expect(await count()).toEqual([{ n: 2 }]);
+  });
+
   it("past 100,000 waiting drops the oldest (one warning with the count); a batch being written is never dropped or written twice", async () => {
     let down = true;
     const written: number[] = [];
