@@ -18,7 +18,7 @@ import { cpuRatioOf, load, median, ratioOf, rotate, type LoadOptions, type LoadR
 import type { StepTimes } from "./step-profile";
 import type { AppsConfig, ServiceInfo } from "./servers";
 import { BENCH_DIR, FROM_SOURCE_NOTE, benchScript } from "./scripts";
-import { refusedUrl } from "../test/support/refused-url";
+import { refusedUrl } from "../test/support/loopback-ports";
 
 const here = BENCH_DIR;
 const DURATION = Math.min(Number(process.env.BENCH_DURATION ?? 4), 10);

@@ -11,7 +11,7 @@ import { startLocalKeyService, type RunningLocalKeyService } from "keyguard/serv
 import { silentLogger } from "keyguard";
 import type { CreateKeyInput } from "keyguard/client";
 import type { Echo, ReportedDecision, ScenarioEnv } from "./scenario";
-import { refusedUrl } from "../support/refused-url";
+import { refusedUrl } from "../support/loopback-ports";
 import { startServiceProxy, type ServiceProxy } from "./service-proxy";
 
 export interface RunningApp {

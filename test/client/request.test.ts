@@ -17,7 +17,7 @@ import {
   type Handler,
   type TestServer,
 } from "./helpers/fault-server";
-import { refusedUrl } from "../support/refused-url";
+import { refusedUrl } from "../support/loopback-ports";
 
 let server: TestServer | undefined;
 afterEach(async () => {

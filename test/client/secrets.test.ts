@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createClient } from "keyguard/client";
 import { parseClientOptions } from "../../src/client/options";
 import { ROOT_KEY, fail, recordingLogger, sendJson, startServer, testClient, type Handler, type TestServer } from "./helpers/fault-server";
-import { refusedUrl } from "../support/refused-url";
+import { refusedUrl } from "../support/loopback-ports";
 
 const CALLER_KEY = "sk_callerSECRETcallerSECRET";
 let server: TestServer | undefined;

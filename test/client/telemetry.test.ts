@@ -30,7 +30,7 @@ import request from "supertest";
 import { apiKeyAuth, ConfigError, silentLogger } from "keyguard";
 import { createClient, KeyServiceConfigError } from "keyguard/client";
 import { createTelemetry, DURATION_BUCKETS } from "../../src/client/telemetry";
-import { refusedUrl } from "../support/refused-url";
+import { refusedUrl } from "../support/loopback-ports";
 import { recordingLogger, startService, type ServiceFixture } from "../middleware/helpers";
 
 let fx: ServiceFixture;

@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import { connect, createServer as createTcpServer, type Server as TcpServer, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
+import { listenOn, listenOnSparePort } from "../support/loopback-ports";
 import { REDIS_URL } from "../support/postgres-redis";
 
 export { REDIS_URL };
@@ -150,8 +151,9 @@ export async function redisProxy() {
         }
       });
     });
-    await new Promise<void>((resolve) => server!.listen(port, "127.0.0.1", resolve));
-    port = (server.address() as AddressInfo).port;
+    // The first time on a port no other test can take while the proxy is cut.
+    if (port === 0) port = await listenOnSparePort(server);
+    else await listenOn(server, port);
   }
   await listen();
   return {

@@ -6,7 +6,7 @@ import type { Response } from "express";
 import request from "supertest";
 import { createClient } from "keyguard/client";
 import { apiKeyAuth, getApiKey, silentLogger, type ApiKeyAuthOptions, type KeyguardError } from "keyguard";
-import { refusedUrl } from "../support/refused-url";
+import { refusedUrl } from "../support/loopback-ports";
 import { EXPRESS_VERSIONS, recordingLogger, startService, startStub, type ServiceFixture } from "./helpers";
 
 // The service clock; the EXPIRED scenario moves it forward.

@@ -2,7 +2,7 @@
 // outage (connections cut, new ones refused) and starting it again on the same port is the
 // server coming back.
 import { createServer, connect, type Server, type Socket } from "node:net";
-import type { AddressInfo } from "node:net";
+import { listenOn, listenOnSparePort } from "./loopback-ports";
 
 export interface TcpProxy {
   readonly port: number;
@@ -39,11 +39,9 @@ export async function startTcpProxy(targetPort: number, targetHost = "127.0.0.1"
       if (hanging) held.push(pipe);
       else pipe();
     });
-    await new Promise<void>((resolve, reject) => {
-      s.once("error", reject);
-      s.listen(port, "127.0.0.1", () => resolve());
-    });
-    port = (s.address() as AddressInfo).port;
+    // The first time on a port no other test can take while the proxy is stopped.
+    if (port === 0) port = await listenOnSparePort(s);
+    else await listenOn(s, port);
     server = s;
   };
   await listen();

@@ -1,6 +1,6 @@
 // One request per operation of the table, which the bootstrap root key may make, and the records
 // they name: shared by the suites that go through every operation (authorisation, audit log).
-import { refusedUrl } from "../../support/refused-url";
+import { refusedUrl } from "../../support/loopback-ports";
 import type { Started } from "../helpers";
 
 /** The records the requests below name, made with the bootstrap root key. */
