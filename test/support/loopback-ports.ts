@@ -12,10 +12,10 @@ import { randomInt } from "node:crypto";
 const HOST = "127.0.0.1";
 
 /**
- * Where a restartable proxy listens: 10000–19999 (the Redis servers the tests start take
- * 20000–29999, and their cluster buses 10000 above).
+ * Where a restartable proxy or receiver listens: 27000–32767 (the Redis servers the tests start
+ * take 10000–16999, and their cluster buses 10000 above: redis-servers.ts).
  */
-const PROXY_PORTS = { from: 10_000, to: 20_000 };
+const PROXY_PORTS = { from: 27_000, to: 32_768 };
 
 /** Port 2: outside the range, only a privileged process could listen on it, and fetch() does not refuse it. */
 const REFUSED_PORT = 2;

@@ -43,11 +43,15 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-/** `n` free ports in 20000..29999 whose cluster-bus port (+10000) is free too. */
+/**
+ * `n` free ports in 10000..16999 whose cluster-bus port (+10000) is free too: below the range
+ * listen(0) draws from (32768 up), so no other test takes one between this check and the server's
+ * start (loopback-ports.ts keeps 27000 up for the proxies).
+ */
 async function sparePorts(n: number): Promise<number[]> {
   const ports: number[] = [];
   while (ports.length < n) {
-    const p = 20000 + Math.floor(Math.random() * 10000);
+    const p = 10000 + Math.floor(Math.random() * 7000);
     if (!ports.includes(p) && (await portFree(p)) && (await portFree(p + 10000))) ports.push(p);
   }
   return ports;
