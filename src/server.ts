@@ -36,6 +36,7 @@ export type {
   LimitCheck,
   LimitState,
   LocalState,
+  MetaReadOptions,
   PermissionRecord,
   RatelimitNamespaceRecord,
   RatelimitOverrideRecord,

@@ -91,8 +91,10 @@ async function serve(core: ServiceCore, req: IncomingMessage, res: ServerRespons
         ctx.resource = op.authorize.reads ? await authoriseInStore(op.authorize, ctx, body) : byRoot;
         return await sendNdjson(res, requestId, op.exportAll(ctx, body));
       }
-      // Read before the transaction, without its locks: an endpoint created meanwhile misses this change.
-      const endpoints = op.audit ? await readEndpoints(core.store.direct, root.workspaceId) : [];
+      // Read before the transaction, without its locks, and from the store's cache where it has one:
+      // an endpoint created meanwhile (or, on another instance, until its announcement arrives)
+      // misses this change.
+      const endpoints = op.audit ? await readEndpoints(core.store.direct, root.workspaceId, { cached: true }) : [];
       let queued = 0;
       const answer = await inStore(core, op, async (tx) => {
         const noted: AuditChange[] = [];

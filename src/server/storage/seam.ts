@@ -410,9 +410,19 @@ export interface StorageTx {
    * two transactions never take the same key for the same expiry (PostgreSQL: `FOR UPDATE SKIP LOCKED`).
    */
   claimExpiryNotices(from: number, until: number, limit: number): Promise<ExpiringKey[]>;
-  /** A value of the service's own (the bootstrap ids). */
-  getMeta(name: string): Promise<string | undefined>;
+  /** A value of the service's own (the bootstrap ids, a workspace's webhook endpoints). */
+  getMeta(name: string, options?: MetaReadOptions): Promise<string | undefined>;
   setMeta(name: string, value: string): Promise<void>;
+}
+
+/** How `StorageTx.getMeta` may read. */
+export interface MetaReadOptions {
+  /**
+   * The caller accepts a value as old as the announcement of its last change takes to arrive (on
+   * PostgreSQL, the record cache serves it outside a transaction; absent values too). Default:
+   * false, the value as stored.
+   */
+  cached?: boolean;
 }
 
 /** A storage backend. Errors it cannot recover from are thrown as `StoreUnavailableError`. */

@@ -10,7 +10,7 @@ import type { Storage, WebhookMessage } from "../storage/seam";
 import { isStoreUnavailable, type StoreFailureLog } from "../storage/store-failures";
 import { deliver } from "./deliver";
 import { newId } from "../domain/ids";
-import { readEndpoints, signingSecret, writeEndpoints, type WebhookEndpointRecord } from "./endpoints";
+import { readEndpoints, signingSecret, writeEndpoints } from "./endpoints";
 import type { KeyVault } from "../domain/key-vault";
 import type { ExpiryNotices } from "./expiry-notices";
 
@@ -83,7 +83,7 @@ export class WebhookDispatcher {
   }
 
   private async attempt(message: WebhookMessage): Promise<void> {
-    const endpoint = await this.endpointOf(message);
+    const endpoint = (await readEndpoints(this.store.direct, message.workspaceId)).find((e) => e.id === message.endpointId);
     const { now } = this.options;
     if (!endpoint) return this.store.settleWebhook({ ...message, status: "failed", lastError: "the endpoint was deleted" });
     if (endpoint.disabledAt !== undefined)
@@ -116,18 +116,6 @@ export class WebhookDispatcher {
     } else {
       await this.store.settleWebhook({ ...settled, nextAttemptAt: next });
     }
-  }
-
-  /**
-   * The message's endpoint. Read outside a transaction, the endpoints may come from the store's
-   * cache (PostgreSQL's), which hears of another instance's change a moment after it answered: a
-   * message for an endpoint missing or disabled there is only settled on a fresh read.
-   */
-  private async endpointOf(message: WebhookMessage): Promise<WebhookEndpointRecord | undefined> {
-    const find = (endpoints: readonly WebhookEndpointRecord[]) => endpoints.find((e) => e.id === message.endpointId);
-    const cached = find(await readEndpoints(this.store.direct, message.workspaceId));
-    if (cached !== undefined && cached.disabledAt === undefined) return cached;
-    return find(await this.store.transaction((tx) => readEndpoints(tx, message.workspaceId)));
   }
 
   /**

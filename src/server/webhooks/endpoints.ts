@@ -3,7 +3,7 @@
 // one meta value per workspace (a handful of endpoints), read and written in the operations'
 // transactions.
 import type { KeyVault } from "../domain/key-vault";
-import type { StorageTx, WebhookEndpointRecord } from "../storage/seam";
+import type { MetaReadOptions, StorageTx, WebhookEndpointRecord } from "../storage/seam";
 import { webhookEndpointsMeta as metaName } from "../storage/state-file";
 
 export type { WebhookEndpointRecord };
@@ -22,9 +22,9 @@ export function signingSecret(endpoint: WebhookEndpointRecord, vault: KeyVault |
   return vault?.open(endpoint.secret, boundTo(endpoint));
 }
 
-/** The workspace's endpoints (none when it has none). */
-export async function readEndpoints(tx: StorageTx, workspaceId: string): Promise<WebhookEndpointRecord[]> {
-  const raw = await tx.getMeta(metaName(workspaceId));
+/** The workspace's endpoints (none when it has none); `cached`: see `MetaReadOptions`. */
+export async function readEndpoints(tx: StorageTx, workspaceId: string, options?: MetaReadOptions): Promise<WebhookEndpointRecord[]> {
+  const raw = await tx.getMeta(metaName(workspaceId), options);
   return raw === undefined ? [] : (JSON.parse(raw) as WebhookEndpointRecord[]);
 }
 

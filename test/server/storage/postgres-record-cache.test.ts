@@ -84,35 +84,37 @@ describe.skipIf(skip !== undefined)("the PostgreSQL store's record cache", () =>
     expect((await b.direct.get("apis", "api_cached"))?.name).toBe("second");
   });
 
-  it("keeps a meta value read outside a transaction, an absent one too; a change through another store empties it once announced", async () => {
+  it("keeps a meta value read outside a transaction when asked (cached), an absent one too; a change through another store empties it once announced", async () => {
     const name = `webhooks.ws_meta_${Date.now()}`;
+    const cached = { cached: true };
     const setBySql = (value: string) =>
       sql.query(`INSERT INTO "${ns.schema}".meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`, [
         name,
         value,
       ]);
-    // Absent, and kept so: a value written by hand is not seen by b, but is inside a transaction
-    // and by a store without the cache.
-    expect(await b.direct.getMeta(name)).toBeUndefined();
+    // Absent, and kept so: a value written by hand is not seen by b's cached read, but is by its
+    // plain read, inside a transaction and by a store without the cache.
+    expect(await b.direct.getMeta(name, cached)).toBeUndefined();
     await setBySql("by hand");
-    expect(await b.direct.getMeta(name)).toBeUndefined();
-    expect(await uncached.direct.getMeta(name)).toBe("by hand");
-    expect(await b.transaction((tx) => tx.getMeta(name))).toBe("by hand");
+    expect(await b.direct.getMeta(name, cached)).toBeUndefined();
+    expect(await b.direct.getMeta(name)).toBe("by hand");
+    expect(await uncached.direct.getMeta(name, cached)).toBe("by hand");
+    expect(await b.transaction((tx) => tx.getMeta(name, cached))).toBe("by hand");
 
     // Written in a transaction through a: announced once committed.
     let heard = nextMessage();
     await a.transaction((tx) => tx.setMeta(name, "first"));
-    expect(await a.direct.getMeta(name)).toBe("first");
+    expect(await a.direct.getMeta(name, cached)).toBe("first");
     await delivered(heard);
-    expect(await b.direct.getMeta(name)).toBe("first");
+    expect(await b.direct.getMeta(name, cached)).toBe("first");
     await setBySql("by hand again");
-    expect(await b.direct.getMeta(name)).toBe("first");
+    expect(await b.direct.getMeta(name, cached)).toBe("first");
 
     // Written outside a transaction: announced too.
     heard = nextMessage();
     await a.direct.setMeta(name, "second");
     await delivered(heard);
-    expect(await b.direct.getMeta(name)).toBe("second");
+    expect(await b.direct.getMeta(name, cached)).toBe("second");
   });
 
   describe("with cacheKeys", () => {

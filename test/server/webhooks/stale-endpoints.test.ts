@@ -1,7 +1,8 @@
-// The dispatcher over a PostgreSQL store whose record cache has not yet heard of an endpoint's
-// change (another instance's announcement is a moment behind its answer): a message for an
-// endpoint missing or disabled in the cache is settled only on a fresh read, never failed for it.
-// The cache is made stale for real: the change goes through a store announcing on another channel.
+// The dispatcher over a PostgreSQL store whose record cache has not yet heard of a change to the
+// workspace's endpoints (another instance's announcement is a moment behind its answer): the
+// audited calls' read of the endpoints may use that cache, deliveries never do. A message goes to
+// an endpoint created or enabled again elsewhere, and not to one deleted elsewhere. The cache is
+// made stale for real: the change goes through a store announcing on another channel.
 import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "keyguard";
@@ -16,6 +17,8 @@ import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } f
 
 const skip = await postgresRedisSkipReason("the webhook dispatcher over a stale record cache");
 const WS = "ws_stale";
+/** How the audited calls read the endpoints: the cache may answer. */
+const CACHED = { cached: true };
 
 describe.skipIf(skip !== undefined)("the webhook dispatcher over a record cache that has not heard of a change yet", () => {
   const ns = isolatedNamespace();
@@ -62,7 +65,7 @@ describe.skipIf(skip !== undefined)("the webhook dispatcher over a record cache 
     return message!.id;
   }
 
-  it("delivers a message for an endpoint created, or enabled again, since the cache kept the workspace's endpoints", async () => {
+  it("delivers as the endpoints are stored, whatever the cache kept: created or enabled again elsewhere, or deleted", async () => {
     const endpoint: WebhookEndpointRecord = {
       id: "whep_stale",
       workspaceId: WS,
@@ -81,21 +84,36 @@ describe.skipIf(skip !== undefined)("the webhook dispatcher over a record cache 
     });
     try {
       // Kept: none.
-      expect(await readEndpoints(cached.direct, WS)).toEqual([]);
+      expect(await readEndpoints(cached.direct, WS, CACHED)).toEqual([]);
       const created = await changeElsewhere([endpoint], endpoint);
-      expect(await readEndpoints(cached.direct, WS)).toEqual([]);
+      expect(await readEndpoints(cached.direct, WS, CACHED)).toEqual([]);
       await dispatcher.tick();
       expect(received).toEqual([created]);
 
       // Kept: disabled. Enabled again elsewhere.
       await unheard.transaction((tx) => writeEndpoints(tx, WS, [{ ...endpoint, disabledAt: 1 }]));
       await cached.transaction((tx) => writeEndpoints(tx, WS, [{ ...endpoint, disabledAt: 1 }]));
-      expect((await readEndpoints(cached.direct, WS))[0]?.disabledAt).toBe(1);
+      expect((await readEndpoints(cached.direct, WS, CACHED))[0]?.disabledAt).toBe(1);
       const enabled = await changeElsewhere([endpoint], endpoint);
-      expect((await readEndpoints(cached.direct, WS))[0]?.disabledAt).toBe(1);
+      expect((await readEndpoints(cached.direct, WS, CACHED))[0]?.disabledAt).toBe(1);
       await dispatcher.tick();
       expect(received).toEqual([created, enabled]);
-      expect((await cached.listWebhooks(WS, undefined, 10)).map((m) => m.status)).toEqual(["delivered", "delivered"]);
+
+      // Kept: enabled. Deleted elsewhere, with a message still queued for it.
+      await cached.transaction((tx) => writeEndpoints(tx, WS, [endpoint]));
+      expect((await readEndpoints(cached.direct, WS, CACHED))[0]?.disabledAt).toBeUndefined();
+      const orphan = await changeElsewhere([], endpoint);
+      expect(await readEndpoints(cached.direct, WS, CACHED)).toHaveLength(1);
+      await dispatcher.tick();
+      expect(received).toEqual([created, enabled]);
+      const statuses = new Map((await cached.listWebhooks(WS, undefined, 10)).map((m) => [m.id, [m.status, m.lastError]]));
+      expect(statuses).toEqual(
+        new Map([
+          [created, ["delivered", undefined]],
+          [enabled, ["delivered", undefined]],
+          [orphan, ["failed", "the endpoint was deleted"]],
+        ]),
+      );
     } finally {
       await dispatcher.close();
     }

@@ -1,11 +1,12 @@
-// The PostgreSQL store's cache of records that change rarely (root keys, APIs, permissions, roles,
-// meta values such as a workspace's webhook endpoints; with `cacheKeys`, keys without credits too),
-// read outside transactions only (`Storage.direct`: root-key authentication, keys.verifyKey, the
-// endpoints every audited call reads). A write to any of these, through any instance,
-// empties every instance's cache: locally once the write committed, elsewhere through a Redis
-// channel of the store's prefix (`<prefix>records`), before the writing request is answered. Only
-// records found are kept (a record created needs no message: a new key, the most frequent write,
-// sends none); a read that began before an emptying is not kept; entries expire after the TTL;
+// The PostgreSQL store's cache of records that change rarely (root keys, APIs, permissions, roles;
+// with `cacheKeys`, keys without credits too), read outside transactions only (`Storage.direct`:
+// root-key authentication, keys.verifyKey), and of meta values read with `cached` (a workspace's
+// webhook endpoints, as every audited call reads them). A write to any of these, through any
+// instance, empties every instance's cache: locally once the write committed, elsewhere through a
+// Redis channel of the store's prefix (`<prefix>records`), before the writing request is answered.
+// Only records found are kept (a record created needs no message: a new key, the most frequent
+// write, sends none), and meta values found or not (each write of one sends a message); a read
+// that began before an emptying is not kept; entries expire after the TTL;
 // while the subscription is down nothing is kept and nothing is served from the cache. A key with
 // credits is never kept: its balance changes with every charge, which sends no message.
 import { randomUUID } from "node:crypto";

@@ -11,6 +11,7 @@ import type {
   ExpiringKey,
   IndexedFields,
   KeyRecord,
+  MetaReadOptions,
   LimitCheck,
   LimitState,
   RoleRecord,
@@ -387,12 +388,12 @@ export class PgTx implements StorageTx {
     return claimExpiryNotices(this.query, this.t("keys"), from, until, limit);
   }
 
-  async getMeta(name: string): Promise<string | undefined> {
+  async getMeta(name: string, options?: MetaReadOptions): Promise<string | undefined> {
     // In a transaction, a read of a meta value serialises with other transactions reading it: two
     // instances starting together see one bootstrap, not two.
     if (this.locking) await this.lockName(`meta.${name}`);
     const load = async () => (await this.query<{ value: string }>(`SELECT value FROM ${this.t("meta")} WHERE name = $1`, [name]))[0]?.value;
-    if (this.locking || !this.cache) return load();
+    if (this.locking || !this.cache || options?.cached !== true) return load();
     // An absent value is kept too, wrapped: most workspaces have no webhook endpoints, and every
     // audited call reads them.
     return (await this.cache.read("meta", name, async () => ({ value: await load() })))?.value;
@@ -403,7 +404,7 @@ export class PgTx implements StorageTx {
       `INSERT INTO ${this.t("meta")} (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`,
       [name, value],
     );
-    // Meta values are always cached outside transactions.
+    // A meta value may be cached outside transactions (`cached`).
     await this.changed();
   }
 }
