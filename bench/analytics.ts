@@ -36,15 +36,13 @@ import { APPEND_BATCH, RETENTION_BATCH } from "../src/server/storage/sqlite/stor
 import { SqliteTables } from "../src/server/storage/sqlite/tables";
 import type { VerificationEvent } from "../src/server/storage/seam";
 import type { AnalyticsChildReply, AnalyticsChildRequest, AnalyticsStoreConfig } from "./analytics-service";
-import { benchScript, isMainScript } from "./scripts";
+import { benchScript, isMainScript, BENCH_POSTGRES_URL as POSTGRES, BENCH_REDIS_URL as REDIS } from "./scripts";
 
 const EVENTS = Number(process.env.ANALYTICS_EVENTS ?? 1_000_000);
 const BACKENDS = (process.env.ANALYTICS_BACKENDS ?? "sqlite,postgres").split(",");
 const RUNS = Math.min(Number(process.env.ANALYTICS_RUNS ?? 100), 200);
 /** ANALYTICS_RAW=0: skip running each shape once on the raw table (a minute each at 10M events on SQLite). */
 const RAW_ONCE = process.env.ANALYTICS_RAW !== "0";
-const POSTGRES = process.env.KEYGUARD_BENCH_POSTGRES_URL || "postgres://postgres@127.0.0.1:5432/test";
-const REDIS = process.env.KEYGUARD_BENCH_REDIS_URL || "redis://127.0.0.1:6379/0";
 const DAY = 86_400_000;
 const KEYS = 1000;
 /** verifyKey calls of one latency round (one at a time), and the rounds of each side. */

@@ -13,6 +13,7 @@ import { silentLogger } from "../src/logger";
 import { memoryStorage, postgresStorage, sqliteStorage, startLocalKeyService } from "../src/server";
 import type { Storage, StorageTx } from "../src/server/storage/seam";
 import { overriding } from "../test/support/storage-wrapper";
+import { BENCH_POSTGRES_URL, BENCH_REDIS_URL } from "./scripts";
 
 const ROUNDS = Math.min(Number(process.env.ROUNDS ?? 6), 20);
 const REQUESTS = Math.min(Number(process.env.REQUESTS ?? 400), 5000);
@@ -37,8 +38,8 @@ async function open(backend: string, dir: string, name: string): Promise<Storage
   if (backend === "sqlite") return sqliteStorage(join(dir, `${name}.db`));
   const schema = `bench_audit_${name}_${process.pid}`;
   return postgresStorage({
-    postgres: "postgres://127.0.0.1:5432/test",
-    redis: "redis://127.0.0.1:6379",
+    postgres: BENCH_POSTGRES_URL,
+    redis: BENCH_REDIS_URL,
     schema,
     redisPrefix: `${schema}:`,
   });

@@ -17,14 +17,12 @@ import { redisStore } from "keyguard/redis";
 import { createClient } from "keyguard/client";
 import { postgresStorage, sqliteStorage, startLocalKeyService, type Storage } from "keyguard/server";
 import type { VerificationEvent } from "../src/server/storage/seam";
-import { BENCH_DIR } from "./scripts";
+import { BENCH_DIR, BENCH_POSTGRES_URL as POSTGRES, BENCH_REDIS_URL as REDIS } from "./scripts";
 
 const here = BENCH_DIR;
 const EVENTS = Math.min(Number(process.env.SCALE_EVENTS ?? 200_000), 2_000_000);
 const ANSWERS = Math.min(Number(process.env.SCALE_ANSWERS ?? 20_000), 200_000);
 const BATCH = 1000;
-const POSTGRES = process.env.KEYGUARD_BENCH_POSTGRES_URL || "postgres://postgres@127.0.0.1:5432/test";
-const REDIS = process.env.KEYGUARD_BENCH_REDIS_URL || "redis://127.0.0.1:6379/0";
 for (const url of [POSTGRES, REDIS]) {
   if (!/^\w+:\/\/([^@/]*@)?(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\//.test(url))
     throw new Error(`bench: refusing a non-loopback server ${url}`);

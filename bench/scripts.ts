@@ -1,9 +1,15 @@
-// Where the benchmarks run from, and how one starts another as a child process. `npm run bench`
+// Where the benchmarks run from, how one starts another as a child process, and the databases
+// they use. `npm run bench`
 // runs them built (scripts/build-bench.mjs: plain JavaScript in bench/.build/, as keyguard ships);
 // `tsx bench/<name>.ts` runs them from source, where tsx keeps every function's name at run time
 // (a defineProperty per closure created), a cost the published package does not have.
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
+
+/** The PostgreSQL the benchmarks use: KEYGUARD_BENCH_POSTGRES_URL, else the machine's test server. */
+export const BENCH_POSTGRES_URL = process.env.KEYGUARD_BENCH_POSTGRES_URL || "postgres://postgres@127.0.0.1:5432/test";
+/** The Redis the benchmarks use: KEYGUARD_BENCH_REDIS_URL, else the machine's test server. */
+export const BENCH_REDIS_URL = process.env.KEYGUARD_BENCH_REDIS_URL || "redis://127.0.0.1:6379/0";
 
 /** Whether this runs from bench/.build/ (built), not from the TypeScript sources. */
 export const BUILT = import.meta.url.endsWith(".mjs");

@@ -25,7 +25,7 @@ import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
 import pg from "pg";
 import { bareVerifyServer } from "./bare-http";
-import { benchScript } from "./scripts";
+import { benchScript, BENCH_POSTGRES_URL as POSTGRES, BENCH_REDIS_URL as REDIS } from "./scripts";
 import type * as ClientEntry from "../src/client";
 import type * as ServerEntry from "../src/server";
 
@@ -44,8 +44,6 @@ interface SideInfo {
 
 const STORE = process.env.SIDE_STORE ?? "memory";
 const OP = process.env.SIDE_OP ?? "verifyKey";
-const POSTGRES = process.env.KEYGUARD_BENCH_POSTGRES_URL || "postgres://postgres@127.0.0.1:5432/test";
-const REDIS = process.env.KEYGUARD_BENCH_REDIS_URL || "redis://127.0.0.1:6379/0";
 const KEYS = 300;
 
 const listen = (server: http.Server): Promise<string> =>

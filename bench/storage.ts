@@ -29,7 +29,7 @@ import { Redis } from "ioredis";
 import pg from "pg";
 import { Pool } from "undici";
 import { benchKey, type ChildReply, type ChildRequest, type StoreConfig } from "./storage-keys";
-import { BENCH_DIR, FROM_SOURCE_NOTE, benchScript } from "./scripts";
+import { BENCH_DIR, FROM_SOURCE_NOTE, benchScript, BENCH_POSTGRES_URL as POSTGRES, BENCH_REDIS_URL as REDIS } from "./scripts";
 
 const here = BENCH_DIR;
 const SIZES = (process.env.STORAGE_SIZES ?? "10000,100000,1000000").split(",").map(Number);
@@ -38,8 +38,6 @@ const SECONDS = Number(process.env.STORAGE_SECONDS ?? 4);
 const IN_FLIGHT = 8;
 /** Most calls of one latency run (one at a time), besides its time bound. */
 const LATENCY_CALLS = 3000;
-const POSTGRES = process.env.KEYGUARD_BENCH_POSTGRES_URL || "postgres://postgres@127.0.0.1:5432/test";
-const REDIS = process.env.KEYGUARD_BENCH_REDIS_URL || "redis://127.0.0.1:6379/0";
 const CPU_PROF = process.env.STORAGE_CPU_PROF;
 const LOOPBACK = /^http:\/\/127\.0\.0\.1:\d+$/;
 

@@ -11,11 +11,10 @@ import { Redis } from "ioredis";
 import type { KeyRecord, Storage } from "../src/server/storage/seam";
 import { postgresStorage } from "../src/server/storage/postgres/store";
 import { hashOf, idOf, probeKey, quantiles } from "./store-probe";
+import { BENCH_POSTGRES_URL as POSTGRES, BENCH_REDIS_URL as REDIS } from "./scripts";
 
 const N = Number(process.env.KEYS ?? 100_000);
 const SAMPLES = 2000;
-const POSTGRES = process.env.KEYGUARD_BENCH_POSTGRES_URL || "postgres://postgres@127.0.0.1:5432/test";
-const REDIS = process.env.KEYGUARD_BENCH_REDIS_URL || "redis://127.0.0.1:6379/0";
 const schema = `kg_bench_${randomBytes(4).toString("hex")}`;
 const open = () => postgresStorage({ postgres: POSTGRES, redis: REDIS, schema });
 
