@@ -53,10 +53,6 @@ export class Coalescer<V> {
     if (this.waiting.size === 0) return;
     const batch = this.waiting;
     this.waiting = new Map();
-    this.sendBatch(batch);
-  }
-
-  private sendBatch(batch: Map<string, Array<Waiter<V>>>): void {
     this.out++;
     this.lastSent = performance.now();
     let read: Promise<Map<string, V>>;
