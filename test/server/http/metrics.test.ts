@@ -280,8 +280,12 @@ describe.skipIf(skipPg !== undefined)("GET /metrics through a real PostgreSQL ou
       "operation=keys.verifyKey,status=503": 3,
     });
     // Each failed request stopped at its first store call to PostgreSQL: the key's lookup (the root
-    // key, read before the outage, is answered by the store's record cache).
-    expect(counter(during, "keyguard_store_errors_total")).toEqual({ "operation=keyByHash,kind=unavailable": 3 });
+    // key, read before the outage, is answered by the store's record cache). The webhook
+    // dispatcher's pass (every 0.5 s) may fall in the outage too, on a busy machine: its claim is the
+    // only other store call the service makes meanwhile.
+    const { "operation=keyByHash,kind=unavailable": lookups, ...background } = counter(during, "keyguard_store_errors_total");
+    expect(lookups).toBe(3);
+    expect(Object.keys(background).filter((k) => k !== "operation=claimWebhooks,kind=unavailable")).toEqual([]);
     expect(counter(during, "keyguard_verifications_total")).toEqual({ "code=VALID": 1 });
     await proxy.start();
     let status = 0;
