@@ -8,8 +8,8 @@ export type { LocalServiceApp } from "./server/http/app";
 export { startLocalKeyService } from "./server/http/listen";
 export type { RunningLocalKeyService } from "./server/http/listen";
 export type { CreateApiInput, CreateKeyMigrationInput, LocalKeyService, UnavailableOptions } from "./server/service";
-export { LocalServiceConfigError } from "./server/options";
-export { LocalServiceArgumentError } from "./server/argument-error";
+export { LocalServiceConfigError } from "./server/errors";
+export { LocalServiceArgumentError } from "./server/errors";
 export type { LocalKeyServiceOptions, MetricsOptions, SecretScanningOptions } from "./server/options";
 export { memoryStorage } from "./server/storage/memory/store";
 export { sqliteStorage } from "./server/storage/sqlite/store";
@@ -17,7 +17,7 @@ export type { SqliteStorage, SqliteStorageOptions } from "./server/storage/sqlit
 export { postgresStorage } from "./server/storage/postgres/store";
 export type { PostgresStorageOptions } from "./server/storage/postgres/store";
 export { exportState, importState } from "./server/storage/state-file";
-export { StoreUnavailableError } from "./server/storage/seam";
+export { StoreUnavailableError } from "./server/errors";
 export type {
   ApiRecord,
   AuditEvent,

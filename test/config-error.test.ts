@@ -39,7 +39,8 @@ describe("one ConfigError base for every entry point", () => {
   });
 
   it("the local service's and redisStore's errors carry the value as shown and the advice apart, never a secret", async () => {
-    const { parseOptions, LocalServiceConfigError } = await import("../src/server/options");
+    const { parseOptions } = await import("../src/server/options");
+    const { LocalServiceConfigError } = await import("../src/server/errors");
     const { redisStore } = await import("keyguard/redis");
     const { ConfigError } = await import("keyguard");
     const errorOf = async (f: () => unknown) =>

@@ -7,7 +7,8 @@ import { parseClientOptions } from "../src/client/options";
 import type { LogFields } from "../src/logger";
 import { parseOptions as parseMiddlewareOptions } from "../src/middleware/options";
 import { HIDDEN, MAX_TIMER_MS, optionChecks } from "../src/option-checks";
-import { LocalServiceConfigError, parseOptions as parseServiceOptions } from "../src/server/options";
+import { parseOptions as parseServiceOptions } from "../src/server/options";
+import { LocalServiceConfigError } from "../src/server/errors";
 
 const check = optionChecks("thing", ConfigError);
 

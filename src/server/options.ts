@@ -1,9 +1,9 @@
 // Options of the local key service, parsed once into a frozen config. Misconfiguration throws
 // LocalServiceConfigError naming the option, the bad value and the fix.
 import { readFileSync } from "node:fs";
-import { ConfigError, type ConfigErrorDetails } from "../config-error";
 import type { Logger } from "../logger";
-import { HIDDEN, Hidden, optionChecks, type OptionChecks } from "../option-checks";
+import { HIDDEN, Hidden, type OptionChecks } from "../option-checks";
+import { serviceChecks } from "./errors";
 import { ENCRYPTION_KEY_ENV, parseEncryptionKey } from "./domain/key-vault";
 import type { InvalidationPublisher } from "../protocol/invalidation";
 import type { Storage } from "./storage/seam";
@@ -202,19 +202,6 @@ export interface LocalServiceConfig {
   readonly secretScanning: { readonly publicKeys: PublicKeySource } | undefined;
 }
 
-/**
- * A bad option given to the local key service (or to one of its stores), or a data file it cannot
- * use. `option` names the option (or environment variable) at fault; `"options"` when the fault is
- * not one option's (e.g. a data file of another program).
- */
-export class LocalServiceConfigError extends ConfigError {
-  override readonly name: string = "LocalServiceConfigError";
-  override readonly code: string = "LOCAL_SERVICE_CONFIG_ERROR";
-  constructor(message: string, details: { readonly option?: string } & ConfigErrorDetails = {}) {
-    super(details.option ?? "options", message, details);
-  }
-}
-
 /** Every option's name: the compiler checks the list against LocalKeyServiceOptions. */
 const KNOWN: readonly string[] = Object.freeze(
   Object.keys({
@@ -249,11 +236,6 @@ const KNOWN: readonly string[] = Object.freeze(
 );
 
 const KEY_FORMS = "Use 32 bytes written as 64 hex digits or as base64, e.g. from `openssl rand -base64 32`.";
-
-/** The checks of the service's options and of its stores' (each store names itself). */
-export function serviceChecks(where = "keyguard/server"): OptionChecks {
-  return optionChecks(where, (option, message, details) => new LocalServiceConfigError(message, { ...details, option }));
-}
 
 const check: OptionChecks = serviceChecks();
 

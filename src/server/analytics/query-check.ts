@@ -3,8 +3,8 @@
 // the documented subset is refused with production's error kinds; nothing of the text is kept
 // but values, which the stores bind as parameters.
 import type { ErrorKind } from "../../protocol/errors";
-import { ServiceError } from "../http/envelope";
-import { LocalServiceConfigError } from "../options";
+import { ServiceError } from "../errors";
+import { LocalServiceConfigError } from "../errors";
 import { loadPeer } from "../storage/peer-module";
 import {
   COLUMNS,

@@ -3,7 +3,7 @@
 // algorithm; production's support staff create them, the local service's admin surface
 // (`createKeyMigration`) does here. They live in one meta value of the store.
 import { createHash } from "node:crypto";
-import { ServiceError } from "../http/envelope";
+import { ServiceError } from "../errors";
 import { keyHash } from "../../protocol/key-hash";
 import { KEY_MIGRATIONS_META } from "../storage/state-file";
 import type { KeyMigrationAlgorithm, KeyMigrationRecord, KeyRecord, StorageTx } from "../storage/seam";

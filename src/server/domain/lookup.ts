@@ -1,6 +1,6 @@
 // Finding and creating records within one workspace. Anything of another workspace is
 // reported exactly like a missing record (404 of the matching kind).
-import { ServiceError } from "../http/envelope";
+import { ServiceError } from "../errors";
 import { newId } from "./ids";
 import type {
   ApiRecord,

@@ -3,7 +3,7 @@
 // override that applies to an identifier (exact first, then the first `*` pattern that matches).
 import { createHash } from "node:crypto";
 import { encodeBase58Fixed } from "./base58";
-import { ServiceError } from "../http/envelope";
+import { ServiceError } from "../errors";
 import type { RatelimitNamespaceRecord, RatelimitOverrideRecord, StorageTx } from "../storage/seam";
 
 /** A namespace of the workspace by id, else by name. */

@@ -1,7 +1,7 @@
 // Recoverable keys in the operations: when a key is sealed (createKey, rerollKey) and when its
 // plaintext is given back (getKey, listKeys with `decrypt: true`), with production's answers
 // (the permissions they need, encrypt_key and decrypt_key, are in the operations' authorisation).
-import { ServiceError } from "../http/envelope";
+import { ServiceError } from "../errors";
 import { keyHash } from "../../protocol/key-hash";
 import type { KeyVault } from "./key-vault";
 import type { OpContext } from "../operations/operation";

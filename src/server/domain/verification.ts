@@ -12,7 +12,7 @@ import type { ApiGrant } from "../operations/authorization";
 import { encodeBase58 } from "./base58";
 import { creditsAt, dueRefill } from "./credits";
 import { creditsEvents, lowThreshold } from "../webhooks/credits-events";
-import { ServiceError } from "../http/envelope";
+import { ServiceError } from "../errors";
 import { keyHash } from "../../protocol/key-hash";
 import { failsChecksum } from "../../protocol/key-checksum";
 import { allowsAddress } from "./ip-allowlist";

@@ -6,7 +6,7 @@ import { newId } from "../domain/ids";
 import type { AuditChange, OpContext, RunContext } from "../operations/operation";
 import type { AnyOperation } from "../operations/table";
 import type { AuditEvent, StorageTx } from "../storage/seam";
-import type { ServiceError } from "./envelope";
+import type { ServiceError } from "../errors";
 import type { WebhookEndpointRecord } from "../webhooks/endpoints";
 import { messagesOf } from "../webhooks/events";
 

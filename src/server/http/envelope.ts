@@ -1,27 +1,8 @@
 // Response envelopes of the local service: success `{meta, data, pagination?}`, failure
 // `{meta, error}` from the error catalog, and the content negotiation of error bodies.
-import { ERROR_CATALOG, errorTypeUrl, type ErrorKind } from "../../protocol/errors";
-import type { ErrorEnvelope, Pagination, ValidationErrorDetail } from "../../protocol/types";
-
-/** A failure to answer with an error envelope. Thrown by handlers, turned into a response by the app. */
-export class ServiceError extends Error {
-  readonly code = "LOCAL_SERVICE_ERROR";
-  readonly kind: ErrorKind;
-  readonly status: number;
-  readonly detail: string;
-  readonly errors?: ValidationErrorDetail[];
-  readonly headers: Readonly<Record<string, string>>;
-
-  constructor(kind: ErrorKind, detail: string, extra: { errors?: ValidationErrorDetail[]; headers?: Record<string, string> } = {}) {
-    super(detail);
-    this.name = "ServiceError";
-    this.kind = kind;
-    this.status = ERROR_CATALOG[kind].status;
-    this.detail = detail;
-    if (extra.errors) this.errors = extra.errors;
-    this.headers = Object.freeze({ ...extra.headers });
-  }
-}
+import { ERROR_CATALOG, errorTypeUrl } from "../../protocol/errors";
+import type { ErrorEnvelope, Pagination } from "../../protocol/types";
+import type { ServiceError } from "../errors";
 
 /** The failure envelope for an error; every 400 carries `errors` (at least `[]`). */
 export function errorEnvelope(err: ServiceError, requestId: string): ErrorEnvelope {

@@ -3,11 +3,12 @@
 // each asked once, within a time limit) and the service is not shutting down. Else 503 with
 // `Retry-After`; the reason is logged (throttled), never sent: the probe needs no key.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { ServiceError, successEnvelope } from "./envelope";
+import { successEnvelope } from "./envelope";
+import { ServiceError } from "../errors";
 import { JSON_TYPE, send, sendError } from "./send";
 import type { ServiceCore } from "../service";
 import { isStoreUnavailable } from "../storage/store-failures";
-import { StoreUnavailableError } from "../storage/seam";
+import { StoreUnavailableError } from "../errors";
 
 /** How long the store may take to answer the probe, ms. */
 const PROBE_LIMIT_MS = 2000;

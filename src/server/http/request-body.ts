@@ -4,7 +4,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
-import { ServiceError } from "./envelope";
+import { ServiceError } from "../errors";
 
 /** Largest request body accepted, in bytes (after decompression). */
 const BODY_LIMIT_BYTES = 1024 * 1024;

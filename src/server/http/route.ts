@@ -2,7 +2,7 @@
 // operation, `GET /v2/liveness` and `GET /v2/readiness`, the console's files (when served), else 404 or 405 answers.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ConsoleHandler } from "./console-files";
-import { ServiceError } from "./envelope";
+import { ServiceError } from "../errors";
 import { type AnyOperation, findOperation } from "../operations/table";
 
 /** Where a request goes; a path that goes nowhere, or a wrong method, throws its 404 or 405. */

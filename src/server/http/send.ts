@@ -1,7 +1,8 @@
 // Writing the service's answers: a body that is already JSON text, and error envelopes in the
 // content type the caller accepts (problem+json unless it asks for application/json).
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type ServiceError, errorContentType, errorEnvelope } from "./envelope";
+import { errorContentType, errorEnvelope } from "./envelope";
+import { type ServiceError } from "../errors";
 
 export const JSON_TYPE = "application/json; charset=utf-8";
 const PROBLEM_TYPE = "application/problem+json; charset=utf-8";

@@ -5,7 +5,7 @@ import type { AnalyticsScope } from "../analytics/plan";
 import { AnalyticsTimeoutError } from "../analytics/time-limit";
 import { requirePermission, type RootContext } from "./auth";
 import { fromRoot } from "./authorization";
-import { ServiceError } from "../http/envelope";
+import { ServiceError } from "../errors";
 import { defineOperation } from "./operation";
 
 const READ_ANALYTICS = /^api\.([^.]+)\.read_analytics$/;

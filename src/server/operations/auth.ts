@@ -1,6 +1,6 @@
 // Root-key authentication (the Bearer header, the hashed lookup) and the checks of permission
 // tuples (`resource.<id|*>.action`, matched literally as strings) that ./authorization builds on.
-import { ServiceError } from "../http/envelope";
+import { ServiceError } from "../errors";
 import { keyHash } from "../../protocol/key-hash";
 import type { StorageTx } from "../storage/seam";
 import { mayBeSecret } from "../domain/echo";

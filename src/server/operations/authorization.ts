@@ -4,7 +4,7 @@
 import { failsChecksum } from "../../protocol/key-checksum";
 import { canOnApi, maskedRefusal, requireOnApi, requirePermission, type RootContext } from "./auth";
 import { creditsAt } from "../domain/credits";
-import { ServiceError } from "../http/envelope";
+import { ServiceError } from "../errors";
 import { keyHash } from "../../protocol/key-hash";
 import { apiNotFound, findApi, findKey } from "../domain/lookup";
 import { requireNamespace } from "../domain/namespaces";

@@ -1,7 +1,7 @@
 // Operations identities.*: an identity groups keys under the caller's `externalId` and carries
 // rate limits shared by all its keys.
 import { permission } from "./authorization";
-import { ServiceError } from "../http/envelope";
+import { ServiceError } from "../errors";
 import { newId } from "../domain/ids";
 import { requireIdentity, toRatelimitRecords } from "../domain/lookup";
 import { defineOperation, targetsNotedByRun } from "./operation";

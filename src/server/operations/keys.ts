@@ -1,7 +1,7 @@
 // Operations keys.getKey, keys.whoami, keys.updateKey, keys.deleteKey and keys.updateCredits.
 import type { KeyCredits } from "../../protocol/types";
 import { onKey, onKeyByPlaintext } from "./authorization";
-import { ServiceError } from "../http/envelope";
+import { ServiceError } from "../errors";
 import { ensurePermissions, resolveRoles, toRatelimitRecords, upsertIdentity } from "../domain/lookup";
 import { defineOperation } from "./operation";
 import { plaintextOf, requireStorage } from "../domain/recoverable";

@@ -3,7 +3,7 @@
 // exist: these operations never create one, and a missing one is 404 before any permission check.
 import type { RatelimitOverride } from "../../protocol/types";
 import { onNamespace } from "./authorization";
-import { ServiceError } from "../http/envelope";
+import { ServiceError } from "../errors";
 import { newId } from "../domain/ids";
 import { exactOverride, matchingOverride } from "../domain/namespaces";
 import { defineOperation } from "./operation";

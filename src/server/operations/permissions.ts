@@ -2,7 +2,7 @@
 // workspace, holding permissions). Deleting either removes it from every key and role.
 import { requirePermission, requireTuple } from "./auth";
 import { fromStore, permission } from "./authorization";
-import { ServiceError } from "../http/envelope";
+import { ServiceError } from "../errors";
 import { newId } from "../domain/ids";
 import { ensurePermissions, findPermission, requirePermissionRecord, requireRole } from "../domain/lookup";
 import { defineOperation, targetsNotedByRun, type OpContext } from "./operation";

@@ -1,7 +1,7 @@
 // keyguard's own webhooks.* operations: register a workspace's endpoints (the signing secret is
 // answered once), list, enable again and delete them, list the latest deliveries with their
 // outcome, and send a message again.
-import { ServiceError } from "../http/envelope";
+import { ServiceError } from "../errors";
 import { newId } from "../domain/ids";
 import { echo } from "../domain/echo";
 import { isPrivateAddress } from "../webhooks/address-guard";

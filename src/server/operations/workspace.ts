@@ -4,7 +4,7 @@
 // needs no private way in.
 import { PERMISSION_TUPLE, requirePermission, type RootContext } from "./auth";
 import { fromRoot, fromStore, grantOnApis, permission, type ApiGrant } from "./authorization";
-import { ServiceError } from "../http/envelope";
+import { ServiceError } from "../errors";
 import { newId } from "../domain/ids";
 import { generateKey } from "../domain/key-material";
 import { defineExtension, type OpContext } from "./operation";

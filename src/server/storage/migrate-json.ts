@@ -1,7 +1,7 @@
 // `keyguard migrate`: a JSON state file of an earlier keyguard, imported once into a new SQLite
 // data file. It never writes into a database that holds anything, and never touches the JSON file.
 import { resolve } from "node:path";
-import { LocalServiceConfigError } from "../options";
+import { LocalServiceConfigError } from "../errors";
 import { importState, loadState } from "./state-file";
 import { TABLE_NAMES } from "./seam";
 import { sqliteStorage } from "./sqlite/store";

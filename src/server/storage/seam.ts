@@ -570,12 +570,3 @@ export interface AuditQuery {
   from?: string;
   limit: number;
 }
-
-/** The store cannot serve now (database down, disk full, read-only file): answered 503, retried by callers. */
-export class StoreUnavailableError extends Error {
-  readonly code = "STORE_UNAVAILABLE";
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "StoreUnavailableError";
-  }
-}

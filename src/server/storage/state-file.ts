@@ -1,9 +1,9 @@
 // The whole state as JSON (`LocalState`): exporting it from any store, importing it into an empty
 // one, and reading a JSON state file (what `--data` kept before SQLite; `keyguard migrate` imports it).
 import { readFileSync } from "node:fs";
-import { LocalServiceConfigError } from "../options";
+import { LocalServiceConfigError } from "../errors";
 import { TABLE_NAMES, type LocalState, type Storage, type StorageTx, type WebhookEndpointRecord, type WorkspaceRecord } from "./seam";
-import { LocalServiceArgumentError } from "../argument-error";
+import { LocalServiceArgumentError } from "../errors";
 
 /** Meta value holding the bootstrap ids, as JSON `{ workspaceId, apiId }`. */
 export const BOOTSTRAP_META = "bootstrap";

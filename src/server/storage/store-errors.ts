@@ -1,6 +1,6 @@
 // Tells an outage of PostgreSQL or Redis (refused, reset, timed out, shutting down) from other
 // errors, and turns it into the one `StoreUnavailableError` the service answers 503 to.
-import { StoreUnavailableError } from "./seam";
+import { StoreUnavailableError } from "../errors";
 
 const NETWORK_CODES = new Set([
   "ECONNREFUSED",

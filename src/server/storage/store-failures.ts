@@ -2,7 +2,7 @@
 // `code`) becomes a 503 with `Retry-After: 1`; each kind of failure is logged at most once every
 // 10 s, with how many requests it failed since its last line.
 import type { Logger } from "../../logger";
-import { ServiceError } from "../http/envelope";
+import { ServiceError } from "../errors";
 
 /** Minimum time between two log lines of the same failure kind. */
 const STORE_FAILURE_LOG_EVERY_MS = 10_000;

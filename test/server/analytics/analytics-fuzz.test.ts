@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAnalyticsQuery } from "../../../src/server/analytics/query-check";
 import type { AnalyticsScope } from "../../../src/server/analytics/plan";
-import { ServiceError } from "../../../src/server/http/envelope";
+import { ServiceError } from "../../../src/server/errors";
 import type { Storage, VerificationEvent } from "../../../src/server/storage/seam";
 import { memoryStorage } from "../../../src/server/storage/memory/store";
 import { postgresStorage } from "../../../src/server/storage/postgres/store";

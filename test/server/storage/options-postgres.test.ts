@@ -2,7 +2,8 @@
 // another storage, and never a URL (it may hold a password) in a message.
 import { describe, expect, it } from "vitest";
 import { createLocalKeyService, memoryStorage } from "keyguard/server";
-import { LocalServiceConfigError, parseOptions, type LocalKeyServiceOptions } from "../../../src/server/options";
+import { parseOptions, type LocalKeyServiceOptions } from "../../../src/server/options";
+import { LocalServiceConfigError } from "../../../src/server/errors";
 
 const PG = "postgres://kg:pw-secret@127.0.0.1:5432/kg";
 const REDIS = "redis://:pw-secret@127.0.0.1:6379";

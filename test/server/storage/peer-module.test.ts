@@ -1,7 +1,7 @@
 // Optional peer dependencies of the storage backends: loaded on demand, with an error naming the
 // package to install when it is missing.
 import { describe, expect, it } from "vitest";
-import { LocalServiceConfigError } from "../../../src/server/options";
+import { LocalServiceConfigError } from "../../../src/server/errors";
 import { loadPeer } from "../../../src/server/storage/peer-module";
 
 describe("loadPeer", () => {

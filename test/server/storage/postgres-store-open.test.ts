@@ -3,8 +3,8 @@
 // by a newer version refused.
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { LocalServiceConfigError } from "../../../src/server/options";
-import { StoreUnavailableError } from "../../../src/server/storage/seam";
+import { LocalServiceConfigError } from "../../../src/server/errors";
+import { StoreUnavailableError } from "../../../src/server/errors";
 import { postgresStorage, type PostgresStorageOptions } from "../../../src/server/storage/postgres/store";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
 

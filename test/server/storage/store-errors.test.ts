@@ -1,7 +1,7 @@
 // Which errors of PostgreSQL and Redis count as an outage (StoreUnavailableError, answered 503)
 // and which stay what they are (a bug: 500).
 import { describe, expect, it } from "vitest";
-import { StoreUnavailableError } from "../../../src/server/storage/seam";
+import { StoreUnavailableError } from "../../../src/server/errors";
 import { describeServer, storeError } from "../../../src/server/storage/store-errors";
 
 const dbError = (code: string, message = "x") => Object.assign(new Error(message), { code, severity: "ERROR" });

@@ -2,7 +2,8 @@
 // server is a StoreUnavailableError (naming the server, never the URL's password), and the store
 // recovers by itself when the server is back.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StoreUnavailableError, type Storage } from "../../../src/server/storage/seam";
+import { type Storage } from "../../../src/server/storage/seam";
+import { StoreUnavailableError } from "../../../src/server/errors";
 import { postgresStorage } from "../../../src/server/storage/postgres/store";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
 import { startTcpProxy, type TcpProxy } from "../../support/tcp-proxy";

@@ -4,7 +4,7 @@
 // and stopped after.
 import { afterAll, describe, expect, it } from "vitest";
 import { postgresStorage } from "../../../src/server/storage/postgres/store";
-import { LocalServiceConfigError } from "../../../src/server/options";
+import { LocalServiceConfigError } from "../../../src/server/errors";
 import { POSTGRES_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
 import { redisServersSkipReason, startRedisCluster, startTlsRedis } from "../../support/redis-servers";
 import { describeStoreConformance } from "./store-conformance";

@@ -7,7 +7,7 @@
 // its query does) and a new one, started then, takes the queries still waiting: at most one query
 // runs at any time.
 import { AnalyticsTimeoutError } from "../../analytics/time-limit";
-import { StoreUnavailableError } from "../seam";
+import { StoreUnavailableError } from "../../errors";
 import type { SqliteDriverName } from "./driver";
 import type { AnalyticsAnswer, AnalyticsRequest, AnalyticsWorkerData } from "./sqlite-analytics-worker";
 import { driverModule, startWorker, type StoreWorker } from "./worker-thread";

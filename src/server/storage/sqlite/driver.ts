@@ -1,7 +1,7 @@
 // The SQLite driver under the SQLite store: `node:sqlite` where the runtime has it (Node >= 22.13),
 // else the optional peer dependency `better-sqlite3`, loaded on demand. Both are synchronous; this
 // adapter gives them one shape and turns their errors into ones the store can classify.
-import { LocalServiceConfigError } from "../../options";
+import { LocalServiceConfigError } from "../../errors";
 
 export type SqlValue = string | number | bigint | null | Uint8Array;
 export type SqlRow = Record<string, SqlValue>;

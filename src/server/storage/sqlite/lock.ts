@@ -4,7 +4,7 @@
 // included), so a stale lock cannot exist. The data file itself stays in normal locking mode,
 // so `sqlite3 file.db ".backup …"` can read it while the service runs. The lock file is kept
 // (deleting it would let two processes lock two different files of the same name).
-import { LocalServiceConfigError } from "../../options";
+import { LocalServiceConfigError } from "../../errors";
 import { openConnection, sqliteCode, type SqlConnection, type SqliteDriverName } from "./driver";
 
 /** Takes the lock of `file` or throws a `LocalServiceConfigError` saying another process serves it. */

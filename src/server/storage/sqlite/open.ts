@@ -4,7 +4,7 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { Logger } from "../../../logger";
-import { LocalServiceConfigError } from "../../options";
+import { LocalServiceConfigError } from "../../errors";
 import { openConnection, sqliteCode, type SqlConnection, type SqliteDriverName } from "./driver";
 import { migrate } from "./schema";
 

@@ -1,6 +1,6 @@
 // The SQLite store's schema: an ordered list of migrations shipped in the package, applied at open
 // and recorded in `PRAGMA user_version`. Append a step to change the schema; never edit a shipped one.
-import { LocalServiceConfigError } from "../../options";
+import { LocalServiceConfigError } from "../../errors";
 import type { SqlConnection } from "./driver";
 
 /** Marks a keyguard database (`PRAGMA application_id`): "kgrd". */

@@ -3,12 +3,13 @@
 // credits charged by one UPDATE … RETURNING; rate-limit counters in a table of their own; WAL
 // checkpoints in a worker thread (checkpointer.ts).
 import { optionNames } from "../../../config-error";
-import { LocalServiceConfigError, serviceChecks } from "../../options";
+import { LocalServiceConfigError, serviceChecks } from "../../errors";
 import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
 import { DEFAULT_ANALYTICS_TIMEOUT_MS } from "../../analytics/time-limit";
 import { appendAudit, deleteAuditBefore, listAudit } from "./audit";
 import * as outbox from "./outbox";
-import { StoreUnavailableError, type Storage, type StorageTx, type WebhookMessage, type VerificationEvent } from "../seam";
+import { type Storage, type StorageTx, type WebhookMessage, type VerificationEvent } from "../seam";
+import { StoreUnavailableError } from "../../errors";
 import { Mutex } from "../mutex";
 import { startCheckpointer, type Checkpointer } from "./checkpointer";
 import { chargeLimits, dropCounters, pruneCounters, spendCredits } from "./counters";

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { LocalServiceConfigError } from "../../../../src/server/options";
+import { LocalServiceConfigError } from "../../../../src/server/errors";
 import { sqliteStorage } from "../../../../src/server/storage/sqlite/store";
 import type * as SqliteOpen from "../../../../src/server/storage/sqlite/open";
 
