@@ -34,7 +34,7 @@ import { openDataFile } from "../src/server/storage/sqlite/open";
 import { appendEvents, compileQuery, deleteEventsBatch, runQuery } from "../src/server/storage/sqlite/events";
 import { APPEND_BATCH, RETENTION_BATCH } from "../src/server/storage/sqlite/store";
 import { SqliteTables } from "../src/server/storage/sqlite/tables";
-import type { VerificationEvent } from "../src/server/storage/seam";
+import type { VerificationEvent } from "../src/server/records";
 import type { AnalyticsChildReply, AnalyticsChildRequest, AnalyticsStoreConfig } from "./analytics-service";
 import { benchScript, isMainScript, BENCH_POSTGRES_URL as POSTGRES, BENCH_REDIS_URL as REDIS } from "./scripts";
 

@@ -16,7 +16,7 @@ import { keyHash } from "keyguard";
 import { redisStore } from "keyguard/redis";
 import { createClient } from "keyguard/client";
 import { postgresStorage, sqliteStorage, startLocalKeyService, type Storage } from "keyguard/server";
-import type { VerificationEvent } from "../src/server/storage/seam";
+import type { VerificationEvent } from "../src/server/records";
 import { BENCH_DIR, BENCH_POSTGRES_URL as POSTGRES, BENCH_REDIS_URL as REDIS } from "./scripts";
 
 const here = BENCH_DIR;

@@ -7,7 +7,8 @@
 import { statSync } from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { startLocalKeyService } from "keyguard/server";
-import type { KeyRecord, Storage, StorageTx } from "../src/server/storage/seam";
+import type { Storage, StorageTx } from "../src/server/storage/seam";
+import type { KeyRecord } from "../src/server/records";
 import { keyHash } from "../src/protocol/key-hash";
 import { memoryStorage } from "../src/server/storage/memory/store";
 import { postgresStorage } from "../src/server/storage/postgres/store";

@@ -1,6 +1,6 @@
 // What the store-level probes (bench/store-sqlite.ts, bench/store-postgres.ts) share: the seeded
 // key records and how a series of timings is printed.
-import type { KeyRecord } from "../src/server/storage/seam";
+import type { KeyRecord } from "../src/server/records";
 
 export const hashOf = (i: number) => `h${i.toString(36).padStart(8, "0")}${"x".repeat(34)}`;
 export const idOf = (i: number) => `key_${i.toString(36).padStart(8, "0")}`;

@@ -10,10 +10,10 @@
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
-import { resolve } from "node:path";
-import type { KeyRecord, Storage } from "../src/server/storage/seam";
+import type { Storage } from "../src/server/storage/seam";
+import type { KeyRecord } from "../src/server/records";
 import { sqliteStorage, type SqliteStorage } from "../src/server/storage/sqlite/store";
 import { hashOf, probeKey, quantiles } from "./store-probe";
 

@@ -18,13 +18,13 @@ export { postgresStorage } from "./server/storage/postgres/store";
 export type { PostgresStorageOptions } from "./server/storage/postgres/store";
 export { exportState, importState } from "./server/storage/state-file";
 export { StoreUnavailableError } from "./server/errors";
+export type { AuditQuery, MetaReadOptions, Storage, StorageTx } from "./server/storage/seam";
+export type { LimitCheck, LimitState } from "./server/domain/sliding-window";
+export type { CreditsCrossings, DueRefill, SpendOutcome } from "./server/domain/credits";
 export type {
   ApiRecord,
   AuditEvent,
-  AuditQuery,
-  CreditsCrossings,
   CreditsRecord,
-  DueRefill,
   ExpiringKey,
   IdentityRecord,
   IndexedFields,
@@ -33,26 +33,20 @@ export type {
   KeyRecord,
   LeakReportRecord,
   LeakResponse,
-  LimitCheck,
-  LimitState,
   LocalState,
-  MetaReadOptions,
   PermissionRecord,
   RatelimitNamespaceRecord,
   RatelimitOverrideRecord,
   RatelimitRecord,
   RoleRecord,
   RootKeyRecord,
-  SpendOutcome,
-  Storage,
-  StorageTx,
   TableName,
   Tables,
   VerificationEvent,
   WebhookEndpointRecord,
   WebhookMessage,
   WorkspaceRecord,
-} from "./server/storage/seam";
+} from "./server/records";
 export type {
   AnalyticsPlan,
   AnalyticsScope,

@@ -12,16 +12,8 @@ import type { LocalServiceConfig } from "./options";
 import { BOOTSTRAP_META, exportState, putWorkspace } from "./storage/state-file";
 import { KEY_MIGRATION_ALGORITHMS, addMigration, readMigrations } from "./domain/key-migrations";
 import type { OpContext } from "./operations/operation";
-import type {
-  ApiRecord,
-  KeyMigrationAlgorithm,
-  LeakResponse,
-  LocalState,
-  Storage,
-  StorageTx,
-  VerificationEvent,
-  WebhookMessage,
-} from "./storage/seam";
+import type { Storage, StorageTx } from "./storage/seam";
+import type { ApiRecord, KeyMigrationAlgorithm, LeakResponse, LocalState, VerificationEvent, WebhookMessage } from "./records";
 import { StoreFailureLog } from "./storage/store-failures";
 import { VerificationRecorder } from "./storage/verification-events";
 import { AuditRetention } from "./storage/audit-retention";

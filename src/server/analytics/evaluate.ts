@@ -1,6 +1,6 @@
 // Runs an analytics plan over events held in memory: the memory store's query engine, with the
 // same answers as the SQL the other stores run (see sql.ts).
-import type { VerificationEvent } from "../storage/seam";
+import type { VerificationEvent } from "../records";
 import { BUCKET_MS, outputType, setField, type AnalyticsPlan, type AnalyticsScope, type Column, type Condition, type Scalar } from "./plan";
 
 type Value = string | number | readonly string[];

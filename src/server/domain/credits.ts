@@ -2,7 +2,36 @@
 // last day) and charging a cost. A refill sets `remaining` to `amount`; it does not add. Pure
 // functions: the operations compute what is due, the store applies it atomically.
 import type { CreditsRefill } from "../../protocol/types";
-import type { CreditsCrossings, CreditsRecord, DueRefill, SpendOutcome } from "../storage/seam";
+import type { CreditsRecord } from "../records";
+
+/**
+ * A refill that `spendCredits` applies first when it fell due: when the key's `lastRefillAt` is
+ * before `boundary`, `remaining` becomes `amount` and `lastRefillAt` becomes `now`.
+ */
+export interface DueRefill {
+  boundary: number;
+  amount: number;
+}
+
+/**
+ * The charges `spendCredits` leaves to a transaction when asked (on `Storage.direct`): those that
+ * take the balance from above `lowThreshold` to at or below it, or to 0. Those charges cause webhook
+ * events, whose messages are written in the charge's own transaction.
+ */
+export interface CreditsCrossings {
+  /** The key's (or its API's) `creditsLowThreshold`; undefined: only reaching 0 counts. */
+  lowThreshold: number | undefined;
+}
+
+export type SpendOutcome =
+  /** Charged: the balance after the charge. */
+  | { ok: true; remaining: number }
+  /**
+   * Not charged: not enough credits; or, with `crossing` (only when `crossings` was given), the
+   * balance covers the cost but the charge would cross (make it in a transaction). The balance
+   * after any refill.
+   */
+  | { ok: false; remaining: number; crossing?: true };
 
 const DAY = 86_400_000;
 

@@ -6,7 +6,8 @@ import { createHash } from "node:crypto";
 import { ServiceError } from "../errors";
 import { keyHash } from "../../protocol/key-hash";
 import { KEY_MIGRATIONS_META } from "../storage/state-file";
-import type { KeyMigrationAlgorithm, KeyMigrationRecord, KeyRecord, StorageTx } from "../storage/seam";
+import type { StorageTx } from "../storage/seam";
+import type { KeyMigrationAlgorithm, KeyMigrationRecord, KeyRecord } from "../records";
 
 export const KEY_MIGRATION_ALGORITHMS: readonly KeyMigrationAlgorithm[] = Object.freeze(["sha256", "github.com/seamapi/prefixed-api-key"]);
 

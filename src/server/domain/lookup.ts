@@ -2,17 +2,8 @@
 // reported exactly like a missing record (404 of the matching kind).
 import { ServiceError } from "../errors";
 import { newId } from "./ids";
-import type {
-  ApiRecord,
-  IdentityRecord,
-  KeyRecord,
-  PermissionRecord,
-  RatelimitRecord,
-  RoleRecord,
-  StorageTx,
-  TableName,
-  Tables,
-} from "../storage/seam";
+import type { StorageTx } from "../storage/seam";
+import type { ApiRecord, IdentityRecord, KeyRecord, PermissionRecord, RatelimitRecord, RoleRecord, TableName, Tables } from "../records";
 import { echo } from "./echo";
 
 /** A record by id, only when it belongs to the workspace. */

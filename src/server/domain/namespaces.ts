@@ -4,7 +4,8 @@
 import { createHash } from "node:crypto";
 import { encodeBase58Fixed } from "./base58";
 import { ServiceError } from "../errors";
-import type { RatelimitNamespaceRecord, RatelimitOverrideRecord, StorageTx } from "../storage/seam";
+import type { StorageTx } from "../storage/seam";
+import type { RatelimitNamespaceRecord, RatelimitOverrideRecord } from "../records";
 
 /** A namespace of the workspace by id, else by name. */
 export async function findNamespace(tx: StorageTx, workspaceId: string, ref: string): Promise<RatelimitNamespaceRecord | undefined> {

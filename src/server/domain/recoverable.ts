@@ -5,7 +5,7 @@ import { ServiceError } from "../errors";
 import { keyHash } from "../../protocol/key-hash";
 import type { KeyVault } from "./key-vault";
 import type { OpContext } from "../operations/operation";
-import type { ApiRecord, KeyRecord } from "../storage/seam";
+import type { ApiRecord, KeyRecord } from "../records";
 
 /** createKey's 404, also for a root key lacking the permissions (production masks them). */
 export const NOT_FOUND_API = (): ServiceError => new ServiceError("data.api_not_found", "The specified API was not found.");

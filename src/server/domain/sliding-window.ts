@@ -2,7 +2,28 @@
 // used = current + previous × (1 − elapsed fraction of the window); a check passes when
 // used + cost ≤ limit. Several limits checked together are all-or-nothing: if one is denied,
 // none is charged.
-import type { LimitCheck, LimitState } from "../storage/seam";
+/** One sliding-window rate limit to check and charge (see `Storage.limit`). */
+export interface LimitCheck {
+  /**
+   * The counter: one per limit id and window length (`limitCounter`), or per workspace,
+   * namespace, identifier and window length for `ratelimit.limit` (`namespaceCounter`).
+   */
+  counter: string;
+  limit: number;
+  /** Window length, ms. */
+  duration: number;
+  cost: number;
+  /** Key or identity whose limit this is: `dropCounters({ owner })` drops its counters. */
+  owner?: string;
+}
+
+export interface LimitState {
+  passed: boolean;
+  /** Uses left in the window after this check, never negative. */
+  remaining: number;
+  /** Unix ms at the end of the current window. */
+  reset: number;
+}
 
 /** The counts of one counter: its current window and the two counts the sliding window needs. */
 export interface WindowCounter {

@@ -18,8 +18,8 @@ import { failsChecksum } from "../../protocol/key-checksum";
 import { allowsAddress } from "./ip-allowlist";
 import { verifyMigratedKey } from "./key-migrations";
 import type { OpContext } from "../operations/operation";
-import { limitCounter } from "./sliding-window";
-import type { IdentityRecord, KeyRecord, LimitCheck, RatelimitRecord } from "../storage/seam";
+import { limitCounter, type LimitCheck } from "./sliding-window";
+import type { IdentityRecord, KeyRecord, RatelimitRecord } from "../records";
 import { identityView, keyRelations, type KeyRelations } from "./views";
 
 const NOT_FOUND: VerifyKeyResult = Object.freeze({ valid: false, code: "NOT_FOUND" });

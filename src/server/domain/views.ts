@@ -2,18 +2,18 @@
 // nullable `credits.remaining`).
 import type { ApiInfo, Identity, KeyInfo, Permission, RatelimitConfig, Role } from "../../protocol/types";
 import { creditsAt } from "./credits";
-import { DEFAULT_LEAK_RESPONSE } from "../leaks/respond";
-import type {
-  ApiRecord,
-  IdentityRecord,
-  KeyRecord,
-  PermissionRecord,
-  RatelimitRecord,
-  RoleRecord,
-  StorageTx,
-  TableName,
-  Tables,
-} from "../storage/seam";
+import {
+  DEFAULT_LEAK_RESPONSE,
+  type ApiRecord,
+  type IdentityRecord,
+  type KeyRecord,
+  type PermissionRecord,
+  type RatelimitRecord,
+  type RoleRecord,
+  type TableName,
+  type Tables,
+} from "../records";
+import type { StorageTx } from "../storage/seam";
 
 /** The records of these ids that exist, in order. */
 export async function recordsOf<T extends TableName>(tx: StorageTx, table: T, ids: readonly string[]): Promise<Array<Tables[T]>> {

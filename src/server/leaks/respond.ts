@@ -9,11 +9,10 @@ import { keyHash } from "../../protocol/key-hash";
 import { newId } from "../domain/ids";
 import { readEndpoints } from "../webhooks/endpoints";
 import { messagesOf } from "../webhooks/events";
-import type { AuditEvent, KeyRecord, LeakReportRecord, LeakResponse, StorageTx } from "../storage/seam";
+import type { StorageTx } from "../storage/seam";
+import { DEFAULT_LEAK_RESPONSE, type AuditEvent, type KeyRecord, type LeakReportRecord, type LeakResponse } from "../records";
 import type { ReportedToken } from "./report";
 
-/** What a report of a key does when its API does not say: a key found in public is compromised. */
-export const DEFAULT_LEAK_RESPONSE: LeakResponse = "disable";
 /** How many reports a key keeps (the latest). */
 export const LEAK_REPORTS_KEPT = 20;
 

@@ -7,7 +7,7 @@ import { apiNotFound } from "../domain/lookup";
 import { defineExtension, defineOperation } from "./operation";
 import { pageOf, paginate } from "../domain/pagination";
 import { plaintextOf, requireStorage, requireVault } from "../domain/recoverable";
-import type { ApiRecord } from "../storage/seam";
+import type { ApiRecord } from "../records";
 import { apiView, keyInfoView } from "../domain/views";
 
 export const createApiOperation = defineOperation("apis.createApi", {

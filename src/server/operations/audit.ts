@@ -3,7 +3,8 @@
 import type { AuditEventItem, ListAuditEventsRequest } from "../../protocol/types";
 import { permission } from "./authorization";
 import { defineExtension, type OpContext } from "./operation";
-import type { AuditEvent, AuditQuery } from "../storage/seam";
+import type { AuditQuery } from "../storage/seam";
+import type { AuditEvent } from "../records";
 
 const DEFAULT_PAGE_SIZE = 100;
 /** Records an export reads from the store at a time. */

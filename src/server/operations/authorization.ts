@@ -9,7 +9,7 @@ import { keyHash } from "../../protocol/key-hash";
 import { apiNotFound, findApi, findKey } from "../domain/lookup";
 import { requireNamespace } from "../domain/namespaces";
 import type { Authorization, OpContext } from "./operation";
-import type { ApiRecord, KeyRecord, RatelimitNamespaceRecord } from "../storage/seam";
+import type { ApiRecord, KeyRecord, RatelimitNamespaceRecord } from "../records";
 
 /** An authorisation decided from the root key alone (no store), described by `permission`. */
 export function fromRoot<Body, Resource>(

@@ -11,7 +11,7 @@ import type { KeyVault } from "../domain/key-vault";
 import { defineOperation } from "./operation";
 import { NOT_FOUND_API, requireStorage, requireVault } from "../domain/recoverable";
 import * as s from "../../protocol/contract/cross-field";
-import type { CreditsRecord, KeyRecord } from "../storage/seam";
+import type { CreditsRecord, KeyRecord } from "../records";
 
 type CreateKeyBody = CreateKeyRequest & CreateKeyFlatCredits;
 

@@ -7,7 +7,7 @@ import { requireIdentity, toRatelimitRecords } from "../domain/lookup";
 import { defineOperation, targetsNotedByRun } from "./operation";
 import { matchesSearch, pageOf } from "../domain/pagination";
 import * as s from "../../protocol/contract/cross-field";
-import type { IdentityRecord } from "../storage/seam";
+import type { IdentityRecord } from "../records";
 import { identityView } from "../domain/views";
 import { echo } from "../domain/echo";
 

@@ -4,7 +4,7 @@ import type { Permission, Role } from "../../protocol/types";
 import { both, onKey, permission } from "./authorization";
 import { ensurePermissions, requirePermissionRecord, resolveRoles } from "../domain/lookup";
 import { defineOperation, type OpContext } from "./operation";
-import type { KeyRecord } from "../storage/seam";
+import type { KeyRecord } from "../records";
 import { permissionView, recordsOf, roleView } from "../domain/views";
 
 /** As production: 403 without `rbac.*.<rbacAction>`, then the key (404), then 403 without update_key on its API. */

@@ -6,7 +6,7 @@ import { ensurePermissions, resolveRoles, toRatelimitRecords, upsertIdentity } f
 import { defineOperation } from "./operation";
 import { plaintextOf, requireStorage } from "../domain/recoverable";
 import * as s from "../../protocol/contract/cross-field";
-import type { KeyRecord } from "../storage/seam";
+import type { KeyRecord } from "../records";
 import { keyInfoView } from "../domain/views";
 import { cleanRefill } from "./create-key";
 import { checkAllowList } from "../domain/ip-allowlist";

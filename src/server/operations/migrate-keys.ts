@@ -9,7 +9,7 @@ import { findMigration, migrationNotFound } from "../domain/key-migrations";
 import { ensurePermissions, findRole, toRatelimitRecords, upsertIdentity } from "../domain/lookup";
 import { defineOperation, type OpContext } from "./operation";
 import * as s from "../../protocol/contract/cross-field";
-import type { CreditsRecord, KeyMigrationRecord, KeyRecord } from "../storage/seam";
+import type { CreditsRecord, KeyMigrationRecord, KeyRecord } from "../records";
 import { cleanRefill } from "./create-key";
 
 /** Role ids for names (or ids); missing ones are created. */

@@ -7,7 +7,9 @@ import type { OperationName, Operations, Pagination, ValidationErrorDetail } fro
 import type { RootContext } from "./auth";
 import type { KeyVault } from "../domain/key-vault";
 import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
-import type { DueRefill, SpendOutcome, StorageTx, VerificationEvent, WebhookMessage } from "../storage/seam";
+import type { StorageTx } from "../storage/seam";
+import type { DueRefill, SpendOutcome } from "../domain/credits";
+import type { VerificationEvent, WebhookMessage } from "../records";
 import type { WebhookEvent } from "../webhooks/events";
 
 /**

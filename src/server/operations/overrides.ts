@@ -8,7 +8,7 @@ import { newId } from "../domain/ids";
 import { exactOverride, matchingOverride } from "../domain/namespaces";
 import { defineOperation } from "./operation";
 import { pageOf } from "../domain/pagination";
-import type { RatelimitOverrideRecord } from "../storage/seam";
+import type { RatelimitOverrideRecord } from "../records";
 
 /** Production's page size when `limit` is absent. */
 const DEFAULT_OVERRIDES_PAGE = 50;

@@ -7,7 +7,7 @@ import { newId } from "../domain/ids";
 import { ensurePermissions, findPermission, requirePermissionRecord, requireRole } from "../domain/lookup";
 import { defineOperation, targetsNotedByRun, type OpContext } from "./operation";
 import { matchesSearch, pageOf } from "../domain/pagination";
-import type { PermissionRecord, RoleRecord } from "../storage/seam";
+import type { PermissionRecord, RoleRecord } from "../records";
 import type { Permission } from "../../protocol/types";
 import { permissionView, roleView } from "../domain/views";
 import { echo } from "../domain/echo";

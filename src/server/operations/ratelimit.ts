@@ -7,8 +7,8 @@ import { requireAnyOrAll, requirePermission, requireTuple } from "./auth";
 import { fromStore } from "./authorization";
 import { createNamespace, findNamespace, matchingOverride } from "../domain/namespaces";
 import { defineOperation, type OpContext } from "./operation";
-import { namespaceCounter } from "../domain/sliding-window";
-import type { LimitCheck, RatelimitNamespaceRecord } from "../storage/seam";
+import { namespaceCounter, type LimitCheck } from "../domain/sliding-window";
+import type { RatelimitNamespaceRecord } from "../records";
 
 /**
  * The namespaces of the requests, in order; missing ones are created first, which needs

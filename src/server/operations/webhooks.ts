@@ -12,7 +12,7 @@ import { permission } from "./authorization";
 import { defineExtension } from "./operation";
 import type { Static } from "typebox";
 import type { WebhookDeliveryItem } from "../../protocol/contract/webhooks";
-import type { WebhookMessage } from "../storage/seam";
+import type { WebhookMessage } from "../records";
 
 const MAX_ENDPOINTS = 20;
 

@@ -10,7 +10,7 @@ import { generateKey } from "../domain/key-material";
 import { defineExtension, type OpContext } from "./operation";
 import { pageOf } from "../domain/pagination";
 import type { RootKeyItem } from "../../protocol/types";
-import type { RootKeyRecord } from "../storage/seam";
+import type { RootKeyRecord } from "../records";
 import { echo } from "../domain/echo";
 import { apiView } from "../domain/views";
 

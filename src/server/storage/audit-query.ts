@@ -1,6 +1,7 @@
 // The filters of an audit query (`Storage.listAudit`) over one record, for the memory store: what
 // the SQL of the SQLite and PostgreSQL stores says in a WHERE clause.
-import type { AuditEvent, AuditQuery } from "./seam";
+import type { AuditQuery } from "./seam";
+import type { AuditEvent } from "../records";
 
 /** Whether `event` is one `query` returns (its position from `query.from` included). */
 export function matchesAudit(event: AuditEvent, query: AuditQuery): boolean {

@@ -3,7 +3,7 @@
 import { resolve } from "node:path";
 import { LocalServiceConfigError } from "../errors";
 import { importState, loadState } from "./state-file";
-import { TABLE_NAMES } from "./seam";
+import { TABLE_NAMES } from "../records";
 import { sqliteStorage } from "./sqlite/store";
 
 /** How many records of each table were imported. */

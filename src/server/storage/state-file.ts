@@ -1,9 +1,9 @@
 // The whole state as JSON (`LocalState`): exporting it from any store, importing it into an empty
 // one, and reading a JSON state file (what `--data` kept before SQLite; `keyguard migrate` imports it).
 import { readFileSync } from "node:fs";
-import { LocalServiceConfigError } from "../errors";
-import { TABLE_NAMES, type LocalState, type Storage, type StorageTx, type WebhookEndpointRecord, type WorkspaceRecord } from "./seam";
-import { LocalServiceArgumentError } from "../errors";
+import { LocalServiceConfigError, LocalServiceArgumentError } from "../errors";
+import { type Storage, type StorageTx } from "./seam";
+import { TABLE_NAMES, type LocalState, type WebhookEndpointRecord, type WorkspaceRecord } from "../records";
 
 /** Meta value holding the bootstrap ids, as JSON `{ workspaceId, apiId }`. */
 export const BOOTSTRAP_META = "bootstrap";

@@ -12,7 +12,8 @@
 // the events are kept as while it is unavailable, and the next split waits longer. The events
 // written keep their order, but for those that waited with a strike.
 import type { Logger } from "../../logger";
-import type { Storage, VerificationEvent } from "./seam";
+import type { Storage } from "./seam";
+import type { VerificationEvent } from "../records";
 import { isStoreUnavailable, type StoreFailureLog } from "./store-failures";
 
 /** A batch is appended once it holds this many events (written in calls of the store's appendBatchSize). */

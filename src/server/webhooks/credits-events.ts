@@ -6,7 +6,7 @@
 // charge cross it again. Such a charge is made in a transaction with its events' messages (the
 // store leaves it to one: `SpendOutcome.crossing`).
 import { crossings } from "../domain/credits";
-import type { ApiRecord, KeyRecord } from "../storage/seam";
+import type { ApiRecord, KeyRecord } from "../records";
 import { CREDITS_EXHAUSTED, CREDITS_LOW, type WebhookEvent } from "./events";
 
 const NONE: readonly WebhookEvent[] = Object.freeze([]);

@@ -6,7 +6,8 @@
 // did), then marked failed. At least once: a crash between the
 // endpoint's answer and the write-back delivers the message again after the lease, same id.
 import type { Logger } from "../../logger";
-import type { Storage, WebhookMessage } from "../storage/seam";
+import type { Storage } from "../storage/seam";
+import type { WebhookMessage } from "../records";
 import { isStoreUnavailable, type StoreFailureLog } from "../storage/store-failures";
 import { deliver } from "./deliver";
 import { newId } from "../domain/ids";

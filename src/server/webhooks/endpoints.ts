@@ -3,7 +3,8 @@
 // one meta value per workspace (a handful of endpoints), read and written in the operations'
 // transactions.
 import type { KeyVault } from "../domain/key-vault";
-import type { MetaReadOptions, StorageTx, WebhookEndpointRecord } from "../storage/seam";
+import type { MetaReadOptions, StorageTx } from "../storage/seam";
+import type { WebhookEndpointRecord } from "../records";
 import { webhookEndpointsMeta as metaName } from "../storage/state-file";
 
 export type { WebhookEndpointRecord };

@@ -2,7 +2,7 @@
 // an event of one type, put in the outbox for every endpoint of the workspace that wants it, in the
 // change's own transaction. Payloads follow the Standard Webhooks format: { type, timestamp, data }.
 import { newId } from "../domain/ids";
-import type { AuditEvent, WebhookMessage } from "../storage/seam";
+import type { AuditEvent, WebhookMessage } from "../records";
 import type { WebhookEndpointRecord } from "./endpoints";
 
 /** The event type of each operation's change, and what its first target is. */

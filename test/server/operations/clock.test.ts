@@ -1,8 +1,14 @@
 // The injectable clock: expiry, daily and monthly refills, and sliding rate-limit windows.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { creditsAt, dueRefill, lastRefillBoundary, spendFrom } from "../../../src/server/domain/credits";
-import { evaluateLimits, limitCounter, namespaceCounter, windowEnded, type WindowCounter } from "../../../src/server/domain/sliding-window";
-import type { LimitCheck } from "../../../src/server/storage/seam";
+import {
+  evaluateLimits,
+  limitCounter,
+  namespaceCounter,
+  windowEnded,
+  type WindowCounter,
+  type LimitCheck,
+} from "../../../src/server/domain/sliding-window";
 import { manualClock, start, type Started } from "../helpers";
 
 /** evaluateLimits over a plain record of counters, applying its writes. */

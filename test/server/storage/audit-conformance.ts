@@ -4,7 +4,8 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { newId } from "../../../src/server/domain/ids";
-import type { AuditEvent, Storage } from "../../../src/server/storage/seam";
+import type { Storage } from "../../../src/server/storage/seam";
+import type { AuditEvent } from "../../../src/server/records";
 
 const uid = (): string => randomBytes(6).toString("hex");
 const T0 = 1_800_000_000_000;

@@ -4,7 +4,8 @@
 // Called by describeStoreConformance with its store; every test uses a workspace and times of its own.
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { ExpiringKey, KeyRecord, Storage } from "../../../src/server/storage/seam";
+import type { Storage } from "../../../src/server/storage/seam";
+import type { ExpiringKey, KeyRecord } from "../../../src/server/records";
 import { keyRecord } from "../../support/records";
 
 const uid = (): string => randomBytes(6).toString("hex");

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ALL_ROOT_PERMISSIONS } from "../../../src/server/operations/auth";
-import type { LocalState } from "../../../src/server/storage/seam";
+import type { LocalState } from "../../../src/server/records";
 import { sqliteStorage } from "../../../src/server/storage/sqlite/store";
 import { killChildren, run, serve } from "../../cli/cli-process";
 import { makeCall } from "../helpers";

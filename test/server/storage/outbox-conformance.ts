@@ -5,7 +5,8 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { newId } from "../../../src/server/domain/ids";
-import type { Storage, WebhookMessage } from "../../../src/server/storage/seam";
+import type { Storage } from "../../../src/server/storage/seam";
+import type { WebhookMessage } from "../../../src/server/records";
 
 const uid = (): string => randomBytes(6).toString("hex");
 

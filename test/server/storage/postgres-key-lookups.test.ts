@@ -4,7 +4,8 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Coalescer } from "../../../src/server/storage/postgres/coalesce";
-import type { KeyRecord, Storage } from "../../../src/server/storage/seam";
+import type { Storage } from "../../../src/server/storage/seam";
+import type { KeyRecord } from "../../../src/server/records";
 import { postgresStorage } from "../../../src/server/storage/postgres/store";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
 import { keyRecord } from "../../support/records";

@@ -5,7 +5,8 @@
 import pg from "pg";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ApiRecord, KeyRecord, Storage } from "../../../src/server/storage/seam";
+import type { Storage } from "../../../src/server/storage/seam";
+import type { ApiRecord, KeyRecord } from "../../../src/server/records";
 import { postgresStorage } from "../../../src/server/storage/postgres/store";
 import { RecordCache } from "../../../src/server/storage/postgres/record-cache";
 import {

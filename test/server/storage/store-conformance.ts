@@ -3,6 +3,7 @@
 // One store is opened per suite; every test works in workspaces and counters of its own.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Storage } from "../../../src/server/storage/seam";
 import type {
   ApiRecord,
   IdentityRecord,
@@ -12,9 +13,8 @@ import type {
   RatelimitOverrideRecord,
   RoleRecord,
   RootKeyRecord,
-  Storage,
   VerificationEvent,
-} from "../../../src/server/storage/seam";
+} from "../../../src/server/records";
 import { parseAnalyticsQuery } from "../../../src/server/analytics/query-check";
 import { describeAuditLog } from "./audit-conformance";
 import { describeWebhookOutbox } from "./outbox-conformance";

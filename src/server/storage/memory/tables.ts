@@ -10,7 +10,7 @@ import {
   type TableName,
   type Tables,
   type VerificationEvent,
-} from "../seam";
+} from "../../records";
 
 export type AnyRecord = Tables[TableName];
 

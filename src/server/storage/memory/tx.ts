@@ -1,24 +1,10 @@
 // One view of the memory store's tables as a StorageTx: a transaction's (each write noted in an
 // undo log) or `direct`'s (each call waits for no transaction to run, then runs synchronously).
-import { spendFrom } from "../../domain/credits";
-import { evaluateLimits, isLimitCounterOf } from "../../domain/sliding-window";
+import { spendFrom, type DueRefill, type SpendOutcome, type CreditsCrossings } from "../../domain/credits";
+import { evaluateLimits, isLimitCounterOf, type LimitCheck, type LimitState } from "../../domain/sliding-window";
 import { matchesAudit } from "../audit-query";
-import type {
-  WebhookMessage,
-  AuditEvent,
-  AuditQuery,
-  DueRefill,
-  ExpiringKey,
-  IndexedFields,
-  KeyRecord,
-  LimitCheck,
-  LimitState,
-  SpendOutcome,
-  CreditsCrossings,
-  StorageTx,
-  TableName,
-  Tables,
-} from "../seam";
+import type { AuditQuery, StorageTx } from "../seam";
+import type { WebhookMessage, AuditEvent, ExpiringKey, IndexedFields, KeyRecord, TableName, Tables } from "../../records";
 import type { AnyRecord, MemoryTables } from "./tables";
 
 /** What a view needs of its store. */

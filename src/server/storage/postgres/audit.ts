@@ -1,6 +1,7 @@
 // The PostgreSQL store's audit log: one row per record (the record as jsonb in `data`, the
 // filtered fields as columns, the target ids as an array with a GIN index).
-import type { AuditEvent, AuditQuery } from "../seam";
+import type { AuditQuery } from "../seam";
+import type { AuditEvent } from "../../records";
 import type { Query } from "./tx";
 
 /** `t(name)`: the schema-qualified table name. */

@@ -1,7 +1,7 @@
 // Charging credits in PostgreSQL: the due refill, the balance check and the charge in ONE
 // `UPDATE` (a concurrent spend waits for the row and re-checks the condition on the balance the
 // other left), so a balance never goes below zero and no credit is charged twice.
-import type { CreditsCrossings, DueRefill, SpendOutcome } from "../seam";
+import type { CreditsCrossings, DueRefill, SpendOutcome } from "../../domain/credits";
 import type { Query } from "./tx";
 
 /** `Storage.spendCredits` over `query`; `keys` is the schema-qualified keys table. */

@@ -4,7 +4,7 @@
 import { POSTGRES_DIALECT, compilePlan } from "../../analytics/sql";
 import { BUCKET_MS, type AnalyticsPlan, type AnalyticsScope } from "../../analytics/plan";
 import { ROLLUP_TABLES, routeRollup, type RollupTable } from "../../analytics/rollup";
-import type { VerificationEvent } from "../seam";
+import type { VerificationEvent } from "../../records";
 import type { Query } from "./tx";
 
 // The events' own field names: the batch is sent as JSON.stringify(events), no per-event copy.

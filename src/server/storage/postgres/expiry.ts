@@ -2,7 +2,7 @@
 // index on `data`'s `expires`), skipping rows another transaction holds (`FOR UPDATE SKIP
 // LOCKED`), and marks each in `data` (`expiryNoticeFor`). Instances scanning together never take
 // the same key; a key taken by a transaction that rolls back is taken again by the next scan.
-import type { ExpiringKey } from "../seam";
+import type { ExpiringKey } from "../../records";
 import type { Query } from "./tx";
 
 const EXPIRES = "(data->>'expires')::bigint";

@@ -2,7 +2,7 @@
 // status and due time as columns). A claim takes due rows with `FOR UPDATE SKIP LOCKED` and pushes
 // their due time past the lease in the same statement: instances never take the same message twice
 // within a lease, and one that crashes mid-delivery leaves it to be taken again.
-import type { WebhookMessage } from "../seam";
+import type { WebhookMessage } from "../../records";
 import type { Query } from "./tx";
 
 export async function enqueueWebhooks(query: Query, t: (name: string) => string, messages: readonly WebhookMessage[]): Promise<void> {

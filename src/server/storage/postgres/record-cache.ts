@@ -11,7 +11,7 @@
 // credits is never kept: its balance changes with every charge, which sends no message.
 import { randomUUID } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
-import type { TableName } from "../seam";
+import type { TableName } from "../../records";
 import { copy } from "../memory/tx";
 
 /** The tables whose records may be kept. */

@@ -2,7 +2,7 @@
 // all-or-nothing in one round trip; counters expire on their own; index sets (per owner and per
 // limit id) let `dropCounters` find a key's or a limit's counters without scanning the keyspace.
 import type { Cluster, Redis } from "ioredis";
-import type { LimitCheck, LimitState } from "../seam";
+import type { LimitCheck, LimitState } from "../../domain/sliding-window";
 import { storeError } from "../store-errors";
 
 /**

@@ -1,7 +1,7 @@
 // How each record of the seam is laid out in PostgreSQL rows (see schema.ts): which
 // columns a table has, and the conversion between a record and its row, both ways.
 import type { CreditsRefill } from "../../../protocol/types";
-import type { IndexedFields, KeyRecord, RoleRecord, TableName, Tables } from "../seam";
+import type { IndexedFields, KeyRecord, RoleRecord, TableName, Tables } from "../../records";
 
 interface TableLayout {
   /** Unquoted table name. */

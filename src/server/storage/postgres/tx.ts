@@ -3,24 +3,10 @@
 // every createKey of it reads and almost nothing changes, `FOR SHARE`) until it ends,
 // and lookups by an indexed value take an advisory lock on that value, so a check-then-insert
 // (a permission's slug, an identity's external id) cannot race another transaction.
-import type {
-  AuditEvent,
-  AuditQuery,
-  WebhookMessage,
-  DueRefill,
-  ExpiringKey,
-  IndexedFields,
-  KeyRecord,
-  LimitCheck,
-  LimitState,
-  MetaReadOptions,
-  RoleRecord,
-  SpendOutcome,
-  CreditsCrossings,
-  StorageTx,
-  TableName,
-  Tables,
-} from "../seam";
+import type { AuditQuery, MetaReadOptions, StorageTx } from "../seam";
+import type { LimitCheck, LimitState } from "../../domain/sliding-window";
+import type { DueRefill, SpendOutcome, CreditsCrossings } from "../../domain/credits";
+import type { AuditEvent, WebhookMessage, ExpiringKey, IndexedFields, KeyRecord, RoleRecord, TableName, Tables } from "../../records";
 import { LAYOUTS, filterColumn, keyColumns, roleData, toRecord, type RecordRow } from "./rows";
 import { spendCredits } from "./credits";
 import { appendAudit, listAudit } from "./audit";

@@ -1,6 +1,7 @@
 // The SQLite store's audit log: one row per record (the record as JSON in `data`, the filtered
 // fields as columns) and a link table from each target id to its records.
-import type { AuditEvent, AuditQuery } from "../seam";
+import type { AuditQuery } from "../seam";
+import type { AuditEvent } from "../../records";
 import type { SqlValue } from "./driver";
 import type { SqliteTables } from "./tables";
 

@@ -1,7 +1,7 @@
 // The SQLite store's hot-path writes: charging credits (one UPDATE … RETURNING, the due refill in
 // CASE expressions) and sliding-window rate-limit counters (read, decide, write all or none).
-import { evaluateLimits } from "../../domain/sliding-window";
-import type { CreditsCrossings, DueRefill, LimitCheck, LimitState, SpendOutcome } from "../seam";
+import { evaluateLimits, type LimitCheck, type LimitState } from "../../domain/sliding-window";
+import type { CreditsCrossings, DueRefill, SpendOutcome } from "../../domain/credits";
 import type { SqliteTables } from "./tables";
 
 const DUE = "(? IS NOT NULL AND credits_last_refill_at < ?)";

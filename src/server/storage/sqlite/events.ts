@@ -4,7 +4,7 @@
 import { SQLITE_DIALECT, compilePlan, type CompiledQuery } from "../../analytics/sql";
 import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
 import { routeRollup } from "../../analytics/rollup";
-import type { VerificationEvent } from "../seam";
+import type { VerificationEvent } from "../../records";
 import type { SqlConnection, SqlValue } from "./driver";
 import { addToRollups, deleteRollupBatch, storedEvents, subtractFromRollups, type StoredEvent } from "./rollups";
 import type { SqliteTables } from "./tables";

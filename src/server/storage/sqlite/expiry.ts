@@ -2,7 +2,7 @@
 // `expires`), each taken marked in `data` (`expiryNoticeFor`). The store runs one statement at a
 // time and the caller runs the claim as one transaction, so no other claim sees a key between
 // the select and the mark.
-import type { ExpiringKey } from "../seam";
+import type { ExpiringKey } from "../../records";
 import type { SqliteTables } from "./tables";
 
 const EXPIRES = "json_extract(data, '$.expires')";

@@ -1,7 +1,7 @@
 // The SQLite store's webhook outbox: one row per message (the message as JSON in `data`; status
 // and due time as columns). The store runs one statement at a time, so a claim (select the due
 // rows, push their due time past the lease) is atomic without row locks.
-import type { WebhookMessage } from "../seam";
+import type { WebhookMessage } from "../../records";
 import type { SqliteTables } from "./tables";
 
 function write(tables: SqliteTables, m: WebhookMessage): void {

@@ -4,7 +4,7 @@
 // buckets wholly past the retention, a few hundred rows per call.
 import { BUCKET_MS } from "../../analytics/plan";
 import { ROLLUP_TABLES, type RollupDimension, type RollupTable } from "../../analytics/rollup";
-import type { VerificationEvent } from "../seam";
+import type { VerificationEvent } from "../../records";
 import type { SqlValue } from "./driver";
 import type { SqliteTables } from "./tables";
 

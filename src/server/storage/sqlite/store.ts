@@ -3,13 +3,13 @@
 // credits charged by one UPDATE … RETURNING; rate-limit counters in a table of their own; WAL
 // checkpoints in a worker thread (checkpointer.ts).
 import { optionNames } from "../../../config-error";
-import { LocalServiceConfigError, serviceChecks } from "../../errors";
+import { LocalServiceConfigError, serviceChecks, StoreUnavailableError } from "../../errors";
 import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
 import { DEFAULT_ANALYTICS_TIMEOUT_MS } from "../../analytics/time-limit";
 import { appendAudit, deleteAuditBefore, listAudit } from "./audit";
 import * as outbox from "./outbox";
-import { type Storage, type StorageTx, type WebhookMessage, type VerificationEvent } from "../seam";
-import { StoreUnavailableError } from "../../errors";
+import { type Storage, type StorageTx } from "../seam";
+import { type WebhookMessage, type VerificationEvent } from "../../records";
 import { Mutex } from "../mutex";
 import { startCheckpointer, type Checkpointer } from "./checkpointer";
 import { chargeLimits, dropCounters, pruneCounters, spendCredits } from "./counters";

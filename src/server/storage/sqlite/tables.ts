@@ -1,7 +1,7 @@
 // Records ↔ rows of the SQLite store: reads, writes and cascading deletes of the tables, each one
 // prepared statement (cached) or a few. Synchronous, like the drivers; the store runs them inside
 // its transactions.
-import type { IndexedFields, KeyRecord, RoleRecord, TableName, Tables } from "../seam";
+import type { IndexedFields, KeyRecord, RoleRecord, TableName, Tables } from "../../records";
 import type { SqlConnection, SqlRow, SqlStatement, SqlValue } from "./driver";
 
 interface TableSpec {

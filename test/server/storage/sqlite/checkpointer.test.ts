@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { sqliteStorage } from "../../../../src/server/storage/sqlite/store";
 import { startCheckpointer, type Checkpointer } from "../../../../src/server/storage/sqlite/checkpointer";
 import { openConnection } from "../../../../src/server/storage/sqlite/driver";
-import type { VerificationEvent } from "../../../../src/server/storage/seam";
+import type { VerificationEvent } from "../../../../src/server/records";
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-checkpointer-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

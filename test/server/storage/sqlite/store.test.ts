@@ -5,12 +5,11 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, stat
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { type KeyRecord } from "../../../../src/server/storage/seam";
-import { StoreUnavailableError } from "../../../../src/server/errors";
+import { type KeyRecord } from "../../../../src/server/records";
+import { StoreUnavailableError, LocalServiceConfigError } from "../../../../src/server/errors";
 import { sqliteStorage, type SqliteStorage } from "../../../../src/server/storage/sqlite/store";
 import { APPLICATION_ID, MIGRATIONS } from "../../../../src/server/storage/sqlite/schema";
 import { hasNodeSqlite, openConnection } from "../../../../src/server/storage/sqlite/driver";
-import { LocalServiceConfigError } from "../../../../src/server/errors";
 import { keyRecord } from "../../../support/records";
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-sqlite-"));
