@@ -14,11 +14,28 @@ const LAYERS = [
   // The framework adapters over the middleware's decision core, each with its entry (keyguard/web, keyguard/hono, …).
   { category: "adapters", pattern: ["src/web.ts", "src/hono.ts", "src/koa.ts", "src/fastify.ts", "src/nest.ts", "src/adapters/**"] },
   { category: "redis", pattern: ["src/redis.ts", "src/redis/**"] },
-  { category: "server", pattern: ["src/server.ts", "src/local.ts", "src/server/**"] },
+  // The key server, in layers of its own (docs/architecture.md, "The key server's layers"), from its
+  // entries down to its error classes and record types.
+  { category: "server", pattern: ["src/server.ts", "src/local.ts", "src/server/factory.ts", "src/server/listen.ts"] },
+  { category: "server/http", pattern: "src/server/http/**" },
+  { category: "server/service", pattern: ["src/server/service.ts", "src/server/options.ts"] },
+  { category: "server/operations", pattern: "src/server/operations/**" },
+  { category: "server/leaks", pattern: "src/server/leaks/**" },
+  { category: "server/webhooks", pattern: "src/server/webhooks/**" },
+  { category: "server/storage", pattern: "src/server/storage/**" },
+  { category: "server/metrics", pattern: "src/server/metrics.ts" },
+  { category: "server/analytics", pattern: "src/server/analytics/**" },
+  { category: "server/domain", pattern: "src/server/domain/**" },
+  { category: "server/base", pattern: ["src/server/errors.ts", "src/server/records.ts", "src/server/peer-module.ts"] },
   { category: "protocol", pattern: "src/protocol/**" },
   { category: "console", pattern: "src/console/**" },
   { category: "shared", pattern: "src/*" },
 ];
+
+/** Layers listed from the top down, each allowed to import every layer after it (and protocol, shared). */
+function serverLayers(topDown) {
+  return Object.fromEntries(topDown.map((layer, i) => [layer, [...topDown.slice(i + 1), "protocol", "shared"]]));
+}
 
 // What each layer may import besides itself: never upward, and the server never the middleware or the
 // client. The CLI loads the Redis store for --invalidate. The console is a browser app that talks to
@@ -31,8 +48,23 @@ const MAY_IMPORT = {
   // Part of the middleware layer, on top of it: nothing imports them.
   adapters: ["middleware", "client", "protocol", "shared"],
   redis: ["middleware", "client", "protocol", "shared"],
-  server: ["protocol", "shared"],
-  cli: ["server", "redis", "protocol", "shared"],
+  // Each layer of the key server imports only the layers below it (in this order), the wire contract
+  // and the shared modules: never the middleware or the client.
+  ...serverLayers([
+    "server",
+    "server/http",
+    "server/service",
+    "server/operations",
+    "server/leaks",
+    "server/webhooks",
+    "server/storage",
+    "server/metrics",
+    "server/analytics",
+    "server/domain",
+    "server/base",
+  ]),
+  // keyguard migrate loads the state-file migration alone (server/storage), without the HTTP service.
+  cli: ["server", "server/storage", "redis", "protocol", "shared"],
   console: [],
 };
 

@@ -21,7 +21,7 @@ describe("import boundaries", () => {
     const code = 'import { requirePermissions } from "../middleware/guards";\nexport const guard = requirePermissions;\n';
     expect(await boundaryMessages("src/protocol/probe.ts", code)).toEqual([refused("protocol", "middleware")]);
     const lazy = 'export const load = () => import("../server/service");\n';
-    expect(await boundaryMessages("src/protocol/probe.ts", lazy)).toEqual([refused("protocol", "server")]);
+    expect(await boundaryMessages("src/protocol/probe.ts", lazy)).toEqual([refused("protocol", "server/service")]);
   });
 
   it("the client imports neither the middleware (also through the package name) nor the server", async () => {
@@ -34,9 +34,88 @@ describe("import boundaries", () => {
     const code =
       'import { apiKeyAuth } from "../../middleware/api-key-auth";\nimport type { ClientOptions } from "../../client";\nexport const a = apiKeyAuth;\nexport type C = ClientOptions;\n';
     expect(await boundaryMessages("src/server/http/probe.ts", code)).toEqual([
-      refused("server", "middleware"),
-      refused("server", "client"),
+      refused("server/http", "middleware"),
+      refused("server/http", "client"),
     ]);
+  });
+
+  it("the key server's layers import downward only: the rules never the store, the store never the operations", async () => {
+    // Each of these imports ran the other way before the server had layers.
+    const upward: Array<[string, string, string, string]> = [
+      [
+        "src/server/domain/probe.ts",
+        'import type { StorageTx } from "../storage/seam";\nexport type T = StorageTx;\n',
+        "server/domain",
+        "server/storage",
+      ],
+      [
+        "src/server/domain/probe.ts",
+        'import type { OpContext } from "../operations/operation";\nexport type C = OpContext;\n',
+        "server/domain",
+        "server/operations",
+      ],
+      [
+        "src/server/storage/probe.ts",
+        'import { errorEnvelope } from "../http/envelope";\nexport const e = errorEnvelope;\n',
+        "server/storage",
+        "server/http",
+      ],
+      [
+        "src/server/storage/probe.ts",
+        'import type { ServiceCore } from "../service";\nexport type S = ServiceCore;\n',
+        "server/storage",
+        "server/service",
+      ],
+      [
+        "src/server/analytics/probe.ts",
+        'import type { Storage } from "../storage/seam";\nexport type S = Storage;\n',
+        "server/analytics",
+        "server/storage",
+      ],
+      [
+        "src/server/operations/probe.ts",
+        'import { createApp } from "../http/app";\nexport const a = createApp;\n',
+        "server/operations",
+        "server/http",
+      ],
+      [
+        "src/server/webhooks/probe.ts",
+        'import { keyLeaked } from "../leaks/respond";\nexport const k = keyLeaked;\n',
+        "server/webhooks",
+        "server/leaks",
+      ],
+      [
+        "src/server/http/probe.ts",
+        'import { createLocalKeyService } from "../factory";\nexport const c = createLocalKeyService;\n',
+        "server/http",
+        "server",
+      ],
+      [
+        "src/server/errors.ts",
+        'import type { Storage } from "./storage/seam";\nexport type S = Storage;\n',
+        "server/base",
+        "server/storage",
+      ],
+    ];
+    for (const [path, code, from, to] of upward) {
+      expect({ path, code, messages: await boundaryMessages(path, code) }).toEqual({ path, code, messages: [refused(from, to)] });
+    }
+    // The same layers imported downward pass.
+    const downward: Array<[string, string]> = [
+      [
+        "src/server/operations/probe.ts",
+        'import type { StorageTx } from "../storage/seam";\nimport { ServiceError } from "../errors";\nexport type T = StorageTx;\nexport const e = ServiceError;\n',
+      ],
+      [
+        "src/server/http/probe.ts",
+        'import type { ServiceCore } from "../service";\nimport { findOperation } from "../operations/table";\nexport type S = ServiceCore;\nexport const o = findOperation;\n',
+      ],
+      [
+        "src/server/storage/probe.ts",
+        'import { limitCounter } from "../domain/sliding-window";\nimport type { KeyRecord } from "../records";\nexport const l = limitCounter;\nexport type K = KeyRecord;\n',
+      ],
+    ];
+    for (const [path, code] of downward) expect({ path, messages: await boundaryMessages(path, code) }).toEqual({ path, messages: [] });
   });
 
   it("the console imports nothing from the server, and only types from the wire contract", async () => {

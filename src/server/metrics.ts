@@ -3,8 +3,8 @@
 // services in one process never share or collide), plus the process metrics, collected once per
 // process. prom-client is an optional peer dependency, loaded only when metrics are on.
 import type * as PromClient from "prom-client";
-import { loadPeer } from "./storage/peer-module";
-import { CHECKSUM_REJECTED } from "./domain/verification";
+import { loadPeer } from "./peer-module";
+import { CHECKSUM_REJECTED } from "./domain/key-material";
 
 /** Request latency buckets, seconds: a local service answers in well under a millisecond to seconds. */
 const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];

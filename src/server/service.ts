@@ -10,7 +10,7 @@ import { ENCRYPTION_KEY_ENV, KeyVault } from "./domain/key-vault";
 import type { ServiceMetrics } from "./metrics";
 import type { LocalServiceConfig } from "./options";
 import { BOOTSTRAP_META, exportState, putWorkspace } from "./storage/state-file";
-import { KEY_MIGRATION_ALGORITHMS, addMigration, readMigrations } from "./domain/key-migrations";
+import { KEY_MIGRATION_ALGORITHMS, addMigration, readMigrations } from "./operations/key-migrations";
 import type { OpContext } from "./operations/operation";
 import type { Storage, StorageTx } from "./storage/seam";
 import type { ApiRecord, KeyMigrationAlgorithm, LeakResponse, LocalState, VerificationEvent, WebhookMessage } from "./records";

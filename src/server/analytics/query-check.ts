@@ -5,7 +5,7 @@
 import type { ErrorKind } from "../../protocol/errors";
 import { ServiceError } from "../errors";
 import { LocalServiceConfigError } from "../errors";
-import { loadPeer } from "../storage/peer-module";
+import { loadPeer } from "../peer-module";
 import {
   COLUMNS,
   COLUMN_NAMES,

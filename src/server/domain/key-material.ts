@@ -5,8 +5,15 @@ import { randomBytes } from "node:crypto";
 import { CHECKSUM_MARKER, keyChecksum } from "../../protocol/key-checksum";
 import { keyHash } from "../../protocol/key-hash";
 import { encodeBase58, encodeBase58Fixed } from "./base58";
+import type { VerifyKeyResult } from "../../protocol/types";
 
 export const DEFAULT_BYTE_LENGTH = 16;
+
+/**
+ * The answer to a key whose checksum fails: NOT_FOUND, found without reading the store. One object,
+ * so that the metrics tell it from other NOT_FOUND answers (`keyguard_checksum_rejections_total`).
+ */
+export const CHECKSUM_REJECTED: VerifyKeyResult = Object.freeze({ valid: false, code: "NOT_FOUND" });
 
 /** How an API's new keys look: `plain` (today's, the default) or `checksummed`. */
 export type KeyFormat = "plain" | "checksummed";

@@ -10,16 +10,7 @@ import {
   type PermissionRecord,
   type RatelimitRecord,
   type RoleRecord,
-  type TableName,
-  type Tables,
 } from "../records";
-import type { StorageTx } from "../storage/seam";
-
-/** The records of these ids that exist, in order. */
-export async function recordsOf<T extends TableName>(tx: StorageTx, table: T, ids: readonly string[]): Promise<Array<Tables[T]>> {
-  const found = await Promise.all(ids.map((id) => tx.get(table, id)));
-  return found.filter((r): r is Awaited<Tables[T]> => r !== undefined);
-}
 
 /** An API with its settings (keyguard's extension fields), defaults spelled out; `ipWhitelist` and `creditsLowThreshold` only when set. */
 export function apiView(api: ApiRecord): ApiInfo {
@@ -38,14 +29,11 @@ export function permissionView(p: PermissionRecord): Permission {
   return out;
 }
 
-/** A role; with its permissions unless `withPermissions` is false. */
-export async function roleView(tx: StorageTx, r: RoleRecord, withPermissions = true): Promise<Role> {
+/** A role; with these permission records when given (absent or empty: no `permissions` field). */
+export function roleView(r: RoleRecord, permissions?: readonly PermissionRecord[]): Role {
   const out: Role = { id: r.id, name: r.name };
   if (r.description !== undefined) out.description = r.description;
-  if (withPermissions) {
-    const perms = (await recordsOf(tx, "permissions", r.permissionIds)).map(permissionView);
-    if (perms.length > 0) out.permissions = perms;
-  }
+  if (permissions && permissions.length > 0) out.permissions = permissions.map(permissionView);
   return out;
 }
 
@@ -69,34 +57,16 @@ export interface KeyRelations {
   identity: IdentityRecord | undefined;
 }
 
-export async function keyRelations(tx: StorageTx, key: KeyRecord): Promise<KeyRelations> {
-  // A key without roles or permissions (most keys): only its identity, when it has one, is read.
-  if (key.roleIds.length === 0 && key.permissionIds.length === 0) {
-    const identity = key.identityId === undefined ? undefined : await tx.get("identities", key.identityId);
-    return { permissions: [], roles: [], identity };
-  }
-  const [roles, identity] = await Promise.all([
-    recordsOf(tx, "roles", key.roleIds),
-    key.identityId === undefined ? undefined : tx.get("identities", key.identityId),
-  ]);
-  const ids = new Set(key.permissionIds);
-  for (const role of roles) for (const id of role.permissionIds) ids.add(id);
-  const permissions = (await recordsOf(tx, "permissions", [...ids])).map((p) => p.slug);
-  return { permissions, roles: roles.map((r) => r.name), identity };
-}
-
 /**
- * A key as getKey, whoami and listKeys report it at `now`. Never holds the key itself.
- * `lastUsed`: the last uses of a page of keys read at once; else this key's is read.
+ * A key as getKey, whoami and listKeys report it at `now`, with its relations and its last use
+ * (Unix ms, when it was ever verified). Never holds the key itself.
  */
-export async function keyInfoView(tx: StorageTx, key: KeyRecord, now: number, lastUsed?: ReadonlyMap<string, number>): Promise<KeyInfo> {
-  const [rel, used] = await Promise.all([keyRelations(tx, key), lastUsed ?? tx.lastUsed([key.id])]);
+export function keyInfoView(key: KeyRecord, rel: KeyRelations, now: number, lastUsedAt: number | undefined): KeyInfo {
   const out: KeyInfo = { keyId: key.id, start: key.start, enabled: key.enabled, createdAt: key.createdAt };
   if (key.name !== undefined) out.name = key.name;
   if (key.meta !== undefined) out.meta = key.meta;
   if (key.updatedAt !== undefined) out.updatedAt = key.updatedAt;
   // The latest verification event written to the store (events are written every second).
-  const lastUsedAt = used.get(key.id);
   if (lastUsedAt !== undefined) out.lastUsedAt = lastUsedAt;
   if (key.expires !== undefined) out.expires = key.expires;
   if (rel.permissions.length > 0) out.permissions = rel.permissions;

@@ -3,12 +3,12 @@
 import { onApi, permission } from "./authorization";
 import { checkAllowList } from "../domain/ip-allowlist";
 import { newId } from "../domain/ids";
-import { apiNotFound } from "../domain/lookup";
+import { apiNotFound, readKeyInfo } from "./lookup";
 import { defineExtension, defineOperation } from "./operation";
 import { pageOf, paginate } from "../domain/pagination";
-import { plaintextOf, requireStorage, requireVault } from "../domain/recoverable";
+import { plaintextOf, requireStorage, requireVault } from "./recoverable";
 import type { ApiRecord } from "../records";
-import { apiView, keyInfoView } from "../domain/views";
+import { apiView } from "../domain/views";
 
 export const createApiOperation = defineOperation("apis.createApi", {
   access: "write",
@@ -86,7 +86,7 @@ export const listKeysOperation = defineOperation("apis.listKeys", {
     const lastUsed = await tx.lastUsed(page.items.map((k) => k.id));
     const data = await Promise.all(
       page.items.map(async (k) => {
-        const info = await keyInfoView(tx, k, ctx.now, lastUsed);
+        const info = await readKeyInfo(tx, k, ctx.now, lastUsed);
         const plaintext = body.decrypt ? plaintextOf(ctx.vault, k) : undefined;
         if (plaintext !== undefined) info.plaintext = plaintext;
         return info;

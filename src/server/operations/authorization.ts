@@ -6,8 +6,8 @@ import { canOnApi, maskedRefusal, requireOnApi, requirePermission, type RootCont
 import { creditsAt } from "../domain/credits";
 import { ServiceError } from "../errors";
 import { keyHash } from "../../protocol/key-hash";
-import { apiNotFound, findApi, findKey } from "../domain/lookup";
-import { requireNamespace } from "../domain/namespaces";
+import { apiNotFound, findApi, findKey } from "./lookup";
+import { requireNamespace } from "./namespaces";
 import type { Authorization, OpContext } from "./operation";
 import type { ApiRecord, KeyRecord, RatelimitNamespaceRecord } from "../records";
 

@@ -6,10 +6,10 @@ import { fromStore, onKey } from "./authorization";
 import { newId } from "../domain/ids";
 import { DEFAULT_BYTE_LENGTH, generateKeyIn } from "../domain/key-material";
 import { checkAllowList } from "../domain/ip-allowlist";
-import { ensurePermissions, findApi, resolveRoles, toRatelimitRecords, upsertIdentity } from "../domain/lookup";
+import { ensurePermissions, findApi, resolveRoles, toRatelimitRecords, upsertIdentity } from "./lookup";
 import type { KeyVault } from "../domain/key-vault";
 import { defineOperation } from "./operation";
-import { NOT_FOUND_API, requireStorage, requireVault } from "../domain/recoverable";
+import { NOT_FOUND_API, requireStorage, requireVault } from "./recoverable";
 import * as s from "../../protocol/contract/cross-field";
 import type { CreditsRecord, KeyRecord } from "../records";
 

@@ -3,7 +3,7 @@
 import { permission } from "./authorization";
 import { ServiceError } from "../errors";
 import { newId } from "../domain/ids";
-import { requireIdentity, toRatelimitRecords } from "../domain/lookup";
+import { requireIdentity, toRatelimitRecords } from "./lookup";
 import { defineOperation, targetsNotedByRun } from "./operation";
 import { matchesSearch, pageOf } from "../domain/pagination";
 import * as s from "../../protocol/contract/cross-field";

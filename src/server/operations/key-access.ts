@@ -2,10 +2,10 @@
 // permissions (missing slugs are created on add/set) and its roles (which must exist).
 import type { Permission, Role } from "../../protocol/types";
 import { both, onKey, permission } from "./authorization";
-import { ensurePermissions, requirePermissionRecord, resolveRoles } from "../domain/lookup";
+import { ensurePermissions, requirePermissionRecord, resolveRoles, readRole, recordsOf } from "./lookup";
 import { defineOperation, type OpContext } from "./operation";
 import type { KeyRecord } from "../records";
-import { permissionView, recordsOf, roleView } from "../domain/views";
+import { permissionView } from "../domain/views";
 
 /** As production: 403 without `rbac.*.<rbacAction>`, then the key (404), then 403 without update_key on its API. */
 const keyWith = (rbacAction: string) =>
@@ -26,7 +26,7 @@ async function saveRoles(ctx: OpContext, key: KeyRecord): Promise<{ data: Role[]
   key.updatedAt = ctx.now;
   await ctx.tx.put("keys", key);
   const roles = await recordsOf(ctx.tx, "roles", key.roleIds);
-  return { data: await Promise.all(roles.map((r) => roleView(ctx.tx, r, false))) };
+  return { data: await Promise.all(roles.map((r) => readRole(ctx.tx, r, false))) };
 }
 
 export const addPermissionsOperation = defineOperation("keys.addPermissions", {

@@ -2,12 +2,11 @@
 import type { KeyCredits } from "../../protocol/types";
 import { onKey, onKeyByPlaintext } from "./authorization";
 import { ServiceError } from "../errors";
-import { ensurePermissions, resolveRoles, toRatelimitRecords, upsertIdentity } from "../domain/lookup";
+import { ensurePermissions, resolveRoles, toRatelimitRecords, upsertIdentity, readKeyInfo } from "./lookup";
 import { defineOperation } from "./operation";
-import { plaintextOf, requireStorage } from "../domain/recoverable";
+import { plaintextOf, requireStorage } from "./recoverable";
 import * as s from "../../protocol/contract/cross-field";
 import type { KeyRecord } from "../records";
-import { keyInfoView } from "../domain/views";
 import { cleanRefill } from "./create-key";
 import { checkAllowList } from "../domain/ip-allowlist";
 
@@ -21,7 +20,7 @@ export const getKeyOperation = defineOperation("keys.getKey", {
   ),
   async run(ctx, body) {
     const key = ctx.resource;
-    const data = await keyInfoView(ctx.tx, key, ctx.now);
+    const data = await readKeyInfo(ctx.tx, key, ctx.now);
     if (body.decrypt) {
       requireStorage(await ctx.tx.get("apis", key.apiId), "The API for this key does not support key encryption.");
       const plaintext = plaintextOf(ctx.vault, key);
@@ -35,7 +34,7 @@ export const whoamiOperation = defineOperation("keys.whoami", {
   access: "read",
   // A key the root key may not read is "not found", as production masks it.
   authorize: onKeyByPlaintext("read_key", (body) => body.key),
-  run: async (ctx) => ({ data: await keyInfoView(ctx.tx, ctx.resource, ctx.now) }),
+  run: async (ctx) => ({ data: await readKeyInfo(ctx.tx, ctx.resource, ctx.now) }),
 });
 
 export const updateKeyOperation = defineOperation("keys.updateKey", {

@@ -5,8 +5,8 @@ import type { MigrateKeyData, ValidationErrorDetail } from "../../protocol/types
 import { onApi } from "./authorization";
 import { newId } from "../domain/ids";
 import { DEFAULT_BYTE_LENGTH } from "../domain/key-material";
-import { findMigration, migrationNotFound } from "../domain/key-migrations";
-import { ensurePermissions, findRole, toRatelimitRecords, upsertIdentity } from "../domain/lookup";
+import { findMigration, migrationNotFound } from "./key-migrations";
+import { ensurePermissions, findRole, toRatelimitRecords, upsertIdentity } from "./lookup";
 import { defineOperation, type OpContext } from "./operation";
 import * as s from "../../protocol/contract/cross-field";
 import type { CreditsRecord, KeyMigrationRecord, KeyRecord } from "../records";

@@ -5,7 +5,7 @@ import type { RatelimitOverride } from "../../protocol/types";
 import { onNamespace } from "./authorization";
 import { ServiceError } from "../errors";
 import { newId } from "../domain/ids";
-import { exactOverride, matchingOverride } from "../domain/namespaces";
+import { exactOverride, matchingOverride } from "./namespaces";
 import { defineOperation } from "./operation";
 import { pageOf } from "../domain/pagination";
 import type { RatelimitOverrideRecord } from "../records";

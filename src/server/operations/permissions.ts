@@ -4,12 +4,12 @@ import { requirePermission, requireTuple } from "./auth";
 import { fromStore, permission } from "./authorization";
 import { ServiceError } from "../errors";
 import { newId } from "../domain/ids";
-import { ensurePermissions, findPermission, requirePermissionRecord, requireRole } from "../domain/lookup";
+import { ensurePermissions, findPermission, requirePermissionRecord, requireRole, readRole } from "./lookup";
 import { defineOperation, targetsNotedByRun, type OpContext } from "./operation";
 import { matchesSearch, pageOf } from "../domain/pagination";
 import type { PermissionRecord, RoleRecord } from "../records";
 import type { Permission } from "../../protocol/types";
-import { permissionView, roleView } from "../domain/views";
+import { permissionView } from "../domain/views";
 import { echo } from "../domain/echo";
 
 /**
@@ -123,7 +123,7 @@ export const getRoleOperation = defineOperation("permissions.getRole", {
   access: "read",
   authorize: permission("rbac.*.read_role"),
   async run(ctx, body) {
-    return { data: await roleView(ctx.tx, await requireRole(ctx.tx, ctx.root.workspaceId, body.role)) };
+    return { data: await readRole(ctx.tx, await requireRole(ctx.tx, ctx.root.workspaceId, body.role)) };
   },
 });
 
@@ -138,7 +138,7 @@ export const listRolesOperation = defineOperation("permissions.listRoles", {
       body.limit,
       body.search ? (r) => matchesSearch(body.search, r.id, r.name, r.description) : undefined,
     );
-    return { data: await Promise.all(page.items.map((r) => roleView(ctx.tx, r))), pagination: page.pagination };
+    return { data: await Promise.all(page.items.map((r) => readRole(ctx.tx, r))), pagination: page.pagination };
   },
 });
 

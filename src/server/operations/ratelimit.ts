@@ -5,7 +5,7 @@
 import type { RatelimitLimitRequest, RatelimitMultiLimitCheck } from "../../protocol/types";
 import { requireAnyOrAll, requirePermission, requireTuple } from "./auth";
 import { fromStore } from "./authorization";
-import { createNamespace, findNamespace, matchingOverride } from "../domain/namespaces";
+import { createNamespace, findNamespace, matchingOverride } from "./namespaces";
 import { defineOperation, type OpContext } from "./operation";
 import { namespaceCounter, type LimitCheck } from "../domain/sliding-window";
 import type { RatelimitNamespaceRecord } from "../records";

@@ -2,7 +2,7 @@
 import { verifyGrant } from "./authorization";
 import { defineOperation } from "./operation";
 import { checkUniqueNames } from "../../protocol/contract/cross-field";
-import { verifyKey } from "../domain/verification";
+import { verifyKey } from "./verification";
 
 export const verifyKeyOperation = defineOperation("keys.verifyKey", {
   access: "direct",

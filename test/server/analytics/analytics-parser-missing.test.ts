@@ -5,10 +5,10 @@ import { describe, expect, it, vi } from "vitest";
 import { silentLogger } from "keyguard";
 import { createLocalKeyService } from "keyguard/server";
 import request from "supertest";
-import type * as PeerModule from "../../../src/server/storage/peer-module";
+import type * as PeerModule from "../../../src/server/peer-module";
 
 // The real loadPeer, whose import of node-sql-parser fails as it does when the package is absent.
-vi.mock("../../../src/server/storage/peer-module", async (importOriginal) => {
+vi.mock("../../../src/server/peer-module", async (importOriginal) => {
   const actual = await importOriginal<typeof PeerModule>();
   const missing = () => Promise.reject(Object.assign(new Error("Cannot find package 'node-sql-parser'"), { code: "ERR_MODULE_NOT_FOUND" }));
   return {

@@ -29,7 +29,7 @@ describe("echo", () => {
   });
 
   it("quotes a rate-limit namespace's derived id", async () => {
-    const { createNamespace } = await import("../../../src/server/domain/namespaces");
+    const { createNamespace } = await import("../../../src/server/operations/namespaces");
     const { memoryStorage } = await import("../../../src/server/storage/memory/store");
     const store = memoryStorage();
     for (let i = 0; i < 50; i++) {

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { memoryStorage } from "keyguard/server";
 import { limitCounter } from "../../../src/server/domain/sliding-window";
-import { inlineLimitId } from "../../../src/server/domain/verification";
+import { inlineLimitId } from "../../../src/server/operations/verification";
 import { storeUnderTest } from "../../support/store-under-test";
 import { manualClock, start, type Started } from "../helpers";
 

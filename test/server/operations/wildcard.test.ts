@@ -1,6 +1,6 @@
 // Override patterns: `*` is any sequence (the empty one too), everything else literal, whole string.
 import { describe, expect, it } from "vitest";
-import { wildcardMatch } from "../../../src/server/domain/namespaces";
+import { wildcardMatch } from "../../../src/server/operations/namespaces";
 
 describe("wildcardMatch", () => {
   it("matches as production's overrides do", () => {

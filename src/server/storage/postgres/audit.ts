@@ -2,7 +2,7 @@
 // filtered fields as columns, the target ids as an array with a GIN index).
 import type { AuditQuery } from "../seam";
 import type { AuditEvent } from "../../records";
-import type { Query } from "./tx";
+import type { Query } from "./query";
 
 /** `t(name)`: the schema-qualified table name. */
 export async function appendAudit(query: Query, t: (name: string) => string, event: AuditEvent): Promise<void> {

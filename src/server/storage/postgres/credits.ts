@@ -2,7 +2,7 @@
 // `UPDATE` (a concurrent spend waits for the row and re-checks the condition on the balance the
 // other left), so a balance never goes below zero and no credit is charged twice.
 import type { CreditsCrossings, DueRefill, SpendOutcome } from "../../domain/credits";
-import type { Query } from "./tx";
+import type { Query } from "./query";
 
 /** `Storage.spendCredits` over `query`; `keys` is the schema-qualified keys table. */
 export async function spendCredits(

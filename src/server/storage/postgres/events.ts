@@ -5,7 +5,7 @@ import { POSTGRES_DIALECT, compilePlan } from "../../analytics/sql";
 import { BUCKET_MS, type AnalyticsPlan, type AnalyticsScope } from "../../analytics/plan";
 import { ROLLUP_TABLES, routeRollup, type RollupTable } from "../../analytics/rollup";
 import type { VerificationEvent } from "../../records";
-import type { Query } from "./tx";
+import type { Query } from "./query";
 
 // The events' own field names: the batch is sent as JSON.stringify(events), no per-event copy.
 const RECORD = `"time" bigint, "workspaceId" text, "keySpaceId" text, "keyId" text, "identityId" text, "externalId" text,

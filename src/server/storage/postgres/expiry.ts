@@ -3,7 +3,7 @@
 // LOCKED`), and marks each in `data` (`expiryNoticeFor`). Instances scanning together never take
 // the same key; a key taken by a transaction that rolls back is taken again by the next scan.
 import type { ExpiringKey } from "../../records";
-import type { Query } from "./tx";
+import type { Query } from "./query";
 
 const EXPIRES = "(data->>'expires')::bigint";
 

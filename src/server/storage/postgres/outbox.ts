@@ -3,7 +3,7 @@
 // their due time past the lease in the same statement: instances never take the same message twice
 // within a lease, and one that crashes mid-delivery leaves it to be taken again.
 import type { WebhookMessage } from "../../records";
-import type { Query } from "./tx";
+import type { Query } from "./query";
 
 export async function enqueueWebhooks(query: Query, t: (name: string) => string, messages: readonly WebhookMessage[]): Promise<void> {
   if (messages.length === 0) return;

@@ -15,11 +15,9 @@ import { claimExpiryNotices } from "./expiry";
 import { lastUsed } from "./events";
 import { quoteIdent } from "./schema";
 import type { RedisLimits } from "./redis-limits";
+import type { Query } from "./query";
 import type { RecordCache } from "./record-cache";
 import { Coalescer, type CoalescerSettings } from "./coalesce";
-
-/** Runs one statement; errors are already turned into `StoreUnavailableError` for outages. */
-export type Query = <R>(text: string, params?: readonly unknown[]) => Promise<R[]>;
 
 /**
  * Whether the record cache may keep a key: not one with credits (each charge changes its balance

@@ -1,8 +1,8 @@
 // Optional peer dependencies of the storage backends: loaded on demand, with an error naming the
 // package to install when it is missing.
 import { describe, expect, it } from "vitest";
-import { LocalServiceConfigError } from "../../../src/server/errors";
-import { loadPeer } from "../../../src/server/storage/peer-module";
+import { LocalServiceConfigError } from "../../src/server/errors";
+import { loadPeer } from "../../src/server/peer-module";
 
 describe("loadPeer", () => {
   it("loads an installed package, unwrapping a CommonJS default export", async () => {

@@ -8,27 +8,24 @@
 import { createHash } from "node:crypto";
 import { PermissionQuerySyntaxError, evaluatePermissionQuery, parsePermissionQuery } from "../../protocol/permission-query";
 import type { VerifyKeyRequest, VerifyKeyResult, VerifyRatelimitState } from "../../protocol/types";
-import type { ApiGrant } from "../operations/authorization";
-import { encodeBase58 } from "./base58";
-import { creditsAt, dueRefill } from "./credits";
+import type { ApiGrant } from "./authorization";
+import { encodeBase58 } from "../domain/base58";
+import { creditsAt, dueRefill } from "../domain/credits";
 import { creditsEvents, lowThreshold } from "../webhooks/credits-events";
 import { ServiceError } from "../errors";
 import { keyHash } from "../../protocol/key-hash";
 import { failsChecksum } from "../../protocol/key-checksum";
-import { allowsAddress } from "./ip-allowlist";
+import { allowsAddress } from "../domain/ip-allowlist";
 import { verifyMigratedKey } from "./key-migrations";
-import type { OpContext } from "../operations/operation";
-import { limitCounter, type LimitCheck } from "./sliding-window";
+import type { OpContext } from "./operation";
+import { CHECKSUM_REJECTED } from "../domain/key-material";
+import { limitCounter, type LimitCheck } from "../domain/sliding-window";
 import type { IdentityRecord, KeyRecord, RatelimitRecord } from "../records";
-import { identityView, keyRelations, type KeyRelations } from "./views";
+import { identityView, type KeyRelations } from "../domain/views";
+import { keyRelations } from "./lookup";
 
 const NOT_FOUND: VerifyKeyResult = Object.freeze({ valid: false, code: "NOT_FOUND" });
 
-/**
- * The answer to a key whose checksum fails: NOT_FOUND, found without reading the store. One object,
- * so that the metrics tell it from other NOT_FOUND answers (`keyguard_checksum_rejections_total`).
- */
-export const CHECKSUM_REJECTED: VerifyKeyResult = Object.freeze({ valid: false, code: "NOT_FOUND" });
 const NO_TAGS: readonly string[] = Object.freeze([]);
 
 /** Id of an inline (request-defined) rate limit: stable per key and name. */

@@ -1,6 +1,6 @@
 // Loads an optional peer dependency of a storage backend on demand, with an error that says
 // what to install when it is missing.
-import { LocalServiceConfigError } from "../errors";
+import { LocalServiceConfigError } from "./errors";
 
 /**
  * `import(name)`, unwrapping a CommonJS default export. When the package is not installed:

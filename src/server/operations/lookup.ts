@@ -1,10 +1,12 @@
 // Finding and creating records within one workspace. Anything of another workspace is
 // reported exactly like a missing record (404 of the matching kind).
 import { ServiceError } from "../errors";
-import { newId } from "./ids";
+import { newId } from "../domain/ids";
 import type { StorageTx } from "../storage/seam";
 import type { ApiRecord, IdentityRecord, KeyRecord, PermissionRecord, RatelimitRecord, RoleRecord, TableName, Tables } from "../records";
-import { echo } from "./echo";
+import { echo } from "../domain/echo";
+import { keyInfoView, roleView, type KeyRelations } from "../domain/views";
+import type { KeyInfo, Role } from "../../protocol/types";
 
 /** A record by id, only when it belongs to the workspace. */
 async function inWorkspace<T extends Exclude<TableName, "workspaces">>(
@@ -122,4 +124,41 @@ export function toRatelimitRecords(
     duration: r.duration,
     autoApply: r.autoApply ?? false,
   }));
+}
+
+/** The records of these ids that exist, in order. */
+export async function recordsOf<T extends TableName>(tx: StorageTx, table: T, ids: readonly string[]): Promise<Array<Tables[T]>> {
+  const found = await Promise.all(ids.map((id) => tx.get(table, id)));
+  return found.filter((r): r is Awaited<Tables[T]> => r !== undefined);
+}
+
+/** A role as answered; with its permissions unless `withPermissions` is false. */
+export async function readRole(tx: StorageTx, r: RoleRecord, withPermissions = true): Promise<Role> {
+  return roleView(r, withPermissions ? await recordsOf(tx, "permissions", r.permissionIds) : undefined);
+}
+
+/** A key's permissions (direct and through its roles), roles and identity, read from the store. */
+export async function keyRelations(tx: StorageTx, key: KeyRecord): Promise<KeyRelations> {
+  // A key without roles or permissions (most keys): only its identity, when it has one, is read.
+  if (key.roleIds.length === 0 && key.permissionIds.length === 0) {
+    const identity = key.identityId === undefined ? undefined : await tx.get("identities", key.identityId);
+    return { permissions: [], roles: [], identity };
+  }
+  const [roles, identity] = await Promise.all([
+    recordsOf(tx, "roles", key.roleIds),
+    key.identityId === undefined ? undefined : tx.get("identities", key.identityId),
+  ]);
+  const ids = new Set(key.permissionIds);
+  for (const role of roles) for (const id of role.permissionIds) ids.add(id);
+  const permissions = (await recordsOf(tx, "permissions", [...ids])).map((p) => p.slug);
+  return { permissions, roles: roles.map((r) => r.name), identity };
+}
+
+/**
+ * A key as getKey, whoami and listKeys report it at `now`. `lastUsed`: the last uses of a page of
+ * keys read at once; else this key's is read.
+ */
+export async function readKeyInfo(tx: StorageTx, key: KeyRecord, now: number, lastUsed?: ReadonlyMap<string, number>): Promise<KeyInfo> {
+  const [rel, used] = await Promise.all([keyRelations(tx, key), lastUsed ?? tx.lastUsed([key.id])]);
+  return keyInfoView(key, rel, now, used.get(key.id));
 }

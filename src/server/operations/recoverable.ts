@@ -3,8 +3,8 @@
 // (the permissions they need, encrypt_key and decrypt_key, are in the operations' authorisation).
 import { ServiceError } from "../errors";
 import { keyHash } from "../../protocol/key-hash";
-import type { KeyVault } from "./key-vault";
-import type { OpContext } from "../operations/operation";
+import type { KeyVault } from "../domain/key-vault";
+import type { OpContext } from "./operation";
 import type { ApiRecord, KeyRecord } from "../records";
 
 /** createKey's 404, also for a root key lacking the permissions (production masks them). */

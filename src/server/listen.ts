@@ -3,11 +3,11 @@
 // (within `drainTimeoutMs`, then cut), write the verification events still buffered, close the store.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { consoleHandler } from "./console-files";
-import { createApp } from "./app";
-import { openCore, openStore, storeCloser } from "../factory";
-import { parseOptions, type LocalKeyServiceOptions } from "../options";
-import type { LocalKeyService } from "../service";
+import { consoleHandler } from "./http/console-files";
+import { createApp } from "./http/app";
+import { openCore, openStore, storeCloser } from "./factory";
+import { parseOptions, type LocalKeyServiceOptions } from "./options";
+import type { LocalKeyService } from "./service";
 
 export interface RunningLocalKeyService {
   /** e.g. `http://127.0.0.1:53123` (no trailing slash). */
