@@ -54,7 +54,7 @@ const PROBLEM = "application/problem+json; charset=utf-8";
 const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 
 /** A random key of the checksummed format's shape (`[prefix_]kg0` + 28 base58 digits): its checksum fails (but for 1 in 58^6). */
-export function randomChecksummedLooking(prefix: string | undefined): string {
+function randomChecksummedLooking(prefix: string | undefined): string {
   let digits = "";
   for (let i = 0; i < 28; i++) digits += BASE58[Math.floor(Math.random() * 58)];
   return `${prefix === undefined ? "" : `${prefix}_`}kg0${digits}`;

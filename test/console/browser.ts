@@ -7,9 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 
-export const CHROMIUM = process.env.KEYGUARD_CHROMIUM ?? "/usr/bin/chromium";
+const CHROMIUM = process.env.KEYGUARD_CHROMIUM ?? "/usr/bin/chromium";
 /** Whether the browser suites run: Chromium is there, or CI demands them (and fails without it). */
-export const BROWSER_AVAILABLE = existsSync(CHROMIUM);
+const BROWSER_AVAILABLE = existsSync(CHROMIUM);
 export const RUN_BROWSER = BROWSER_AVAILABLE || Boolean(process.env.CI);
 
 if (!RUN_BROWSER) {

@@ -70,7 +70,7 @@ export async function startLocal(): Promise<LocalFixture> {
 }
 
 /** Runs `fn` after `ms` unless the server has closed by then. */
-export type Later = (ms: number, fn: () => void) => void;
+type Later = (ms: number, fn: () => void) => void;
 
 /** What the stand-in service does with one request. */
 export type Fault = (req: IncomingMessage, res: ServerResponse, body: string, later: Later) => void;

@@ -24,7 +24,7 @@ export interface Fixture {
 }
 
 /** What a root key without any permission gets: an error envelope, or a 200 that reveals nothing. */
-export type Refusal = { status: 403 | 404; kind: string; detail: string } | { status: 200; data: unknown };
+type Refusal = { status: 403 | 404; kind: string; detail: string } | { status: 200; data: unknown };
 
 interface Case {
   body(f: Fixture): unknown;
