@@ -7,11 +7,11 @@
 import { BUCKET_MS, type AnalyticsPlan, type BucketUnit, type Condition, type Output, type Scalar } from "./plan";
 
 /** The rollup units, largest first. */
-export const ROLLUP_UNITS = Object.freeze(["day", "hour"] as const);
-export type RollupUnit = (typeof ROLLUP_UNITS)[number];
+const ROLLUP_UNITS = Object.freeze(["day", "hour"] as const);
+type RollupUnit = (typeof ROLLUP_UNITS)[number];
 
 /** Every column a rollup row may be keyed by (besides its bucket). */
-export const ROLLUP_DIMENSIONS = Object.freeze([
+const ROLLUP_DIMENSIONS = Object.freeze([
   "workspace_id",
   "key_space_id",
   "key_id",
@@ -34,7 +34,7 @@ export interface RollupTable {
  * The rollups, the fewest dimensions first: by outcome only (a few rows per bucket: the console's
  * charts and counts by outcome), and by every dimension (per key, identity, tag).
  */
-export const ROLLUP_FAMILIES: ReadonlyArray<{ dimensions: readonly RollupDimension[]; tables: Readonly<Record<RollupUnit, string>> }> =
+const ROLLUP_FAMILIES: ReadonlyArray<{ dimensions: readonly RollupDimension[]; tables: Readonly<Record<RollupUnit, string>> }> =
   Object.freeze([
     {
       dimensions: ["workspace_id", "key_space_id", "outcome"],

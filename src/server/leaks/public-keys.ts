@@ -18,9 +18,9 @@ const DOCUMENT_LIMIT_BYTES = 256 * 1024;
 /** A fetch of the document gives up after this long. */
 const FETCH_TIMEOUT_MS = 10_000;
 /** An unknown key identifier reads the document again at most this often. */
-export const REFRESH_INTERVAL_MS = 60_000;
+const REFRESH_INTERVAL_MS = 60_000;
 /** A copy this old is read again before it is used. */
-export const KEYS_MAX_AGE_MS = 24 * 60 * 60 * 1000;
+const KEYS_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
 /**
  * The keys of a document by identifier. Throws a message saying what is wrong (never a key's

@@ -4,9 +4,9 @@
 import { createHash } from "node:crypto";
 
 /** How long a report's digest is remembered. */
-export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
+const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** How many digests are remembered at most. */
-export const REPLAY_MEMORY = 10_000;
+const REPLAY_MEMORY = 10_000;
 
 export class ReplayGuard {
   /** Digest → until when it is remembered (Unix ms); in the order taken, so the oldest come first. */

@@ -3,7 +3,7 @@
 // token. The host may add fields: unknown ones are ignored.
 
 /** Most entries one report may hold (a larger one is refused with 413: the host sends it in parts). */
-export const REPORT_ENTRIES_LIMIT = 1000;
+const REPORT_ENTRIES_LIMIT = 1000;
 /** Largest report body, in bytes. */
 export const REPORT_BYTES_LIMIT = 1024 * 1024;
 

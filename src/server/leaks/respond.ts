@@ -14,7 +14,7 @@ import { DEFAULT_LEAK_RESPONSE, type AuditEvent, type KeyRecord, type LeakReport
 import type { ReportedToken } from "./report";
 
 /** How many reports a key keeps (the latest). */
-export const LEAK_REPORTS_KEPT = 20;
+const LEAK_REPORTS_KEPT = 20;
 
 /** The host's label of one token: the protocol's answer entry. */
 export interface TokenLabel {

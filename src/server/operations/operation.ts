@@ -135,7 +135,7 @@ export interface OperationDef<Name extends string, Req, Res, Resource = unknown>
 }
 
 /** An operation of production's v2 API, typed by the protocol's `Operations` table. */
-export type Operation<N extends OperationName> = OperationDef<N, Operations[N]["req"], Operations[N]["res"]>;
+type Operation<N extends OperationName> = OperationDef<N, Operations[N]["req"], Operations[N]["res"]>;
 
 export type OperationTable = { [N in OperationName]: Operation<N> };
 

@@ -14,7 +14,7 @@ export function newSecret(): string {
 }
 
 /** The `webhook-signature` header of a message. */
-export function signature(secret: string, id: string, timestamp: number, payload: string): string {
+function signature(secret: string, id: string, timestamp: number, payload: string): string {
   const key = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
   return `v1,${createHmac("sha256", key).update(`${id}.${timestamp}.${payload}`).digest("base64")}`;
 }

@@ -19,7 +19,7 @@ const DISPATCH_EVERY_MS = 500;
 const BATCH = 20;
 const LEASE_MS = 60_000;
 const TIMEOUT_MS = 10_000;
-export const RETRY_BASE_MS = 5_000;
+const RETRY_BASE_MS = 5_000;
 const MAX_BACKOFF_MS = 60 * 60 * 1000;
 
 export interface DispatcherOptions {
@@ -36,7 +36,7 @@ export interface DispatcherOptions {
 }
 
 /** When a message that failed `attempts` times is due again. */
-export function nextAttempt(attempts: number, now: number): number {
+function nextAttempt(attempts: number, now: number): number {
   return now + Math.min(MAX_BACKOFF_MS, RETRY_BASE_MS * 2 ** Math.max(0, attempts - 1));
 }
 

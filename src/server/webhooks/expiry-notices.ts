@@ -8,7 +8,7 @@ import { KEY_EXPIRING, type WebhookEvent } from "./events";
 import { enqueueNoticed } from "./noticed";
 
 /** How often a scan runs, in service time. */
-export const SCAN_EVERY_MS = 60_000;
+const SCAN_EVERY_MS = 60_000;
 /** Keys taken per transaction. */
 const BATCH = 100;
 
