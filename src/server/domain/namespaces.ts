@@ -2,7 +2,7 @@
 // operations see them: finding a namespace by id or name, creating it on first use, and the
 // override that applies to an identifier (exact first, then the first `*` pattern that matches).
 import { createHash } from "node:crypto";
-import { encodeBase58Fixed } from "./base58";
+import { encodeBase58Fixed } from "../../protocol/base58";
 import { ServiceError } from "../http/envelope";
 import type { RatelimitNamespaceRecord, RatelimitOverrideRecord, StorageTx } from "../storage/seam";
 
