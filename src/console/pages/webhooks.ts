@@ -1,10 +1,10 @@
 // Webhooks (keyguard's webhooks.* operations): the workspace's endpoints (create one: its signing
 // secret is shown once; enable a disabled one again; delete one) and the latest deliveries with
 // their status, attempts, answer and time taken, each of which can be sent again.
+import { WEBHOOK_EVENT_TYPES } from "../../protocol/contract/webhook-events";
 import { call } from "../api";
 import { field, h, replace, thead, uid, when } from "../dom";
 import { announce, attempt, confirmDialog, showOnce } from "../ui";
-import { WEBHOOK_EVENTS } from "../webhook-events";
 
 interface Endpoint {
   endpointId: string;
@@ -34,7 +34,7 @@ export async function webhooksPage(main: HTMLElement): Promise<void> {
   const deliveriesTable = h("div");
   const url = h("input", { name: "url", type: "url", required: true });
   const description = h("input", { name: "description", maxlength: 256 });
-  const boxes = WEBHOOK_EVENTS.map((type) => h("input", { type: "checkbox", value: type, id: uid("event") }));
+  const boxes = WEBHOOK_EVENT_TYPES.map((type) => h("input", { type: "checkbox", value: type, id: uid("event") }));
   const createSlot = h("div");
   const form = h(
     "form",
