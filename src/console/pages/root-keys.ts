@@ -1,7 +1,6 @@
 // Root keys (keyguard's rootKeys.* operations): list, create one with chosen permissions (shown
 // once), delete one. A root key can grant only permissions it holds.
 import { ALL_ROOT_PERMISSIONS } from "../../protocol/contract/root-permissions";
-import type { CreateKeyResult, RootKeyItem } from "../../protocol/types";
 import { call } from "../api";
 import { h, replace, thead, when, uid, field } from "../dom";
 import { announce, attempt, confirmDialog, showOnce } from "../ui";
@@ -62,7 +61,7 @@ export async function rootKeysPage(main: HTMLElement): Promise<void> {
         h("div", { class: "error", role: "alert" }, h("p", { class: "detail" }, "Choose at least one permission.")),
       );
     await attempt(createSlot, "create a root key", async () => {
-      const { data } = await call<CreateKeyResult>("rootKeys.createRootKey", {
+      const { data } = await call("rootKeys.createRootKey", {
         permissions,
         ...(name.value.trim() ? { name: name.value.trim() } : {}),
       });
@@ -85,7 +84,7 @@ export async function rootKeysPage(main: HTMLElement): Promise<void> {
   );
   const load = () =>
     attempt(slot, "list the root keys", async () => {
-      const { data } = await call<RootKeyItem[]>("rootKeys.listRootKeys", { limit: 100 });
+      const { data } = await call("rootKeys.listRootKeys", { limit: 100 });
       replace(
         table,
         h(
