@@ -54,4 +54,4 @@ export type {
   Condition as AnalyticsCondition,
   Scalar as AnalyticsScalar,
 } from "./server/analytics/plan";
-export { ALL_ROOT_PERMISSIONS } from "./server/operations/auth";
+export { ALL_ROOT_PERMISSIONS } from "./protocol/contract/root-permissions";

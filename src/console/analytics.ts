@@ -22,7 +22,7 @@ export type Bucket = "minute" | "hour" | "day";
 const BUCKET_FN: Record<Bucket, string> = { minute: "toStartOfMinute", hour: "toStartOfHour", day: "toStartOfDay" };
 
 async function query(sql: string): Promise<AnalyticsRow[]> {
-  return (await call<AnalyticsRow[]>("analytics.getVerifications", { query: sql })).data;
+  return (await call("analytics.getVerifications", { query: sql })).data;
 }
 
 /** A bucket's time as the service answers it (epoch ms, or a date-time text) → epoch ms. */

@@ -1,6 +1,7 @@
 // The service's public HTTP API, as any client calls it: POST /v2/<operation> with the root key
-// from this tab's sessionStorage. Every error keeps its `detail`; a 403 is a refusal.
-import type { Pagination } from "../protocol/types";
+// from this tab's sessionStorage. Every error keeps its `detail`; a 403 is a refusal. Calls are typed
+// by operation name: the body and the answer's `data` are the contract's for that operation.
+import type { ContractOperations, Pagination } from "../protocol/types";
 
 const STORAGE_KEY = "keyguard.rootKey";
 
@@ -32,13 +33,24 @@ export class ApiError extends Error {
   }
 }
 
+/** An operation of the service, by wire name (`group.operation`). */
+type OperationName = keyof ContractOperations;
+/** An operation's request body, as the contract gives it. */
+export type Body<Op extends OperationName> = ContractOperations[Op]["req"];
+/** An operation's answer `data`, as the contract gives it. */
+type Data<Op extends OperationName> = ContractOperations[Op]["res"];
+/** The operations answered a page at a time: their body takes a `cursor`. */
+type ListName = { [Op in OperationName]: "cursor" extends keyof Body<Op> ? Op : never }[OperationName];
+/** One item of a list operation's answer. */
+type Item<Op extends OperationName> = Data<Op> extends ReadonlyArray<infer I> ? I : never;
+
 export interface Answer<T> {
   data: T;
   pagination?: Pagination;
 }
 
 /** Calls one operation; throws ApiError with the service's title and detail. */
-export async function call<T>(operation: string, body: unknown = {}, key = rootKey()): Promise<Answer<T>> {
+export async function call<Op extends OperationName>(operation: Op, body: Body<Op>, key = rootKey()): Promise<Answer<Data<Op>>> {
   let res: Response;
   try {
     res = await fetch(`/v2/${operation}`, {
@@ -59,7 +71,7 @@ export async function call<T>(operation: string, body: unknown = {}, key = rootK
   const text = await res.text();
   let json: {
     meta?: { requestId?: string };
-    data?: T;
+    data?: Data<Op>;
     pagination?: Pagination;
     error?: { title?: string; detail?: string; type?: string; errors?: Array<{ location?: string; message?: string; fix?: string }> };
   };
@@ -91,16 +103,20 @@ export async function call<T>(operation: string, body: unknown = {}, key = rootK
     }
     throw err;
   }
-  return { data: json.data as T, ...(json.pagination ? { pagination: json.pagination } : {}) };
+  return { data: json.data as Data<Op>, ...(json.pagination ? { pagination: json.pagination } : {}) };
 }
 
 /** Every page of a list operation (at most `pages` pages of 100), in order. */
-export async function callAll<T>(operation: string, body: Record<string, unknown> = {}, pages = 10): Promise<T[]> {
-  const out: T[] = [];
+export async function callAll<Op extends ListName>(
+  operation: Op,
+  body?: Omit<Body<Op>, "cursor" | "limit">,
+  pages = 10,
+): Promise<Array<Item<Op>>> {
+  const out: Array<Item<Op>> = [];
   let cursor: string | undefined;
   for (let page = 0; page < pages; page++) {
-    const { data, pagination } = await call<T[]>(operation, { ...body, limit: 100, ...(cursor ? { cursor } : {}) });
-    out.push(...data);
+    const { data, pagination } = await call(operation, { ...body, limit: 100, ...(cursor ? { cursor } : {}) } as Body<Op>);
+    out.push(...(data as unknown as ReadonlyArray<Item<Op>>));
     if (!pagination?.hasMore) break;
     cursor = pagination.cursor;
   }

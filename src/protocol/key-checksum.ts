@@ -3,9 +3,7 @@
 // `_` (the whole key without one) starts with `kg0`: keys of the other format never do, since
 // their random part is base58, which has no `0`. Pure TypeScript (no node: imports): the key
 // service, apiKeyAuth() and its Web adapters all check keys with it, without a lookup.
-
-/** Base58 (Bitcoin alphabet), as the random part of every generated key. */
-const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+import { BASE58_ALPHABET, encodeBase58Fixed } from "./base58";
 
 /** Marks a key of the checksummed format: right after the prefix's `_` (or at the start). */
 export const CHECKSUM_MARKER = "kg0";
@@ -21,7 +19,7 @@ export const CHECKSUM_WIDTH = 6;
 export const CHECKSUMMED_KEY_PATTERN = /\b(?:[A-Za-z0-9_]{1,16}_)?kg0[1-9A-HJ-NP-Za-km-z]{28,355}\b/;
 
 const DIGIT_VALUE = new Int8Array(128).fill(-1);
-for (let i = 0; i < BASE58.length; i++) DIGIT_VALUE[BASE58.charCodeAt(i)] = i;
+for (let i = 0; i < BASE58_ALPHABET.length; i++) DIGIT_VALUE[BASE58_ALPHABET.charCodeAt(i)] = i;
 
 const CRC_TABLE = new Int32Array(256);
 for (let n = 0; n < 256; n++) {
@@ -43,14 +41,9 @@ function crc32Ascii(text: string, length: number): number {
 
 /** The checksum of `body` (the key without its checksum, all ASCII): CRC32 in 6 base58 digits. */
 export function keyChecksum(body: string): string {
-  let n = crc32Ascii(body, body.length);
+  const n = crc32Ascii(body, body.length);
   if (n === -1) throw new TypeError("keyChecksum: a key is ASCII");
-  let out = "";
-  for (let i = 0; i < CHECKSUM_WIDTH; i++) {
-    out = BASE58[n % 58]! + out;
-    n = Math.floor(n / 58);
-  }
-  return out;
+  return encodeBase58Fixed(BigInt(n), CHECKSUM_WIDTH);
 }
 
 /** Whether the key claims the checksummed format (its last `_`-separated part starts with the marker). */

@@ -2,6 +2,7 @@
 // contract's schemas in ./contract), envelopes, and the operation table.
 
 import type { Static } from "typebox";
+import type { CONTRACT, EXTENSION_CONTRACT } from "./contract";
 import type * as analytics from "./contract/analytics";
 import type * as apis from "./contract/apis";
 import type * as fields from "./contract/fields";
@@ -12,6 +13,7 @@ import type * as ratelimit from "./contract/ratelimit";
 import type * as resources from "./contract/resources";
 import type * as rootKeys from "./contract/root-keys";
 import type * as audit from "./contract/audit";
+import type * as webhooks from "./contract/webhooks";
 
 /** Free-form JSON metadata attached to a key or an identity. */
 export type Meta = Static<typeof resources.MetaData>;
@@ -142,6 +144,14 @@ export type ListAuditEventsRequest = Static<typeof audit.ListAuditEventsRequest>
 export type AuditEventItem = Static<typeof audit.AuditEventItem>;
 
 // ---------------------------------------------------------------------------------------------
+// webhooks.* (keyguard's own)
+
+/** One webhook endpoint as webhooks.listEndpoints answers it (never its secret). */
+export type WebhookEndpointItem = Static<typeof webhooks.WebhookEndpointItem>;
+/** One message to an endpoint as webhooks.listDeliveries answers it. */
+export type WebhookDeliveryItem = Static<typeof webhooks.WebhookDeliveryItem>;
+
+// ---------------------------------------------------------------------------------------------
 // permissions.*
 
 type CreatePermissionBody = Static<typeof permissions.CreatePermissionRequest>;
@@ -236,6 +246,16 @@ export interface Operations {
 }
 
 export type OperationName = keyof Operations;
+
+type Contracts = typeof CONTRACT & typeof EXTENSION_CONTRACT;
+
+/**
+ * Every operation the service serves, production's and keyguard's own, by wire name: its request body
+ * and answer `data` as the contract's schemas give them. The console's calls are typed from it.
+ */
+export type ContractOperations = {
+  [N in keyof Contracts]: { req: Static<Contracts[N]["request"]>; res: Static<Contracts[N]["response"]> };
+};
 
 /** Operations whose response carries `pagination`. */
 export const LIST_OPERATIONS = Object.freeze([

@@ -1,7 +1,8 @@
 // The local key service's core: the store, the bootstrap (workspace, API, root key), the
 // in-process admin surface (not reachable over HTTP) and fault injection.
 import { LocalServiceArgumentError } from "./errors";
-import { ALL_ROOT_PERMISSIONS, PERMISSION_TUPLE } from "./operations/auth";
+import { ALL_ROOT_PERMISSIONS } from "../protocol/contract/root-permissions";
+import { PERMISSION_TUPLE } from "./operations/auth";
 import { newId } from "./domain/ids";
 import { generateKey, KEY_FORMATS, type KeyFormat } from "./domain/key-material";
 import { allowListEntryProblem } from "./domain/ip-allowlist";

@@ -14,6 +14,7 @@ import express from "express";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiKeyAuth, silentLogger } from "keyguard";
+import { ALL_ROOT_PERMISSIONS } from "keyguard/server";
 import { killChildren, serve, type Served } from "../cli/cli-process";
 import { launch, RUN_BROWSER, type Browser } from "./browser";
 import { expectAccessible, shot } from "./harness";
@@ -373,6 +374,13 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     await signIn(page, service.rootKey);
     await page.goto(`${service.baseUrl}/#/root-keys`);
     await page.getByText("Create a root key").click();
+    // Every permission the service checks, once, each in an area of its own (none left to "Other").
+    const form = page.getByRole("form", { name: "Create a root key" });
+    const offered = await form
+      .locator("input[type=checkbox]")
+      .evaluateAll((boxes) => boxes.map((b) => (b as unknown as { value: string }).value));
+    expect(offered.sort()).toEqual([...ALL_ROOT_PERMISSIONS].sort());
+    expect(await form.locator("legend").allInnerTexts()).not.toContain("Other");
     const name = `ci-${Math.random().toString(36).slice(2, 8)}`;
     await page.getByLabel("Name", { exact: true }).fill(name);
     await page.getByLabel("api.*.read_api").check();

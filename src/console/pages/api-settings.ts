@@ -2,15 +2,21 @@
 // (name, IP allow-list, recoverable keys, key format, leak response, credits-low threshold); only the fields changed are
 // sent. A refusal or an error is shown with the service's detail.
 import type { ApiInfo } from "../../protocol/types";
-import { call } from "../api";
+import { call, type Body } from "../api";
 import { field, h, replace, uid } from "../dom";
 import { announce, attempt, list } from "../ui";
 
-function select(name: string, value: string, options: ReadonlyArray<[string, string]>): HTMLSelectElement {
+type Changes = Omit<Body<"apis.updateApi">, "apiId">;
+/** The key formats of the contract, each as the form names it. */
+const KEY_FORMATS: Record<NonNullable<Changes["keyFormat"]>, string> = { plain: "plain", checksummed: "checksummed (CRC32)" };
+/** The leak responses of the contract, each as the form names it. */
+const LEAK_RESPONSES: Record<NonNullable<Changes["leakResponse"]>, string> = { disable: "disable the key", flag: "only flag the key" };
+
+function select(name: string, value: string, options: Record<string, string>): HTMLSelectElement {
   const el = h(
     "select",
     { name },
-    options.map(([v, text]) => h("option", { value: v }, text)),
+    Object.entries(options).map(([v, text]) => h("option", { value: v }, text)),
   );
   el.value = value;
   return el;
@@ -22,7 +28,7 @@ export async function apiSettingsPage(main: HTMLElement, apiId?: string): Promis
   if (!apiId) return void slot.append(h("p", {}, "Open an API's settings from its row on the APIs page."));
   let api: ApiInfo | undefined;
   await attempt(slot, "read this API", async () => {
-    api = (await call<ApiInfo>("apis.getApi", { apiId })).data;
+    api = (await call("apis.getApi", { apiId })).data;
   });
   if (!api) return;
   const a = api;
@@ -30,14 +36,8 @@ export async function apiSettingsPage(main: HTMLElement, apiId?: string): Promis
   const allow = h("textarea", { name: "ipWhitelist", rows: 3, spellcheck: "false" });
   allow.value = (a.ipWhitelist ?? []).join("\n");
   const store = h("input", { type: "checkbox", id: uid("store"), name: "storeKeys", checked: a.storeKeys === true });
-  const format = select("keyFormat", a.keyFormat ?? "plain", [
-    ["plain", "plain"],
-    ["checksummed", "checksummed (CRC32)"],
-  ]);
-  const leak = select("leakResponse", a.leakResponse ?? "disable", [
-    ["disable", "disable the key"],
-    ["flag", "only flag the key"],
-  ]);
+  const format = select("keyFormat", a.keyFormat ?? "plain", KEY_FORMATS);
+  const leak = select("leakResponse", a.leakResponse ?? "disable", LEAK_RESPONSES);
   const low = h("input", { name: "creditsLowThreshold", type: "number", min: 1, step: 1, value: a.creditsLowThreshold ?? "" });
   const saveSlot = h("div");
   const title = h("h1", {}, `Settings of ${a.name}`);
@@ -64,18 +64,18 @@ export async function apiSettingsPage(main: HTMLElement, apiId?: string): Promis
   );
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    const changes: Record<string, unknown> = {};
+    const changes: Changes = {};
     if (name.value.trim() !== a.name) changes.name = name.value.trim();
     const ips = list(allow.value);
     if (ips.join("\n") !== (a.ipWhitelist ?? []).join("\n")) changes.ipWhitelist = ips;
     if (store.checked !== (a.storeKeys === true)) changes.storeKeys = store.checked;
-    if (format.value !== (a.keyFormat ?? "plain")) changes.keyFormat = format.value;
-    if (leak.value !== (a.leakResponse ?? "disable")) changes.leakResponse = leak.value;
+    if (format.value !== (a.keyFormat ?? "plain")) changes.keyFormat = format.value as keyof typeof KEY_FORMATS;
+    if (leak.value !== (a.leakResponse ?? "disable")) changes.leakResponse = leak.value as keyof typeof LEAK_RESPONSES;
     const threshold = low.value.trim() === "" ? null : Number(low.value);
     if (threshold !== (a.creditsLowThreshold ?? null)) changes.creditsLowThreshold = threshold;
     if (Object.keys(changes).length === 0) return replace(saveSlot, h("p", { class: "muted" }, "Nothing changed."));
     await attempt(saveSlot, "change this API's settings", async () => {
-      const { data } = await call<ApiInfo>("apis.updateApi", { apiId: a.id, ...changes });
+      const { data } = await call("apis.updateApi", { apiId: a.id, ...changes });
       Object.assign(a, { ipWhitelist: undefined, creditsLowThreshold: undefined }, data);
       title.textContent = `Settings of ${data.name}`;
       announce(`Settings of ${data.name} saved.`);

@@ -1,6 +1,6 @@
 // APIs: the workspace's APIs (apis.listApis), create one, delete one with confirmation; each links
 // to its keys and its settings.
-import type { ApiListItem, CreateApiResult } from "../../protocol/types";
+import type { ApiListItem } from "../../protocol/types";
 import { call } from "../api";
 import { field, h, replace, thead, when } from "../dom";
 import { announce, attempt, confirmDialog } from "../ui";
@@ -19,7 +19,7 @@ export async function apisPage(main: HTMLElement): Promise<void> {
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     await attempt(slot, "create an API", async () => {
-      const { data } = await call<CreateApiResult>("apis.createApi", { name: name.value.trim() });
+      const { data } = await call("apis.createApi", { name: name.value.trim() });
       announce(`API ${data.apiId} created.`);
       name.value = "";
       await load();
@@ -90,7 +90,7 @@ export async function apisPage(main: HTMLElement): Promise<void> {
   };
   const load = async (cursor?: string) => {
     await attempt(slot, "list the APIs", async () => {
-      const { data, pagination } = await call<ApiListItem[]>("apis.listApis", { limit: 50, ...(cursor ? { cursor } : {}) });
+      const { data, pagination } = await call("apis.listApis", { limit: 50, ...(cursor ? { cursor } : {}) });
       if (!cursor) rows.length = 0;
       rows.push(...data);
       draw();

@@ -2,7 +2,7 @@
 // newest first. Filters by actor, target, operation and time; #/audit/<id> opens one record's
 // history (a key's, from its row on the keys page). "Export NDJSON" downloads every matching record.
 import type { AuditEventItem } from "../../protocol/types";
-import { call, rootKey } from "../api";
+import { call, rootKey, type Body } from "../api";
 import { field, h, replace, thead, when } from "../dom";
 import { attempt } from "../ui";
 
@@ -25,8 +25,8 @@ export async function auditPage(main: HTMLElement, targetId?: string): Promise<v
   const records: AuditEventItem[] = [];
   let cursor: string | undefined;
 
-  const filters = (): Record<string, unknown> => {
-    const body: Record<string, unknown> = {};
+  const filters = (): Body<"audit.listEvents"> => {
+    const body: Body<"audit.listEvents"> = {};
     for (const [name, input] of [
       ["actorId", actor],
       ["targetId", target],
@@ -83,7 +83,7 @@ export async function auditPage(main: HTMLElement, targetId?: string): Promise<v
 
   const loadPage = () =>
     attempt(slot, "read the audit log", async () => {
-      const { data, pagination } = await call<AuditEventItem[]>("audit.listEvents", {
+      const { data, pagination } = await call("audit.listEvents", {
         ...filters(),
         limit: PAGE,
         ...(cursor ? { cursor } : {}),

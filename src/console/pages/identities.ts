@@ -1,7 +1,7 @@
 // Identities (#/identities): the workspace's identities, searched and paged by the service
 // (identities.listIdentities), created with meta and shared rate limits, deleted with confirmation.
 // Each links to its own page (#/identities/<id>).
-import type { CreateIdentityResult, Identity } from "../../protocol/types";
+import type { Identity } from "../../protocol/types";
 import { call } from "../api";
 import { field, h, replace, thead } from "../dom";
 import { limitText, metaInput, problem, ratelimitsInput } from "../inputs";
@@ -39,7 +39,7 @@ export async function identitiesPage(main: HTMLElement, id?: string): Promise<vo
     if (typeof m === "string" || typeof r === "string") return problem(createSlot, typeof m === "string" ? m : (r as string));
     await attempt(createSlot, "create an identity", async () => {
       const ext = externalId.value.trim();
-      await call<CreateIdentityResult>("identities.createIdentity", {
+      await call("identities.createIdentity", {
         externalId: ext,
         ...(m ? { meta: m } : {}),
         ...(r.length > 0 ? { ratelimits: r } : {}),
@@ -133,7 +133,7 @@ export async function identitiesPage(main: HTMLElement, id?: string): Promise<vo
   const load = async (cursor?: string) => {
     await attempt(slot, "list the identities", async () => {
       const needle = search.value.trim();
-      const { data, pagination } = await call<Identity[]>("identities.listIdentities", {
+      const { data, pagination } = await call("identities.listIdentities", {
         limit: PAGE,
         ...(needle ? { search: needle } : {}),
         ...(cursor ? { cursor } : {}),

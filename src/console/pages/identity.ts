@@ -13,7 +13,7 @@ export async function identityPage(main: HTMLElement, id: string): Promise<void>
   replace(main, h("h1", {}, "Identity"), h("p", {}, h("a", { href: "#/identities" }, "All identities")), slot);
   let identity: Identity | undefined;
   await attempt(slot, "read this identity", async () => {
-    identity = (await call<Identity>("identities.getIdentity", { identity: id })).data;
+    identity = (await call("identities.getIdentity", { identity: id })).data;
   });
   if (!identity) return;
   const it = identity;
@@ -35,7 +35,7 @@ export async function identityPage(main: HTMLElement, id: string): Promise<void>
     if (typeof m === "string" || typeof r === "string") return problem(saveSlot, typeof m === "string" ? m : (r as string));
     await attempt(saveSlot, "update this identity", async () => {
       // The API takes meta as an object only: an emptied meta is saved as {}.
-      await call<Identity>("identities.updateIdentity", { identity: it.id, meta: m ?? {}, ratelimits: r });
+      await call("identities.updateIdentity", { identity: it.id, meta: m ?? {}, ratelimits: r });
       announce(`Identity ${it.externalId} saved.`);
       replace(saveSlot, h("p", { class: "muted" }, "Saved."));
     });
@@ -84,8 +84,8 @@ export async function identityPage(main: HTMLElement, id: string): Promise<void>
   const keySlot = h("div");
   const found: Array<[ApiListItem, KeyInfo]> = [];
   await attempt(keySlot, "list this identity's keys", async () => {
-    for (const api of await callAll<ApiListItem>("apis.listApis")) {
-      for (const k of await callAll<KeyInfo>("apis.listKeys", { apiId: api.id, externalId: it.externalId })) found.push([api, k]);
+    for (const api of await callAll("apis.listApis")) {
+      for (const k of await callAll("apis.listKeys", { apiId: api.id, externalId: it.externalId })) found.push([api, k]);
     }
   });
   const now = Date.now();

@@ -1,7 +1,7 @@
 // What the keys list and a key's page both do to a key, each confirmed first: disable or enable it,
 // reroll it (the new key shown once), delete it. Each resolves to whether it was done (reroll: the
 // new key's id); a refusal or an error is shown in `slot`.
-import type { CreateKeyResult, KeyInfo } from "../../protocol/types";
+import type { KeyInfo } from "../../protocol/types";
 import { call } from "../api";
 import { announce, attempt, confirmDialog, showOnce } from "../ui";
 
@@ -31,7 +31,7 @@ export async function rerollKey(key: KeyInfo, slot: HTMLElement): Promise<string
   if (!sure) return undefined;
   let newId: string | undefined;
   await attempt(slot, "reroll this key", async () => {
-    const { data } = await call<CreateKeyResult>("keys.rerollKey", { keyId: key.keyId, expiration: 0 });
+    const { data } = await call("keys.rerollKey", { keyId: key.keyId, expiration: 0 });
     await showOnce("The rerolled key", data.key, `New key ${data.keyId}. Copy it now: it is not shown again.`);
     newId = data.keyId;
   });

@@ -2,7 +2,7 @@
 // prefix and recoverable (create only), owner (an identity's externalId), expiry, credits and refill,
 // the credits-low webhook threshold (the key's own, over its API's), named rate limits,
 // permissions, roles and meta as JSON checked before sending.
-import type { CreateKeyRequest, KeyCredits, KeyInfo, UpdateKeyRequest } from "../../protocol/types";
+import type { CreateKeyRequest, KeyCredits, KeyInfo, RefillInterval, UpdateKeyRequest } from "../../protocol/types";
 import { field, h } from "../dom";
 import { metaInput, ratelimitsInput } from "../inputs";
 import { list } from "../ui";
@@ -13,6 +13,9 @@ export type KeyFields = Pick<
   "name" | "externalId" | "expires" | "ratelimits" | "permissions" | "roles" | "meta" | "creditsLowThreshold"
 > &
   Pick<CreateKeyRequest, "prefix" | "recoverable"> & { credits?: KeyCredits | null };
+
+/** The contract's refill intervals (a record, so that one added to the contract fails the typecheck here). */
+const REFILL_INTERVALS: Record<RefillInterval, true> = { daily: true, monthly: true };
 
 /** `Date` → the value of an <input type=datetime-local> in local time. */
 function localInput(ms: number): string {
@@ -30,8 +33,7 @@ export function keyForm(initial?: KeyInfo): { element: HTMLElement; read(): KeyF
     "select",
     { name: "refillInterval" },
     h("option", { value: "" }, "no refill"),
-    h("option", { value: "daily" }, "daily"),
-    h("option", { value: "monthly" }, "monthly"),
+    Object.keys(REFILL_INTERVALS).map((value) => h("option", { value }, value)),
   );
   interval.value = initial?.credits?.refill?.interval ?? "";
   const amount = h("input", { name: "refillAmount", type: "number", min: 1, step: 1, value: initial?.credits?.refill?.amount ?? "" });
@@ -104,7 +106,7 @@ export function keyForm(initial?: KeyInfo): { element: HTMLElement; read(): KeyF
         const a = Number(amount.value);
         if (!Number.isInteger(a) || a < 1) return "Refill amount: a whole number, 1 or more.";
         const refill: NonNullable<NonNullable<KeyFields["credits"]>["refill"]> = {
-          interval: interval.value as "daily" | "monthly",
+          interval: interval.value as RefillInterval,
           amount: a,
         };
         if (interval.value === "monthly") {

@@ -4,7 +4,7 @@
 // recoverable key shown again (keys.getKey with decrypt); its verifications over time by outcome
 // and its recent events. #/key alone finds a key by its value.
 import type { KeyCredits, KeyInfo } from "../../protocol/types";
-import { call } from "../api";
+import { call, type Body } from "../api";
 import { h, field, replace, when } from "../dom";
 import { limitText, problem } from "../inputs";
 import { announce, attempt, showOnce } from "../ui";
@@ -12,6 +12,10 @@ import { deleteKey, rerollKey, toggleKey } from "./key-actions";
 import { keyForm } from "./key-form";
 import { keyStatus } from "./keys";
 import { usagePanel } from "./verifications";
+
+type CreditOperation = Body<"keys.updateCredits">["operation"];
+/** keys.updateCredits' operations, each as the form names it. */
+const CREDIT_OPERATIONS: Record<CreditOperation, string> = { increment: "add", decrement: "take away", set: "set to" };
 
 function creditsText(c: KeyCredits | undefined): string {
   if (!c || c.remaining === null) return "unlimited";
@@ -88,7 +92,7 @@ function findKey(main: HTMLElement): void {
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     await attempt(slot, "find this key", async () => {
-      const { data } = await call<KeyInfo>("keys.whoami", { key: value.value.trim() });
+      const { data } = await call("keys.whoami", { key: value.value.trim() });
       value.value = "";
       location.hash = `#/key/${encodeURIComponent(data.keyId)}`;
     });
@@ -121,7 +125,7 @@ async function showKey(main: HTMLElement, keyId: string, reload: () => Promise<v
   replace(main, h("h1", {}, "Key"), slot);
   let key: KeyInfo | undefined;
   await attempt(slot, "read this key", async () => {
-    key = (await call<KeyInfo>("keys.getKey", { keyId })).data;
+    key = (await call("keys.getKey", { keyId })).data;
   });
   if (!key) return undefined;
   const k = key;
@@ -152,9 +156,7 @@ async function showKey(main: HTMLElement, keyId: string, reload: () => Promise<v
   const operation = h(
     "select",
     { name: "creditsOperation" },
-    h("option", { value: "increment" }, "add"),
-    h("option", { value: "decrement" }, "take away"),
-    h("option", { value: "set" }, "set to"),
+    Object.entries(CREDIT_OPERATIONS).map(([value, text]) => h("option", { value }, text)),
   );
   const value = h("input", { name: "creditsValue", type: "number", min: 0, step: 1, required: true });
   const creditSlot = h("div");
@@ -169,9 +171,9 @@ async function showKey(main: HTMLElement, keyId: string, reload: () => Promise<v
   credits.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     await attempt(creditSlot, "change the credits", async () => {
-      const { data } = await call<KeyCredits>("keys.updateCredits", {
+      const { data } = await call("keys.updateCredits", {
         keyId: k.keyId,
-        operation: operation.value,
+        operation: operation.value as CreditOperation,
         value: Number(value.value),
       });
       announce(`Credits of ${label}: ${creditsText(data)}.`);
@@ -188,7 +190,7 @@ async function showKey(main: HTMLElement, keyId: string, reload: () => Promise<v
     button("Show the key", async () => {
       let plaintext: string | undefined;
       const ok = await attempt(slot, "show this key", async () => {
-        plaintext = (await call<KeyInfo>("keys.getKey", { keyId: k.keyId, decrypt: true })).data.plaintext;
+        plaintext = (await call("keys.getKey", { keyId: k.keyId, decrypt: true })).data.plaintext;
       });
       if (!ok) return;
       if (plaintext === undefined)

@@ -1,8 +1,8 @@
 // Keys of one API (#/keys/<apiId>): search, pagination, status (a key reported leaked by secret
 // scanning included), lastUsedAt; create (shown once), edit, disable/enable, reroll and delete,
 // each confirmed.
-import type { ApiListItem, CreateKeyResult, KeyInfo } from "../../protocol/types";
-import { call } from "../api";
+import type { ApiListItem, KeyInfo } from "../../protocol/types";
+import { call, type Body } from "../api";
 import { field, h, replace, thead, when } from "../dom";
 import { rateLimitedSince } from "../analytics";
 import { announce, attempt, showOnce } from "../ui";
@@ -43,7 +43,7 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
   replace(main, h("h1", {}, "Keys"), slot);
   let apis: ApiListItem[] = [];
   const listed = await attempt(slot, "list the APIs", async () => {
-    apis = (await call<ApiListItem[]>("apis.listApis", { limit: 100 })).data;
+    apis = (await call("apis.listApis", { limit: 100 })).data;
   });
   if (!listed && !apiId) return;
   if (!apiId) {
@@ -84,7 +84,8 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
       createSlot,
       "create a key",
       async () => {
-        const { data } = await call<CreateKeyResult>("keys.createKey", { apiId, ...fields });
+        // A form for a new key sets no field to null (null clears a field of a key being edited).
+        const { data } = await call("keys.createKey", { apiId, ...(fields as Omit<Body<"keys.createKey">, "apiId">) });
         createForm.reset();
         await showOnce(
           "Your new key",
@@ -227,7 +228,7 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
 
   const loadPage = async () => {
     await attempt(slot, "list the keys", async () => {
-      const { data, pagination } = await call<KeyInfo[]>("apis.listKeys", {
+      const { data, pagination } = await call("apis.listKeys", {
         apiId,
         limit: PAGE,
         ...(owner.value.trim() ? { externalId: owner.value.trim() } : {}),

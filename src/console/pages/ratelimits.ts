@@ -2,7 +2,7 @@
 // (ratelimit.listOverrides, paged), set one (ratelimit.setOverride: new, or changed by its
 // identifier), delete one with confirmation, and check an identifier (ratelimit.limit at cost 0,
 // which also creates a new namespace). The API lists no namespaces: the page opens one by name.
-import type { RatelimitLimitResult, RatelimitOverride } from "../../protocol/types";
+import type { RatelimitOverride } from "../../protocol/types";
 import { call } from "../api";
 import { field, h, replace, thead, when } from "../dom";
 import { announce, attempt, confirmDialog } from "../ui";
@@ -70,7 +70,7 @@ export async function ratelimitsPage(main: HTMLElement, namespace?: string): Pro
   probeForm.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     await attempt(probeSlot, "check this identifier", async () => {
-      const { data } = await call<RatelimitLimitResult>("ratelimit.limit", {
+      const { data } = await call("ratelimit.limit", {
         namespace,
         identifier: probe.value.trim(),
         limit: Number(probeLimit.value),
@@ -178,7 +178,7 @@ export async function ratelimitsPage(main: HTMLElement, namespace?: string): Pro
       slot,
       "list the overrides",
       async () => {
-        const { data, pagination } = await call<RatelimitOverride[]>("ratelimit.listOverrides", {
+        const { data, pagination } = await call("ratelimit.listOverrides", {
           namespace,
           limit: PAGE,
           ...(cursor ? { cursor } : {}),

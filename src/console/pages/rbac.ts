@@ -1,6 +1,6 @@
 // Permissions and roles: list, create and delete both; a role's permissions are set when created
 // and changed later (permissions.setRolePermissions).
-import type { Permission, Role } from "../../protocol/types";
+import type { Role } from "../../protocol/types";
 import { call, callAll } from "../api";
 import { field, h, replace, thead } from "../dom";
 import { announce, attempt, confirmDialog, list } from "../ui";
@@ -122,7 +122,7 @@ export async function rbacPage(main: HTMLElement): Promise<void> {
 
   const loadPermissions = () =>
     attempt(permSlot, "list the permissions", async () => {
-      const perms = await callAll<Permission>("permissions.listPermissions");
+      const perms = await callAll("permissions.listPermissions");
       replace(
         permTable,
         perms.length === 0
@@ -163,7 +163,7 @@ export async function rbacPage(main: HTMLElement): Promise<void> {
     });
   const loadRoles = () =>
     attempt(roleSlot, "list the roles", async () => {
-      const roles = await callAll<Role>("permissions.listRoles");
+      const roles = await callAll("permissions.listRoles");
       replace(
         roleTable,
         roles.length === 0

@@ -1,17 +1,37 @@
 // Root keys (keyguard's rootKeys.* operations): list, create one with chosen permissions (shown
 // once), delete one. A root key can grant only permissions it holds.
-import type { CreateKeyResult, RootKeyItem } from "../../protocol/types";
+import { ALL_ROOT_PERMISSIONS } from "../../protocol/contract/root-permissions";
 import { call } from "../api";
 import { h, replace, thead, when, uid, field } from "../dom";
-import { PERMISSION_GROUPS as GROUPS } from "../permissions";
 import { announce, attempt, confirmDialog, showOnce } from "../ui";
+
+/** The form's fieldsets: each permission the service checks goes in the first area it belongs to. */
+const AREAS: ReadonlyArray<readonly [string, (permission: string) => boolean]> = [
+  ["APIs and keys", (p) => p.startsWith("api.") && !p.endsWith(".read_analytics")],
+  ["Permissions and roles", (p) => p.startsWith("rbac.")],
+  ["Identities", (p) => p.startsWith("identity.")],
+  ["Rate limits", (p) => p.startsWith("ratelimit.")],
+  ["Analytics", (p) => p.endsWith(".read_analytics")],
+  ["Root keys", (p) => p.endsWith("_root_key")],
+  ["Audit log", (p) => p.endsWith("_audit_log")],
+  ["Webhooks", (p) => p.endsWith("_webhook")],
+  // A permission added to the service before it has an area here is still offered.
+  ["Other", () => true],
+];
+
+/** The service's permissions by area, in the service's order; areas without one left out. */
+function permissionGroups(): Array<[string, string[]]> {
+  const groups = new Map<string, string[]>(AREAS.map(([area]) => [area, []]));
+  for (const p of ALL_ROOT_PERMISSIONS) groups.get(AREAS.find(([, has]) => has(p))![0])!.push(p);
+  return [...groups].filter(([, perms]) => perms.length > 0);
+}
 
 export async function rootKeysPage(main: HTMLElement): Promise<void> {
   const slot = h("div");
   const table = h("div");
   const name = h("input", { name: "name", maxlength: 256 });
   const boxes: HTMLInputElement[] = [];
-  const fieldsets = GROUPS.map(([legend, perms]) =>
+  const fieldsets = permissionGroups().map(([legend, perms]) =>
     h(
       "fieldset",
       {},
@@ -41,7 +61,7 @@ export async function rootKeysPage(main: HTMLElement): Promise<void> {
         h("div", { class: "error", role: "alert" }, h("p", { class: "detail" }, "Choose at least one permission.")),
       );
     await attempt(createSlot, "create a root key", async () => {
-      const { data } = await call<CreateKeyResult>("rootKeys.createRootKey", {
+      const { data } = await call("rootKeys.createRootKey", {
         permissions,
         ...(name.value.trim() ? { name: name.value.trim() } : {}),
       });
@@ -64,7 +84,7 @@ export async function rootKeysPage(main: HTMLElement): Promise<void> {
   );
   const load = () =>
     attempt(slot, "list the root keys", async () => {
-      const { data } = await call<RootKeyItem[]>("rootKeys.listRootKeys", { limit: 100 });
+      const { data } = await call("rootKeys.listRootKeys", { limit: 100 });
       replace(
         table,
         h(

@@ -1,32 +1,11 @@
 // Webhooks (keyguard's webhooks.* operations): the workspace's endpoints (create one: its signing
 // secret is shown once; enable a disabled one again; delete one) and the latest deliveries with
 // their status, attempts, answer and time taken, each of which can be sent again.
+import { WEBHOOK_EVENT_TYPES } from "../../protocol/contract/webhook-events";
+import type { WebhookDeliveryItem, WebhookEndpointItem } from "../../protocol/types";
 import { call } from "../api";
 import { field, h, replace, thead, uid, when } from "../dom";
 import { announce, attempt, confirmDialog, showOnce } from "../ui";
-import { WEBHOOK_EVENTS } from "../webhook-events";
-
-interface Endpoint {
-  endpointId: string;
-  url: string;
-  events: string[];
-  description?: string;
-  createdAt: number;
-  disabledAt?: number;
-}
-
-interface Delivery {
-  messageId: string;
-  endpointId: string;
-  type: string;
-  status: string;
-  attempts: number;
-  createdAt: number;
-  nextAttemptAt?: number;
-  lastStatus?: number;
-  lastError?: string;
-  lastLatencyMs?: number;
-}
 
 export async function webhooksPage(main: HTMLElement): Promise<void> {
   const slot = h("div");
@@ -34,7 +13,7 @@ export async function webhooksPage(main: HTMLElement): Promise<void> {
   const deliveriesTable = h("div");
   const url = h("input", { name: "url", type: "url", required: true });
   const description = h("input", { name: "description", maxlength: 256 });
-  const boxes = WEBHOOK_EVENTS.map((type) => h("input", { type: "checkbox", value: type, id: uid("event") }));
+  const boxes = WEBHOOK_EVENT_TYPES.map((type) => h("input", { type: "checkbox", value: type, id: uid("event") }));
   const createSlot = h("div");
   const form = h(
     "form",
@@ -57,7 +36,7 @@ export async function webhooksPage(main: HTMLElement): Promise<void> {
       return replace(createSlot, h("div", { class: "error", role: "alert" }, h("p", { class: "detail" }, "Choose at least one event.")));
     }
     await attempt(createSlot, "add a webhook endpoint", async () => {
-      const { data } = await call<{ endpointId: string; secret: string }>("webhooks.createEndpoint", {
+      const { data } = await call("webhooks.createEndpoint", {
         url: url.value.trim(),
         events,
         ...(description.value.trim() ? { description: description.value.trim() } : {}),
@@ -72,7 +51,7 @@ export async function webhooksPage(main: HTMLElement): Promise<void> {
     });
   });
 
-  const drawEndpoints = (endpoints: Endpoint[]) =>
+  const drawEndpoints = (endpoints: WebhookEndpointItem[]) =>
     replace(
       endpointsTable,
       endpoints.length === 0
@@ -152,7 +131,7 @@ export async function webhooksPage(main: HTMLElement): Promise<void> {
           ),
     );
 
-  const drawDeliveries = (deliveries: Delivery[], urls: Map<string, string>) =>
+  const drawDeliveries = (deliveries: WebhookDeliveryItem[], urls: Map<string, string>) =>
     replace(
       deliveriesTable,
       deliveries.length === 0
@@ -213,8 +192,8 @@ export async function webhooksPage(main: HTMLElement): Promise<void> {
   const load = () =>
     attempt(slot, "list the webhook endpoints", async () => {
       const [{ data: endpoints }, { data: deliveries }] = await Promise.all([
-        call<Endpoint[]>("webhooks.listEndpoints", {}),
-        call<Delivery[]>("webhooks.listDeliveries", { limit: 50 }),
+        call("webhooks.listEndpoints", {}),
+        call("webhooks.listDeliveries", { limit: 50 }),
       ]);
       drawEndpoints(endpoints);
       drawDeliveries(deliveries, new Map(endpoints.map((e) => [e.endpointId, e.url])));

@@ -7,7 +7,7 @@ import { EmptyData } from "./resources";
 export const CreateWebhookEndpointRequest = strict({
   /** http(s) URL the events are POSTed to. */
   url: text(2048, { pattern: "^https?://", "x-fix": "Use an http:// or https:// URL." }),
-  /** Event types: key.created, key.updated, key.rerolled, key.deleted, key.leaked, root_key.created, root_key.deleted. */
+  /** Event types, each one of WEBHOOK_EVENT_TYPES (./webhook-events). */
   events: Type.Array(text(64), { minItems: 1, maxItems: 20 }),
   description: Type.Optional(text(256)),
 });

@@ -1,7 +1,7 @@
 // What of a caller's value an error message may repeat. A caller who puts a key or a root key in
 // the wrong field (`keys.getKey {"keyId": "<the key>"}`) must not get it back in an error body, or in
 // the logs that keep error bodies: a value with the shape of a secret is described, not quoted.
-import { BASE58_ALPHABET } from "./base58";
+import { BASE58_ALPHABET } from "../../protocol/base58";
 
 /** A run of base58 characters as long as the shortest generated key's random part. */
 const SECRET_RUN = new RegExp(`[${BASE58_ALPHABET}]{16,}`, "g");

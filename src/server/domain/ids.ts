@@ -2,7 +2,7 @@
 // Lists page by id, so creation order is also list order. Every request gets one (its request
 // id), so the encoding runs on numbers rather than BigInt and random bytes come from a pool.
 import { randomFillSync } from "node:crypto";
-import { BASE58_ALPHABET, encodeBase58Fixed } from "./base58";
+import { BASE58_ALPHABET, encodeBase58Fixed } from "../../protocol/base58";
 
 type IdPrefix = "req" | "key" | "api" | "perm" | "role" | "id" | "rl" | "ws" | "rk" | "rlor" | "mig" | "aud" | "whep" | "msg";
 

@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { CHECKSUM_MARKER, keyChecksum } from "../../protocol/key-checksum";
 import { keyHash } from "../../protocol/key-hash";
-import { encodeBase58, encodeBase58Fixed } from "./base58";
+import { encodeBase58, encodeBase58Fixed } from "../../protocol/base58";
 import type { VerifyKeyResult } from "../../protocol/types";
 
 export const DEFAULT_BYTE_LENGTH = 16;

@@ -5,52 +5,6 @@ import { keyHash } from "../../protocol/key-hash";
 import type { StorageTx } from "../storage/seam";
 import { mayBeSecret } from "../domain/echo";
 
-/** Every permission tuple the local service checks; a bootstrap root key holds all of them. */
-export const ALL_ROOT_PERMISSIONS: readonly string[] = Object.freeze([
-  "api.*.create_api",
-  "api.*.read_api",
-  "api.*.update_api",
-  "api.*.delete_api",
-  "api.*.create_key",
-  "api.*.read_key",
-  "api.*.update_key",
-  "api.*.delete_key",
-  "api.*.verify_key",
-  "api.*.encrypt_key",
-  "api.*.decrypt_key",
-  "rbac.*.create_permission",
-  "rbac.*.read_permission",
-  "rbac.*.delete_permission",
-  "rbac.*.create_role",
-  "rbac.*.read_role",
-  "rbac.*.delete_role",
-  "rbac.*.add_permission_to_role",
-  "rbac.*.add_permission_to_key",
-  "rbac.*.remove_permission_from_key",
-  "rbac.*.add_role_to_key",
-  "rbac.*.remove_role_from_key",
-  "identity.*.create_identity",
-  "identity.*.read_identity",
-  "identity.*.update_identity",
-  "identity.*.delete_identity",
-  "rbac.*.remove_permission_from_role",
-  "ratelimit.*.limit",
-  "ratelimit.*.create_namespace",
-  "ratelimit.*.set_override",
-  "ratelimit.*.read_override",
-  "ratelimit.*.delete_override",
-  "api.*.read_analytics",
-  // keyguard's own operations (rootKeys.*), not production's.
-  "workspace.*.create_root_key",
-  "workspace.*.read_root_key",
-  "workspace.*.delete_root_key",
-  "workspace.*.read_audit_log",
-  "workspace.*.create_webhook",
-  "workspace.*.read_webhook",
-  "workspace.*.update_webhook",
-  "workspace.*.delete_webhook",
-]);
-
 /** Shape of a permission tuple: `resource.<id|*>.action`. */
 export const PERMISSION_TUPLE = /^[a-z_]+\.[A-Za-z0-9_*-]+\.[a-z_]+$/;
 

@@ -2,7 +2,7 @@
 // operations see them: finding a namespace by id or name, creating it on first use, and the
 // override that applies to an identifier (exact first, then the first `*` pattern that matches).
 import { createHash } from "node:crypto";
-import { encodeBase58Fixed } from "../domain/base58";
+import { encodeBase58Fixed } from "../../protocol/base58";
 import { ServiceError } from "../errors";
 import type { StorageTx } from "../storage/seam";
 import type { RatelimitNamespaceRecord, RatelimitOverrideRecord } from "../records";

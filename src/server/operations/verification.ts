@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { PermissionQuerySyntaxError, evaluatePermissionQuery, parsePermissionQuery } from "../../protocol/permission-query";
 import type { VerifyKeyRequest, VerifyKeyResult, VerifyRatelimitState } from "../../protocol/types";
 import type { ApiGrant } from "./authorization";
-import { encodeBase58 } from "../domain/base58";
+import { encodeBase58 } from "../../protocol/base58";
 import { creditsAt, dueRefill } from "../domain/credits";
 import { creditsEvents, lowThreshold } from "../webhooks/credits-events";
 import { ServiceError } from "../errors";

@@ -7,7 +7,7 @@ import { echo } from "../domain/echo";
 import { isPrivateAddress } from "../webhooks/address-guard";
 import { newSecret } from "../webhooks/deliver";
 import { readEndpoints, sealSecret, writeEndpoints, type WebhookEndpointRecord } from "../webhooks/endpoints";
-import { WEBHOOK_EVENT_TYPES } from "../webhooks/events";
+import { WEBHOOK_EVENT_TYPES } from "../../protocol/contract/webhook-events";
 import { permission } from "./authorization";
 import { defineExtension } from "./operation";
 import type { Static } from "typebox";

@@ -1,12 +1,13 @@
 // Which changes are webhook events, and their messages: an operation's successful change becomes
 // an event of one type, put in the outbox for every endpoint of the workspace that wants it, in the
 // change's own transaction. Payloads follow the Standard Webhooks format: { type, timestamp, data }.
+import type { WebhookEventType } from "../../protocol/contract/webhook-events";
 import { newId } from "../domain/ids";
 import type { AuditEvent, WebhookMessage } from "../records";
 import type { WebhookEndpointRecord } from "./endpoints";
 
 /** The event type of each operation's change, and what its first target is. */
-const EVENT_OF: Readonly<Record<string, { type: string; subject: "keyId" | "rootKeyId" }>> = {
+const EVENT_OF: Readonly<Record<string, { type: WebhookEventType; subject: "keyId" | "rootKeyId" }>> = {
   "keys.createKey": { type: "key.created", subject: "keyId" },
   "keys.updateKey": { type: "key.updated", subject: "keyId" },
   "keys.updateCredits": { type: "key.updated", subject: "keyId" },
@@ -27,14 +28,9 @@ const EVENT_OF: Readonly<Record<string, { type: string; subject: "keyId" | "root
  * Event types no operation makes: the service notices them itself, a key's credits on a charge
  * (credits-events.ts) and its coming expiry in a scan (expiry-notices.ts).
  */
-export const CREDITS_LOW = "key.credits_low";
-export const CREDITS_EXHAUSTED = "key.credits_exhausted";
-export const KEY_EXPIRING = "key.expiring";
-
-/** Every event type an endpoint may ask for. */
-export const WEBHOOK_EVENT_TYPES: readonly string[] = Object.freeze([
-  ...new Set([...Object.values(EVENT_OF).map((e) => e.type), CREDITS_LOW, CREDITS_EXHAUSTED, KEY_EXPIRING]),
-]);
+export const CREDITS_LOW = "key.credits_low" satisfies WebhookEventType;
+export const CREDITS_EXHAUSTED = "key.credits_exhausted" satisfies WebhookEventType;
+export const KEY_EXPIRING = "key.expiring" satisfies WebhookEventType;
 
 /** One event of a workspace: its type, when it happened, and the payload's `data` (which names the workspace). */
 export interface WebhookEvent {

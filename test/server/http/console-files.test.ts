@@ -133,21 +133,3 @@ async function rawGet(
     req.end();
   });
 }
-
-describe("console's root-key form", () => {
-  it("offers exactly the permissions the service checks", async () => {
-    const { ALL_ROOT_PERMISSIONS } = await import("keyguard/server");
-    const { PERMISSION_GROUPS } = await import("../../../src/console/permissions");
-    const offered = PERMISSION_GROUPS.flatMap(([, perms]) => perms);
-    expect([...offered].sort()).toEqual([...ALL_ROOT_PERMISSIONS].sort());
-    expect(new Set(offered).size).toBe(offered.length);
-  });
-});
-
-describe("console's webhooks page", () => {
-  it("offers exactly the event types the service sends", async () => {
-    const { WEBHOOK_EVENT_TYPES } = await import("../../../src/server/webhooks/events");
-    const { WEBHOOK_EVENTS } = await import("../../../src/console/webhook-events");
-    expect([...WEBHOOK_EVENTS].sort()).toEqual([...WEBHOOK_EVENT_TYPES].sort());
-  });
-});

@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { BASE58_ALPHABET, encodeBase58, encodeBase58Fixed } from "../../../src/server/domain/base58";
+import { BASE58_ALPHABET, encodeBase58, encodeBase58Fixed } from "../../../src/protocol/base58";
 import { errorContentType } from "../../../src/server/http/envelope";
 import { encodeWords, newId } from "../../../src/server/domain/ids";
 import { generateKey } from "../../../src/server/domain/key-material";

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { ALL_ROOT_PERMISSIONS } from "../../../src/server/operations/auth";
+import { ALL_ROOT_PERMISSIONS } from "../../../src/protocol/contract/root-permissions";
 import type { LocalState } from "../../../src/server/records";
 import { sqliteStorage } from "../../../src/server/storage/sqlite/store";
 import { killChildren, run, serve } from "../../cli/cli-process";

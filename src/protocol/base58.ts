@@ -1,5 +1,6 @@
-// Base58 (Bitcoin alphabet) encoding, used for generated keys and ids.
+// Base58 (Bitcoin alphabet) encoding: generated keys, ids and the checksum of checksummed keys.
 // The alphabet is in ASCII order, so fixed-width encodings sort like the numbers they encode.
+// Pure TypeScript (no node: imports): the middleware checks keys with it too.
 
 export const BASE58_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 
