@@ -18,7 +18,7 @@ const refused = (from: string, to: string) =>
 
 describe("import boundaries", () => {
   it("the wire contract imports nothing above it", async () => {
-    const code = 'import { requirePermissions } from "../middleware/guards";\nexport const guard = requirePermissions;\n';
+    const code = 'import { permissionsCheck } from "../middleware/guard-checks";\nexport const check = permissionsCheck;\n';
     expect(await boundaryMessages("src/protocol/probe.ts", code)).toEqual([refused("protocol", "middleware")]);
     const lazy = 'export const load = () => import("../server/service");\n';
     expect(await boundaryMessages("src/protocol/probe.ts", lazy)).toEqual([refused("protocol", "server")]);
@@ -26,13 +26,17 @@ describe("import boundaries", () => {
 
   it("the client imports neither the middleware (also through the package name) nor the server", async () => {
     const code =
-      'import type { Logger } from "keyguard";\nimport { startLocalKeyService } from "../server";\nexport type L = Logger;\nexport const s = startLocalKeyService;\n';
-    expect(await boundaryMessages("src/client/probe.ts", code)).toEqual([refused("client", "middleware"), refused("client", "server")]);
+      'import type { Logger } from "keyguard";\nimport { ERROR_CODES } from "../middleware/errors";\nimport { startLocalKeyService } from "../server";\nexport type L = Logger;\nexport const all = [ERROR_CODES, startLocalKeyService];\n';
+    expect(await boundaryMessages("src/client/probe.ts", code)).toEqual([
+      refused("client", "adapters"),
+      refused("client", "middleware"),
+      refused("client", "server"),
+    ]);
   });
 
   it("the key server imports neither the middleware nor the client, not even their types", async () => {
     const code =
-      'import { apiKeyAuth } from "../../middleware/api-key-auth";\nimport type { ClientOptions } from "../../client";\nexport const a = apiKeyAuth;\nexport type C = ClientOptions;\n';
+      'import { createDecisionCore } from "../../middleware/decide";\nimport type { ClientOptions } from "../../client";\nexport const a = createDecisionCore;\nexport type C = ClientOptions;\n';
     expect(await boundaryMessages("src/server/http/probe.ts", code)).toEqual([
       refused("server", "middleware"),
       refused("server", "client"),
@@ -71,7 +75,7 @@ describe("import boundaries", () => {
       // Tests may import any layer.
       [
         "test/probe.test.ts",
-        'import { apiKeyAuth } from "../src/middleware/api-key-auth";\nimport { startLocalKeyService } from "../src/server";\nexport const all = [apiKeyAuth, startLocalKeyService];\n',
+        'import { apiKeyAuth } from "../src/adapters/express/api-key-auth";\nimport { startLocalKeyService } from "../src/server";\nexport const all = [apiKeyAuth, startLocalKeyService];\n',
       ],
     ];
     for (const [path, code] of legal) expect({ path, messages: await boundaryMessages(path, code) }).toEqual({ path, messages: [] });
