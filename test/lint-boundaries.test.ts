@@ -66,7 +66,7 @@ describe("import boundaries", () => {
         "src/middleware/probe.ts",
         'import { createClient } from "../client";\nimport { keyHash } from "../protocol/key-hash";\nimport { silentLogger } from "../logger";\nimport { buildStatusPolicy } from "./policy";\nexport const all = [createClient, keyHash, silentLogger, buildStatusPolicy];\n',
       ],
-      ["src/redis/probe.ts", 'export { memoryStore } from "../middleware/cache-store";\n'],
+      ["src/redis/probe.ts", 'export { memoryStore } from "../middleware";\n'],
       [
         "src/server/storage/probe.ts",
         'import type { KeyInfo } from "../../protocol/types";\nimport { describeValue } from "../../config-error";\nexport type K = KeyInfo;\nexport const d = describeValue;\n',
@@ -83,7 +83,7 @@ describe("import boundaries", () => {
 
   it("the framework adapters sit on the middleware: they import it and what it imports, and nothing imports them", async () => {
     const legal =
-      'import { createDecisionCore } from "../middleware/decide";\nimport { createFetchClient } from "../client/fetch-client";\nimport { webKeyHash } from "../protocol/key-hash-web";\nimport { silentLogger } from "../logger";\nexport const all = [createDecisionCore, createFetchClient, webKeyHash, silentLogger];\n';
+      'import { createDecisionCore } from "../middleware";\nimport { createFetchClient } from "../client/fetch-client";\nimport { webKeyHash } from "../protocol/key-hash-web";\nimport { silentLogger } from "../logger";\nexport const all = [createDecisionCore, createFetchClient, webKeyHash, silentLogger];\n';
     expect(await boundaryMessages("src/adapters/probe.ts", legal)).toEqual([]);
     expect(await boundaryMessages("src/probe-entry.ts", 'export { webApiKeyAuth } from "./adapters/web";\n')).toEqual([
       refused("shared", "adapters"),
@@ -94,5 +94,30 @@ describe("import boundaries", () => {
     const server = 'import { startLocalKeyService } from "../server";\nexport const s = startLocalKeyService;\n';
     expect(await boundaryMessages("src/adapters/probe.ts", server)).toEqual([refused("adapters", "server")]);
     expect(await boundaryMessages("src/hono.ts", 'export { apiKeyAuth } from "./adapters/hono";\n')).toEqual([]);
+  });
+
+  it("above the middleware's core, only its face: adapters (Express's too), entries and keyguard/redis; the core never imports its face", async () => {
+    const face =
+      'import { createDecisionCore, type VerifiedKey } from "../../middleware";\nexport const c = createDecisionCore;\nexport type K = VerifiedKey;\n';
+    expect(await boundaryMessages("src/adapters/express/probe.ts", face)).toEqual([]);
+    const inside = 'import { createDecisionCore } from "../../middleware/decide";\nexport const c = createDecisionCore;\n';
+    expect(await boundaryMessages("src/adapters/express/probe.ts", inside)).toEqual([refused("adapters", "middleware")]);
+    // Types too.
+    const types = 'import type { VerifiedKey } from "../middleware/verified-key";\nexport type K = VerifiedKey;\n';
+    expect(await boundaryMessages("src/adapters/probe.ts", types)).toEqual([refused("adapters", "middleware")]);
+    expect(await boundaryMessages("src/probe-entry.ts", 'export { memoryStore } from "./middleware/cache-store";\n')).toEqual([
+      refused("shared", "middleware"),
+    ]);
+    expect(await boundaryMessages("src/hono.ts", 'export { memoryStore } from "./middleware/cache-store";\n')).toEqual([
+      refused("adapters", "middleware"),
+    ]);
+    expect(await boundaryMessages("src/index.ts", 'export { memoryStore } from "./middleware";\n')).toEqual([]);
+    expect(await boundaryMessages("src/redis/probe.ts", 'export { deepFreeze } from "../middleware/cache-store";\n')).toEqual([
+      refused("redis", "middleware"),
+    ]);
+    const own = 'import { isThenable } from ".";\nexport const t = isThenable;\n';
+    expect(await boundaryMessages("src/middleware/probe.ts", own)).toEqual([refused("middleware", "middleware-face")]);
+    const express = 'import { apiKeyAuth } from "../adapters/express/api-key-auth";\nexport const a = apiKeyAuth;\n';
+    expect(await boundaryMessages("src/middleware/probe.ts", express)).toEqual([refused("middleware", "adapters")]);
   });
 });
