@@ -66,7 +66,7 @@ describe("import boundaries", () => {
         "src/middleware/probe.ts",
         'import { createClient } from "../client";\nimport { keyHash } from "../protocol/key-hash";\nimport { silentLogger } from "../logger";\nimport { buildStatusPolicy } from "./policy";\nexport const all = [createClient, keyHash, silentLogger, buildStatusPolicy];\n',
       ],
-      ["src/redis/probe.ts", 'export { memoryStore } from "../middleware";\n'],
+      ["src/redis/probe.ts", 'export { memoryStore } from "../middleware/cache-store";\n'],
       [
         "src/server/storage/probe.ts",
         'import type { KeyInfo } from "../../protocol/types";\nimport { describeValue } from "../../config-error";\nexport type K = KeyInfo;\nexport const d = describeValue;\n',
@@ -96,7 +96,7 @@ describe("import boundaries", () => {
     expect(await boundaryMessages("src/hono.ts", 'export { apiKeyAuth } from "./adapters/hono";\n')).toEqual([]);
   });
 
-  it("above the middleware's core, only its face: adapters (Express's too), entries and keyguard/redis; the core never imports its face", async () => {
+  it("above the middleware's core, only its face (keyguard/redis: the store seam); the core never imports its face", async () => {
     const face =
       'import { createDecisionCore, type VerifiedKey } from "../../middleware";\nexport const c = createDecisionCore;\nexport type K = VerifiedKey;\n';
     expect(await boundaryMessages("src/adapters/express/probe.ts", face)).toEqual([]);
@@ -105,16 +105,16 @@ describe("import boundaries", () => {
     // Types too.
     const types = 'import type { VerifiedKey } from "../middleware/verified-key";\nexport type K = VerifiedKey;\n';
     expect(await boundaryMessages("src/adapters/probe.ts", types)).toEqual([refused("adapters", "middleware")]);
-    expect(await boundaryMessages("src/probe-entry.ts", 'export { memoryStore } from "./middleware/cache-store";\n')).toEqual([
-      refused("shared", "middleware"),
-    ]);
-    expect(await boundaryMessages("src/hono.ts", 'export { memoryStore } from "./middleware/cache-store";\n')).toEqual([
+    expect(await boundaryMessages("src/hono.ts", 'export { STATUS_PRESETS } from "./middleware/policy";\n')).toEqual([
       refused("adapters", "middleware"),
     ]);
-    expect(await boundaryMessages("src/index.ts", 'export { memoryStore } from "./middleware";\n')).toEqual([]);
-    expect(await boundaryMessages("src/redis/probe.ts", 'export { deepFreeze } from "../middleware/cache-store";\n')).toEqual([
-      refused("redis", "middleware"),
+    expect(await boundaryMessages("src/index.ts", 'export { STATUS_PRESETS, memoryStore } from "./middleware";\n')).toEqual([]);
+    expect(await boundaryMessages("src/adapters/probe.ts", 'export { memoryStore } from "../middleware/cache-store";\n')).toEqual([
+      refused("adapters", "middleware-store"),
     ]);
+    const redis =
+      'import { deepFreeze } from "../middleware/cache-store";\nimport { createDecisionCore } from "../middleware";\nexport const all = [deepFreeze, createDecisionCore];\n';
+    expect(await boundaryMessages("src/redis/probe.ts", redis)).toEqual([refused("redis", "middleware-face")]);
     const own = 'import { isThenable } from ".";\nexport const t = isThenable;\n';
     expect(await boundaryMessages("src/middleware/probe.ts", own)).toEqual([refused("middleware", "middleware-face")]);
     const express = 'import { apiKeyAuth } from "../adapters/express/api-key-auth";\nexport const a = apiKeyAuth;\n';

@@ -27,7 +27,7 @@ import {
 } from "../protocol/invalidation";
 import { keyHash as sha256 } from "../protocol/key-hash";
 import type { VerifyKeyResult } from "../protocol/types";
-import { deepFreeze, memoryStore, type AnswerRef, type Lookup, type Store, type Ticket } from "../middleware";
+import { deepFreeze, memoryStore, type AnswerRef, type Lookup, type Store, type Ticket } from "../middleware/cache-store";
 import { slotPrefix } from "../redis-connection";
 import { openConnections, type RedisClientLike, type RedisClusterLike } from "./connections";
 
