@@ -39,11 +39,11 @@ import { createTelemetry } from "./telemetry";
 /** A response's `data` with the envelope's `requestId` as a non-enumerable property. */
 export type WithMeta<T> = T & { readonly requestId: string };
 
-export type Req<Op extends OperationName> = Operations[Op]["req"];
+type Req<Op extends OperationName> = Operations[Op]["req"];
 type Res<Op extends OperationName> = Operations[Op]["res"];
 // `Record<string, never> & { requestId }` would make requestId `never`; empty data is `{}` here.
 type DataOf<Op extends OperationName> = Res<Op> extends EmptyData ? Record<never, never> : Res<Op>;
-export type ItemOf<Op extends OperationName> = Res<Op> extends ReadonlyArray<infer I> ? I : never;
+type ItemOf<Op extends OperationName> = Res<Op> extends ReadonlyArray<infer I> ? I : never;
 
 /** What `client.request(op, …)` and the namespace methods resolve to. */
 export type ResultOf<Op extends OperationName> = Op extends ListOperationName ? Page<ItemOf<Op>> : WithMeta<DataOf<Op>>;
