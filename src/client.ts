@@ -14,7 +14,7 @@ export type {
   ListAllOptions,
   EnsurePermissionInput,
   CreateKeyInput,
-} from "./client/client";
+} from "./client/assemble";
 export type { ClientOptions, RetryOptions, CallOptions } from "./client/options";
 export type { TelemetryOptions } from "./client/telemetry";
 export {

@@ -3,10 +3,6 @@
 
 export { apiKeyAuth, requirePermissions, requireAnyPermission, requireRoles, requireKey } from "./adapters/hono";
 export type { ApiKeyEnv, HonoApiKeyAuth, HonoApiKeyAuthOptions } from "./adapters/hono";
-export type { RequireKeyOptions } from "./middleware/guard-checks";
-export type { VerifiedKey } from "./middleware/augment";
-export type { AuthDecision, DecisionHandler, DecisionSource } from "./middleware/on-decision";
-export { memoryStore } from "./middleware/cache-store";
-export { STATUS_PRESETS } from "./middleware/policy";
+export { memoryStore, STATUS_PRESETS, isKeyguardError, ERROR_CODES } from "./middleware";
+export type { RequireKeyOptions, VerifiedKey, AuthDecision, DecisionHandler, DecisionSource } from "./middleware";
 export { problemResponse } from "./adapters/web";
-export { isKeyguardError, ERROR_CODES } from "./middleware/errors";

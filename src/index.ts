@@ -1,31 +1,30 @@
 // keyguard: API-key authentication middleware for Express and Connect.
-// Re-exports only; each concept lives in its own file.
+// Re-exports only: the Express adapter (src/adapters/express) and the middleware's core (src/middleware).
 
 export type { Logger, LogFields } from "./logger";
 export { silentLogger, defaultLogger } from "./logger";
 export type * from "./protocol/types";
 export { parsePermissionQuery, evaluatePermissionQuery, PermissionQuerySyntaxError } from "./protocol/permission-query";
 export type { PermissionQuery } from "./protocol/permission-query";
-
-// The middleware: apiKeyAuth(), guards, the status policy, errors.
-export { apiKeyAuth } from "./middleware/api-key-auth";
-export type { ApiKeyAuthHandler } from "./middleware/api-key-auth";
-export type { ApiKeyAuthOptions, CacheOptions, DeniedHandler, NextFunction, PerRequest, VerifyRatelimit } from "./middleware/options";
-export type { AuthDecision, DecisionHandler, DecisionSource } from "./middleware/on-decision";
-export type { TelemetryOptions } from "./client/telemetry";
-export { memoryStore } from "./middleware/cache-store";
-export type { Store, MemoryStore, MemoryStoreOptions, AnswerRef, Ticket, Lookup, StoreSettings } from "./middleware/cache-store";
 export { INVALIDATION_CHANNEL_SUFFIX } from "./protocol/invalidation";
+export type { InvalidationMessage, InvalidationPublisher } from "./protocol/invalidation";
 export { keyHash } from "./protocol/key-hash";
 export { CHECKSUMMED_KEY_PATTERN, claimsChecksum, failsChecksum } from "./protocol/key-checksum";
-export type { InvalidationMessage, InvalidationPublisher } from "./protocol/invalidation";
-export { getApiKey } from "./middleware/augment";
-export type { VerifiedKey } from "./middleware/augment";
-export { requirePermissions, requireAnyPermission, requireRoles, requireKey } from "./middleware/guards";
-export type { Guard, RequireKeyOptions } from "./middleware/guards";
-export { DEFAULT_STATUS_POLICY, STATUS_PRESETS } from "./middleware/policy";
-export type { StatusPolicy, StatusPolicyOverrides, StatusRule, BearerError, PolicyOutcome } from "./middleware/policy";
+export type { TelemetryOptions } from "./client/telemetry";
+
+// The Express/Connect adapter: apiKeyAuth(), req.apiKey, the guards.
+export { apiKeyAuth } from "./adapters/express/api-key-auth";
+export type { ApiKeyAuthHandler } from "./adapters/express/api-key-auth";
+export { getApiKey } from "./adapters/express/request-key";
+export { requirePermissions, requireAnyPermission, requireRoles, requireKey } from "./adapters/express/guards";
+export type { Guard } from "./adapters/express/guards";
+
+// The core: the options, the status policy, the errors and their problem+json body, the cache store,
+// the key's extraction and the rate-limit headers.
 export {
+  memoryStore,
+  DEFAULT_STATUS_POLICY,
+  STATUS_PRESETS,
   KeyguardError,
   MissingKeyError,
   InvalidRequestError,
@@ -36,9 +35,37 @@ export {
   ConfigError,
   ERROR_CODES,
   isKeyguardError,
-} from "./middleware/errors";
-export { problemBody } from "./middleware/respond";
-export type { ProblemBody } from "./middleware/respond";
-export { extractKey, MAX_KEY_LENGTH } from "./middleware/extract-key";
-export type { Extraction, ExtractOptions, KeySource } from "./middleware/extract-key";
-export { rateLimitHeaders } from "./middleware/ratelimit-headers";
+  problemBody,
+  extractKey,
+  MAX_KEY_LENGTH,
+  rateLimitHeaders,
+} from "./middleware";
+export type {
+  ApiKeyAuthOptions,
+  CacheOptions,
+  DeniedHandler,
+  NextFunction,
+  PerRequest,
+  VerifyRatelimit,
+  AuthDecision,
+  DecisionHandler,
+  DecisionSource,
+  Store,
+  MemoryStore,
+  MemoryStoreOptions,
+  AnswerRef,
+  Ticket,
+  Lookup,
+  StoreSettings,
+  VerifiedKey,
+  RequireKeyOptions,
+  StatusPolicy,
+  StatusPolicyOverrides,
+  StatusRule,
+  BearerError,
+  PolicyOutcome,
+  ProblemBody,
+  Extraction,
+  ExtractOptions,
+  KeySource,
+} from "./middleware";

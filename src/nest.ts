@@ -11,9 +11,5 @@ export {
   requireKey,
 } from "./adapters/nest";
 export type { NestApiKeyAuthOptions } from "./adapters/nest";
-export type { RequireKeyOptions } from "./middleware/guard-checks";
-export type { VerifiedKey } from "./middleware/augment";
-export type { AuthDecision, DecisionHandler, DecisionSource } from "./middleware/on-decision";
-export { memoryStore } from "./middleware/cache-store";
-export { STATUS_PRESETS } from "./middleware/policy";
-export { isKeyguardError, ERROR_CODES } from "./middleware/errors";
+export { memoryStore, STATUS_PRESETS, isKeyguardError, ERROR_CODES } from "./middleware";
+export type { RequireKeyOptions, VerifiedKey, AuthDecision, DecisionHandler, DecisionSource } from "./middleware";

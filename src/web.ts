@@ -11,15 +11,10 @@ export {
   requireKey,
 } from "./adapters/web";
 export type { WebApiKeyAuth, WebApiKeyAuthOptions, WebAuthResult, WebGuard } from "./adapters/web";
-export type { AuthOptions, CacheOptions, PerRequest, VerifyRatelimit } from "./middleware/auth-options";
-export type { RequireKeyOptions } from "./middleware/guard-checks";
-export type { VerifiedKey } from "./middleware/augment";
-export type { AuthDecision, DecisionHandler, DecisionSource } from "./middleware/on-decision";
-export { memoryStore } from "./middleware/cache-store";
-export type { Store, MemoryStore, MemoryStoreOptions } from "./middleware/cache-store";
-export { DEFAULT_STATUS_POLICY, STATUS_PRESETS } from "./middleware/policy";
-export type { StatusPolicy, StatusPolicyOverrides, StatusRule, BearerError, PolicyOutcome } from "./middleware/policy";
 export {
+  memoryStore,
+  DEFAULT_STATUS_POLICY,
+  STATUS_PRESETS,
   KeyguardError,
   MissingKeyError,
   InvalidRequestError,
@@ -30,9 +25,28 @@ export {
   ConfigError,
   ERROR_CODES,
   isKeyguardError,
-} from "./middleware/errors";
-export { problemBody } from "./middleware/respond";
-export type { ProblemBody } from "./middleware/respond";
+  problemBody,
+} from "./middleware";
+export type {
+  AuthOptions,
+  CacheOptions,
+  PerRequest,
+  VerifyRatelimit,
+  RequireKeyOptions,
+  VerifiedKey,
+  AuthDecision,
+  DecisionHandler,
+  DecisionSource,
+  Store,
+  MemoryStore,
+  MemoryStoreOptions,
+  StatusPolicy,
+  StatusPolicyOverrides,
+  StatusRule,
+  BearerError,
+  PolicyOutcome,
+  ProblemBody,
+} from "./middleware";
 export { webKeyHash } from "./protocol/key-hash-web";
 export type { Logger, LogFields } from "./logger";
 export { silentLogger, defaultLogger } from "./logger";

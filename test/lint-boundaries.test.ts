@@ -18,7 +18,7 @@ const refused = (from: string, to: string) =>
 
 describe("import boundaries", () => {
   it("the wire contract imports nothing above it", async () => {
-    const code = 'import { requirePermissions } from "../middleware/guards";\nexport const guard = requirePermissions;\n';
+    const code = 'import { permissionsCheck } from "../middleware/guard-checks";\nexport const check = permissionsCheck;\n';
     expect(await boundaryMessages("src/protocol/probe.ts", code)).toEqual([refused("protocol", "middleware")]);
     const lazy = 'export const load = () => import("../server/service");\n';
     expect(await boundaryMessages("src/protocol/probe.ts", lazy)).toEqual([refused("protocol", "server/service")]);
@@ -26,13 +26,17 @@ describe("import boundaries", () => {
 
   it("the client imports neither the middleware (also through the package name) nor the server", async () => {
     const code =
-      'import type { Logger } from "keyguard";\nimport { startLocalKeyService } from "../server";\nexport type L = Logger;\nexport const s = startLocalKeyService;\n';
-    expect(await boundaryMessages("src/client/probe.ts", code)).toEqual([refused("client", "middleware"), refused("client", "server")]);
+      'import type { Logger } from "keyguard";\nimport { ERROR_CODES } from "../middleware/errors";\nimport { startLocalKeyService } from "../server";\nexport type L = Logger;\nexport const all = [ERROR_CODES, startLocalKeyService];\n';
+    expect(await boundaryMessages("src/client/probe.ts", code)).toEqual([
+      refused("client", "adapters"),
+      refused("client", "middleware"),
+      refused("client", "server"),
+    ]);
   });
 
   it("the key server imports neither the middleware nor the client, not even their types", async () => {
     const code =
-      'import { apiKeyAuth } from "../../middleware/api-key-auth";\nimport type { ClientOptions } from "../../client";\nexport const a = apiKeyAuth;\nexport type C = ClientOptions;\n';
+      'import { createDecisionCore } from "../../middleware/decide";\nimport type { ClientOptions } from "../../client";\nexport const a = createDecisionCore;\nexport type C = ClientOptions;\n';
     expect(await boundaryMessages("src/server/http/probe.ts", code)).toEqual([
       refused("server/http", "middleware"),
       refused("server/http", "client"),
@@ -150,7 +154,7 @@ describe("import boundaries", () => {
       // Tests may import any layer.
       [
         "test/probe.test.ts",
-        'import { apiKeyAuth } from "../src/middleware/api-key-auth";\nimport { startLocalKeyService } from "../src/server";\nexport const all = [apiKeyAuth, startLocalKeyService];\n',
+        'import { apiKeyAuth } from "../src/adapters/express/api-key-auth";\nimport { startLocalKeyService } from "../src/server";\nexport const all = [apiKeyAuth, startLocalKeyService];\n',
       ],
     ];
     for (const [path, code] of legal) expect({ path, messages: await boundaryMessages(path, code) }).toEqual({ path, messages: [] });
@@ -158,7 +162,7 @@ describe("import boundaries", () => {
 
   it("the framework adapters sit on the middleware: they import it and what it imports, and nothing imports them", async () => {
     const legal =
-      'import { createDecisionCore } from "../middleware/decide";\nimport { createFetchClient } from "../client/fetch-client";\nimport { webKeyHash } from "../protocol/key-hash-web";\nimport { silentLogger } from "../logger";\nexport const all = [createDecisionCore, createFetchClient, webKeyHash, silentLogger];\n';
+      'import { createDecisionCore } from "../middleware";\nimport { createFetchClient } from "../client/fetch-client";\nimport { webKeyHash } from "../protocol/key-hash-web";\nimport { silentLogger } from "../logger";\nexport const all = [createDecisionCore, createFetchClient, webKeyHash, silentLogger];\n';
     expect(await boundaryMessages("src/adapters/probe.ts", legal)).toEqual([]);
     expect(await boundaryMessages("src/probe-entry.ts", 'export { webApiKeyAuth } from "./adapters/web";\n')).toEqual([
       refused("shared", "adapters"),
@@ -169,5 +173,30 @@ describe("import boundaries", () => {
     const server = 'import { startLocalKeyService } from "../server";\nexport const s = startLocalKeyService;\n';
     expect(await boundaryMessages("src/adapters/probe.ts", server)).toEqual([refused("adapters", "server")]);
     expect(await boundaryMessages("src/hono.ts", 'export { apiKeyAuth } from "./adapters/hono";\n')).toEqual([]);
+  });
+
+  it("above the middleware's core, only its face (keyguard/redis: the store seam); the core never imports its face", async () => {
+    const face =
+      'import { createDecisionCore, type VerifiedKey } from "../../middleware";\nexport const c = createDecisionCore;\nexport type K = VerifiedKey;\n';
+    expect(await boundaryMessages("src/adapters/express/probe.ts", face)).toEqual([]);
+    const inside = 'import { createDecisionCore } from "../../middleware/decide";\nexport const c = createDecisionCore;\n';
+    expect(await boundaryMessages("src/adapters/express/probe.ts", inside)).toEqual([refused("adapters", "middleware")]);
+    // Types too.
+    const types = 'import type { VerifiedKey } from "../middleware/verified-key";\nexport type K = VerifiedKey;\n';
+    expect(await boundaryMessages("src/adapters/probe.ts", types)).toEqual([refused("adapters", "middleware")]);
+    expect(await boundaryMessages("src/hono.ts", 'export { STATUS_PRESETS } from "./middleware/policy";\n')).toEqual([
+      refused("adapters", "middleware"),
+    ]);
+    expect(await boundaryMessages("src/index.ts", 'export { STATUS_PRESETS, memoryStore } from "./middleware";\n')).toEqual([]);
+    expect(await boundaryMessages("src/adapters/probe.ts", 'export { memoryStore } from "../middleware/cache-store";\n')).toEqual([
+      refused("adapters", "middleware-store"),
+    ]);
+    const redis =
+      'import { deepFreeze } from "../middleware/cache-store";\nimport { createDecisionCore } from "../middleware";\nexport const all = [deepFreeze, createDecisionCore];\n';
+    expect(await boundaryMessages("src/redis/probe.ts", redis)).toEqual([refused("redis", "middleware-face")]);
+    const own = 'import { isThenable } from ".";\nexport const t = isThenable;\n';
+    expect(await boundaryMessages("src/middleware/probe.ts", own)).toEqual([refused("middleware", "middleware-face")]);
+    const express = 'import { apiKeyAuth } from "../adapters/express/api-key-auth";\nexport const a = apiKeyAuth;\n';
+    expect(await boundaryMessages("src/middleware/probe.ts", express)).toEqual([refused("middleware", "adapters")]);
   });
 });

@@ -5,7 +5,7 @@ import { ConfigError } from "../src/config-error";
 import { KeyServiceConfigError } from "../src/client/errors";
 import { parseClientOptions } from "../src/client/options";
 import type { LogFields } from "../src/logger";
-import { parseOptions as parseMiddlewareOptions } from "../src/middleware/options";
+import { parseOptions as parseMiddlewareOptions } from "../src/adapters/express/api-key-auth";
 import { HIDDEN, MAX_TIMER_MS, optionChecks } from "../src/option-checks";
 import { parseOptions as parseServiceOptions } from "../src/server/options";
 import { LocalServiceConfigError } from "../src/server/errors";

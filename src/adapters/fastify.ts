@@ -5,20 +5,20 @@
 
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from "fastify";
 import fp from "fastify-plugin";
-import type { VerifiedKey } from "../middleware/augment";
-import type { AuthOptions } from "../middleware/auth-options";
-import type { KeyguardError } from "../middleware/errors";
 import {
   anyPermissionCheck,
+  isThenable,
   keyCheck,
   permissionsCheck,
+  problemAnswer,
   rolesCheck,
+  type AuthOptions,
   type GuardCheck,
+  type KeyguardError,
   type RequireKeyOptions,
-} from "../middleware/guard-checks";
-import { isThenable } from "../middleware/respond";
+  type VerifiedKey,
+} from "../middleware";
 import { nodeDecider, nodeGuard, type NodeDecider, type NodeOutcome } from "./node-decider";
-import { problemAnswer } from "./problem";
 
 /** The options of the plugin (and of a route's `config.keyguard`): the option functions receive the FastifyRequest. */
 export type FastifyApiKeyAuthOptions = AuthOptions<FastifyRequest>;

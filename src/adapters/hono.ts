@@ -3,16 +3,16 @@
 // problem+json Response; the guards are Hono middleware too. Loads no node: module.
 
 import type { Context, MiddlewareHandler } from "hono";
-import type { VerifiedKey } from "../middleware/augment";
-import type { AuthOptions } from "../middleware/auth-options";
 import {
   anyPermissionCheck,
   keyCheck,
   permissionsCheck,
   rolesCheck,
+  type AuthOptions,
   type GuardCheck,
   type RequireKeyOptions,
-} from "../middleware/guard-checks";
+  type VerifiedKey,
+} from "../middleware";
 import { guardResponse, webDecider } from "./web";
 
 /** The Hono environment the middleware sets: `c.get("apiKey")`, undefined when let through without a key. */

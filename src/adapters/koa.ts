@@ -3,20 +3,20 @@
 // middleware too. The option functions (`getKey`, `permissions`, `onDecision`, …) receive `ctx`.
 
 import type { Context, Middleware } from "koa";
-import type { VerifiedKey } from "../middleware/augment";
-import type { AuthOptions } from "../middleware/auth-options";
-import type { KeyguardError } from "../middleware/errors";
 import {
   anyPermissionCheck,
+  isThenable,
   keyCheck,
   permissionsCheck,
+  problemAnswer,
   rolesCheck,
+  type AuthOptions,
   type GuardCheck,
+  type KeyguardError,
   type RequireKeyOptions,
-} from "../middleware/guard-checks";
-import { isThenable } from "../middleware/respond";
+  type VerifiedKey,
+} from "../middleware";
 import { nodeDecider, nodeGuard } from "./node-decider";
-import { problemAnswer } from "./problem";
 
 /** The state the middleware sets: `ctx.state.apiKey`, undefined when let through without a key. */
 export interface ApiKeyState {

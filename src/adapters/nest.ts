@@ -13,20 +13,20 @@ import {
   type ExceptionFilter,
   type ExecutionContext,
 } from "@nestjs/common";
-import type { VerifiedKey } from "../middleware/augment";
-import type { AuthOptions } from "../middleware/auth-options";
-import type { KeyguardError } from "../middleware/errors";
 import {
   anyPermissionCheck,
+  isThenable,
   keyCheck,
   permissionsCheck,
+  problemAnswer,
   rolesCheck,
+  type AuthOptions,
   type GuardCheck,
+  type KeyguardError,
   type RequireKeyOptions,
-} from "../middleware/guard-checks";
-import { isThenable } from "../middleware/respond";
+  type VerifiedKey,
+} from "../middleware";
 import { nodeDecider, nodeGuard, type NodeDecider } from "./node-decider";
-import { problemAnswer } from "./problem";
 
 /** What the guards read of the platform's request: Express's is Node's, Fastify's holds it in `raw`. */
 interface PlatformRequest {

@@ -7,14 +7,23 @@ import { createClient } from "../client/client";
 import { ConfigError } from "../config-error";
 import { optionChecks } from "../option-checks";
 import { invalidateAll, invalidateKey, invalidateKeyId } from "../protocol/invalidation";
-import type { VerifiedKey } from "../middleware/augment";
-import { parseAuthOptions, type AuthOptions } from "../middleware/auth-options";
-import { connectionKeyHash } from "../middleware/connection-key-hash";
-import { createDecisionCore, frozenKey, isAdmitted, PASS, type Decision } from "../middleware/decide";
-import { DEFAULT_DENIAL, type DenialContext } from "../middleware/denials";
-import type { KeyguardError } from "../middleware/errors";
-import { removeHeaders } from "../middleware/extract-key";
-import { runGuard, type GuardCheck } from "../middleware/guard-checks";
+import {
+  createDecisionCore,
+  DEFAULT_DENIAL,
+  frozenKey,
+  isAdmitted,
+  parseAuthOptions,
+  PASS,
+  removeHeaders,
+  runGuard,
+  type AuthOptions,
+  type Decision,
+  type DenialContext,
+  type GuardCheck,
+  type KeyguardError,
+  type VerifiedKey,
+} from "../middleware";
+import { connectionKeyHash } from "./connection-key-hash";
 
 /** What a Node adapter does with a decision: go on (with the key, or without one) or answer the denial. */
 export type NodeOutcome =

@@ -8,21 +8,27 @@ import { ConfigError } from "../config-error";
 import { optionChecks } from "../option-checks";
 import { invalidateAll, invalidateKeyHash, invalidateKeyId } from "../protocol/invalidation-message";
 import { webKeyHash } from "../protocol/key-hash-web";
-import type { VerifiedKey } from "../middleware/augment";
-import { parseAuthOptions, type AuthOptions } from "../middleware/auth-options";
-import { createDecisionCore, frozenKey, isAdmitted, PASS, type DecisionRequest } from "../middleware/decide";
-import { DEFAULT_DENIAL, type DenialContext } from "../middleware/denials";
-import type { KeyguardError } from "../middleware/errors";
 import {
   anyPermissionCheck,
+  createDecisionCore,
+  DEFAULT_DENIAL,
+  frozenKey,
+  isAdmitted,
   keyCheck,
+  parseAuthOptions,
+  PASS,
   permissionsCheck,
+  problemAnswer,
   rolesCheck,
   runGuard,
+  type AuthOptions,
+  type DecisionRequest,
+  type DenialContext,
   type GuardCheck,
+  type KeyguardError,
   type RequireKeyOptions,
-} from "../middleware/guard-checks";
-import { problemAnswer } from "./problem";
+  type VerifiedKey,
+} from "../middleware";
 
 /** The options of {@link webApiKeyAuth}: those of `apiKeyAuth()`, where `req` is the `Request`. */
 export type WebApiKeyAuthOptions = AuthOptions<Request>;
@@ -182,11 +188,6 @@ const webGuard =
 /** The key seen by `webApiKeyAuth()` for this request (or the copy it handed on), if any. */
 export function getApiKey(request: Request): VerifiedKey | undefined {
   return seen.get(request)?.key;
-}
-
-/** The denial conventions (policy, realm) of the `webApiKeyAuth()` that saw this request. */
-export function denialContextOf(request: Request): DenialContext | undefined {
-  return seen.get(request)?.denial;
 }
 
 /** Requires the verified key's permissions to satisfy a query, e.g. `"docs.read AND (docs.write OR admin)"`. */

@@ -1,8 +1,7 @@
 // A client that reaches the key service with `fetch` (the caller's, else the runtime's global): for
 // runtimes without undici (Bun, Deno, Cloudflare Workers, edge runtimes). Loads no node: module.
 
-import { assembleClient } from "./assemble";
-import type { KeyServiceClient } from "./client";
+import { assembleClient, type KeyServiceClient } from "./assemble";
 import { fetchTransport } from "./fetch-transport";
 import { parseClientOptions, type ClientOptions } from "./options";
 import { defaultRuntime } from "./runtime";

@@ -1,10 +1,8 @@
 // How an attempt reaches the key service: one POST, then the answer's status, headers and size-capped
-// body. Two implementations: undici's keep-alive pool (the default) and a caller's `fetch`.
+// body. Two implementations: undici's keep-alive pool (undici-transport.ts, the default) and a
+// caller's `fetch` (fetch-transport.ts); createClient() picks one, createFetchClient() the second.
 
-import { fetchTransport } from "./fetch-transport";
-import type { ClientConfig } from "./options";
 import type { BodyResult } from "./read-body";
-import { undiciTransport } from "./undici-transport";
 
 /** An answer whose headers have arrived; its body is still to be read (or released). */
 export interface TransportResponse {
@@ -25,9 +23,4 @@ export interface Transport {
    * aborts.
    */
   post(operation: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<TransportResponse>;
-}
-
-/** The caller's `fetch` when configured, else undici's `request()` on a keep-alive pool. */
-export function createTransport(config: ClientConfig): Transport {
-  return config.fetch === undefined ? undiciTransport(config.baseUrl) : fetchTransport(config.baseUrl, config.fetch);
 }

@@ -11,21 +11,22 @@ import { ConfigError, optionNames } from "../config-error";
 import type { Logger } from "../logger";
 import { optionChecks, type OptionChecks } from "../option-checks";
 import { PermissionQuerySyntaxError } from "../protocol/permission-query";
-import type { VerifyKeyRequest } from "../protocol/types";
 import { givenOptionNames } from "../unknown-options";
 import type { DenialContext } from "./denials";
 import type { KeyguardError } from "./errors";
 import type { ExtractOptions } from "./extract-key";
 import type { DecisionHandler } from "./on-decision";
 import { buildStatusPolicy, type StatusPolicyOverrides } from "./policy";
-import { checkShapeOption, planShape, type ResolvedShape, type ShapeOptions, type ShapePlan } from "./request-shape";
+import {
+  checkShapeOption,
+  planShape,
+  type PerRequest,
+  type ResolvedShape,
+  type ShapeOptions,
+  type ShapePlan,
+  type VerifyRatelimit,
+} from "./request-shape";
 import { memoryStore, type Store, type StoreSettings } from "./cache-store";
-
-/** A fixed value, or one computed from the request (sync or async); undefined = not sent. */
-export type PerRequest<T, Req> = T | ((req: Req) => T | undefined | Promise<T | undefined>);
-
-/** A rate limit to check and charge during verification (by name, or inline with limit and duration). */
-export type VerifyRatelimit = NonNullable<VerifyKeyRequest["ratelimits"]>[number];
 
 /** Connect/Express `next`. */
 export type NextFunction = (err?: unknown) => void;

@@ -6,7 +6,7 @@
 
 import type { VerifyKeyResult } from "../protocol/types";
 import type { InvalidationMessage } from "../protocol/invalidation-message";
-import type { VerifiedKey } from "./augment";
+import type { VerifiedKey } from "./verified-key";
 import type { ApiKeyAuthConfig } from "./auth-options";
 import { failsChecksum } from "../protocol/key-checksum";
 import {
@@ -37,6 +37,11 @@ export const PASS = "pass";
 
 /** The verified key (admit), {@link PASS}, or the denial to answer with. */
 export type Decision = VerifiedKey | typeof PASS | KeyguardError;
+
+/** Whether a decision (or a guard's verdict) came as a promise rather than now. */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
+}
 
 /** Whether a decision admits a verified key. */
 export const isAdmitted = (decision: Decision): decision is VerifiedKey => decision !== PASS && "valid" in decision;

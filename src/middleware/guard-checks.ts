@@ -4,10 +4,10 @@
 
 import { optionChecks } from "../option-checks";
 import { evaluatePermissionQuery, parsePermissionQuery, type PermissionQuery } from "../protocol/permission-query";
-import type { VerifiedKey } from "./augment";
 import { insufficientScopeDenial, missingKeyDenial, scopeOf, type DenialContext } from "./denials";
+import { isThenable } from "./decide";
 import { ConfigError, type KeyguardError } from "./errors";
-import { isThenable } from "./respond";
+import type { VerifiedKey } from "./verified-key";
 
 export interface RequireKeyOptions {
   /** What the route requires, shown to the caller in the 403's detail. Default "This route's requirements". */

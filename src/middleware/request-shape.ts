@@ -10,7 +10,12 @@ import { VerifyKeyRequest } from "../protocol/contract/keys";
 import { parsePermissionQuery } from "../protocol/permission-query";
 import type { VerifyKeyRequest as VerifyKeyBody } from "../protocol/types";
 import { scopeOf } from "./denials";
-import type { PerRequest, VerifyRatelimit } from "./options";
+
+/** A fixed value, or one computed from the request (sync or async); undefined = not sent. */
+export type PerRequest<T, Req> = T | ((req: Req) => T | undefined | Promise<T | undefined>);
+
+/** A rate limit to check and charge during verification (by name, or inline with limit and duration). */
+export type VerifyRatelimit = NonNullable<VerifyKeyBody["ratelimits"]>[number];
 
 type VerifyShape = Omit<VerifyKeyBody, "key">;
 

@@ -60,9 +60,11 @@ describe.each([
       "src/client/undici-transport.ts",
       "src/client/transport.ts",
       "src/protocol/key-hash.ts",
-      "src/middleware/api-key-auth.ts",
-      "src/middleware/augment.ts",
-      "src/middleware/connection-key-hash.ts",
+      "src/adapters/express/api-key-auth.ts",
+      "src/adapters/express/request-key.ts",
+      "src/adapters/express/respond.ts",
+      "src/adapters/connection-key-hash.ts",
+      "src/adapters/node-decider.ts",
     ]) {
       expect(inputs).not.toContain(left);
     }

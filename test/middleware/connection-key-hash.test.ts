@@ -1,7 +1,7 @@
 // The per-connection key hash: always the SHA-256 of the key asked about, whatever came before on
 // the connection, and one connection's key never serves another connection.
 import { describe, expect, it } from "vitest";
-import { connectionKeyHash } from "../../src/middleware/connection-key-hash";
+import { connectionKeyHash } from "../../src/adapters/connection-key-hash";
 import { keyHash } from "../../src/protocol/key-hash";
 
 describe("connectionKeyHash", () => {

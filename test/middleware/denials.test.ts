@@ -12,7 +12,7 @@ import {
   type DenialContext,
 } from "../../src/middleware/denials";
 import { isKeyguardError, KeyRejectedError, MissingKeyError } from "../../src/middleware/errors";
-import { problemBody } from "../../src/middleware/respond";
+import { problemBody } from "../../src/middleware/problem";
 import { silentLogger } from "../../src/logger";
 import { classifyServiceFailure } from "../../src/middleware/verify";
 

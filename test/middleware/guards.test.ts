@@ -121,7 +121,7 @@ describe('guards reach the conventions of the apiKeyAuth() that ran (Symbol.for(
     const { apiKeyAuth, silentLogger } = await import("keyguard");
     vi.resetModules();
     // A second copy of the guards module (and of everything it imports): its own DEFAULT_RESPONDER.
-    const other = await import("../../src/middleware/guards");
+    const other = await import("../../src/adapters/express/guards");
     expect(other.requireRoles).not.toBe(requireRoles);
     await withStub(async (baseUrl) => {
       const auth = apiKeyAuth({ rootKey: "root", baseUrl, logger: silentLogger, realm: "custom", optional: true, retry: false });

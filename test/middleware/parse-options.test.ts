@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { createClient } from "keyguard/client";
 import { apiKeyAuth, ConfigError, memoryStore, silentLogger, type ApiKeyAuthOptions } from "keyguard";
 import { parseClientOptions, resolveCallOptions } from "../../src/client/options";
-import { OPTION_NAMES, parseOptions } from "../../src/middleware/options";
+import { parseOptions } from "../../src/adapters/express/api-key-auth";
+import { OPTION_NAMES } from "../../src/middleware/auth-options";
 import { recordingLogger } from "./helpers";
 
 const ok: ApiKeyAuthOptions = { rootKey: "root_key_for_tests", baseUrl: "http://127.0.0.1:9", logger: silentLogger };

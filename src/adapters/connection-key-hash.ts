@@ -1,6 +1,7 @@
 // The SHA-256 of a request's key, remembered per connection: a keep-alive client sends the same
 // key on every request, so the hash computed for its previous request is reused when the key is
-// the same (compared in full), and computed again otherwise.
+// the same (compared in full), and computed again otherwise. The Node adapters' hash (Express,
+// Koa, Fastify, Nest); the Web adapters hash with Web Crypto, per request.
 //
 // Safety: the key is kept only in this process's memory, for as long as the connection it came
 // on stays open, next to the hash it produced; it is never written anywhere (logs, errors, the

@@ -1,20 +1,22 @@
 // Per-route guards over the key `apiKeyAuth()` already verified, as Express/Connect middleware: the
-// checks (guard-checks.ts) every adapter shares, answered with the responder of that apiKeyAuth().
+// core's checks every adapter shares, answered with the responder of that apiKeyAuth().
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { getApiKey, type VerifiedKey } from "./augment";
-import type { KeyguardError } from "./errors";
 import {
   anyPermissionCheck,
+  isThenable,
   keyCheck,
   permissionsCheck,
   rolesCheck,
   runGuard,
   type GuardCheck,
+  type KeyguardError,
+  type NextFunction,
   type RequireKeyOptions,
-} from "./guard-checks";
-import type { NextFunction } from "./options";
-import { failOnce, isThenable, once, responderOf } from "./respond";
+  type VerifiedKey,
+} from "../../middleware";
+import { getApiKey } from "./request-key";
+import { failOnce, once, responderOf } from "./respond";
 
 /** A guard: Express/Connect middleware. */
 export type Guard<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> = (
@@ -23,9 +25,7 @@ export type Guard<Req extends IncomingMessage = IncomingMessage, Res extends Ser
   next: NextFunction,
 ) => void;
 
-export type { RequireKeyOptions };
-
-/** Express/Connect middleware over a framework-neutral check (guard-checks.ts). */
+/** Express/Connect middleware over a framework-neutral check of the core. */
 function guard<Req extends IncomingMessage, Res extends ServerResponse>(check: GuardCheck<Req>): Guard<Req, Res> {
   return (req, res, next) => {
     const responder = responderOf(req);

@@ -1,14 +1,19 @@
-// How control leaves the middleware: `next` exactly once, from sync or async code (an error thrown
-// by later handlers out of next() is never passed back into next()); and how a denial reaches the
-// caller: the app's `onDenied` (sync or async), `next(err)` with `passErrors`, or a problem+json
-// response (RFC 9457; built from the error only, never from the key service's body). Guards reuse
-// the responder of the `apiKeyAuth()` that ran on the request.
+// How control leaves the Express middleware: `next` exactly once, from sync or async code (an error
+// thrown by later handlers out of next() is never passed back into next()); and how a denial
+// reaches the caller: the app's `onDenied` (sync or async), `next(err)` with `passErrors`, or the
+// core's problem+json answer. Guards reuse the responder of the `apiKeyAuth()` that ran on the request.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { createLogThrottle, defaultLogger, type Logger } from "../logger";
-import { DEFAULT_DENIAL, type DenialContext } from "./denials";
-import type { KeyguardError } from "./errors";
-import type { DeniedHandler, NextFunction } from "./options";
+import { createLogThrottle, defaultLogger, type Logger } from "../../logger";
+import {
+  DEFAULT_DENIAL,
+  isThenable,
+  problemAnswer,
+  type DeniedHandler,
+  type DenialContext,
+  type KeyguardError,
+  type NextFunction,
+} from "../../middleware";
 
 /** A `next` that ignores every call after the first, and says whether it was called. */
 export interface OnceNext extends NextFunction {
@@ -42,47 +47,13 @@ export function failOnce(next: OnceNext, err: unknown, report: (err: unknown) =>
   }
 }
 
-export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
-}
-
-export interface ProblemBody {
-  /** `urn:keyguard:problem:<code in lower case>`. */
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: string;
-  /** The key service's request id, when a verification call produced the denial. */
-  requestId?: string;
-}
-
-const HIDDEN_DETAIL = "The request could not be authenticated because of a server error.";
-
-const PROBLEM_CONTENT_TYPE = "application/problem+json; charset=utf-8";
-
-/** The body for a denial; `detail` is generic unless the error is marked `expose`. */
-export function problemBody(err: KeyguardError): ProblemBody {
-  const body: ProblemBody = {
-    type: `urn:keyguard:problem:${err.code.toLowerCase().replace(/_/g, "-")}`,
-    title: err.title,
-    status: err.status,
-    detail: err.expose ? err.detail : HIDDEN_DETAIL,
-    code: err.code,
-  };
-  if (err.requestId !== undefined) body.requestId = err.requestId;
-  return body;
-}
-
-/** Writes the denial: status, the error's headers, `Cache-Control: no-store` and the problem body. */
+/** Writes the denial: status, the error's headers, `Content-Type`, `Cache-Control: no-store` and the problem body. */
 function sendProblem(res: ServerResponse, err: KeyguardError): void {
-  const body = JSON.stringify(problemBody(err));
-  res.statusCode = err.status;
-  for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
-  res.setHeader("Content-Type", PROBLEM_CONTENT_TYPE);
-  res.setHeader("Cache-Control", "no-store");
-  res.setHeader("Content-Length", Buffer.byteLength(body));
-  res.end(body);
+  const answer = problemAnswer(err);
+  res.statusCode = answer.status;
+  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+  res.setHeader("Content-Length", Buffer.byteLength(answer.body));
+  res.end(answer.body);
 }
 
 interface Responder {

@@ -1,16 +1,28 @@
-// `apiKeyAuth()`: the Express/Connect adapter of the decision core (decide.ts). Options are parsed
-// and the client is built once; per request the core decides, synchronously for a kept answer (the
-// hot path) or with a promise, and the request is admitted (`next()`), let through, or denied.
+// `apiKeyAuth()`: the Express/Connect adapter of the decision core. Options are parsed with the Node
+// client (createClient(), over undici's keep-alive pool) and the client is built once; per request
+// the core decides, synchronously for a kept answer (the hot path) or with a promise, and the
+// request is admitted (`next()`), let through, or denied.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { invalidateAll, invalidateKey, invalidateKeyId } from "../protocol/invalidation";
-import { setApiKey, type VerifiedKey } from "./augment";
-import { connectionKeyHash } from "./connection-key-hash";
-import { createDecisionCore, isAdmitted, PASS, type Decision } from "./decide";
-import { ConfigError } from "./errors";
-import { removeHeaders } from "./extract-key";
-import { parseOptions, type ApiKeyAuthOptions, type NextFunction } from "./options";
-import { attachResponder, createResponder, failOnce, isThenable, once, withResponder, type OnceNext } from "./respond";
+import { createClient } from "../../client/client";
+import { invalidateAll, invalidateKey, invalidateKeyId } from "../../protocol/invalidation";
+import {
+  ConfigError,
+  createDecisionCore,
+  isAdmitted,
+  isThenable,
+  parseAuthOptions,
+  PASS,
+  removeHeaders,
+  type ApiKeyAuthConfig,
+  type ApiKeyAuthOptions,
+  type Decision,
+  type NextFunction,
+  type VerifiedKey,
+} from "../../middleware";
+import { connectionKeyHash } from "../connection-key-hash";
+import { setApiKey } from "./request-key";
+import { attachResponder, createResponder, failOnce, once, withResponder, type OnceNext } from "./respond";
 
 /** The middleware returned by {@link apiKeyAuth}. */
 export interface ApiKeyAuthHandler<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> {
@@ -24,6 +36,13 @@ export interface ApiKeyAuthHandler<Req extends IncomingMessage = IncomingMessage
   invalidateKeyId(keyId: string): Promise<void>;
   /** Forgets every answer, here and with a shared store on every instance. */
   clear(): Promise<void>;
+}
+
+/** Parses the options of `apiKeyAuth()` once, with the Node client. */
+export function parseOptions<Req extends IncomingMessage, Res extends ServerResponse>(
+  input: ApiKeyAuthOptions<Req, Res> | undefined,
+): ApiKeyAuthConfig<Req, Res> {
+  return parseAuthOptions(input, createClient);
 }
 
 function looksLikeRequest(v: unknown): boolean {

@@ -1,21 +1,9 @@
-// The verified key on the request: its type, the `Express.Request` augmentation (`req.apiKey`),
-// and the accessors. The raw key is never stored here; only the service's verification result.
+// The verified key on an Express/Connect request: `req.apiKey` (and `res.locals.apiKey`), stored
+// and read back. The raw key is never stored here; only the service's verification result. (Its
+// type, and its place on Express's `Request` type, are the core's: verified-key.ts.)
 
 import { IncomingMessage } from "node:http";
-import type { VerifyKeyResult } from "../protocol/types";
-
-/** A key the service accepted: its verification result (keyId, permissions, meta, …). Read-only. */
-export type VerifiedKey = Readonly<VerifyKeyResult> & { readonly valid: true };
-
-declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
-  namespace Express {
-    interface Request {
-      /** Set by `apiKeyAuth()` when the request's API key was verified; absent otherwise. */
-      apiKey?: VerifiedKey;
-    }
-  }
-}
+import type { VerifiedKey } from "../../middleware";
 
 /** The verified key of a request, or undefined when `apiKeyAuth()` verified none. */
 export function getApiKey(req: object): VerifiedKey | undefined {
