@@ -32,7 +32,7 @@ export type { ProblemBody } from "./problem";
 export { DEFAULT_STATUS_POLICY, STATUS_PRESETS } from "./policy";
 export type { StatusPolicy, StatusPolicyOverrides, StatusRule, BearerError, PolicyOutcome } from "./policy";
 export type { AuthDecision, DecisionHandler, DecisionSource } from "./on-decision";
-export { deepFreeze, memoryStore } from "./cache-store";
+export { memoryStore } from "./cache-store";
 export type { Store, MemoryStore, MemoryStoreOptions, AnswerRef, Ticket, Lookup, StoreSettings } from "./cache-store";
 export { extractKey, removeHeaders, MAX_KEY_LENGTH } from "./extract-key";
 export type { Extraction, ExtractOptions, KeySource } from "./extract-key";
