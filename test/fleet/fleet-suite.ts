@@ -9,6 +9,7 @@ import { apiKeyAuth, keyHash, silentLogger, type ApiKeyAuthHandler, type Invalid
 import { redisStore, type RedisStore, type RedisStoreOptions } from "keyguard/redis";
 import { startService, type recordingLogger, type ServiceFixture } from "../middleware/helpers";
 import { countingProxy, eventually, listen, uniquePrefix } from "./support";
+import { GENEROUS } from "../support/time-limits";
 
 /** A Redis the fleet runs on: how a store reaches it, and a look at what it holds. */
 export interface FleetRedis {
@@ -56,6 +57,7 @@ export function fleetContext(redis: () => FleetRedis, options: { skip: boolean }
       client: ctx.client,
       store,
       logger: silentLogger,
+      ...GENEROUS,
       ...(options.ttl === undefined ? {} : { cache: { ttl: options.ttl } }),
     });
     const app = express().get("/", auth, (_req, res) => {
