@@ -2,6 +2,7 @@ import { connect } from "node:net";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { configDefaults, defineConfig } from "vitest/config";
+import { FAST_FILES, FAST_ISOLATED, FAST_SHARED } from "./test/support/tiers";
 
 const src = (p: string) => fileURLToPath(new URL(`./src/${p}`, import.meta.url));
 
@@ -60,6 +61,9 @@ async function postgresProjects() {
 
 const postgres = await postgresProjects();
 
+/** Fails a fast-tier file that starts a child process or reaches PostgreSQL or Redis. */
+const FAST_GUARD = "test/support/fast-tier-guard.ts";
+
 export default defineConfig({
   resolve: {
     alias: [
@@ -94,11 +98,23 @@ export default defineConfig({
     restoreMocks: true,
     projects: [
       {
+        // The fast tier (test/support/tiers.ts), files without module mocks: one module graph per
+        // worker, not per file (loading keyguard's sources again for each file was most of its time).
+        extends: true,
+        test: { name: "fast", include: FAST_SHARED, setupFiles: [FAST_GUARD], isolate: false, typecheck: { enabled: false } },
+      },
+      {
+        // The fast tier's files that mock modules: isolated, as everywhere else.
+        extends: true,
+        test: { name: "fast-isolated", include: FAST_ISOLATED, setupFiles: [FAST_GUARD], typecheck: { enabled: false } },
+      },
+      {
+        // Everything else outside the browser: servers, child processes, the service on memory.
         extends: true,
         test: {
-          name: "all",
+          name: "integration",
           include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, "test/console/**"],
+          exclude: [...configDefaults.exclude, "test/console/**", ...FAST_FILES],
           typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "./tsconfig.json" },
         },
       },
