@@ -74,7 +74,7 @@ export function conformanceSuite(name: string, target: ConformanceTarget): void 
 
     beforeAll(async () => {
       svc = await startLocalKeyService({ logger: silentLogger });
-      client = createClient({ rootKey: svc.rootKey, baseUrl: svc.baseUrl, logger: silentLogger, retry: false });
+      client = createClient({ rootKey: svc.rootKey, baseUrl: svc.baseUrl, logger: silentLogger, retry: false, ...GENEROUS });
       proxy = await startServiceProxy(svc.baseUrl);
       await client.permissions.createRole({ name: "admin" });
       if (target.redis) {

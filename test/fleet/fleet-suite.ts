@@ -39,7 +39,7 @@ export function fleetContext(redis: () => FleetRedis, options: { skip: boolean }
     if (options.skip) return;
     ctx.fx = await startService();
     ctx.proxy = await countingProxy(ctx.fx.svc.baseUrl);
-    ctx.client = createClient({ rootKey: ctx.fx.svc.rootKey, baseUrl: ctx.proxy.baseUrl, logger: silentLogger, retry: false });
+    ctx.client = createClient({ rootKey: ctx.fx.svc.rootKey, baseUrl: ctx.proxy.baseUrl, logger: silentLogger, retry: false, ...GENEROUS });
   });
   afterAll(async () => {
     if (options.skip) return;

@@ -183,6 +183,7 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
       const auth = apiKeyAuth({
         client,
         logger: silentLogger,
+        ...GENEROUS,
         ratelimits: [{ name: "search", limit: 2, duration: 60_000 }],
         tags: (req: IncomingMessage) => [`path:${new URL(req.url ?? "/", "http://x").pathname}`],
       });
