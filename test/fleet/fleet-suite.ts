@@ -49,10 +49,23 @@ export function fleetContext(redis: () => FleetRedis, options: { skip: boolean }
 
   async function instance(
     prefix: string,
-    options: { url?: string; ttl?: number; logger?: ReturnType<typeof recordingLogger> } = {},
+    options: {
+      url?: string;
+      ttl?: number;
+      logger?: ReturnType<typeof recordingLogger>;
+      /** redisStore()'s per-command limit, ms; default generous, for the tests not about Redis timing out. */
+      redisTimeout?: number;
+    } = {},
   ): Promise<Instance> {
     const where = options.url === undefined ? redis().where() : { url: options.url };
-    const store = await redisStore({ ...where, prefix, logger: options.logger ?? silentLogger });
+    // Redis's per-command limit generous too (its default is 250 ms): beside CPU-bound processes a
+    // lookup past it counts as a miss, and the answer is asked of the key service a second time.
+    const store = await redisStore({
+      ...where,
+      prefix,
+      logger: options.logger ?? silentLogger,
+      timeout: options.redisTimeout ?? GENEROUS.timeout,
+    });
     const auth = apiKeyAuth({
       client: ctx.client,
       store,
