@@ -2,6 +2,7 @@ import { connect } from "node:net";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { configDefaults, defineConfig } from "vitest/config";
+import { FAST_FILES, FAST_ISOLATED, FAST_SHARED } from "./test/support/tiers";
 
 const src = (p: string) => fileURLToPath(new URL(`./src/${p}`, import.meta.url));
 
@@ -60,6 +61,9 @@ async function postgresProjects() {
 
 const postgres = await postgresProjects();
 
+/** Fails a fast-tier file that starts a child process or reaches PostgreSQL or Redis. */
+const FAST_GUARD = "test/support/fast-tier-guard.ts";
+
 export default defineConfig({
   resolve: {
     alias: [
@@ -82,8 +86,11 @@ export default defineConfig({
     // runs more files at once than there are cores: Vitest's default (cores - 1) is one file at a
     // time on a 2-core machine, 751 s for the suite where 3 take 485 s.
     maxWorkers: Math.max(3, availableParallelism() - 1),
-    testTimeout: 20_000,
-    hookTimeout: 20_000,
+    // Limits for hangs, not for speed: a test that checks what happens must not fail because the
+    // machine is busy (20 s ran out for tests of a few seconds at load 15 on 2 cores). Tests about
+    // time limits keep their own short ones against services that never answer.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     // expect.poll waits for what a page or a server shows eventually: as long as a browser action
     // may (test/console/browser.ts), not Vitest's 1 s, which a loaded machine overruns.
     expect: { poll: { timeout: 8_000 } },
@@ -91,12 +98,31 @@ export default defineConfig({
     restoreMocks: true,
     projects: [
       {
+        // The fast tier (test/support/tiers.ts), files without module mocks: one module graph per
+        // worker, not per file (loading keyguard's sources again for each file was most of its time).
+        extends: true,
+        test: { name: "fast", include: FAST_SHARED, setupFiles: [FAST_GUARD], isolate: false, typecheck: { enabled: false } },
+      },
+      {
+        // The fast tier's files that mock modules: isolated, as everywhere else.
+        extends: true,
+        test: { name: "fast-isolated", include: FAST_ISOLATED, setupFiles: [FAST_GUARD], typecheck: { enabled: false } },
+      },
+      {
+        // Everything else outside the browser: servers, child processes, the service on memory.
         extends: true,
         test: {
-          name: "all",
+          name: "integration",
           include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, "test/console/**"],
-          typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "./tsconfig.json" },
+          exclude: [...configDefaults.exclude, "test/console/**", ...FAST_FILES],
+          // The type tests (*.test-d.ts). `npm run typecheck` (tsc over test/) checks the same
+          // files, so CI, which runs it first, turns this off (KEYGUARD_VITEST_TYPECHECK=0): tsc again
+          // beside the tests took 69 s of the 2 cores on every Node.js.
+          typecheck: {
+            enabled: process.env.KEYGUARD_VITEST_TYPECHECK !== "0",
+            include: ["test/**/*.test-d.ts"],
+            tsconfig: "./tsconfig.json",
+          },
         },
       },
       {

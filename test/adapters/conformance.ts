@@ -13,6 +13,7 @@ import type { CreateKeyInput } from "keyguard/client";
 import type { Echo, ReportedDecision, ScenarioEnv } from "./scenario";
 import { refusedUrl } from "../support/loopback-ports";
 import { startServiceProxy, type ServiceProxy } from "./service-proxy";
+import { GENEROUS } from "../support/time-limits";
 
 export interface RunningApp {
   /** Base URL of the adapter's server, e.g. `http://127.0.0.1:40123`. */
@@ -73,7 +74,7 @@ export function conformanceSuite(name: string, target: ConformanceTarget): void 
 
     beforeAll(async () => {
       svc = await startLocalKeyService({ logger: silentLogger });
-      client = createClient({ rootKey: svc.rootKey, baseUrl: svc.baseUrl, logger: silentLogger, retry: false });
+      client = createClient({ rootKey: svc.rootKey, baseUrl: svc.baseUrl, logger: silentLogger, retry: false, ...GENEROUS });
       proxy = await startServiceProxy(svc.baseUrl);
       await client.permissions.createRole({ name: "admin" });
       if (target.redis) {
@@ -308,7 +309,7 @@ export function conformanceSuite(name: string, target: ConformanceTarget): void 
         const release = proxy.hold();
         const pending = Array.from({ length: 6 }, () => get("/protected", bearer(key)));
         try {
-          await expect.poll(() => proxy.held, { timeout: 5000 }).toBe(1);
+          await expect.poll(() => proxy.held, { timeout: 15_000 }).toBe(1);
           await new Promise((resolve) => setTimeout(resolve, 100));
         } finally {
           release();
@@ -332,7 +333,7 @@ export function conformanceSuite(name: string, target: ConformanceTarget): void 
           invalidate: publisher,
         });
         await revoking.keys.updateKey({ keyId, enabled: false });
-        await expect.poll(async () => (await get("/redis", bearer(key))).status, { timeout: 5000 }).toBe(401);
+        await expect.poll(async () => (await get("/redis", bearer(key))).status, { timeout: 15_000 }).toBe(401);
       });
     });
 
@@ -352,7 +353,9 @@ export function conformanceSuite(name: string, target: ConformanceTarget): void 
         try {
           const started = Date.now();
           await expectProblem(await get("/tight", bearer(hanging.key)), 503, "SERVICE_UNAVAILABLE");
-          expect(Date.now() - started).toBeLessThan(3000);
+          // Cut by /tight's deadline (0.8 s), not the other routes' generous limits; the bound is
+          // loose, for a busy machine: how soon after the deadline the answer comes is not tested here.
+          expect(Date.now() - started).toBeLessThan(GENEROUS.timeout / 2);
           proxy.mode = "reset";
           await expectProblem(await get("/tight", bearer(hanging.key)), 503, "SERVICE_UNAVAILABLE");
         } finally {

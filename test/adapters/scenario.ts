@@ -1,6 +1,7 @@
 // The app every adapter serves for the conformance suite: the same routes with the same options
 // (one auth instance per route), whatever the framework or runtime. Loads no node: module, so the
 // Bun and Deno servers import it too. Each route answers 200 with what its handler saw.
+import { GENEROUS } from "../support/time-limits";
 
 /** Where the routes' auth instances reach the key service, and an optional shared store (Node: redisStore()). */
 export interface ScenarioEnv {
@@ -48,9 +49,10 @@ const quiet = { warn() {}, error() {} };
 
 /** The routes, with `decisions` receiving what onDecision reports on /protected. */
 export function scenarioRoutes(env: ScenarioEnv, decisions: ReportedDecision[]): RouteSpec[] {
-  // Time limits far above what a loaded machine needs, so that only the outage tests see a 503:
-  // they use /tight, whose deadline is short enough to be waited for.
-  const base = { rootKey: env.rootKey, baseUrl: env.baseUrl, timeout: 3000, deadline: 4000, retry: false, logger: quiet };
+  // Time limits far above what a loaded machine needs (3 s per attempt was not, for Bun and Deno
+  // beside other test files), so that only the outage tests see a 503: they use /tight, whose
+  // deadline is short enough to be waited for, against a service that hangs or resets.
+  const base = { rootKey: env.rootKey, baseUrl: env.baseUrl, ...GENEROUS, retry: false, logger: quiet };
   const onDecision = (d: { outcome: string; status: number | undefined; code: string; source: string; keyId: string | undefined }) => {
     decisions.push({ outcome: d.outcome, status: d.status ?? null, code: d.code, source: d.source, keyId: d.keyId ?? null });
   };

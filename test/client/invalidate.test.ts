@@ -7,6 +7,7 @@ import express from "express";
 import { createClient, KeyServiceConfigError } from "keyguard/client";
 import { apiKeyAuth, memoryStore, silentLogger, type InvalidationMessage } from "keyguard";
 import { startService, type ServiceFixture } from "../middleware/helpers";
+import { GENEROUS } from "../support/time-limits";
 
 let fx: ServiceFixture;
 beforeAll(async () => {
@@ -62,7 +63,7 @@ describe("createClient({ invalidate })", () => {
 
   it("the apiKeyAuth() on the same store stops admitting a deleted key at once", async () => {
     const { store, client } = announcing();
-    const auth = apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, store, logger: silentLogger });
+    const auth = apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, store, logger: silentLogger, ...GENEROUS });
     const app = express().get("/", auth, (_req, res) => res.send("ok"));
     const { key, keyId } = await fx.createKeyWithId();
     expect((await request(app).get("/").set("X-API-Key", key)).status).toBe(200);

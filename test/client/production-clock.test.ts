@@ -33,11 +33,12 @@ async function serve(handler: Handler): Promise<TestServer> {
 }
 
 /**
- * Waits (in real time, without moving the fake clock) until `condition` holds. Bounded: about
- * 2 s of 5 ms real pauses (node:timers/promises is not faked by vi.useFakeTimers).
+ * Waits (in real time, without moving the fake clock) until `condition` holds. Bounded: at least
+ * 30 s of 5 ms real pauses (node:timers/promises is not faked by vi.useFakeTimers); 2 s was short
+ * for a request to reach a server on a busy machine.
  */
 async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
+  for (let i = 0; i < 6000; i++) {
     if (condition()) return;
     await realDelay(5);
   }

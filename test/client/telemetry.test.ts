@@ -32,6 +32,7 @@ import { createClient, KeyServiceConfigError } from "keyguard/client";
 import { createTelemetry, DURATION_BUCKETS } from "../../src/client/telemetry";
 import { refusedUrl } from "../support/loopback-ports";
 import { recordingLogger, startService, type ServiceFixture } from "../middleware/helpers";
+import { GENEROUS } from "../support/time-limits";
 
 let fx: ServiceFixture;
 beforeAll(async () => {
@@ -340,7 +341,7 @@ describe("scraped by Prometheus", () => {
       const key = await fx.createKey();
       const app = express().get(
         "/",
-        apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger, telemetry: { meterProvider } }),
+        apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger, ...GENEROUS, telemetry: { meterProvider } }),
         (_req, res) => {
           res.send("ok");
         },
@@ -370,7 +371,7 @@ describe("apiKeyAuth({ telemetry })", () => {
     const { key, keyId } = await fx.createKeyWithId();
     const app = express().get(
       "/",
-      apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger, telemetry: o.providers }),
+      apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger, ...GENEROUS, telemetry: o.providers }),
       (_req, res) => {
         res.send("ok");
       },
@@ -393,6 +394,7 @@ describe("apiKeyAuth({ telemetry })", () => {
         rootKey: fx.svc.rootKey,
         baseUrl: fx.svc.baseUrl,
         logger: silentLogger,
+        ...GENEROUS,
         telemetry: o.providers,
         retry: { initialDelay: 1, maxDelay: 1 },
       }),

@@ -19,6 +19,7 @@ import { killChildren, serve, type Served } from "../cli/cli-process";
 import { launch, RUN_BROWSER, type Browser } from "./browser";
 import { expectAccessible, shot } from "./harness";
 import { reportBody, scanningKey, sendReport, writeKeysDocument } from "../support/secret-scanning-host";
+import { GENEROUS } from "../support/time-limits";
 
 /** The code host signing secret scanning reports (its public key is in a file given to serve). */
 const scanner = scanningKey();
@@ -52,7 +53,7 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     service = { ...served, rootKey: served.rootKey! };
     // An app protected by apiKeyAuth() against that service, without a cache: a change shows at once.
     const demo = express();
-    demo.use("/api", apiKeyAuth({ rootKey: service.rootKey, baseUrl: service.baseUrl, cache: false, logger: silentLogger }));
+    demo.use("/api", apiKeyAuth({ rootKey: service.rootKey, baseUrl: service.baseUrl, cache: false, logger: silentLogger, ...GENEROUS }));
     demo.get("/api/docs", (req, res) => void res.json({ docs: ["getting-started.md"], key: req.apiKey?.keyId }));
     app = await new Promise<Server>((resolve) => {
       const s = demo.listen(0, "127.0.0.1", () => resolve(s));

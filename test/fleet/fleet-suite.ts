@@ -9,6 +9,7 @@ import { apiKeyAuth, keyHash, silentLogger, type ApiKeyAuthHandler, type Invalid
 import { redisStore, type RedisStore, type RedisStoreOptions } from "keyguard/redis";
 import { startService, type recordingLogger, type ServiceFixture } from "../middleware/helpers";
 import { countingProxy, eventually, listen, uniquePrefix } from "./support";
+import { GENEROUS } from "../support/time-limits";
 
 /** A Redis the fleet runs on: how a store reaches it, and a look at what it holds. */
 export interface FleetRedis {
@@ -38,7 +39,7 @@ export function fleetContext(redis: () => FleetRedis, options: { skip: boolean }
     if (options.skip) return;
     ctx.fx = await startService();
     ctx.proxy = await countingProxy(ctx.fx.svc.baseUrl);
-    ctx.client = createClient({ rootKey: ctx.fx.svc.rootKey, baseUrl: ctx.proxy.baseUrl, logger: silentLogger, retry: false });
+    ctx.client = createClient({ rootKey: ctx.fx.svc.rootKey, baseUrl: ctx.proxy.baseUrl, logger: silentLogger, retry: false, ...GENEROUS });
   });
   afterAll(async () => {
     if (options.skip) return;
@@ -48,14 +49,28 @@ export function fleetContext(redis: () => FleetRedis, options: { skip: boolean }
 
   async function instance(
     prefix: string,
-    options: { url?: string; ttl?: number; logger?: ReturnType<typeof recordingLogger> } = {},
+    options: {
+      url?: string;
+      ttl?: number;
+      logger?: ReturnType<typeof recordingLogger>;
+      /** redisStore()'s per-command limit, ms; default generous, for the tests not about Redis timing out. */
+      redisTimeout?: number;
+    } = {},
   ): Promise<Instance> {
     const where = options.url === undefined ? redis().where() : { url: options.url };
-    const store = await redisStore({ ...where, prefix, logger: options.logger ?? silentLogger });
+    // Redis's per-command limit generous too (its default is 250 ms): beside CPU-bound processes a
+    // lookup past it counts as a miss, and the answer is asked of the key service a second time.
+    const store = await redisStore({
+      ...where,
+      prefix,
+      logger: options.logger ?? silentLogger,
+      timeout: options.redisTimeout ?? GENEROUS.timeout,
+    });
     const auth = apiKeyAuth({
       client: ctx.client,
       store,
       logger: silentLogger,
+      ...GENEROUS,
       ...(options.ttl === undefined ? {} : { cache: { ttl: options.ttl } }),
     });
     const app = express().get("/", auth, (_req, res) => {

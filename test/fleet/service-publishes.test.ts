@@ -10,6 +10,7 @@ import { redisStore, type RedisStore } from "keyguard/redis";
 import { makeCall } from "../server/helpers";
 import { startLocalUnderTest } from "../support/store-under-test";
 import { countingProxy, eventually, listen, REDIS_URL, skipWithoutRedis, uniquePrefix } from "./support";
+import { GENEROUS } from "../support/time-limits";
 
 const skip = await skipWithoutRedis("test/fleet/service-publishes.test.ts (the key service announcing key changes on Redis)");
 
@@ -36,7 +37,7 @@ describe.skipIf(skip)("a key service that publishes its key changes", () => {
     for (let i = 0; i < 3; i++) {
       const store: RedisStore = await redisStore({ url: REDIS_URL, prefix, logger: silentLogger });
       await store.ready;
-      const app = express().get("/", apiKeyAuth({ client, store, logger: silentLogger }), (_req, res) => {
+      const app = express().get("/", apiKeyAuth({ client, store, logger: silentLogger, ...GENEROUS }), (_req, res) => {
         res.send("ok");
       });
       const server = await listen(app);

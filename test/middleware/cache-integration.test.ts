@@ -7,6 +7,7 @@ import request from "supertest";
 import { createClient } from "keyguard/client";
 import { apiKeyAuth, silentLogger, type ApiKeyAuthOptions } from "keyguard";
 import { countingClient, EXPRESS_VERSIONS, startService, startStub, type ServiceFixture } from "./helpers";
+import { GENEROUS } from "../support/time-limits";
 
 let fx: ServiceFixture;
 beforeAll(async () => {
@@ -18,7 +19,7 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
   function counted(options: Partial<ApiKeyAuthOptions> = {}) {
     const { client, calls } = countingClient(fx.svc);
     let reached = 0;
-    const auth = apiKeyAuth({ client, logger: silentLogger, ...options });
+    const auth = apiKeyAuth({ client, logger: silentLogger, ...GENEROUS, ...options });
     const app = express().get("/", auth, (_req, res) => {
       reached++;
       res.send("ok");
@@ -119,8 +120,8 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     it("after one charged answer, a burst for the key reaches the service in parallel", async () => {
       const { stub, stats, setSize } = await barrierStub(1);
       try {
-        const client = createClient({ rootKey: "root_x", baseUrl: stub.baseUrl, logger: silentLogger, retry: false, timeout: 3000 });
-        const app = express().get("/", apiKeyAuth({ client, logger: silentLogger }), (_q, r) => r.send("ok"));
+        const client = createClient({ rootKey: "root_x", baseUrl: stub.baseUrl, logger: silentLogger, retry: false, ...GENEROUS });
+        const app = express().get("/", apiKeyAuth({ client, logger: silentLogger, ...GENEROUS }), (_q, r) => r.send("ok"));
         expect((await request(app).get("/").set("X-API-Key", "sk_charged")).status).toBe(200);
         setSize(4);
         expect(await burst(app, "sk_charged", 4)).toEqual([200, 200, 200, 200]);
@@ -145,8 +146,8 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
       const key = await fx.createKey({ permissions: ["docs.read"] });
       const { client, calls } = countingClient(fx.svc);
       const app = express()
-        .get("/read", apiKeyAuth({ client, logger: silentLogger, permissions: "docs.read" }), (_q, r) => r.send("ok"))
-        .get("/write", apiKeyAuth({ client, logger: silentLogger, permissions: "docs.write" }), (_q, r) => r.send("ok"));
+        .get("/read", apiKeyAuth({ client, logger: silentLogger, ...GENEROUS, permissions: "docs.read" }), (_q, r) => r.send("ok"))
+        .get("/write", apiKeyAuth({ client, logger: silentLogger, ...GENEROUS, permissions: "docs.write" }), (_q, r) => r.send("ok"));
       expect((await request(app).get("/read").set("X-API-Key", key)).status).toBe(200);
       expect((await request(app).get("/write").set("X-API-Key", key)).status).toBe(403);
       expect((await request(app).get("/write").set("X-API-Key", key)).status).toBe(403);
@@ -182,6 +183,7 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
       const auth = apiKeyAuth({
         client,
         logger: silentLogger,
+        ...GENEROUS,
         ratelimits: [{ name: "search", limit: 2, duration: 60_000 }],
         tags: (req: IncomingMessage) => [`path:${new URL(req.url ?? "/", "http://x").pathname}`],
       });
@@ -203,7 +205,7 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     it("a cached answer is served without a call and still honours hideCredentials and req.apiKey", async () => {
       const key = await fx.createKey();
       const { client, calls } = countingClient(fx.svc);
-      const auth = apiKeyAuth({ client, logger: silentLogger, hideCredentials: true });
+      const auth = apiKeyAuth({ client, logger: silentLogger, ...GENEROUS, hideCredentials: true });
       const app = express().get("/", auth, (req, res) => {
         res.json({ auth: req.headers.authorization ?? null, keyId: req.apiKey?.keyId ?? null, raw: req.rawHeaders });
       });

@@ -7,6 +7,7 @@ import { Socket } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { apiKeyAuth, getApiKey, memoryStore, silentLogger, type Store } from "keyguard";
 import { countingClient, startService, type ServiceFixture } from "./helpers";
+import { GENEROUS } from "../support/time-limits";
 
 const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 
@@ -54,7 +55,13 @@ it("10,000 random keys of the checksummed format: 401 INVALID_CHECKSUM at once, 
   const { client, calls } = countingClient(fx.svc);
   const { store, calls: storeCalls } = countingStore();
   const codes = new Map<string, number>();
-  const auth = apiKeyAuth({ client, store, logger: silentLogger, onDecision: (d) => codes.set(d.code, (codes.get(d.code) ?? 0) + 1) });
+  const auth = apiKeyAuth({
+    client,
+    store,
+    logger: silentLogger,
+    ...GENEROUS,
+    onDecision: (d) => codes.set(d.code, (codes.get(d.code) ?? 0) + 1),
+  });
   // What apiKeyAuth() itself does with the store when it is made (it subscribes to invalidations).
   const atStart = storeCalls.count;
   for (let i = 0; i < 10_000; i++) {
@@ -73,8 +80,8 @@ it("10,000 random keys of the checksummed format: 401 INVALID_CHECKSUM at once, 
 
 it("good keys of both formats verify; rejectBadChecksums: false asks the service, which answers NOT_FOUND", async () => {
   const { client, calls } = countingClient(fx.svc);
-  const auth = apiKeyAuth({ client, logger: silentLogger });
-  const off = apiKeyAuth({ client, logger: silentLogger, rejectBadChecksums: false });
+  const auth = apiKeyAuth({ client, logger: silentLogger, ...GENEROUS });
+  const off = apiKeyAuth({ client, logger: silentLogger, ...GENEROUS, rejectBadChecksums: false });
   const run = (mw: typeof auth, key: string) =>
     new Promise<{ req: IncomingMessage; res: ServerResponse; passed: boolean }>((resolve) => {
       const { req, res } = requestWith(key);

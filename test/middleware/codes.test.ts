@@ -6,6 +6,7 @@ import request from "supertest";
 import { createClient } from "keyguard/client";
 import { apiKeyAuth, silentLogger, STATUS_PRESETS, type ApiKeyAuthOptions, type StatusPolicyOverrides } from "keyguard";
 import { EXPRESS_VERSIONS, startService, startStub, type ServiceFixture } from "./helpers";
+import { GENEROUS } from "../support/time-limits";
 
 // The service clock runs with real time; EXPIRED moves it forward by an offset. The middleware
 // reads the real clock, so a rate-limit reset can then look further away than one window: the
@@ -109,6 +110,7 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
         apiKeyAuth({
           ...(produced.options?.client ? {} : { rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl }),
           logger: silentLogger,
+          ...GENEROUS,
           policy,
           ...produced.options,
         }),
@@ -194,7 +196,7 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
       const key = await fx.createKey({ permissions: ["other"] });
       const app = express().get(
         "/",
-        apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger, permissions: query }),
+        apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger, ...GENEROUS, permissions: query }),
         (_q, r) => r.send("ok"),
       );
       const res = await request(app).get("/").set("X-API-Key", key);

@@ -15,6 +15,7 @@ import {
   type ApiKeyAuthOptions,
 } from "keyguard";
 import { EXPRESS_VERSIONS, startService, type ServiceFixture } from "./helpers";
+import { GENEROUS } from "../support/time-limits";
 
 let fx: ServiceFixture;
 let plainKey: string;
@@ -32,6 +33,7 @@ const base = (extra: Partial<ApiKeyAuthOptions> = {}): ApiKeyAuthOptions => ({
   rootKey: fx.svc.rootKey,
   baseUrl: fx.svc.baseUrl,
   logger: silentLogger,
+  ...GENEROUS,
   ...extra,
 });
 

@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import express, { type RequestHandler } from "express";
 import request from "supertest";
 import { ConfigError, requireAnyPermission, requireKey, requirePermissions, requireRoles, type VerifiedKey } from "keyguard";
+import { GENEROUS } from "../support/time-limits";
 
 const KEY: VerifiedKey = Object.freeze({
   valid: true,
@@ -124,7 +125,15 @@ describe('guards reach the conventions of the apiKeyAuth() that ran (Symbol.for(
     const other = await import("../../src/adapters/express/guards");
     expect(other.requireRoles).not.toBe(requireRoles);
     await withStub(async (baseUrl) => {
-      const auth = apiKeyAuth({ rootKey: "root", baseUrl, logger: silentLogger, realm: "custom", optional: true, retry: false });
+      const auth = apiKeyAuth({
+        rootKey: "root",
+        baseUrl,
+        logger: silentLogger,
+        ...GENEROUS,
+        realm: "custom",
+        optional: true,
+        retry: false,
+      });
       for (const guard of [requireRoles("admin"), other.requireRoles("admin")]) {
         const app = express().get("/", auth as RequestHandler, guard as RequestHandler, (_q, r) => r.send("ok"));
         const verified = await request(app).get("/").set("X-API-Key", "sk_any");
@@ -137,7 +146,7 @@ describe('guards reach the conventions of the apiKeyAuth() that ran (Symbol.for(
     });
     // The responder is not an enumerable property: JSON and spreads of req.apiKey do not carry it.
     await withStub(async (baseUrl) => {
-      const auth = apiKeyAuth({ rootKey: "root", baseUrl, logger: silentLogger, retry: false });
+      const auth = apiKeyAuth({ rootKey: "root", baseUrl, logger: silentLogger, ...GENEROUS, retry: false });
       const app = express().get("/", auth as RequestHandler, (req, res) =>
         res.json({
           keys: Object.getOwnPropertySymbols(req.apiKey!).length,

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import request from "supertest";
 import { apiKeyAuth, getApiKey, silentLogger } from "keyguard";
 import { countingClient, EXPRESS_VERSIONS, startService, type ServiceFixture } from "./helpers";
+import { GENEROUS } from "../support/time-limits";
 
 const BARE = 'Bearer realm="api"';
 const INVALID_TOKEN = 'Bearer realm="api", error="invalid_token"';
@@ -118,7 +119,7 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
   it.each(FORMS)("$name → $status", async (form) => {
     const { client, calls } = countingClient(fx.svc, { retry: false });
     const app = express();
-    app.get("/", apiKeyAuth({ client, logger: silentLogger, cache: false }), (req, res) => {
+    app.get("/", apiKeyAuth({ client, logger: silentLogger, cache: false, ...GENEROUS }), (req, res) => {
       res.json({ keyId: getApiKey(req)?.keyId });
     });
     let r = request(app).get("/");

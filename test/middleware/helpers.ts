@@ -9,6 +9,7 @@ import type { LocalKeyServiceOptions, RunningLocalKeyService } from "keyguard/se
 import { startLocalUnderTest } from "../support/store-under-test";
 import { silentLogger, type Logger, type LogFields } from "keyguard";
 import type { CreateKeyInput } from "keyguard/client";
+import { GENEROUS } from "../support/time-limits";
 
 export const EXPRESS_VERSIONS = [
   { name: "express 5", express: express5 },
@@ -27,7 +28,7 @@ export interface ServiceFixture {
 
 export async function startService(options: LocalKeyServiceOptions = {}): Promise<ServiceFixture> {
   const svc = await startLocalUnderTest({ logger: silentLogger, ...options });
-  const client = createClient({ rootKey: svc.rootKey, baseUrl: svc.baseUrl, logger: silentLogger, retry: false });
+  const client = createClient({ rootKey: svc.rootKey, baseUrl: svc.baseUrl, logger: silentLogger, retry: false, ...GENEROUS });
   return {
     svc,
     client,
@@ -65,6 +66,7 @@ export function countingClient(svc: RunningLocalKeyService, options: Parameters<
     rootKey: svc.rootKey,
     baseUrl: svc.baseUrl,
     logger: silentLogger,
+    ...GENEROUS,
     ...options,
     fetch: (input, init) => {
       calls.count++;

@@ -8,6 +8,7 @@ import express from "express";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { apiKeyAuth, getApiKey, silentLogger } from "keyguard";
 import { startService, type ServiceFixture } from "./helpers";
+import { GENEROUS } from "../support/time-limits";
 
 let fx: ServiceFixture;
 beforeAll(async () => {
@@ -26,7 +27,7 @@ function requestWith(key: string): { req: IncomingMessage; res: ServerResponse }
 
 it("a cached key is admitted synchronously and arms no timer", async () => {
   const key = await fx.createKey({ name: "hot-path" });
-  const auth = apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger });
+  const auth = apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger, ...GENEROUS });
   // The first request verifies at the service and keeps the answer.
   const first = requestWith(key);
   await new Promise<void>((resolve, reject) => auth(first.req, first.res, (err?: unknown) => (err ? reject(err as Error) : resolve())));
@@ -69,7 +70,7 @@ function getOn(agent: Agent, url: string, key: string): Promise<{ status: number
 it("one keep-alive connection sending different keys gets each key's own answer", async () => {
   const good = await fx.createKey({ name: "conn-good" });
   const other = await fx.createKey({ name: "conn-other" });
-  const auth = apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger });
+  const auth = apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger, ...GENEROUS });
   const app = express();
   app.get("/", auth, (req, res) => res.send(req.apiKey?.name ?? "none"));
   const server = app.listen(0, "127.0.0.1");

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import request from "supertest";
 import { apiKeyAuth, getApiKey, requireKey, requirePermissions, silentLogger } from "keyguard";
 import { recordingLogger, startService, type ServiceFixture } from "./helpers";
+import { GENEROUS } from "../support/time-limits";
 
 let fx: ServiceFixture;
 beforeAll(async () => {
@@ -34,7 +35,7 @@ function chain(...handlers: Handler[]) {
 it("protects a plain node:http server and exposes the key through getApiKey", async () => {
   const key = await fx.createKey({ name: "plain-http", permissions: ["docs.read"] });
   const server = chain(
-    apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger }),
+    apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, ...GENEROUS, logger: silentLogger }),
     requirePermissions("docs.read"),
     (req, res) => {
       res.setHeader("Content-Type", "application/json");
@@ -107,7 +108,7 @@ describe("next() is called exactly once", () => {
   it("a downstream handler that throws synchronously: never a second next(err), on the verified and the cached path", async () => {
     const key = await fx.createKey({ name: "once" });
     const logger = recordingLogger();
-    const auth = apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger });
+    const auth = apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, ...GENEROUS, logger });
     const { server, seen, reset } = countingChain([auth as Layer], answerThenThrow);
 
     // Verified (async path): the error cannot reach the caller of auth(); it is logged, not re-passed.
@@ -132,7 +133,7 @@ describe("next() is called exactly once", () => {
     const key = await fx.createKey({ name: "guarded", permissions: ["docs.read"] });
     for (const guard of [requirePermissions("docs.read"), requireKey(async () => true)]) {
       const logger = recordingLogger();
-      const auth = apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger });
+      const auth = apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, ...GENEROUS, logger });
       const { server, seen } = countingChain([auth as Layer, guard as Layer], answerThenThrow);
       expect((await request(server).get("/").set("X-API-Key", key)).text).toBe("done");
       expect(seen.nextCalls).toEqual([1, 1]);
@@ -144,7 +145,7 @@ describe("next() is called exactly once", () => {
 
   it("RateLimit headers are skipped, not an error, when an earlier handler already sent the headers", async () => {
     const key = await fx.createKey({ ratelimits: [{ name: "requests", limit: 100, duration: 60_000, autoApply: true }] });
-    const auth = apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger });
+    const auth = apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, ...GENEROUS, logger: silentLogger });
     const streaming: Layer = (_req, res, next) => {
       res.writeHead(200, { "Content-Type": "text/plain" });
       res.write("head;");

@@ -6,6 +6,7 @@ import request from "supertest";
 import type { IncomingMessage } from "node:http";
 import { apiKeyAuth, ConfigError, getApiKey, silentLogger, type ApiKeyAuthOptions, type AuthDecision } from "keyguard";
 import { EXPRESS_VERSIONS, recordingLogger, startService, type ServiceFixture } from "./helpers";
+import { GENEROUS } from "../support/time-limits";
 
 let fx: ServiceFixture;
 beforeAll(async () => {
@@ -25,6 +26,7 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
         baseUrl: fx.svc.baseUrl,
         logger: silentLogger,
         retry: false,
+        ...GENEROUS,
         onDecision: (decision, req) => {
           decisions.push(decision);
           requests.push(req);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import request from "supertest";
 import { apiKeyAuth, requireRoles, silentLogger, type ApiKeyAuthOptions } from "keyguard";
 import { EXPRESS_VERSIONS, startService, type ServiceFixture } from "./helpers";
+import { GENEROUS } from "../support/time-limits";
 
 let fx: ServiceFixture;
 let key: string;
@@ -17,6 +18,7 @@ const base = (extra: Partial<ApiKeyAuthOptions> = {}): ApiKeyAuthOptions => ({
   rootKey: fx.svc.rootKey,
   baseUrl: fx.svc.baseUrl,
   logger: silentLogger,
+  ...GENEROUS,
   ...extra,
 });
 

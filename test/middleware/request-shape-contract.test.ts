@@ -7,6 +7,7 @@ import request from "supertest";
 import { apiKeyAuth, silentLogger, type ApiKeyAuthOptions } from "keyguard";
 import { ConfigError } from "../../src/config-error";
 import { startService, type ServiceFixture } from "./helpers";
+import { GENEROUS } from "../support/time-limits";
 
 let fx: ServiceFixture;
 let key: string;
@@ -17,7 +18,14 @@ beforeAll(async () => {
 afterAll(() => fx.close());
 
 const auth = (options: Partial<ApiKeyAuthOptions>) =>
-  apiKeyAuth({ rootKey: fx.svc.rootKey, baseUrl: fx.svc.baseUrl, logger: silentLogger, cache: false, ...options } as ApiKeyAuthOptions);
+  apiKeyAuth({
+    rootKey: fx.svc.rootKey,
+    baseUrl: fx.svc.baseUrl,
+    logger: silentLogger,
+    cache: false,
+    ...GENEROUS,
+    ...options,
+  } as ApiKeyAuthOptions);
 
 /** What the service answers to a verifyKey body carrying `part`: the first problem's location, or the status. */
 async function serviceVerdict(part: Record<string, unknown>): Promise<string | number> {

@@ -7,6 +7,7 @@ import request from "supertest";
 import { apiKeyAuth, silentLogger } from "../../src/index";
 import * as permissionQuery from "../../src/protocol/permission-query";
 import { startStub, verifyAnswer } from "./helpers";
+import { GENEROUS } from "../support/time-limits";
 
 vi.mock("../../src/protocol/permission-query", async (importOriginal) => {
   const actual = await importOriginal<typeof permissionQuery>();
@@ -20,7 +21,7 @@ beforeAll(async () => {
   stub = await startStub(verifyAnswer({ valid: true, code: "VALID", keyId: "key_1", permissions: ["docs.read"] }));
 });
 afterAll(() => stub.close());
-const service = () => ({ rootKey: "root_key_for_tests", baseUrl: stub.baseUrl, logger: silentLogger, cache: false as const });
+const service = () => ({ rootKey: "root_key_for_tests", baseUrl: stub.baseUrl, logger: silentLogger, cache: false as const, ...GENEROUS });
 const KEY = "sk_test_key_123";
 beforeEach(() => {
   parse.mockClear();

@@ -8,6 +8,7 @@ import { createClient } from "keyguard/client";
 import { apiKeyAuth, silentLogger, type ApiKeyAuthOptions } from "keyguard";
 import { planShape, ShapeError, type ShapeOptions } from "../../src/middleware/request-shape";
 import { startService, type ServiceFixture } from "./helpers";
+import { GENEROUS } from "../support/time-limits";
 
 let fx: ServiceFixture;
 beforeAll(async () => {
@@ -29,7 +30,9 @@ function recordingApp(options: ApiKeyAuthOptions) {
       return fetch(input, init);
     },
   });
-  const app = express().get("/", apiKeyAuth({ client, logger: silentLogger, cache: false, ...options }), (_q, r) => r.send("ok"));
+  const app = express().get("/", apiKeyAuth({ client, logger: silentLogger, cache: false, ...GENEROUS, ...options }), (_q, r) =>
+    r.send("ok"),
+  );
   return { app, bodies };
 }
 

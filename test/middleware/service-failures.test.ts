@@ -8,6 +8,7 @@ import { createClient } from "keyguard/client";
 import { apiKeyAuth, getApiKey, silentLogger, type ApiKeyAuthOptions, type KeyguardError } from "keyguard";
 import { refusedUrl } from "../support/loopback-ports";
 import { EXPRESS_VERSIONS, recordingLogger, startService, startStub, type ServiceFixture } from "./helpers";
+import { GENEROUS } from "../support/time-limits";
 
 // The service clock; the EXPIRED scenario moves it forward.
 let clock = Date.now();
@@ -25,6 +26,7 @@ const local = (extra: Partial<ApiKeyAuthOptions> = {}): ApiKeyAuthOptions => ({
   rootKey: fx.svc.rootKey,
   baseUrl: fx.svc.baseUrl,
   logger: silentLogger,
+  ...GENEROUS,
   ...extra,
 });
 
@@ -45,7 +47,7 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
 
   describe("service unavailable → 503", () => {
     it("connection refused: 503 with Retry-After after one retry", async () => {
-      const { app, denied } = appWith({ rootKey: "root_key_x", baseUrl: await refusedUrl(), logger: silentLogger });
+      const { app, denied } = appWith({ rootKey: "root_key_x", baseUrl: await refusedUrl(), logger: silentLogger, ...GENEROUS });
       const res = await request(app).get("/").set("X-API-Key", "sk_whatever");
       expect(res.status).toBe(503);
       expect(res.headers["retry-after"]).toBe("5");
@@ -53,7 +55,13 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     });
 
     it("connection refused with a deadline shorter than timeout + retry: still 503 (the retry's timeout is capped)", async () => {
-      const { app, denied } = appWith({ rootKey: "root_key_x", baseUrl: await refusedUrl(), logger: silentLogger, deadline: 1000 });
+      const { app, denied } = appWith({
+        rootKey: "root_key_x",
+        baseUrl: await refusedUrl(),
+        logger: silentLogger,
+        timeout: 20_000,
+        deadline: 10_000,
+      });
       const res = await request(app).get("/").set("X-API-Key", "sk_whatever");
       expect(res.status).toBe(503);
       expect(res.headers["retry-after"]).toBe("5");
@@ -118,8 +126,10 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
         );
       });
       try {
-        const app = express().get("/", apiKeyAuth({ rootKey: "root_key_x", baseUrl: stub.baseUrl, logger: silentLogger }), (_q, r) =>
-          r.send("ok"),
+        const app = express().get(
+          "/",
+          apiKeyAuth({ rootKey: "root_key_x", baseUrl: stub.baseUrl, logger: silentLogger, ...GENEROUS }),
+          (_q, r) => r.send("ok"),
         );
         const res = await request(app).get("/").set("X-API-Key", "sk_whatever");
         expect(res.status).toBe(503);
@@ -133,7 +143,7 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     it("a 2xx that is not an envelope → 503", async () => {
       const stub = await startStub((_req, res) => res.end("<html>hello</html>"));
       try {
-        const { app, denied } = appWith({ rootKey: "root_key_x", baseUrl: stub.baseUrl, logger: silentLogger });
+        const { app, denied } = appWith({ rootKey: "root_key_x", baseUrl: stub.baseUrl, logger: silentLogger, ...GENEROUS });
         expect((await request(app).get("/").set("X-API-Key", "sk_whatever")).status).toBe(503);
         expect(denied[0]!.cause).toMatchObject({ code: "KEY_SERVICE_INVALID_RESPONSE" });
       } finally {
@@ -154,7 +164,9 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
       const root = await rootKey();
       const logger = recordingLogger();
       const key = await fx.createKey();
-      const app = express().get("/", apiKeyAuth({ rootKey: root, baseUrl: fx.svc.baseUrl, logger, ...extra }), (_q, r) => r.send("ok"));
+      const app = express().get("/", apiKeyAuth({ rootKey: root, baseUrl: fx.svc.baseUrl, logger, ...GENEROUS, ...extra }), (_q, r) =>
+        r.send("ok"),
+      );
       const res = await request(app).get("/").set("X-API-Key", key);
       expect(res.status).toBe(500);
       expect(res.body).toMatchObject({
@@ -174,7 +186,7 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
       const logger = recordingLogger();
       const { rootKey: root } = await fx.svc.service.createRootKey({ permissions: ["api.*.read_key"] });
       const key = await fx.createKey();
-      const app = express().get("/", apiKeyAuth({ rootKey: root, baseUrl: fx.svc.baseUrl, logger }), (_q, r) => r.send("ok"));
+      const app = express().get("/", apiKeyAuth({ rootKey: root, baseUrl: fx.svc.baseUrl, logger, ...GENEROUS }), (_q, r) => r.send("ok"));
       const res = await request(app).get("/").set("X-API-Key", key);
       expect(res.status).toBe(500);
       expect(res.body).toMatchObject({ code: "VERIFICATION_FAILED" });
@@ -187,7 +199,9 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
       const { apiId } = await fx.svc.service.createApi({ name: "another" });
       const { rootKey: root } = await fx.svc.service.createRootKey({ permissions: [`api.${apiId}.verify_key`] });
       const key = await fx.createKey();
-      const app = express().get("/", apiKeyAuth({ rootKey: root, baseUrl: fx.svc.baseUrl, logger: silentLogger }), (_q, r) => r.send("ok"));
+      const app = express().get("/", apiKeyAuth({ rootKey: root, baseUrl: fx.svc.baseUrl, logger: silentLogger, ...GENEROUS }), (_q, r) =>
+        r.send("ok"),
+      );
       const res = await request(app).get("/").set("X-API-Key", key);
       expect(res.status).toBe(401);
       expect(res.body).toMatchObject({ code: "NOT_FOUND" });
@@ -216,7 +230,14 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
   describe("onServiceError: 'open'", () => {
     it("lets requests through without a key and warns once per interval", async () => {
       const logger = recordingLogger();
-      const { app } = appWith({ rootKey: "root_key_x", baseUrl: await refusedUrl(), logger, onServiceError: "open", retry: false });
+      const { app } = appWith({
+        rootKey: "root_key_x",
+        baseUrl: await refusedUrl(),
+        logger,
+        onServiceError: "open",
+        retry: false,
+        ...GENEROUS,
+      });
       for (let i = 0; i < 3; i++) {
         const res = await request(app).get("/").set("X-API-Key", "sk_whatever");
         expect(res.status).toBe(200);
@@ -227,7 +248,13 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     });
 
     it("still denies a missing key and misconfiguration", async () => {
-      const { app } = appWith({ rootKey: "root_not_known_123", baseUrl: fx.svc.baseUrl, logger: silentLogger, onServiceError: "open" });
+      const { app } = appWith({
+        rootKey: "root_not_known_123",
+        baseUrl: fx.svc.baseUrl,
+        logger: silentLogger,
+        onServiceError: "open",
+        ...GENEROUS,
+      });
       expect((await request(app).get("/")).status).toBe(401);
       expect((await request(app).get("/").set("X-API-Key", "sk_x")).status).toBe(500);
     });
@@ -251,7 +278,7 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
       });
       try {
         const logger = recordingLogger();
-        const { app } = appWith({ rootKey: "root_key_x", baseUrl: stub.baseUrl, logger, onServiceError: "open" });
+        const { app } = appWith({ rootKey: "root_key_x", baseUrl: stub.baseUrl, logger, onServiceError: "open", ...GENEROUS });
         const res = await request(app).get("/").set("X-API-Key", "sk_random_guess");
         expect(res.status).toBe(503);
         expect(res.headers["retry-after"]).toBe("4");

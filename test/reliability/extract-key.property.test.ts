@@ -7,6 +7,7 @@ import express from "express";
 import request from "supertest";
 import { apiKeyAuth, extractKey, getApiKey, MAX_KEY_LENGTH, silentLogger, type ExtractOptions, type Extraction } from "keyguard";
 import { startLocal, type LocalFixture } from "./support";
+import { GENEROUS } from "../support/time-limits";
 
 const OPTIONS: ExtractOptions = { bearer: true, header: "x-api-key", headerLabel: "X-API-Key" };
 const B64TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/";
@@ -195,7 +196,7 @@ describe("key extraction end to end (Express + local service)", () => {
       seen.push({ headers: { ...req.headers }, rawHeaders: [...req.rawHeaders] });
       next();
     });
-    app.get("/", apiKeyAuth({ rootKey: local.svc.rootKey, baseUrl: local.svc.baseUrl, logger: silentLogger }), (req, res) => {
+    app.get("/", apiKeyAuth({ rootKey: local.svc.rootKey, baseUrl: local.svc.baseUrl, logger: silentLogger, ...GENEROUS }), (req, res) => {
       handled++;
       res.json({ keyId: getApiKey(req)?.keyId ?? null });
     });

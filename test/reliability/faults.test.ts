@@ -14,6 +14,7 @@ import {
   type FaultServer,
   type LocalFixture,
 } from "./support";
+import { GENEROUS } from "../support/time-limits";
 
 const trap = trapUnhandled();
 let local: LocalFixture;
@@ -40,12 +41,17 @@ afterAll(async () => {
 });
 
 /**
- * Limits so that a hanging fault costs a second, yet a healthy call through the stand-in (which
- * every test makes too, to the local service in this same process) has a second per attempt on a
- * machine busy with other test files: 300 ms was not enough in a shuffled run. No jitter.
+ * Generous time limits (a healthy call through the stand-in to the local service must never turn
+ * into a 503 on a busy machine: 300 ms, then 1 s per attempt were not enough), quick retries, no jitter.
  */
-const FAST = { timeout: 1000, deadline: 2500, retry: { attempts: 2, initialDelay: 20, maxDelay: 50, jitter: 0 } } as const;
-/** How late the slow fault answers: past FAST's timeout. */
+const FAST = { ...GENEROUS, retry: { attempts: 2, initialDelay: 20, maxDelay: 50, jitter: 0 } } as const;
+/**
+ * The limits of the faults that are about time (a slow answer, a hung socket): they cost a second
+ * each. They cannot pass or fail by the machine's speed: the stand-in never answers, or starts its
+ * delay after the client started its timer, so the client's timer always ends first.
+ */
+const SHORT = { timeout: 1000, deadline: 2500 } as const;
+/** How late the slow fault answers: past SHORT's timeout. */
 const SLOW_MS = 1500;
 
 function appWith(options: Partial<ApiKeyAuthOptions> = {}) {
@@ -74,6 +80,8 @@ interface FaultCase {
   /** Requests the stand-in receives for one verification (a retry only where the contract allows one). */
   hits: number;
   retryAfter?: string;
+  /** The time limits the case needs (the faults about time), else FAST's. */
+  limits?: typeof SHORT;
 }
 
 /** Faults that mean "the service is unavailable": 503 + Retry-After by default. */
@@ -82,8 +90,8 @@ const UNAVAILABLE: FaultCase[] = [
   { name: "503 with Retry-After: 7 (retried once)", fault: () => faults.status503(7), hits: 2, retryAfter: "7" },
   { name: "connection reset before headers (retried once)", fault: faults.resetBeforeHeaders, hits: 2, retryAfter: "5" },
   { name: "connection reset after the headers of a 200", fault: faults.resetAfterHeaders, hits: 1, retryAfter: "5" },
-  { name: "answer slower than the timeout", fault: () => faults.slow(SLOW_MS, stub.proxy), hits: 1, retryAfter: "5" },
-  { name: "hung socket", fault: faults.hang, hits: 1, retryAfter: "5" },
+  { name: "answer slower than the timeout", fault: () => faults.slow(SLOW_MS, stub.proxy), hits: 1, retryAfter: "5", limits: SHORT },
+  { name: "hung socket", fault: faults.hang, hits: 1, retryAfter: "5", limits: SHORT },
   { name: "truncated JSON in a 200", fault: faults.truncatedJson, hits: 1, retryAfter: "5" },
   { name: "malformed JSON in a 200", fault: faults.malformedJson, hits: 1, retryAfter: "5" },
   { name: "empty 200", fault: faults.emptyBody, hits: 1, retryAfter: "5" },
@@ -107,9 +115,9 @@ const MISCONFIGURED: FaultCase[] = [
 ];
 
 describe("fail closed (default)", () => {
-  it.each(UNAVAILABLE)("$name → 503 with Retry-After, handler not run", async ({ fault, hits, retryAfter }) => {
+  it.each(UNAVAILABLE)("$name → 503 with Retry-After, handler not run", async ({ fault, hits, retryAfter, limits }) => {
     stub.fallback = fault();
-    const { app, calls, logger } = appWith();
+    const { app, calls, logger } = appWith(limits);
     const { res, hits: seen } = await call(app);
     expect(res.status).toBe(503);
     expect(res.headers["retry-after"]).toBe(retryAfter);
@@ -177,9 +185,9 @@ const OPENS = UNAVAILABLE.filter((c) => !c.name.startsWith("429"));
 const STAYS_CLOSED = UNAVAILABLE.filter((c) => c.name.startsWith("429"));
 
 describe('onServiceError: "open"', () => {
-  it.each(OPENS)("$name → passes unauthenticated (no req.apiKey), with a warning", async ({ fault }) => {
+  it.each(OPENS)("$name → passes unauthenticated (no req.apiKey), with a warning", async ({ fault, limits }) => {
     stub.fallback = fault();
-    const { app, calls, logger } = appWith({ onServiceError: "open" });
+    const { app, calls, logger } = appWith({ onServiceError: "open", ...limits });
     const { res } = await call(app);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ keyId: null });
@@ -212,9 +220,11 @@ describe('onServiceError: "open"', () => {
 });
 
 describe("staleIfError", () => {
-  it.each(UNAVAILABLE)("$name → serves the earlier VALID answer for that key only", async ({ fault, retryAfter }) => {
-    const { app, calls } = appWith({ staleIfError: 60_000 });
-    expect((await call(app)).res.status).toBe(200);
+  it.each(UNAVAILABLE)("$name → serves the earlier VALID answer for that key only", async ({ fault, retryAfter, limits }) => {
+    const { app, calls } = appWith({ staleIfError: 60_000, ...limits });
+    // With a fault's short limits, the healthy call may itself run out of time on a busy machine (a
+    // 503 that teaches the stale store nothing, and does not reach the handler): ask until it passes.
+    await expect.poll(async () => (await call(app)).res.status, { timeout: 30_000 }).toBe(200);
     stub.fallback = fault();
     const stale = await call(app);
     expect(stale.res.status).toBe(200);
@@ -257,7 +267,7 @@ describe("staleIfError", () => {
 describe("after all the faults", () => {
   it("the middleware still serves, and no unhandled rejection or uncaught exception fired", async () => {
     // Give delayed answers of the slow fault time to land on their abandoned sockets.
-    await new Promise((resolve) => setTimeout(resolve, SLOW_MS - FAST.timeout + 100));
+    await new Promise((resolve) => setTimeout(resolve, SLOW_MS - SHORT.timeout + 100));
     const { app, calls } = appWith();
     expect((await call(app)).res.status).toBe(200);
     expect(calls.count).toBe(1);

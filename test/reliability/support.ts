@@ -6,6 +6,7 @@ import { createClient, type CreateKeyInput, type KeyServiceClient } from "keygua
 import type { RunningLocalKeyService } from "keyguard/server";
 import { startLocalUnderTest } from "../support/store-under-test";
 import type { Logger, LogFields } from "keyguard";
+import { GENEROUS } from "../support/time-limits";
 
 export interface LogEntry {
   level: "debug" | "warn" | "error";
@@ -56,7 +57,7 @@ export interface LocalFixture {
 export async function startLocal(): Promise<LocalFixture> {
   const logger = capturingLogger();
   const svc = await startLocalUnderTest({ logger });
-  const client = createClient({ rootKey: svc.rootKey, baseUrl: svc.baseUrl, logger, retry: false });
+  const client = createClient({ rootKey: svc.rootKey, baseUrl: svc.baseUrl, logger, retry: false, ...GENEROUS });
   return {
     svc,
     client,

@@ -43,8 +43,8 @@ function nextAttempt(attempts: number, now: number): number {
 export class WebhookDispatcher {
   private readonly timer: NodeJS.Timeout;
   private running: Promise<void> | undefined;
-  /** A tick asked for while a pass ran: another pass follows it at once. */
-  private again = false;
+  /** A tick asked for while a pass ran: the pass that follows it at once (those callers wait for it). */
+  private again: Promise<void> | undefined;
   private closed = false;
 
   constructor(
@@ -59,8 +59,12 @@ export class WebhookDispatcher {
   tick(): Promise<void> {
     if (this.closed) return Promise.resolve();
     if (this.running) {
-      this.again = true;
-      return this.running;
+      // The pass under way may have claimed before the caller's messages were due: the caller
+      // waits for the one that follows it.
+      return (this.again ??= this.running.then(() => {
+        this.again = undefined;
+        return this.tick();
+      }));
     }
     this.running = this.pass()
       .catch((err: unknown) => {
@@ -69,10 +73,6 @@ export class WebhookDispatcher {
       })
       .finally(() => {
         this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          void this.tick();
-        }
       });
     return this.running;
   }

@@ -32,6 +32,8 @@ export class AnalyticsWorker {
   private worker: Promise<StoreWorker | undefined> | undefined;
   /** The first worker could not start. */
   private neverStarted = false;
+  /** A replacement is under way (the dropped worker ending, or the new one starting). */
+  private replacing = false;
 
   private constructor(
     private readonly data: AnalyticsWorkerData,
@@ -96,20 +98,30 @@ export class AnalyticsWorker {
     fn(p);
   }
 
-  /** The query `id` is past its limit: answered now; its worker (still running it) is replaced. */
+  /**
+   * The query `id` is past its limit: answered now; its worker (still running it) is replaced. One
+   * that expires while a replacement is under way was never sent to a worker that still counts, so
+   * it drops none: otherwise each query expiring while a long one ends queued one more restart.
+   */
   private expire(id: number): void {
     if (!this.pending.has(id)) return;
     this.settle(id, (p) => p.reject(new AnalyticsTimeoutError(this.timeoutMs)));
-    this.replace();
+    if (!this.replacing) this.replace();
   }
 
   private replace(): void {
     const old = this.worker ?? Promise.resolve(undefined);
+    this.replacing = true;
     this.worker = old.then(async (w) => {
       // The new worker starts once the old one has ended (with its query): never two queries
       // running, whatever the queries past their limit; those waiting meanwhile keep their own limits.
-      if (w) await w.worker.terminate();
-      const fresh = this.stopped ? undefined : await startWorker(WORKER_URL, this.data);
+      let fresh: StoreWorker | undefined;
+      try {
+        if (w) await w.worker.terminate();
+        fresh = this.stopped ? undefined : await startWorker(WORKER_URL, this.data);
+      } finally {
+        this.replacing = false;
+      }
       if (fresh) this.listen(fresh);
       return fresh;
     });
