@@ -54,7 +54,7 @@ export const FAST_SHARED = [
   "test/server/domain/pagination.test.ts",
   "test/server/operations/wildcard.test.ts",
   "test/server/storage/audit-retention.test.ts",
-  "test/server/storage/peer-module.test.ts",
+  "test/server/peer-module.test.ts",
   "test/server/storage/sqlite/conformance.test.ts",
   "test/server/storage/store-errors.test.ts",
   "test/server/storage/store-memory.test.ts",
