@@ -52,6 +52,11 @@ export interface StorageTx {
    * their counters); a permission's place in every key and role; a role's place in every key; an
    * identity's link from its keys (`identityId` cleared) and its counters; a rate-limit
    * namespace's overrides. Unknown ids: no-op.
+   *
+   * Atomic with respect to other transactions: one that read the record before (and so holds it)
+   * ends first, and what it wrote pointing at the record (a key of the API, a key granted the
+   * permission or role, a key joined to the identity) goes with it; one that reads the record
+   * after the delete committed does not find it. No record is left pointing at a deleted one.
    */
   delete(table: TableName, id: string): Promise<void>;
   /**

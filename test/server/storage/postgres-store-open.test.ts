@@ -7,6 +7,8 @@ import { LocalServiceConfigError } from "../../../src/server/errors";
 import { StoreUnavailableError } from "../../../src/server/errors";
 import { postgresStorage, type PostgresStorageOptions } from "../../../src/server/storage/postgres/store";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
+import { keyRecord } from "../../support/records";
+import type { KeyRecord } from "../../../src/server/records";
 
 describe("postgresStorage options", () => {
   it.each<[string, Partial<PostgresStorageOptions>, string]>([
@@ -87,12 +89,12 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     );
     await Promise.all(stores.map((s) => s.close()));
     const rows = await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`);
-    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     // Reopening an up-to-date schema changes nothing.
     const again = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
     await again.close();
     await again.close(); // twice is fine
-    expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(7);
+    expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(8);
   });
 
   it("a schema at version 1 (before rate-limit namespaces) is brought to the latest version, keeping its records", async () => {
@@ -147,7 +149,56 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     }
     expect(
       (await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`)).map((r) => r.version),
-    ).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    ).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
+  it("a schema at version 7 loses the rows a deletion racing writes left (version 8), and keeps the rest", async () => {
+    const ns = fresh();
+    const open = () => postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
+    const w = "ws_v7";
+    const key = (id: string, apiId: string, over: Partial<KeyRecord> = {}) =>
+      keyRecord({ id, workspaceId: w, apiId, hash: `hash_${id}`, createdAt: 1, ...over });
+    const first = await open();
+    await first.transaction(async (tx) => {
+      await tx.put("apis", { id: "api_kept", workspaceId: w, name: "kept", createdAt: 1 });
+      await tx.put("apis", { id: "api_gone", workspaceId: w, name: "gone", createdAt: 1 });
+      await tx.put("permissions", { id: "perm_kept", workspaceId: w, name: "k", slug: "k", createdAt: 1 });
+      await tx.put("permissions", { id: "perm_gone", workspaceId: w, name: "g", slug: "g", createdAt: 1 });
+      await tx.put("roles", { id: "role_kept", workspaceId: w, name: "k", permissionIds: ["perm_kept", "perm_gone"], createdAt: 1 });
+      await tx.put("roles", { id: "role_gone", workspaceId: w, name: "g", permissionIds: ["perm_kept"], createdAt: 1 });
+      await tx.put("identities", { id: "id_kept", workspaceId: w, externalId: "k", ratelimits: [], createdAt: 1 });
+      await tx.put("identities", { id: "id_gone", workspaceId: w, externalId: "g", ratelimits: [], createdAt: 1 });
+      await tx.put("keys", key("key_kept", "api_kept", { identityId: "id_kept", permissionIds: ["perm_kept"], roleIds: ["role_kept"] }));
+      await tx.put("keys", key("key_linked", "api_kept", { identityId: "id_gone", permissionIds: ["perm_gone"], roleIds: ["role_gone"] }));
+      await tx.put("keys", key("key_orphan", "api_gone", { permissionIds: ["perm_kept"], roleIds: ["role_kept"] }));
+    });
+    await first.close();
+    // As a deletion racing writes left them: the rows deleted without what pointed at them.
+    for (const [table, id] of [
+      ["apis", "api_gone"],
+      ["permissions", "perm_gone"],
+      ["roles", "role_gone"],
+      ["identities", "id_gone"],
+    ]) {
+      await sql(`DELETE FROM "${ns.schema}".${table} WHERE id = '${id}'`);
+    }
+    await sql(`DELETE FROM "${ns.schema}".schema_migrations WHERE version >= 8`);
+    const upgraded = await open();
+    try {
+      expect(await upgraded.direct.get("keys", "key_orphan")).toBeUndefined();
+      expect(await upgraded.direct.keyByHash("hash_key_orphan")).toBeUndefined();
+      expect(await upgraded.direct.get("keys", "key_kept")).toEqual(
+        key("key_kept", "api_kept", { identityId: "id_kept", permissionIds: ["perm_kept"], roleIds: ["role_kept"] }),
+      );
+      expect(await upgraded.direct.get("keys", "key_linked")).toEqual(key("key_linked", "api_kept"));
+      expect((await upgraded.direct.get("roles", "role_kept"))?.permissionIds).toEqual(["perm_kept"]);
+      const links = await sql<{ n: string }>(
+        `SELECT (SELECT count(*) FROM "${ns.schema}".key_permissions) + (SELECT count(*) FROM "${ns.schema}".key_roles) AS n`,
+      );
+      expect(links).toEqual([{ n: "2" }]);
+    } finally {
+      await upgraded.close();
+    }
   });
 
   it("a database that does not exist: StoreUnavailableError naming it, not the URL", async () => {
@@ -171,7 +222,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     await expect(
       postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix }),
     ).rejects.toThrow(
-      `keyguard/server: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (7). Upgrade keyguard.`,
+      `keyguard/server: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (8). Upgrade keyguard.`,
     );
   });
 });

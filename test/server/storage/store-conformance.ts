@@ -377,6 +377,59 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
         expect((await store.direct.limit([check(keyCounter, k.id)], now)).passed).toBe(true);
       });
 
+      it("a delete racing transactions that read the record and write records pointing at it leaves nothing pointing at it", async () => {
+        // Each writer reads the record (an API, a permission, a role, an identity) and, when found,
+        // writes a key pointing at it (a new key; an existing key read first, for the permission and
+        // the role); the delete is started while the first writers run, the last ones after it.
+        for (let round = 0; round < 3; round++) {
+          const w = ws();
+          const apiId = `api_${uid()}`;
+          const permissionId = `perm_${uid()}`;
+          const roleId = `role_${uid()}`;
+          const identityId = `id_${uid()}`;
+          const existing = Array.from({ length: 6 }, () => key(w, { apiId: "api_kept" }));
+          await store.transaction(async (tx) => {
+            await tx.put("apis", { id: apiId, workspaceId: w, name: "a", createdAt: 0 });
+            await tx.put("permissions", { id: permissionId, workspaceId: w, name: "p", slug: "p", createdAt: 0 });
+            await tx.put("roles", { id: roleId, workspaceId: w, name: "r", permissionIds: [], createdAt: 0 });
+            await tx.put("identities", { id: identityId, workspaceId: w, externalId: "e", ratelimits: [], createdAt: 0 });
+            for (const k of existing) await tx.put("keys", k);
+          });
+          const writers: Array<() => Promise<unknown>> = [
+            () =>
+              store.transaction(async (tx) => {
+                if (await tx.get("apis", apiId)) await tx.put("keys", key(w, { apiId }));
+              }),
+            () =>
+              store.transaction(async (tx) => {
+                const found = (await tx.find("identities", w, "externalId", "e"))[0];
+                if (found) await tx.put("keys", key(w, { apiId: "api_kept", identityId: found.id }));
+              }),
+            ...existing.map(
+              (k) => () =>
+                store.transaction(async (tx) => {
+                  const current = await tx.get("keys", k.id);
+                  const [permission, role] = [await tx.get("permissions", permissionId), await tx.get("roles", roleId)];
+                  if (!current) return;
+                  if (permission) current.permissionIds = [...current.permissionIds, permission.id];
+                  if (role) current.roleIds = [...current.roleIds, role.id];
+                  await tx.put("keys", current);
+                }),
+            ),
+          ];
+          const running = Array.from({ length: 12 }, (_, i) => writers[i % writers.length]!());
+          const deletions = (["apis", "permissions", "roles", "identities"] as const).map((table, i) =>
+            store.transaction((tx) => tx.delete(table, [apiId, permissionId, roleId, identityId][i]!)),
+          );
+          running.push(...Array.from({ length: 6 }, (_, i) => writers[i % writers.length]!()));
+          await Promise.all([...running, ...deletions]);
+          const keys = await store.transaction((tx) => tx.list("keys", w));
+          expect(keys.filter((k) => k.apiId === apiId)).toEqual([]);
+          expect(keys.filter((k) => k.identityId === identityId)).toEqual([]);
+          expect(keys.filter((k) => k.permissionIds.includes(permissionId) || k.roleIds.includes(roleId))).toEqual([]);
+        }
+      });
+
       it("deleting an unknown id does nothing", async () => {
         await store.transaction(async (tx) => {
           await tx.delete("keys", "key_missing");

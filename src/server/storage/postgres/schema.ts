@@ -208,6 +208,26 @@ CREATE INDEX ON $S.webhook_outbox (workspace_id, endpoint_id, id);
 CREATE INDEX keys_by_expiry ON $S.keys (((data->>'expires')::bigint)) WHERE data ? 'expires';
 `,
   },
+  {
+    version: 8,
+    name: "rows left by deletions that raced writes",
+    sql: `
+-- Before this version a deletion racing writes could leave rows pointing at what it deleted: keys
+-- of a deleted API (which still verified), keys joined to a deleted identity, links of deleted
+-- keys, permissions and roles. They go as the deletion would have taken them.
+DELETE FROM $S.keys k WHERE NOT EXISTS (SELECT 1 FROM $S.apis a WHERE a.id = k.api_id);
+UPDATE $S.keys k SET identity_id = NULL
+  WHERE k.identity_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM $S.identities i WHERE i.id = k.identity_id);
+DELETE FROM $S.key_permissions l
+  WHERE NOT EXISTS (SELECT 1 FROM $S.keys k WHERE k.id = l.key_id)
+     OR NOT EXISTS (SELECT 1 FROM $S.permissions p WHERE p.id = l.permission_id);
+DELETE FROM $S.key_roles l
+  WHERE NOT EXISTS (SELECT 1 FROM $S.keys k WHERE k.id = l.key_id) OR NOT EXISTS (SELECT 1 FROM $S.roles r WHERE r.id = l.role_id);
+DELETE FROM $S.role_permissions l
+  WHERE NOT EXISTS (SELECT 1 FROM $S.roles r WHERE r.id = l.role_id)
+     OR NOT EXISTS (SELECT 1 FROM $S.permissions p WHERE p.id = l.permission_id);
+`,
+  },
 ];
 
 /** The schema version this code writes. */

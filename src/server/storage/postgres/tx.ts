@@ -1,6 +1,6 @@
 // The StorageTx of the PostgreSQL + Redis backend over one connection (a transaction) or the pool
-// (`direct`). In a transaction every record read is locked (`SELECT … FOR UPDATE`; an API, which
-// every createKey of it reads and almost nothing changes, `FOR SHARE`) until it ends,
+// (`direct`). In a transaction every record read is locked (`SELECT … FOR UPDATE`; APIs,
+// permissions and roles, which many read and few change, `FOR SHARE`) until it ends,
 // and lookups by an indexed value take an advisory lock on that value, so a check-then-insert
 // (a permission's slug, an identity's external id) cannot race another transaction.
 import type { AuditQuery, MetaReadOptions, StorageTx } from "../seam";
@@ -32,6 +32,16 @@ const keptKey = (key: KeyRecord): boolean => key.credits === undefined && key.pe
  * leaves at once, with those waiting.
  */
 const KEY_LOOKUPS: CoalescerSettings = { maxOut: 1, maxBatch: 256, patienceMs: 10 };
+
+/**
+ * Tables whose records a transaction reads `FOR SHARE`, not `FOR UPDATE`: APIs, permissions and
+ * roles, which many transactions read at once (every createKey of an API, every grant of a
+ * permission or role) and few change. A transaction that changes or deletes one waits for those
+ * that read it; two that change the same one at once end in a deadlock PostgreSQL breaks, and the
+ * store runs the aborted transaction again. (Identities, which their own operations change, are
+ * read `FOR UPDATE`.)
+ */
+const SHARED: ReadonlySet<TableName> = new Set<TableName>(["apis", "permissions", "roles"]);
 
 interface LinkRow {
   owner: string;
@@ -106,7 +116,7 @@ export class PgTx implements StorageTx {
       return rows.map((r) => toRecord(table, r, { permissionIds: r.permission_ids, roleIds: r.role_ids ?? [] }));
     }
     const rows = await this.query<RecordRow>(
-      `SELECT ${cols} FROM ${t} r WHERE ${where} ${tail}${this.locking ? (table === "apis" ? " FOR SHARE" : " FOR UPDATE") : ""}`,
+      `SELECT ${cols} FROM ${t} r WHERE ${where} ${tail}${this.locking ? (SHARED.has(table) ? " FOR SHARE" : " FOR UPDATE") : ""}`,
       params,
     );
     if (!linked || rows.length === 0) return rows.map((r) => toRecord(table, r, { permissionIds: [], roleIds: [] }));
@@ -266,11 +276,18 @@ export class PgTx implements StorageTx {
     }
     switch (table) {
       case "keys":
+        await this.lockForDelete("keys", id, []);
+        return this.deleteKeys(table, id);
       case "apis":
+        // Its keys are locked once, after it: an API may have millions, and the writers that lock
+        // a key and then read its API (keys.rerollKey) are few.
+        await this.lockForDelete("apis", id, [["keys", `SELECT id FROM ${this.t("keys")} WHERE api_id = $1`]], false);
         return this.deleteKeys(table, id);
       case "permissions":
-        await this.lockRows("keys", `SELECT key_id FROM ${this.t("key_permissions")} WHERE permission_id = $1`, id);
-        await this.lockRows("roles", `SELECT role_id FROM ${this.t("role_permissions")} WHERE permission_id = $1`, id);
+        await this.lockForDelete("permissions", id, [
+          ["keys", `SELECT key_id FROM ${this.t("key_permissions")} WHERE permission_id = $1`],
+          ["roles", `SELECT role_id FROM ${this.t("role_permissions")} WHERE permission_id = $1`],
+        ]);
         await this.query(
           `WITH p AS (DELETE FROM ${this.t("permissions")} WHERE id = $1),
            k AS (DELETE FROM ${this.t("key_permissions")} WHERE permission_id = $1),
@@ -280,7 +297,7 @@ export class PgTx implements StorageTx {
         );
         return;
       case "roles":
-        await this.lockRows("keys", `SELECT key_id FROM ${this.t("key_roles")} WHERE role_id = $1`, id);
+        await this.lockForDelete("roles", id, [["keys", `SELECT key_id FROM ${this.t("key_roles")} WHERE role_id = $1`]]);
         await this.query(
           `WITH r AS (DELETE FROM ${this.t("roles")} WHERE id = $1),
            k AS (DELETE FROM ${this.t("key_roles")} WHERE role_id = $1),
@@ -290,6 +307,9 @@ export class PgTx implements StorageTx {
         );
         return;
       case "identities":
+        // Its keys are not locked first: the update below waits for a transaction changing one of
+        // them and then clears the identity it wrote; a key joins an identity only with it locked.
+        await this.lockForDelete("identities", id, []);
         await this.query(
           `WITH i AS (DELETE FROM ${this.t("identities")} WHERE id = $1),
            k AS (UPDATE ${this.t("keys")} SET identity_id = NULL WHERE identity_id = $1)
@@ -310,6 +330,30 @@ export class PgTx implements StorageTx {
       default:
         await this.query(`DELETE FROM ${this.t(LAYOUTS[table].table)} WHERE id = $1`, [id]);
     }
+  }
+
+  /**
+   * Locks what a cascading delete changes, each step in a statement of its own, before the
+   * cascade's statement: the records that point at the row (`dependents`: their ids selected from
+   * the row's id), then the row itself `FOR UPDATE`, then the dependents again (those that came
+   * to point at it meanwhile). A transaction that read the row (an API while it creates a key
+   * there, a permission or role while it grants it, an identity while it joins a key to it) has
+   * ended by then, and the cascade, a statement started after, sees what it wrote: a
+   * statement sees what was committed when it started, so a cascade that waited for those
+   * transactions inside its own statement would miss their rows. A transaction reading the row
+   * after this one committed does not find it. The dependents come first because a writer locks
+   * its own record (a key) before the one it points at: the other order would deadlock with it
+   * (`dependentsFirst: false` locks them after the row only).
+   */
+  private async lockForDelete(
+    table: "keys" | "apis" | "permissions" | "roles" | "identities",
+    id: string,
+    dependents: ReadonlyArray<readonly ["keys" | "roles", string]>,
+    dependentsFirst = true,
+  ): Promise<void> {
+    if (dependentsFirst) for (const [t, sql] of dependents) await this.lockRows(t, sql, id);
+    await this.query(`SELECT 1 FROM ${this.t(LAYOUTS[table].table)} WHERE id = $1 FOR UPDATE`, [id]);
+    for (const [t, sql] of dependents) await this.lockRows(t, sql, id);
   }
 
   /** Locks the rows of `table` whose ids `idsSql` selects, in id order, before a cascade changes their links. */
