@@ -50,7 +50,7 @@ type ItemOf<Op extends OperationName> = Res<Op> extends ReadonlyArray<infer I> ?
 type Ext = ContractOperations;
 type ExtData<N extends keyof Ext> = Ext[N]["res"] extends EmptyData ? Record<never, never> : Ext[N]["res"];
 /** One of keyguard's own operations as a method. */
-export type ExtensionMethod<N extends keyof Ext> = (body: Ext[N]["req"], options?: CallOptions) => Promise<WithMeta<ExtData<N>>>;
+type ExtensionMethod<N extends keyof Ext> = (body: Ext[N]["req"], options?: CallOptions) => Promise<WithMeta<ExtData<N>>>;
 
 /** What `client.request(op, …)` and the namespace methods resolve to. */
 export type ResultOf<Op extends OperationName> = Op extends ListOperationName ? Page<ItemOf<Op>> : WithMeta<DataOf<Op>>;

@@ -2,7 +2,7 @@
 // operation typed, a page of deliveries with its cursor, a refusal as a KeyServiceError.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createClient, KeyServiceError, type KeyServiceClient } from "keyguard/client";
+import { createClient, KeyServiceHttpError, type KeyServiceClient } from "keyguard/client";
 import { startLocalUnderTest } from "../support/store-under-test";
 import { refusedUrl } from "../support/loopback-ports";
 import { silentLogger } from "../../src/logger";
@@ -43,8 +43,8 @@ describe("client.webhooks", () => {
     expect((await client.webhooks.listEndpoints({}))[0]).toMatchObject({ endpointId, previousSecretExpiresAt: expect.any(Number) });
 
     const refused = await client.webhooks.updateEndpoint({ endpointId, events: ["nope"] }).catch((err: unknown) => err);
-    expect(refused).toBeInstanceOf(KeyServiceError);
-    expect((refused as KeyServiceError).status).toBe(400);
+    expect(refused).toBeInstanceOf(KeyServiceHttpError);
+    expect((refused as KeyServiceHttpError).status).toBe(400);
     await client.webhooks.deleteEndpoint({ endpointId });
   });
 });

@@ -57,7 +57,7 @@ export interface WebhookEvent {
 }
 
 /** Whether an endpoint asked for events of `type` (by name, or all of them). */
-export const wants = (endpoint: WebhookEndpointRecord, type: string): boolean =>
+const wants = (endpoint: WebhookEndpointRecord, type: string): boolean =>
   endpoint.events.includes(type) || (endpoint.events.includes(ALL_EVENTS) && type !== WEBHOOK_TEST);
 
 /**
