@@ -120,6 +120,22 @@ describe("webhooks as receivers expect them", () => {
     await expect.poll(async () => (await deliveries(s)).map((d) => d.status), { timeout: 10_000 }).toEqual(["delivered", "delivered"]);
   });
 
+  it("gives the messages kept during a pause longer than the retry window a whole window from the resume", async () => {
+    const clock = manualClock();
+    const r = await receiver({ RECEIVER_FAIL_FIRST: "1" });
+    const s = await service({ now: clock.now, webhookRetryHours: 1 });
+    const { endpointId } = await ok(s, "webhooks.createEndpoint", { url: r.url, events: ["key.created"] });
+    await ok(s, "webhooks.pauseEndpoint", { endpointId });
+    await s.createKey();
+    clock.advance(3 * 3_600_000);
+    await ok(s, "webhooks.resumeEndpoint", { endpointId });
+    // The first attempt fails: retried (the window counts from the resume), not failed.
+    await expect.poll(() => r.received.length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(async () => (await deliveries(s))[0], { timeout: 10_000 }).toMatchObject({ status: "pending", attempts: 1 });
+    clock.advance(5_000);
+    await expect.poll(async () => (await deliveries(s))[0], { timeout: 10_000 }).toMatchObject({ status: "delivered", attempts: 2 });
+  });
+
   it("lists every event type with a JSON Schema, and every event sent matches its type's schema", async () => {
     const r = await receiver();
     const s = await service();
