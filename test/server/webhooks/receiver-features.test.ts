@@ -5,7 +5,9 @@
 // matches, one message with its attempts, every failed message since a time sent again (once), the
 // deliveries a page at a time and by status, a test event, and the events of APIs, permissions,
 // roles, identities and rate-limit overrides.
+import { randomBytes } from "node:crypto";
 import { Webhook } from "standardwebhooks";
+import { memoryStorage } from "keyguard/server";
 import { Value } from "typebox/value";
 import { afterEach, describe, expect, it } from "vitest";
 import { refusedUrl } from "../../support/loopback-ports";
@@ -76,6 +78,20 @@ describe("webhooks as receivers expect them", () => {
     expect(audit).toContain(endpointId);
     expect(audit).not.toContain(rotated.secret.slice("whsec_".length));
     expect(audit).not.toContain(old.slice("whsec_".length));
+  });
+
+  it("keeps both secrets of a rotation sealed with the service's encryption key", async () => {
+    const r = await receiver();
+    const storage = memoryStorage();
+    const s = await service({ storage, encryptionKey: randomBytes(32).toString("base64") });
+    const { endpointId, secret: old } = await ok(s, "webhooks.createEndpoint", { url: r.url, events: ["key.created"] });
+    const { secret } = await ok(s, "webhooks.rotateSecret", { endpointId });
+    const stored = (await storage.direct.getMeta(`webhooks.${s.workspaceId}`))!;
+    for (const plain of [old, secret]) expect(stored).not.toContain(plain.slice("whsec_".length));
+    await s.createKey();
+    await expect.poll(() => r.received.length, { timeout: 10_000 }).toBe(1);
+    expect(verifies(old, r.received[0]!)).toBe(true);
+    expect(verifies(secret, r.received[0]!)).toBe(true);
   });
 
   it("changes an endpoint's URL and events; a refused change names the field and changes nothing", async () => {
