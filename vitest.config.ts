@@ -14,7 +14,7 @@ const SERVICE_SUITES = [
   "test/server/operations/{audit,audit-coverage,auth,authorisation,clock,root-keys,concurrency,races,echo,ip-allowlist,api-settings,checksummed-keys,keys,migrate-keys,ratelimit,recoverable,resources,role-permissions,units,validation,verify}.test.ts",
   "test/server/http/{secret-scanning,server,transport}.test.ts",
   "test/server/storage/{state-file,store-failures,verification-events}.test.ts",
-  "test/server/webhooks/webhooks.test.ts",
+  "test/server/webhooks/{webhooks,receiver-features}.test.ts",
   // sdk-analytics.test.ts picks its stores itself (SQLite and PostgreSQL).
   "test/interop/sdk.test.ts",
   "test/client/local-service.test.ts",

@@ -4,6 +4,7 @@
 // transport, so any runtime can assemble one.
 
 import type {
+  ContractOperations,
   CreateApiRequest,
   CreateApiResult,
   CreateIdentityRequest,
@@ -27,6 +28,7 @@ import type {
   RatelimitListOverridesRequest,
   RatelimitOverride,
   Role,
+  WebhookDeliveryItem,
 } from "../protocol/types";
 import { invalidationAfter } from "../protocol/invalidation-message";
 import { toCreateKeyBody, type CreateKeyInput } from "./create-key";
@@ -44,6 +46,11 @@ type Res<Op extends OperationName> = Operations[Op]["res"];
 // `Record<string, never> & { requestId }` would make requestId `never`; empty data is `{}` here.
 type DataOf<Op extends OperationName> = Res<Op> extends EmptyData ? Record<never, never> : Res<Op>;
 type ItemOf<Op extends OperationName> = Res<Op> extends ReadonlyArray<infer I> ? I : never;
+
+type Ext = ContractOperations;
+type ExtData<N extends keyof Ext> = Ext[N]["res"] extends EmptyData ? Record<never, never> : Ext[N]["res"];
+/** One of keyguard's own operations as a method. */
+type ExtensionMethod<N extends keyof Ext> = (body: Ext[N]["req"], options?: CallOptions) => Promise<WithMeta<ExtData<N>>>;
 
 /** What `client.request(op, …)` and the namespace methods resolve to. */
 export type ResultOf<Op extends OperationName> = Op extends ListOperationName ? Page<ItemOf<Op>> : WithMeta<DataOf<Op>>;
@@ -119,6 +126,24 @@ export interface KeyServiceClient {
     /** Runs a SQL query over `key_verifications_v1` (root-key permission `api.*.read_analytics`); resolves to its rows. */
     readonly getVerifications: Method<"analytics.getVerifications">;
   };
+  /** keyguard's own webhooks.* operations (docs/events.md); each needs its `workspace.*.…_webhook` permission. */
+  readonly webhooks: {
+    readonly createEndpoint: ExtensionMethod<"webhooks.createEndpoint">;
+    readonly listEndpoints: ExtensionMethod<"webhooks.listEndpoints">;
+    readonly updateEndpoint: ExtensionMethod<"webhooks.updateEndpoint">;
+    readonly deleteEndpoint: ExtensionMethod<"webhooks.deleteEndpoint">;
+    readonly enableEndpoint: ExtensionMethod<"webhooks.enableEndpoint">;
+    readonly pauseEndpoint: ExtensionMethod<"webhooks.pauseEndpoint">;
+    readonly resumeEndpoint: ExtensionMethod<"webhooks.resumeEndpoint">;
+    readonly rotateSecret: ExtensionMethod<"webhooks.rotateSecret">;
+    readonly listEventTypes: ExtensionMethod<"webhooks.listEventTypes">;
+    readonly sendTestEvent: ExtensionMethod<"webhooks.sendTestEvent">;
+    /** A page of messages, newest first (`pagination.cursor` asks for the next). */
+    readonly listDeliveries: (body?: Ext["webhooks.listDeliveries"]["req"], options?: CallOptions) => Promise<Page<WebhookDeliveryItem>>;
+    readonly getDelivery: ExtensionMethod<"webhooks.getDelivery">;
+    readonly resendDelivery: ExtensionMethod<"webhooks.resendDelivery">;
+    readonly resendFailed: ExtensionMethod<"webhooks.resendFailed">;
+  };
   /** The single chokepoint every method goes through, typed by the `Operations` table. */
   request<Op extends OperationName>(operation: Op, body: Req<Op>, options?: CallOptions): Promise<ResultOf<Op>>;
 }
@@ -168,6 +193,11 @@ export function assembleClient(context: RequestContext): KeyServiceClient {
     ensure: (input: EnsurePermissionInput, options?: CallOptions) => ensurePermission(permissions, input, options),
   });
 
+  const extension =
+    <N extends keyof Ext>(operation: N): ExtensionMethod<N> =>
+    (body, options) =>
+      sendRequest(ctx, operation, body, options) as Promise<WithMeta<ExtData<N>>>;
+
   return Object.freeze({
     keys: Object.freeze({
       verifyKey: method("keys.verifyKey"),
@@ -213,6 +243,23 @@ export function assembleClient(context: RequestContext): KeyServiceClient {
     }),
     analytics: Object.freeze({
       getVerifications: method("analytics.getVerifications"),
+    }),
+    webhooks: Object.freeze({
+      createEndpoint: extension("webhooks.createEndpoint"),
+      listEndpoints: extension("webhooks.listEndpoints"),
+      updateEndpoint: extension("webhooks.updateEndpoint"),
+      deleteEndpoint: extension("webhooks.deleteEndpoint"),
+      enableEndpoint: extension("webhooks.enableEndpoint"),
+      pauseEndpoint: extension("webhooks.pauseEndpoint"),
+      resumeEndpoint: extension("webhooks.resumeEndpoint"),
+      rotateSecret: extension("webhooks.rotateSecret"),
+      listEventTypes: extension("webhooks.listEventTypes"),
+      sendTestEvent: extension("webhooks.sendTestEvent"),
+      listDeliveries: (body?: Ext["webhooks.listDeliveries"]["req"], options?: CallOptions) =>
+        sendRequest(ctx, "webhooks.listDeliveries", body ?? {}, options) as Promise<Page<WebhookDeliveryItem>>,
+      getDelivery: extension("webhooks.getDelivery"),
+      resendDelivery: extension("webhooks.resendDelivery"),
+      resendFailed: extension("webhooks.resendFailed"),
     }),
     request,
   });

@@ -8,7 +8,7 @@ import { CONTRACT } from "../protocol/contract";
 import { checkValue } from "../protocol/contract/check";
 import { parseErrorType } from "../protocol/errors";
 import type { Pagination, ValidationErrorDetail } from "../protocol/types";
-import { LIST_OPERATIONS } from "../protocol/types";
+import { LIST_OPERATIONS, PAGED_EXTENSION_OPERATIONS } from "../protocol/types";
 import { redact, safeRequestId } from "./redact";
 
 type ParsedSuccess =
@@ -25,7 +25,7 @@ interface ParsedError {
   errors?: ValidationErrorDetail[];
 }
 
-const LIST_SET: ReadonlySet<string> = new Set(LIST_OPERATIONS);
+const LIST_SET: ReadonlySet<string> = new Set([...LIST_OPERATIONS, ...PAGED_EXTENSION_OPERATIONS]);
 
 const str = (v: unknown) => typeof v === "string";
 

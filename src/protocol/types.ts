@@ -14,6 +14,7 @@ import type * as resources from "./contract/resources";
 import type * as rootKeys from "./contract/root-keys";
 import type * as audit from "./contract/audit";
 import type * as webhooks from "./contract/webhooks";
+import type * as webhookPayloads from "./contract/webhook-payloads";
 
 /** Free-form JSON metadata attached to a key or an identity. */
 export type Meta = Static<typeof resources.MetaData>;
@@ -150,6 +151,12 @@ export type AuditEventItem = Static<typeof audit.AuditEventItem>;
 export type WebhookEndpointItem = Static<typeof webhooks.WebhookEndpointItem>;
 /** One message to an endpoint as webhooks.listDeliveries answers it. */
 export type WebhookDeliveryItem = Static<typeof webhooks.WebhookDeliveryItem>;
+/** One message with its payload and attempts, as webhooks.getDelivery answers it. */
+export type WebhookDeliveryDetail = Static<typeof webhooks.WebhookDeliveryDetail>;
+/** One attempt to deliver a message: when, the status answered (0: none) or the error, how long. */
+export type WebhookAttemptItem = Static<typeof webhooks.WebhookAttemptItem>;
+/** One event type of webhooks.listEventTypes: its name, what it means, its payload's JSON Schema. */
+export type WebhookEventTypeItem = Static<typeof webhookPayloads.WebhookEventTypeItem>;
 
 // ---------------------------------------------------------------------------------------------
 // permissions.*
@@ -265,6 +272,11 @@ export const LIST_OPERATIONS = Object.freeze([
   "identities.listIdentities",
   "ratelimit.listOverrides",
 ] as const satisfies readonly OperationName[]);
+
+/** keyguard's own operations whose response carries `pagination`. */
+export const PAGED_EXTENSION_OPERATIONS = Object.freeze(["webhooks.listDeliveries"] as const satisfies ReadonlyArray<
+  keyof ContractOperations
+>);
 
 /** Operations whose request body is a JSON array, not an object. */
 export const ARRAY_BODY_OPERATIONS = Object.freeze(["ratelimit.multiLimit"] as const satisfies readonly OperationName[]);

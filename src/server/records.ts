@@ -249,6 +249,16 @@ export interface WebhookEndpointRecord {
   createdAt: number;
   /** Set when a message to it failed for a whole retry window: it gets no message from then on. */
   disabledAt?: number;
+  /** Set while an operator paused it: its messages are kept in the outbox and sent once it is resumed. */
+  pausedAt?: number;
+  /** When it was last resumed: the retry window of the messages kept meanwhile starts there. */
+  resumedAt?: number;
+  /**
+   * The secret a rotation replaced (stored as `secret` is), signed with as well until
+   * `previousSecretUntil` (Unix ms): receivers switch over without losing a message.
+   */
+  previousSecret?: string;
+  previousSecretUntil?: number;
 }
 
 /** The whole state as JSON: what `exportState` returns and `importState` takes (hashes only). */
@@ -345,4 +355,17 @@ export interface WebhookMessage {
   lastError?: string;
   lastLatencyMs?: number;
   deliveredAt?: number;
+  /** Its attempts, oldest first (the latest MAX_ATTEMPT_HISTORY: src/server/webhooks/dispatcher.ts). Absent before the first. */
+  history?: WebhookAttemptRecord[];
+}
+
+/** One attempt to deliver a webhook message. */
+export interface WebhookAttemptRecord {
+  /** When it started (Unix ms, service clock). */
+  time: number;
+  /** The HTTP status (0: no answer). */
+  status: number;
+  /** Why it failed, when it did. */
+  error?: string;
+  durationMs: number;
 }

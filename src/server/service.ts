@@ -327,7 +327,7 @@ export class ServiceCore implements LocalKeyService {
   get webhookContext(): OpContext["webhooks"] {
     return {
       allowPrivate: this.config.webhooksAllowPrivate,
-      messages: (workspaceId, endpointId, limit) => this.store.listWebhooks(workspaceId, endpointId, limit),
+      messages: (query) => this.store.listWebhooks(query),
       message: (messageId) => this.store.getWebhook(messageId),
       resend: async (message) => {
         const now = this.config.now();
@@ -336,6 +336,7 @@ export class ServiceCore implements LocalKeyService {
         void this.webhooks.tick();
         return again;
       },
+      deliverSoon: () => void this.webhooks.tick(),
       chargeWithEvents: this.chargeWithEvents,
     };
   }

@@ -7,7 +7,7 @@ import type { OperationName, Operations, Pagination, ValidationErrorDetail } fro
 import type { RootContext } from "./auth";
 import type { KeyVault } from "../domain/key-vault";
 import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
-import type { StorageTx } from "../storage/seam";
+import type { StorageTx, WebhookQuery } from "../storage/seam";
 import type { DueRefill, SpendOutcome } from "../domain/credits";
 import type { VerificationEvent, WebhookMessage } from "../records";
 import type { WebhookEvent } from "../webhooks/events";
@@ -43,12 +43,14 @@ export interface OpContext {
   webhooks: {
     /** Whether endpoints on non-public addresses are allowed (`--webhooks-allow-private`). */
     allowPrivate: boolean;
-    /** A workspace's latest outbox messages (of one endpoint when given), newest first. */
-    messages(workspaceId: string, endpointId: string | undefined, limit: number): Promise<WebhookMessage[]>;
+    /** A workspace's outbox messages matching the query, newest first. */
+    messages(query: WebhookQuery): Promise<WebhookMessage[]>;
     /** One outbox message by id, of any workspace. */
     message(messageId: string): Promise<WebhookMessage | undefined>;
     /** Puts a message back in the outbox, due at once, and asks for a delivery pass; returns it as written. */
     resend(message: WebhookMessage): Promise<WebhookMessage>;
+    /** Asks for a delivery pass (messages put in the outbox on `direct`, committed already). */
+    deliverSoon(): void;
     /**
      * Charges a key's credits in a transaction of its own, with the messages of the webhook events
      * the charge causes (`events` of its outcome) in the outbox: written together or not at all. For

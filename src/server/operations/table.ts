@@ -77,6 +77,14 @@ const EXTENSION_OPERATIONS = Object.freeze({
   "webhooks.listDeliveries": webhooks.listDeliveriesOperation,
   "webhooks.enableEndpoint": webhooks.enableEndpointOperation,
   "webhooks.resendDelivery": webhooks.resendDeliveryOperation,
+  "webhooks.updateEndpoint": webhooks.updateEndpointOperation,
+  "webhooks.pauseEndpoint": webhooks.pauseEndpointOperation,
+  "webhooks.resumeEndpoint": webhooks.resumeEndpointOperation,
+  "webhooks.rotateSecret": webhooks.rotateSecretOperation,
+  "webhooks.listEventTypes": webhooks.listEventTypesOperation,
+  "webhooks.getDelivery": webhooks.getDeliveryOperation,
+  "webhooks.resendFailed": webhooks.resendFailedOperation,
+  "webhooks.sendTestEvent": webhooks.sendTestEventOperation,
 });
 
 /** Any operation of the table; its body is validated against the contract before `authorize` and `run` see it. */

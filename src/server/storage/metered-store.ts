@@ -23,6 +23,7 @@ const CALLS = Object.keys({
   appendAudit: true,
   listAudit: true,
   enqueueWebhooks: true,
+  rescheduleWebhooks: true,
   claimExpiryNotices: true,
 } satisfies Record<keyof StorageTx, true>) as Array<keyof StorageTx>;
 

@@ -102,6 +102,12 @@ export interface StorageTx {
    */
   enqueueWebhooks(messages: readonly WebhookMessage[]): Promise<void>;
   /**
+   * Makes every pending message of an endpoint due at `dueAt` (an endpoint resumed: the messages
+   * kept while it was paused go out at once); inside a transaction, kept or dropped with it.
+   * Returns how many.
+   */
+  rescheduleWebhooks(workspaceId: string, endpointId: string, dueAt: number): Promise<number>;
+  /**
    * Takes up to `limit` keys, of any workspace, whose `expires` is after `from` and at or before
    * `until` and whose notice was not sent for that value (`expiryNoticeFor` differs), earliest
    * expiry first, and records the notice on each (`expiryNoticeFor = expires`). Inside a
@@ -162,8 +168,8 @@ export interface Storage {
   settleWebhook(message: WebhookMessage): Promise<void>;
   /** One webhook message by its id, of any workspace (the caller checks the workspace). */
   getWebhook(messageId: string): Promise<WebhookMessage | undefined>;
-  /** A workspace's webhook messages, newest first, of one endpoint when given; at most `limit`. */
-  listWebhooks(workspaceId: string, endpointId: string | undefined, limit: number): Promise<WebhookMessage[]>;
+  /** A workspace's webhook messages matching every filter given, newest first (by id, descending). */
+  listWebhooks(query: WebhookQuery): Promise<WebhookMessage[]>;
   /** Deletes the audit records older than `before` (Unix ms); returns how many. */
   deleteAuditBefore(before: number): Promise<number>;
   /**
@@ -179,6 +185,16 @@ export interface Storage {
   readonly appendBatchSize?: number;
   /** Releases connections and files. Safe to call twice. */
   close(): Promise<void>;
+}
+
+/** Which webhook messages `Storage.listWebhooks` returns. */
+export interface WebhookQuery {
+  workspaceId: string;
+  endpointId?: string;
+  status?: WebhookMessage["status"];
+  /** Id of the first message to return (inclusive); older ones follow. */
+  from?: string;
+  limit: number;
 }
 
 /** Which audit records `Storage.listAudit` returns. */

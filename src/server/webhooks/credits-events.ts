@@ -5,6 +5,7 @@
 // among concurrent verifications, and only a refill or top-up above the threshold lets a later
 // charge cross it again. Such a charge is made in a transaction with its events' messages (the
 // store leaves it to one: `SpendOutcome.crossing`).
+import type { CreditsEventData } from "../../protocol/contract/webhook-payloads";
 import { crossings } from "../domain/credits";
 import type { ApiRecord, KeyRecord } from "../records";
 import { CREDITS_EXHAUSTED, CREDITS_LOW, type WebhookEvent } from "./events";
@@ -29,7 +30,7 @@ export function creditsEvents(
   const threshold = lowThreshold(key, api);
   const { low, exhausted } = crossings(remaining + cost, cost, threshold);
   if (!low && !exhausted) return NONE;
-  const data = { workspaceId: key.workspaceId, keyId: key.id, apiId: key.apiId, remaining, threshold: threshold ?? null };
+  const data: CreditsEventData = { workspaceId: key.workspaceId, keyId: key.id, apiId: key.apiId, remaining, threshold: threshold ?? null };
   const events: WebhookEvent[] = [];
   if (low) events.push({ type: CREDITS_LOW, workspaceId: key.workspaceId, time: now, data });
   if (exhausted) events.push({ type: CREDITS_EXHAUSTED, workspaceId: key.workspaceId, time: now, data });

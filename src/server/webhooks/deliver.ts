@@ -1,6 +1,7 @@
 // One attempt to deliver a webhook message: the Standard Webhooks headers (`webhook-id`,
 // `webhook-timestamp`, `webhook-signature`: HMAC-SHA256 of `id.timestamp.body` under the endpoint's
-// secret), a POST to the endpoint's address as checked by the address guard (the connection goes to
+// secret, or under each of its secrets while a rotation's overlap lasts, space-separated as the
+// standard allows), a POST to the endpoint's address as checked by the address guard (the connection goes to
 // that address, so a second DNS answer cannot redirect it), no redirect followed, a time limit.
 import { createHmac, randomBytes } from "node:crypto";
 import { request as httpRequest } from "node:http";
@@ -13,10 +14,14 @@ export function newSecret(): string {
   return `whsec_${randomBytes(24).toString("base64")}`;
 }
 
-/** The `webhook-signature` header of a message. */
-function signature(secret: string, id: string, timestamp: number, payload: string): string {
-  const key = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
-  return `v1,${createHmac("sha256", key).update(`${id}.${timestamp}.${payload}`).digest("base64")}`;
+/** The `webhook-signature` header of a message: one `v1,<signature>` per secret, space-separated. */
+function signatures(secrets: readonly string[], id: string, timestamp: number, payload: string): string {
+  return secrets
+    .map((secret) => {
+      const key = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
+      return `v1,${createHmac("sha256", key).update(`${id}.${timestamp}.${payload}`).digest("base64")}`;
+    })
+    .join(" ");
 }
 
 export interface Attempt {
@@ -29,7 +34,7 @@ export interface Attempt {
 
 /** Answers of 2xx deliver; anything else (a redirect included) is a failure to retry. */
 export async function deliver(
-  target: { url: string; secret: string },
+  target: { url: string; secrets: readonly string[] },
   message: { id: string; payload: string },
   options: { allowPrivate: boolean; timeoutMs: number },
 ): Promise<Attempt> {
@@ -62,7 +67,7 @@ export async function deliver(
           "user-agent": "keyguard-webhooks",
           "webhook-id": message.id,
           "webhook-timestamp": String(timestamp),
-          "webhook-signature": signature(target.secret, message.id, timestamp, message.payload),
+          "webhook-signature": signatures(target.secrets, message.id, timestamp, message.payload),
         },
         timeout: options.timeoutMs,
         // The connection goes to the address checked above.

@@ -3,15 +3,17 @@
 // other instances off them), tries each once, and writes back the outcome. A failed attempt is
 // retried with exponential backoff (RETRY_BASE_MS doubling, at most MAX_BACKOFF_MS apart) until the
 // message is older than the retry window (counted from when an operator last resent it, if they
-// did), then marked failed. At least once: a crash between the
-// endpoint's answer and the write-back delivers the message again after the lease, same id.
+// did, or its endpoint was last resumed), then marked failed. At least once: a crash between the
+// endpoint's answer and the write-back delivers the message again after the lease, same id. A
+// message of a paused endpoint is kept, not tried: held for PAUSED_HOLD_MS, or until the endpoint
+// is resumed (which makes its pending messages due at once).
 import type { Logger } from "../../logger";
 import type { Storage } from "../storage/seam";
-import type { WebhookMessage } from "../records";
+import type { WebhookAttemptRecord, WebhookMessage } from "../records";
 import { isStoreUnavailable, type StoreFailureLog } from "../storage/store-failures";
 import { deliver } from "./deliver";
 import { newId } from "../domain/ids";
-import { readEndpoints, signingSecret, writeEndpoints } from "./endpoints";
+import { readEndpoints, signingSecrets, writeEndpoints } from "./endpoints";
 import type { KeyVault } from "../domain/key-vault";
 import type { ExpiryNotices } from "./expiry-notices";
 
@@ -21,6 +23,10 @@ const LEASE_MS = 60_000;
 const TIMEOUT_MS = 10_000;
 const RETRY_BASE_MS = 5_000;
 const MAX_BACKOFF_MS = 60 * 60 * 1000;
+/** How long a message of a paused endpoint is held before it is looked at again (resuming makes it due at once). */
+const PAUSED_HOLD_MS = 60 * 60 * 1000;
+/** Attempts a message keeps in its history (the latest). */
+const MAX_ATTEMPT_HISTORY = 50;
 
 export interface DispatcherOptions {
   allowPrivate: boolean;
@@ -89,17 +95,26 @@ export class WebhookDispatcher {
     if (!endpoint) return this.store.settleWebhook({ ...message, status: "failed", lastError: "the endpoint was deleted" });
     if (endpoint.disabledAt !== undefined)
       return this.store.settleWebhook({ ...message, status: "failed", lastError: "the endpoint is disabled" });
-    const secret = signingSecret(endpoint, this.options.vault);
+    if (endpoint.pausedAt !== undefined) return this.hold(message);
+    const started = now();
+    const secrets = signingSecrets(endpoint, this.options.vault, started);
     const result =
-      secret === undefined
+      secrets === undefined
         ? {
             status: 0,
             error: "the endpoint's signing secret cannot be opened: the service's encryption key is not the one it was sealed with",
             latencyMs: 0,
           }
-        : await deliver({ url: endpoint.url, secret }, message, { allowPrivate: this.options.allowPrivate, timeoutMs: TIMEOUT_MS });
+        : await deliver({ url: endpoint.url, secrets }, message, { allowPrivate: this.options.allowPrivate, timeoutMs: TIMEOUT_MS });
     const attempts = message.attempts + 1;
-    const settled: WebhookMessage = { ...message, attempts, lastStatus: result.status, lastLatencyMs: result.latencyMs };
+    const record: WebhookAttemptRecord = {
+      time: started,
+      status: result.status,
+      ...(result.error === undefined ? {} : { error: result.error }),
+      durationMs: result.latencyMs,
+    };
+    const history = [...(message.history ?? []), record].slice(-MAX_ATTEMPT_HISTORY);
+    const settled: WebhookMessage = { ...message, attempts, lastStatus: result.status, lastLatencyMs: result.latencyMs, history };
     delete settled.lastError;
     if (result.error === undefined) {
       await this.store.settleWebhook({ ...settled, status: "delivered", deliveredAt: now() });
@@ -107,7 +122,8 @@ export class WebhookDispatcher {
     }
     settled.lastError = result.error;
     const next = nextAttempt(attempts, now());
-    if (next - (message.resentAt ?? message.createdAt) > this.options.retryWindowMs) {
+    const windowStart = Math.max(message.resentAt ?? message.createdAt, endpoint.resumedAt ?? 0);
+    if (next - windowStart > this.options.retryWindowMs) {
       this.options.logger.warn(
         { messageId: message.id, endpointId: endpoint.id, attempts, error: result.error },
         "keyguard/server: webhook message failed",
@@ -117,6 +133,17 @@ export class WebhookDispatcher {
     } else {
       await this.store.settleWebhook({ ...settled, nextAttemptAt: next });
     }
+  }
+
+  /**
+   * Keeps a message of a paused endpoint without trying it. Written back first, then the endpoint
+   * read again: if it was resumed meanwhile, the message is due at once (the resume's own
+   * rescheduling may have run before this write).
+   */
+  private async hold(message: WebhookMessage): Promise<void> {
+    await this.store.settleWebhook({ ...message, nextAttemptAt: this.options.now() + PAUSED_HOLD_MS });
+    const endpoint = (await readEndpoints(this.store.direct, message.workspaceId)).find((e) => e.id === message.endpointId);
+    if (endpoint?.pausedAt === undefined) await this.store.settleWebhook({ ...message, nextAttemptAt: this.options.now() });
   }
 
   /**

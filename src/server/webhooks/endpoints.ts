@@ -17,10 +17,22 @@ export function sealSecret(secret: string, endpoint: { workspaceId: string; id: 
   return vault ? vault.seal(secret, boundTo(endpoint)) : secret;
 }
 
-/** The signing secret of an endpoint; undefined when it is sealed and cannot be opened (no vault, or another encryption key). */
-export function signingSecret(endpoint: WebhookEndpointRecord, vault: KeyVault | undefined): string | undefined {
-  if (endpoint.secret.startsWith("whsec_")) return endpoint.secret;
-  return vault?.open(endpoint.secret, boundTo(endpoint));
+/** A secret as stored, opened; undefined when it is sealed and cannot be opened (no vault, or another encryption key). */
+function opened(stored: string, endpoint: WebhookEndpointRecord, vault: KeyVault | undefined): string | undefined {
+  if (stored.startsWith("whsec_")) return stored;
+  return vault?.open(stored, boundTo(endpoint));
+}
+
+/**
+ * The secrets a message to the endpoint is signed with at `now`: its secret, then the one a
+ * rotation replaced while the overlap lasts. Undefined when its secret cannot be opened.
+ */
+export function signingSecrets(endpoint: WebhookEndpointRecord, vault: KeyVault | undefined, now: number): string[] | undefined {
+  const current = opened(endpoint.secret, endpoint, vault);
+  if (current === undefined) return undefined;
+  if (endpoint.previousSecret === undefined || (endpoint.previousSecretUntil ?? 0) <= now) return [current];
+  const previous = opened(endpoint.previousSecret, endpoint, vault);
+  return previous === undefined ? [current] : [current, previous];
 }
 
 /** The workspace's endpoints (none when it has none); `cached`: see `MetaReadOptions`. */

@@ -1,13 +1,14 @@
 // Which changes are webhook events, and their messages: an operation's successful change becomes
 // an event of one type, put in the outbox for every endpoint of the workspace that wants it, in the
 // change's own transaction. Payloads follow the Standard Webhooks format: { type, timestamp, data }.
-import type { WebhookEventType } from "../../protocol/contract/webhook-events";
+import { ALL_EVENTS, type WebhookEventType } from "../../protocol/contract/webhook-events";
+import type { ChangeEventData, ChangeSubject } from "../../protocol/contract/webhook-payloads";
 import { newId } from "../domain/ids";
 import type { AuditEvent, WebhookMessage } from "../records";
 import type { WebhookEndpointRecord } from "./endpoints";
 
 /** The event type of each operation's change, and what its first target is. */
-const EVENT_OF: Readonly<Record<string, { type: WebhookEventType; subject: "keyId" | "rootKeyId" }>> = {
+const EVENT_OF: Readonly<Record<string, { type: WebhookEventType; subject: ChangeSubject }>> = {
   "keys.createKey": { type: "key.created", subject: "keyId" },
   "keys.updateKey": { type: "key.updated", subject: "keyId" },
   "keys.updateCredits": { type: "key.updated", subject: "keyId" },
@@ -22,6 +23,18 @@ const EVENT_OF: Readonly<Record<string, { type: WebhookEventType; subject: "keyI
   "secretScanning.report": { type: "key.leaked", subject: "keyId" },
   "rootKeys.createRootKey": { type: "root_key.created", subject: "rootKeyId" },
   "rootKeys.deleteRootKey": { type: "root_key.deleted", subject: "rootKeyId" },
+  "apis.createApi": { type: "api.created", subject: "apiId" },
+  "apis.deleteApi": { type: "api.deleted", subject: "apiId" },
+  "permissions.createPermission": { type: "permission.created", subject: "permissionId" },
+  "permissions.deletePermission": { type: "permission.deleted", subject: "permissionId" },
+  "permissions.createRole": { type: "role.created", subject: "roleId" },
+  "permissions.deleteRole": { type: "role.deleted", subject: "roleId" },
+  "identities.createIdentity": { type: "identity.created", subject: "identityId" },
+  "identities.updateIdentity": { type: "identity.updated", subject: "identityId" },
+  "identities.deleteIdentity": { type: "identity.deleted", subject: "identityId" },
+  // The override first among the targets, its namespace second.
+  "ratelimit.setOverride": { type: "ratelimit_override.set", subject: "overrideId" },
+  "ratelimit.deleteOverride": { type: "ratelimit_override.deleted", subject: "overrideId" },
 };
 
 /**
@@ -31,6 +44,8 @@ const EVENT_OF: Readonly<Record<string, { type: WebhookEventType; subject: "keyI
 export const CREDITS_LOW = "key.credits_low" satisfies WebhookEventType;
 export const CREDITS_EXHAUSTED = "key.credits_exhausted" satisfies WebhookEventType;
 export const KEY_EXPIRING = "key.expiring" satisfies WebhookEventType;
+/** Sent by webhooks.sendTestEvent to one endpoint, whatever it asked for. */
+export const WEBHOOK_TEST = "webhook.test" satisfies WebhookEventType;
 
 /** One event of a workspace: its type, when it happened, and the payload's `data` (which names the workspace). */
 export interface WebhookEvent {
@@ -41,9 +56,16 @@ export interface WebhookEvent {
   data: Record<string, unknown>;
 }
 
-/** The outbox messages of an event: one per enabled endpoint that wants its type. */
+/** Whether an endpoint asked for events of `type` (by name, or all of them). */
+const wants = (endpoint: WebhookEndpointRecord, type: string): boolean =>
+  endpoint.events.includes(type) || (endpoint.events.includes(ALL_EVENTS) && type !== WEBHOOK_TEST);
+
+/**
+ * The outbox messages of an event: one per enabled endpoint that wants its type (a paused one
+ * included: its messages wait for it to be resumed).
+ */
 export function eventMessages(event: WebhookEvent, endpoints: readonly WebhookEndpointRecord[]): WebhookMessage[] {
-  const wanting = endpoints.filter((e) => e.disabledAt === undefined && e.events.includes(event.type));
+  const wanting = endpoints.filter((e) => e.disabledAt === undefined && wants(e, event.type));
   if (wanting.length === 0) return [];
   const payload = JSON.stringify({ type: event.type, timestamp: new Date(event.time).toISOString(), data: event.data });
   return wanting.map((endpoint) => ({
@@ -63,9 +85,9 @@ export function eventMessages(event: WebhookEvent, endpoints: readonly WebhookEn
 export function messagesOf(event: AuditEvent, endpoints: readonly WebhookEndpointRecord[]): WebhookMessage[] {
   const kind = EVENT_OF[event.operation];
   if (!kind || event.outcome !== "success") return [];
-  const data: Record<string, unknown> = {
+  const data: ChangeEventData = {
     workspaceId: event.workspaceId,
-    [kind.subject]: event.targets[0],
+    ...({ [kind.subject]: event.targets[0] } as Record<ChangeSubject, string>),
     targets: event.targets,
     actor: { rootKeyId: event.actorId, ...(event.actorName === undefined ? {} : { name: event.actorName }) },
     requestId: event.requestId,

@@ -3,6 +3,7 @@
 // expiry, and writes their events to the outbox in the same transaction as the mark that says the
 // notice was sent (`StorageTx.claimExpiryNotices`). Once per key and expiry value, however many
 // instances scan: a changed `expires` arms the notice again; a key that already expired is not noticed.
+import type { ExpiringEventData } from "../../protocol/contract/webhook-payloads";
 import type { Storage } from "../storage/seam";
 import { KEY_EXPIRING, type WebhookEvent } from "./events";
 import { enqueueNoticed } from "./noticed";
@@ -35,12 +36,10 @@ export class ExpiryNotices {
     for (;;) {
       const { taken, messages } = await this.store.transaction(async (tx) => {
         const keys = await tx.claimExpiryNotices(now, now + this.noticeMs, BATCH);
-        const events: WebhookEvent[] = keys.map((k) => ({
-          type: KEY_EXPIRING,
-          workspaceId: k.workspaceId,
-          time: now,
-          data: { workspaceId: k.workspaceId, keyId: k.keyId, apiId: k.apiId, expires: k.expires },
-        }));
+        const events: WebhookEvent[] = keys.map((k) => {
+          const data: ExpiringEventData = { workspaceId: k.workspaceId, keyId: k.keyId, apiId: k.apiId, expires: k.expires };
+          return { type: KEY_EXPIRING, workspaceId: k.workspaceId, time: now, data };
+        });
         return { taken: keys.length, messages: await enqueueNoticed(tx, events) };
       });
       queued += messages;

@@ -149,6 +149,20 @@ export const CASES: Record<string, Case> = {
   "webhooks.listDeliveries": { body: () => ({}), refused: () => missingOne("workspace.*.read_webhook") },
   "webhooks.enableEndpoint": { body: (f) => ({ endpointId: f.hookEndpoint }), refused: () => missingOne("workspace.*.update_webhook") },
   "webhooks.resendDelivery": { body: (f) => ({ messageId: f.messageId }), refused: () => missingOne("workspace.*.update_webhook") },
+  "webhooks.updateEndpoint": {
+    body: (f) => ({ endpointId: f.hookEndpoint, events: ["root_key.created", "key.created"] }),
+    refused: () => missingOne("workspace.*.update_webhook"),
+  },
+  "webhooks.pauseEndpoint": { body: (f) => ({ endpointId: f.hookEndpoint }), refused: () => missingOne("workspace.*.update_webhook") },
+  "webhooks.resumeEndpoint": { body: (f) => ({ endpointId: f.hookEndpoint }), refused: () => missingOne("workspace.*.update_webhook") },
+  "webhooks.rotateSecret": { body: (f) => ({ endpointId: f.hookEndpoint }), refused: () => missingOne("workspace.*.update_webhook") },
+  "webhooks.listEventTypes": { body: () => ({}), refused: () => missingOne("workspace.*.read_webhook") },
+  "webhooks.getDelivery": { body: (f) => ({ messageId: f.messageId }), refused: () => missingOne("workspace.*.read_webhook") },
+  "webhooks.resendFailed": {
+    body: (f) => ({ endpointId: f.hookEndpoint, since: 0 }),
+    refused: () => missingOne("workspace.*.update_webhook"),
+  },
+  "webhooks.sendTestEvent": { body: (f) => ({ endpointId: f.hookEndpoint }), refused: () => missingOne("workspace.*.update_webhook") },
 };
 
 /** Makes the records the cases name, with the bootstrap root key. */

@@ -38,7 +38,7 @@ export function describeWebhookOutbox(store: () => Storage): void {
           throw new Error("boom");
         }),
       ).rejects.toThrow("boom");
-      expect(await store().listWebhooks(w, undefined, 10)).toEqual([kept]);
+      expect(await store().listWebhooks({ workspaceId: w, limit: 10 })).toEqual([kept]);
     });
 
     it("claims each due message once per lease, and again once the lease is over", async () => {
@@ -65,8 +65,8 @@ export function describeWebhookOutbox(store: () => Storage): void {
       const delivered: WebhookMessage = { ...claimed!, status: "delivered", attempts: 1, lastStatus: 204, deliveredAt: t + 10 };
       await store().settleWebhook(delivered);
       expect((await store().claimWebhooks(t + 10_000, 50, 1_000)).filter((x) => x.id === m.id)).toEqual([]);
-      expect(await store().listWebhooks(w, "whep_2", 10)).toEqual([delivered]);
-      expect(await store().listWebhooks(w, "whep_other", 10)).toEqual([]);
+      expect(await store().listWebhooks({ workspaceId: w, endpointId: "whep_2", limit: 10 })).toEqual([delivered]);
+      expect(await store().listWebhooks({ workspaceId: w, endpointId: "whep_other", limit: 10 })).toEqual([]);
       expect(await store().getWebhook(m.id)).toEqual(delivered);
       expect(await store().getWebhook("msg_notThere")).toBeUndefined();
       // Sent again by an operator: pending and due again, its resend time kept.
@@ -77,6 +77,56 @@ export function describeWebhookOutbox(store: () => Storage): void {
       expect((await store().getWebhook(m.id))?.resentAt).toBe(t + 20_000);
       // Delivered again: nothing of this test stays pending for the claims of the others.
       await store().settleWebhook({ ...again, status: "delivered", attempts: 2 });
+    });
+
+    it("lists by status and endpoint, newest first, from a cursor on", async () => {
+      const w = `ws_${uid()}`;
+      const t = base();
+      const made: WebhookMessage[] = [];
+      for (let i = 0; i < 6; i++) {
+        made.push(message(w, t + i, { endpointId: i % 2 ? "whep_a" : "whep_b", status: i % 3 === 0 ? "failed" : "delivered" }));
+      }
+      await store().transaction((tx) => tx.enqueueWebhooks(made));
+      const newest = [...made].reverse();
+      const ids = (ms: WebhookMessage[]) => ms.map((m) => m.id);
+      expect(ids(await store().listWebhooks({ workspaceId: w, limit: 10 }))).toEqual(ids(newest));
+      expect(ids(await store().listWebhooks({ workspaceId: w, status: "failed", limit: 10 }))).toEqual(
+        ids(newest.filter((m) => m.status === "failed")),
+      );
+      expect(ids(await store().listWebhooks({ workspaceId: w, endpointId: "whep_a", status: "delivered", limit: 10 }))).toEqual(
+        ids(newest.filter((m) => m.endpointId === "whep_a" && m.status === "delivered")),
+      );
+      // A page of 2, then the rest from the third on (the cursor is inclusive).
+      const first = await store().listWebhooks({ workspaceId: w, limit: 3 });
+      expect(ids(await store().listWebhooks({ workspaceId: w, from: first[2]!.id, limit: 10 }))).toEqual(ids(newest.slice(2)));
+    });
+
+    it("makes an endpoint's pending messages due at a time, kept or dropped with the transaction", async () => {
+      const w = `ws_${uid()}`;
+      const t = base();
+      const held = [
+        message(w, t, { endpointId: "whep_p", nextAttemptAt: t + 3_600_000 }),
+        message(w, t, { endpointId: "whep_p", nextAttemptAt: t + 3_600_000 }),
+      ];
+      const other = message(w, t, { endpointId: "whep_q", nextAttemptAt: t + 3_600_000 });
+      const done = message(w, t, { endpointId: "whep_p", status: "delivered" });
+      await store().transaction((tx) => tx.enqueueWebhooks([...held, other, done]));
+      await expect(
+        store().transaction(async (tx) => {
+          expect(await tx.rescheduleWebhooks(w, "whep_p", t + 10)).toBe(2);
+          throw new Error("boom");
+        }),
+      ).rejects.toThrow("boom");
+      const mine = async (at: number) =>
+        (await store().claimWebhooks(at, 50, 1_000))
+          .filter((m) => m.workspaceId === w)
+          .map((m) => m.id)
+          .sort();
+      expect(await mine(t + 10)).toEqual([]);
+      expect(await store().transaction((tx) => tx.rescheduleWebhooks(w, "whep_p", t + 10))).toBe(2);
+      expect(await mine(t + 10)).toEqual(held.map((m) => m.id).sort());
+      // Nothing of this test stays pending for the claims of the others.
+      for (const m of [...held, other]) await store().settleWebhook({ ...m, status: "delivered" });
     });
   });
 }

@@ -107,7 +107,7 @@ describe.skipIf(skip !== undefined)("the webhook dispatcher over a record cache 
       expect(await readEndpoints(cached.direct, WS, CACHED)).toHaveLength(1);
       await dispatcher.tick();
       expect(received).toEqual([created, enabled]);
-      const statuses = new Map((await cached.listWebhooks(WS, undefined, 10)).map((m) => [m.id, [m.status, m.lastError]]));
+      const statuses = new Map((await cached.listWebhooks({ workspaceId: WS, limit: 10 })).map((m) => [m.id, [m.status, m.lastError]]));
       expect(statuses).toEqual(
         new Map([
           [created, ["delivered", undefined]],

@@ -3,9 +3,12 @@
 // same id after a failure, marked failed once the retry window is over; a change rolled back sends
 // nothing; endpoints on non-public addresses are refused unless allowed. The events the service
 // notices itself: credits low (once per crossing of the API's or the key's threshold) and
-// exhausted, and a key expiring within the notice (once per key and expiry).
+// exhausted, and a key expiring within the notice (once per key and expiry), each payload as the
+// catalogue's schema of its type says.
 import { randomBytes } from "node:crypto";
 import { Webhook } from "standardwebhooks";
+import { Value } from "typebox/value";
+import { WEBHOOK_EVENT_CATALOGUE } from "../../../src/protocol/contract/webhook-payloads";
 import { memoryStorage, StoreUnavailableError, type StorageTx } from "keyguard/server";
 import { afterEach, describe, expect, it } from "vitest";
 import { isPrivateAddress } from "../../../src/server/webhooks/address-guard";
@@ -215,9 +218,14 @@ describe("webhooks", () => {
   });
 });
 
-/** The types and data of the events received, in order. */
+/** The types and data of the events received, in order, each checked against its type's schema in the catalogue. */
 const events = (r: { received: ReadonlyArray<{ body: string }> }) =>
-  r.received.map((x) => JSON.parse(x.body) as { type: string; data: Record<string, unknown> });
+  r.received.map((x) => {
+    const body = JSON.parse(x.body) as { type: string; data: Record<string, unknown> };
+    const schema = WEBHOOK_EVENT_CATALOGUE.find((c) => c.type === body.type)?.schema;
+    if (schema === undefined || !Value.Check(schema, body)) throw new Error(`not as the catalogue says: ${x.body}`);
+    return body;
+  });
 const settle = () => new Promise((resolve) => setTimeout(resolve, 1200));
 
 describe("events the service notices", () => {

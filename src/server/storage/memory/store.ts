@@ -5,7 +5,7 @@ import { evaluatePlan } from "../../analytics/evaluate";
 import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
 import { windowEnded } from "../../domain/sliding-window";
 import { stateMeta } from "../state-file";
-import { type Storage, type StorageTx } from "../seam";
+import { type Storage, type StorageTx, type WebhookQuery } from "../seam";
 import { TABLE_NAMES, type WebhookMessage, type LocalState, type VerificationEvent } from "../../records";
 import { MemoryTables, type AnyRecord } from "./tables";
 import { MemoryTx, copy, settle, type MemoryTxHost } from "./tx";
@@ -124,12 +124,18 @@ class MemoryStore implements Storage, MemoryTxHost {
     });
   }
 
-  listWebhooks(workspaceId: string, endpointId: string | undefined, limit: number): Promise<WebhookMessage[]> {
+  listWebhooks(q: WebhookQuery): Promise<WebhookMessage[]> {
     return this.whenIdle(() =>
       [...this.data.outbox.values()]
-        .filter((m) => m.workspaceId === workspaceId && (endpointId === undefined || m.endpointId === endpointId))
+        .filter(
+          (m) =>
+            m.workspaceId === q.workspaceId &&
+            (q.endpointId === undefined || m.endpointId === q.endpointId) &&
+            (q.status === undefined || m.status === q.status) &&
+            (q.from === undefined || m.id <= q.from),
+        )
         .sort((a, b) => (a.id < b.id ? 1 : -1))
-        .slice(0, limit)
+        .slice(0, q.limit)
         .map(copy),
     );
   }

@@ -257,6 +257,20 @@ export class MemoryTx implements StorageTx {
     });
   }
 
+  rescheduleWebhooks(workspaceId: string, endpointId: string, dueAt: number): Promise<number> {
+    return this.step(() => {
+      let n = 0;
+      for (const m of this.data.outbox.values()) {
+        if (m.workspaceId !== workspaceId || m.endpointId !== endpointId || m.status !== "pending") continue;
+        const before = m.nextAttemptAt;
+        m.nextAttemptAt = dueAt;
+        this.undo?.push(() => void (m.nextAttemptAt = before));
+        n++;
+      }
+      return n;
+    });
+  }
+
   claimExpiryNotices(from: number, until: number, limit: number): Promise<ExpiringKey[]> {
     return this.step(() => {
       // Every key is looked at: the memory store holds demo- and test-sized states.

@@ -3,6 +3,7 @@
 // their due time past the lease in the same statement: instances never take the same message twice
 // within a lease, and one that crashes mid-delivery leaves it to be taken again.
 import type { WebhookMessage } from "../../records";
+import type { WebhookQuery } from "../seam";
 import type { Query } from "./query";
 
 export async function enqueueWebhooks(query: Query, t: (name: string) => string, messages: readonly WebhookMessage[]): Promise<void> {
@@ -46,16 +47,26 @@ export async function getWebhook(query: Query, t: (name: string) => string, mess
   return rows[0]?.data;
 }
 
-export async function listWebhooks(
+export async function rescheduleWebhooks(
   query: Query,
   t: (name: string) => string,
   workspaceId: string,
-  endpointId: string | undefined,
-  limit: number,
-): Promise<WebhookMessage[]> {
+  endpointId: string,
+  dueAt: number,
+): Promise<number> {
+  const rows = await query<{ id: string }>(
+    `UPDATE ${t("webhook_outbox")} SET next_attempt_at = $3, data = jsonb_set(data, '{nextAttemptAt}', to_jsonb($3::bigint))
+     WHERE workspace_id = $1 AND endpoint_id = $2 AND status = 'pending' RETURNING id`,
+    [workspaceId, endpointId, dueAt],
+  );
+  return rows.length;
+}
+
+export async function listWebhooks(query: Query, t: (name: string) => string, q: WebhookQuery): Promise<WebhookMessage[]> {
   const rows = await query<{ data: WebhookMessage }>(
-    `SELECT data FROM ${t("webhook_outbox")} WHERE workspace_id = $1 AND ($2::text IS NULL OR endpoint_id = $2) ORDER BY id DESC LIMIT $3`,
-    [workspaceId, endpointId ?? null, limit],
+    `SELECT data FROM ${t("webhook_outbox")} WHERE workspace_id = $1 AND ($2::text IS NULL OR endpoint_id = $2)
+     AND ($3::text IS NULL OR status = $3) AND ($4::text IS NULL OR id <= $4) ORDER BY id DESC LIMIT $5`,
+    [q.workspaceId, q.endpointId ?? null, q.status ?? null, q.from ?? null, q.limit],
   );
   return rows.map((r) => r.data);
 }

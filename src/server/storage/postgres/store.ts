@@ -12,7 +12,7 @@ import { optionNames } from "../../../config-error";
 import { parseRedisTarget, redisConnection, slotPrefix, type RedisTarget } from "../../../redis-connection";
 import { serviceChecks, StoreUnavailableError } from "../../errors";
 import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
-import { type Storage, type StorageTx } from "../seam";
+import { type Storage, type StorageTx, type WebhookQuery } from "../seam";
 import { type VerificationEvent, type WebhookMessage } from "../../records";
 import { deleteAuditBefore } from "./audit";
 import * as outbox from "./outbox";
@@ -378,8 +378,8 @@ class PostgresStore implements Storage {
     return outbox.getWebhook(this.pooled, this.t, messageId);
   }
 
-  listWebhooks(workspaceId: string, endpointId: string | undefined, limit: number): Promise<WebhookMessage[]> {
-    return outbox.listWebhooks(this.pooled, this.t, workspaceId, endpointId, limit);
+  listWebhooks(query: WebhookQuery): Promise<WebhookMessage[]> {
+    return outbox.listWebhooks(this.pooled, this.t, query);
   }
 
   deleteAuditBefore(before: number): Promise<number> {

@@ -10,7 +10,7 @@ import type { AuditEvent, WebhookMessage, ExpiringKey, IndexedFields, KeyRecord,
 import { LAYOUTS, filterColumn, keyColumns, roleData, toRecord, type RecordRow } from "./rows";
 import { spendCredits } from "./credits";
 import { appendAudit, listAudit } from "./audit";
-import { enqueueWebhooks } from "./outbox";
+import { enqueueWebhooks, rescheduleWebhooks } from "./outbox";
 import { claimExpiryNotices } from "./expiry";
 import { lastUsed } from "./events";
 import { quoteIdent } from "./schema";
@@ -410,6 +410,10 @@ export class PgTx implements StorageTx {
 
   enqueueWebhooks(messages: readonly WebhookMessage[]): Promise<void> {
     return enqueueWebhooks(this.query, this.t, messages);
+  }
+
+  rescheduleWebhooks(workspaceId: string, endpointId: string, dueAt: number): Promise<number> {
+    return rescheduleWebhooks(this.query, this.t, workspaceId, endpointId, dueAt);
   }
 
   claimExpiryNotices(from: number, until: number, limit: number): Promise<ExpiringKey[]> {

@@ -2,6 +2,7 @@
 // and due time as columns). The store runs one statement at a time, so a claim (select the due
 // rows, push their due time past the lease) is atomic without row locks.
 import type { WebhookMessage } from "../../records";
+import type { WebhookQuery } from "../seam";
 import type { SqliteTables } from "./tables";
 
 function write(tables: SqliteTables, m: WebhookMessage): void {
@@ -36,12 +37,26 @@ export function getWebhook(tables: SqliteTables, messageId: string): WebhookMess
   return row === undefined ? undefined : (JSON.parse(String(row.data)) as WebhookMessage);
 }
 
-export function listWebhooks(tables: SqliteTables, workspaceId: string, endpointId: string | undefined, limit: number): WebhookMessage[] {
-  const rows =
-    endpointId === undefined
-      ? tables.stmt("SELECT data FROM webhook_outbox WHERE workspace_id = ? ORDER BY id DESC LIMIT ?").all(workspaceId, limit)
-      : tables
-          .stmt("SELECT data FROM webhook_outbox WHERE workspace_id = ? AND endpoint_id = ? ORDER BY id DESC LIMIT ?")
-          .all(workspaceId, endpointId, limit);
+/** The caller runs it on the transaction it belongs to. */
+export function rescheduleWebhooks(tables: SqliteTables, workspaceId: string, endpointId: string, dueAt: number): number {
+  const result = tables
+    .stmt(
+      `UPDATE webhook_outbox SET next_attempt_at = ?, data = json_set(data, '$.nextAttemptAt', ?)
+       WHERE workspace_id = ? AND endpoint_id = ? AND status = 'pending'`,
+    )
+    .run(dueAt, dueAt, workspaceId, endpointId);
+  return Number(result.changes);
+}
+
+const twice = (value: string | undefined): [string | null, string | null] => [value ?? null, value ?? null];
+
+export function listWebhooks(tables: SqliteTables, query: WebhookQuery): WebhookMessage[] {
+  const rows = tables
+    .stmt(
+      `SELECT data FROM webhook_outbox WHERE workspace_id = ?
+       AND (? IS NULL OR endpoint_id = ?) AND (? IS NULL OR status = ?) AND (? IS NULL OR id <= ?)
+       ORDER BY id DESC LIMIT ?`,
+    )
+    .all(query.workspaceId, ...twice(query.endpointId), ...twice(query.status), ...twice(query.from), query.limit);
   return rows.map((row) => JSON.parse(String(row.data)) as WebhookMessage);
 }

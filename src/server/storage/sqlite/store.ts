@@ -8,7 +8,7 @@ import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
 import { DEFAULT_ANALYTICS_TIMEOUT_MS } from "../../analytics/time-limit";
 import { appendAudit, deleteAuditBefore, listAudit } from "./audit";
 import * as outbox from "./outbox";
-import { type Storage, type StorageTx } from "../seam";
+import { type Storage, type StorageTx, type WebhookQuery } from "../seam";
 import { type WebhookMessage, type VerificationEvent } from "../../records";
 import { Mutex } from "../mutex";
 import { startCheckpointer, type Checkpointer } from "./checkpointer";
@@ -245,8 +245,8 @@ class SqliteStorageImpl implements SqliteStorage {
     return this.exclusive(() => outbox.getWebhook(this.tables, messageId));
   }
 
-  listWebhooks(workspaceId: string, endpointId: string | undefined, limit: number): Promise<WebhookMessage[]> {
-    return this.exclusive(() => outbox.listWebhooks(this.tables, workspaceId, endpointId, limit));
+  listWebhooks(query: WebhookQuery): Promise<WebhookMessage[]> {
+    return this.exclusive(() => outbox.listWebhooks(this.tables, query));
   }
 
   deleteAuditBefore(before: number): Promise<number> {
@@ -309,6 +309,8 @@ class SqliteStorageImpl implements SqliteStorage {
       appendAudit: (event) => write(() => appendAudit(this.tables, event)),
       listAudit: (query) => run(() => listAudit(this.tables, query)),
       enqueueWebhooks: (messages) => write(() => outbox.enqueueWebhooks(this.tables, messages)),
+      rescheduleWebhooks: (workspaceId, endpointId, dueAt) =>
+        write(() => outbox.rescheduleWebhooks(this.tables, workspaceId, endpointId, dueAt)),
       claimExpiryNotices: (from, until, limit) => write(() => claimExpiryNotices(this.tables, from, until, limit)),
       getMeta: (name) => run(() => this.tables.getMeta(name)),
       setMeta: (name, value) => run(() => this.tables.setMeta(name, value)),
