@@ -248,6 +248,41 @@ describe("refused reports", () => {
     }
   });
 
+  it("refuses every malformed token docs/security.md names with 400, never quoting it", async () => {
+    const s = await service();
+    const tokens = [
+      // JSON escapes in the body's text: the parsed token holds the character itself.
+      "tok_with_a_nul\\u0000_inside",
+      "tok_lone_high_\\ud800",
+      "tok_lone_low_\\udc00_end",
+      "\\u0000",
+      "\\udfff\\ud800",
+    ];
+    for (const token of tokens) {
+      const body = `[{"token":"${token}","type":"t","url":""}]`;
+      const res = await sendReport(s.baseUrl, host, body);
+      expect(res.status, body).toBe(400);
+      expect(res.text, body).not.toContain("tok_");
+      expect((res.body as { error: { detail: string } }).error.detail, body).toMatch(/^Invalid report: entry 0: "token" holds a NUL/);
+    }
+    const others = [
+      JSON.stringify([{ token: 12, type: "t" }]),
+      JSON.stringify([{ token: null, type: "t" }]),
+      JSON.stringify([{ token: ["tok_in_an_array"], type: "t" }]),
+      JSON.stringify([{ token: "x".repeat(4097), type: "t" }]),
+      JSON.stringify([{ token: "tok_ok", type: "t".repeat(257) }]),
+      JSON.stringify([{ token: "tok_ok", type: "t", url: "u".repeat(4097) }]),
+      JSON.stringify([{ token: "tok_ok", type: "t", source: "s".repeat(65) }]),
+      '[{"token":"tok_ok","type":"t"},{"token":"tok_second\\u0000","type":"t"}]',
+    ];
+    for (const body of others) {
+      const res = await sendReport(s.baseUrl, host, body);
+      expect(res.status, body.slice(0, 120)).toBe(400);
+      expect(res.text).not.toContain("tok_in_an_array");
+      expect(res.text).not.toContain("tok_second");
+    }
+  });
+
   it("is counted in the metrics as secret_scanning, the token nowhere in the scrape", async () => {
     const s = await service({ metrics: { processMetrics: false } });
     const key = await s.createKey();
