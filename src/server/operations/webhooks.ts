@@ -3,7 +3,7 @@
 // outcome, and send a message again.
 import { ServiceError } from "../errors";
 import { newId } from "../domain/ids";
-import { echo } from "../domain/echo";
+import { described } from "../domain/caller-value";
 import { isPrivateAddress } from "../webhooks/address-guard";
 import { newSecret } from "../webhooks/deliver";
 import { readEndpoints, sealSecret, writeEndpoints, type WebhookEndpointRecord } from "../webhooks/endpoints";
@@ -27,7 +27,7 @@ export const createEndpointOperation = defineExtension("webhooks.createEndpoint"
         : [
             {
               location: `body.events[${i}]`,
-              message: `is not an event type: ${echo(type)}`,
+              message: "is not an event type",
               fix: `Use one of ${WEBHOOK_EVENT_TYPES.join(", ")}.`,
             },
           ],
@@ -102,7 +102,7 @@ export const deleteEndpointOperation = defineExtension("webhooks.deleteEndpoint"
   async run(ctx, body) {
     const endpoints = await readEndpoints(ctx.tx, ctx.root.workspaceId);
     if (!endpoints.some((e) => e.id === body.endpointId)) {
-      throw new ServiceError("data.key_not_found", `The webhook endpoint ${echo(body.endpointId)} does not exist in this workspace.`);
+      throw endpointNotFound(body.endpointId);
     }
     await writeEndpoints(
       ctx.tx,
@@ -140,7 +140,10 @@ export const listDeliveriesOperation = defineExtension("webhooks.listDeliveries"
 });
 
 const endpointNotFound = (endpointId: string) =>
-  new ServiceError("data.key_not_found", `The webhook endpoint ${echo(endpointId)} does not exist in this workspace.`);
+  new ServiceError(
+    "data.key_not_found",
+    `The webhook endpoint named by ${described("body.endpointId", endpointId)} does not exist in this workspace.`,
+  );
 
 export const enableEndpointOperation = defineExtension("webhooks.enableEndpoint", {
   access: "write",
@@ -170,14 +173,17 @@ export const resendDeliveryOperation = defineExtension("webhooks.resendDelivery"
   async run(ctx, body) {
     const message = await ctx.webhooks.message(body.messageId);
     if (!message || message.workspaceId !== ctx.root.workspaceId) {
-      throw new ServiceError("data.key_not_found", `The webhook message ${echo(body.messageId)} does not exist in this workspace.`);
+      throw new ServiceError(
+        "data.key_not_found",
+        `The webhook message named by ${described("body.messageId", body.messageId)} does not exist in this workspace.`,
+      );
     }
     const endpoint = (await readEndpoints(ctx.tx, ctx.root.workspaceId)).find((e) => e.id === message.endpointId);
-    if (!endpoint) throw endpointNotFound(message.endpointId);
+    if (!endpoint) throw new ServiceError("data.key_not_found", "The webhook endpoint of this message no longer exists.");
     if (endpoint.disabledAt !== undefined) {
       throw new ServiceError(
         "application.precondition_failed",
-        `The webhook endpoint ${echo(endpoint.id)} is disabled: enable it (webhooks.enableEndpoint) before sending messages to it again.`,
+        `The webhook endpoint ${endpoint.id} is disabled: enable it (webhooks.enableEndpoint) before sending messages to it again.`,
       );
     }
     return { data: deliveryItem(await ctx.webhooks.resend(message)) };

@@ -88,11 +88,11 @@ describe("with trustProxy", () => {
 
   it("a bad entry is a 400 invalid_input naming the field, the entry and the fix; nothing is created", async () => {
     const bad: Array<[string, RegExp]> = [
-      ["10.0.0.0/33", /prefix length that is not 0\.\.32: "10\.0\.0\.0\/33"/],
+      ["10.0.0.0/33", /^has a prefix length that is not 0\.\.32$/],
       ["2001:db8::/129", /not 0\.\.128/],
       ["10.0.0.0/", /prefix length/],
       ["10.0.0.0/8/8", /prefix length/],
-      ["localhost", /is not an IPv4 or IPv6 address or CIDR range: "localhost"/],
+      ["localhost", /^is not an IPv4 or IPv6 address or CIDR range$/],
       ["10.0.0.256", /is not an IPv4/],
       [" 10.0.0.1", /is not an IPv4/],
     ];

@@ -72,19 +72,19 @@ export const CASES: Record<string, Case> = {
   "keys.rerollKey": { body: (f) => ({ keyId: f.keyToReroll, expiration: 0 }), refused: (f) => onApi("create_key", f.apiId) },
   "keys.migrateKeys": {
     body: (f) => ({ migrationId: f.migrationId, apiId: f.apiId, keys: [{ hash: "an-imported-hash" }] }),
-    refused: (f) => onApi("create_key", f.apiId),
+    refused: () => onApi("create_key", "<apiId>"),
   },
   "apis.createApi": { body: () => ({ name: "another api" }), refused: () => missingOne("api.*.create_api") },
-  "apis.getApi": { body: (f) => ({ apiId: f.apiId }), refused: (f) => onApi("read_api", f.apiId) },
+  "apis.getApi": { body: (f) => ({ apiId: f.apiId }), refused: () => onApi("read_api", "<apiId>") },
   "apis.listKeys": {
     body: (f) => ({ apiId: f.apiId }),
     refused: (f) => ({
       status: 404,
       kind: "data.api_not_found",
-      detail: `The requested API ${JSON.stringify(f.apiId)} does not exist or has been deleted.`,
+      detail: `The requested API, body.apiId (a string of ${f.apiId.length} characters), does not exist or has been deleted.`,
     }),
   },
-  "apis.deleteApi": { body: (f) => ({ apiId: f.apiToDelete }), refused: (f) => onApi("delete_api", f.apiToDelete) },
+  "apis.deleteApi": { body: (f) => ({ apiId: f.apiToDelete }), refused: () => onApi("delete_api", "<apiId>") },
   "permissions.createPermission": {
     body: () => ({ name: "two", slug: "perm.two" }),
     refused: () => missingOne("rbac.*.create_permission"),
@@ -135,7 +135,7 @@ export const CASES: Record<string, Case> = {
     refused: () => missingOne("api.*.read_analytics"),
   },
   "apis.listApis": { body: () => ({}), refused: () => ({ status: 200, data: [] }) },
-  "apis.updateApi": { body: (f) => ({ apiId: f.apiId, leakResponse: "disable" }), refused: (f) => onApi("update_api", f.apiId) },
+  "apis.updateApi": { body: (f) => ({ apiId: f.apiId, leakResponse: "disable" }), refused: () => onApi("update_api", "<apiId>") },
   "rootKeys.createRootKey": { body: () => ({ permissions: ["api.*.read_api"] }), refused: () => missingOne("workspace.*.create_root_key") },
   "rootKeys.listRootKeys": { body: () => ({}), refused: () => missingOne("workspace.*.read_root_key") },
   "rootKeys.deleteRootKey": { body: (f) => ({ keyId: f.rootKeyToDelete }), refused: () => missingOne("workspace.*.delete_root_key") },

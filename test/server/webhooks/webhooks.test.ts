@@ -162,7 +162,8 @@ describe("webhooks", () => {
       .toMatchObject({ messageId: first!.messageId, status: "delivered", attempts: 2 });
     const unknown = await s.call("webhooks.resendDelivery", { messageId: "msg_doesNotExist1" });
     expect(unknown.status).toBe(404);
-    expect(unknown.body.error.detail).toContain("msg_doesNotExist1");
+    expect(unknown.body.error.detail).toContain("body.messageId (a string of 17 characters)");
+    expect(unknown.body.error.detail).not.toContain("msg_doesNotExist1");
   });
 
   it("seals the signing secret with the service's encryption key; another key cannot sign with it", async () => {
