@@ -15,6 +15,7 @@ const SERVICE_SUITES = [
   "test/server/http/{secret-scanning,server,transport}.test.ts",
   "test/server/storage/{state-file,store-failures,verification-events}.test.ts",
   "test/server/webhooks/webhooks.test.ts",
+  "test/protocol/openapi-answers.test.ts",
   // sdk-analytics.test.ts picks its stores itself (SQLite and PostgreSQL).
   "test/interop/sdk.test.ts",
   "test/client/local-service.test.ts",

@@ -12,7 +12,7 @@ import { pageOf } from "../domain/pagination";
 import type { RootKeyItem } from "../../protocol/types";
 import type { RootKeyRecord } from "../records";
 import { described } from "../domain/caller-value";
-import { apiView } from "../domain/views";
+import { apiSettingsView } from "../domain/views";
 
 function rootKeyView(r: RootKeyRecord): RootKeyItem {
   return { keyId: r.id, ...(r.name === undefined ? {} : { name: r.name }), permissions: [...r.permissions], createdAt: r.createdAt };
@@ -32,7 +32,7 @@ export const listApisOperation = defineExtension<"apis.listApis", ApiGrant>("api
       body.limit,
       (api) => readable(api.id),
     );
-    return { data: page.items.map((a) => ({ ...apiView(a), createdAt: a.createdAt })), pagination: page.pagination };
+    return { data: page.items.map((a) => ({ ...apiSettingsView(a), createdAt: a.createdAt })), pagination: page.pagination };
   },
 });
 

@@ -135,6 +135,8 @@ export const CASES: Record<string, Case> = {
     refused: () => missingOne("api.*.read_analytics"),
   },
   "apis.listApis": { body: () => ({}), refused: () => ({ status: 200, data: [] }) },
+  "apis.getApiSettings": { body: (f) => ({ apiId: f.apiId }), refused: () => onApi("read_api", "<apiId>") },
+  "keys.getKeySettings": { body: (f) => ({ keyIds: [f.keyId] }), refused: (f) => onApi("read_key", f.apiId) },
   "apis.updateApi": { body: (f) => ({ apiId: f.apiId, leakResponse: "disable" }), refused: () => onApi("update_api", "<apiId>") },
   "rootKeys.createRootKey": { body: () => ({ permissions: ["api.*.read_api"] }), refused: () => missingOne("workspace.*.create_root_key") },
   "rootKeys.listRootKeys": { body: () => ({}), refused: () => missingOne("workspace.*.read_root_key") },
