@@ -68,10 +68,10 @@ function withKind(value: unknown): string {
 
 /**
  * What the key service would refuse in the value of option `name` (the first problem, as a sentence
- * naming the option's path, the value and the fix), or undefined. Checked against the contract's
+ * naming the option's path, the value (described, not quoted, when `quote` is false) and the fix), or undefined. Checked against the contract's
  * keys.verifyKey request, unique rate-limit names included.
  */
-export function checkShapeOption(name: ShapeOptionName, value: unknown): string | undefined {
+export function checkShapeOption(name: ShapeOptionName, value: unknown, quote = true): string | undefined {
   if (value === undefined) return undefined;
   const problem =
     checkValue(OPTION_SCHEMAS[name], value, { location: name, maxErrors: 1 })[0] ??
@@ -81,7 +81,13 @@ export function checkShapeOption(name: ShapeOptionName, value: unknown): string 
   const at = valueAt(value, problem.location);
   if (at === undefined) return `${problem.location} ${problem.message}. ${fix}`;
   const message = problem.message.replace(/, got \w+$/, "");
-  return `${problem.location} is ${withKind(at)}, which the key service refuses: ${message}. ${fix}`;
+  // A value computed per request may come from the request: described, never repeated.
+  const shown = quote
+    ? withKind(at)
+    : typeof at === "string"
+      ? `a string of ${at.length} character${at.length === 1 ? "" : "s"}`
+      : `a ${typeof at}`;
+  return `${problem.location} is ${shown}, which the key service refuses: ${message}. ${fix}`;
 }
 
 export interface ShapeOptions<Req> {
@@ -172,7 +178,8 @@ export function planShape<Req>(options: ShapeOptions<Req>): ShapePlan<Req> {
       valueOf(fn.tags, req),
     ]);
     const query = fixedPermissions ?? computedPermissions(permissions);
-    const problem = checkShapeOption("cost", cost) ?? checkShapeOption("ratelimits", ratelimits) ?? checkShapeOption("tags", tags);
+    const problem =
+      checkShapeOption("cost", cost, false) ?? checkShapeOption("ratelimits", ratelimits, false) ?? checkShapeOption("tags", tags, false);
     if (problem !== undefined) throw new ShapeError(`computed ${problem}`);
     return shapeOf(
       {

@@ -69,7 +69,7 @@ function describe(token: Token): string {
     case "end":
       return "end of query";
     case "perm":
-      return `permission ${JSON.stringify(token.value)}`;
+      return `a permission name of ${token.value.length} characters`;
     case "and":
     case "or":
       return token.kind.toUpperCase();

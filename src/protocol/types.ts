@@ -90,6 +90,10 @@ export type KeyCredits = Static<typeof resources.KeyCredits>;
 export type LeakReport = Static<typeof resources.LeakReport>;
 /** A key as returned by getKey, whoami and listKeys. Never holds the full key. */
 export type KeyInfo = Static<typeof resources.KeyInfo>;
+/** keyguard's own keys.getKeySettings: a key's settings production's key has not. */
+export type KeySettings = Static<typeof resources.KeySettings>;
+/** A key with its settings, as the console shows it (keys.getKey's answer and keys.getKeySettings'). */
+export type KeyWithSettings = KeyInfo & Omit<KeySettings, "keyId">;
 
 // ---------------------------------------------------------------------------------------------
 // keys.*
@@ -124,6 +128,8 @@ export type CreateApiRequest = Static<typeof apis.CreateApiRequest>;
 export type CreateApiResult = Static<typeof apis.CreateApiResult>;
 export type GetApiRequest = Static<typeof apis.GetApiRequest>;
 export type ApiInfo = Static<typeof apis.ApiInfo>;
+/** keyguard's own apis.getApiSettings and apis.updateApi: an API with its settings. */
+export type ApiSettings = Static<typeof apis.ApiSettings>;
 export type ListKeysRequest = Static<typeof apis.ListKeysRequest>;
 export type DeleteApiRequest = Static<typeof apis.DeleteApiRequest>;
 /** keyguard's own apis.listApis: one API of the workspace. */

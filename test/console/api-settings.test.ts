@@ -24,7 +24,9 @@ describe.runIf(RUN_BROWSER)("console API settings in Chromium", () => {
     // A bad address: the service's 400 with its detail.
     await page.getByLabel("IP allow-list").fill("127.0.0.1\nnot-an-address");
     await page.getByRole("button", { name: "Save settings" }).click();
-    await expect.poll(() => alertText(page)).toMatch(/Could not change this API's settings: .*\(400\)[\s\S]*not-an-address/);
+    await expect
+      .poll(() => alertText(page))
+      .toMatch(/Could not change this API's settings: .*\(400\)[\s\S]*ipWhitelist\[1\] is not an IPv4/);
 
     await page.getByLabel("Name", { exact: true }).fill(`${name}-renamed`);
     await page.getByLabel("IP allow-list").fill("127.0.0.1\n10.0.0.0/8");
@@ -42,7 +44,7 @@ describe.runIf(RUN_BROWSER)("console API settings in Chromium", () => {
       leakResponse: "flag",
       creditsLowThreshold: 25,
     });
-    expect((await c.call("apis.getApi", { apiId })).body.data).toMatchObject({
+    expect((await c.call("apis.getApiSettings", { apiId })).body.data).toMatchObject({
       name: `${name}-renamed`,
       ipWhitelist: ["127.0.0.1", "10.0.0.0/8"],
       keyFormat: "checksummed",
@@ -66,8 +68,8 @@ describe.runIf(RUN_BROWSER)("console API settings in Chromium", () => {
     await page.getByRole("button", { name: "Save settings" }).click();
     await page.getByText("Saved.", { exact: true }).waitFor();
     expect(sent.at(-1)).toEqual({ apiId, ipWhitelist: [], creditsLowThreshold: null });
-    expect((await c.call("apis.getApi", { apiId })).body.data).not.toHaveProperty("ipWhitelist");
-    expect((await c.call("apis.getApi", { apiId })).body.data).not.toHaveProperty("creditsLowThreshold");
+    expect((await c.call("apis.getApiSettings", { apiId })).body.data).not.toHaveProperty("ipWhitelist");
+    expect((await c.call("apis.getApiSettings", { apiId })).body.data).not.toHaveProperty("creditsLowThreshold");
 
     // A root key that may read the API but not change it.
     await page.getByRole("button", { name: "Sign out" }).click();

@@ -147,7 +147,9 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     // An error of the service is shown with its detail.
     await page.getByLabel("Roles").fill("missing-role");
     await page.getByRole("button", { name: "Create key" }).click();
-    await expect.poll(() => page.getByRole("alert").innerText()).toMatch(/Could not create a key: .*\(404\)[\s\S]*missing-role/);
+    await expect
+      .poll(() => page.getByRole("alert").innerText())
+      .toMatch(/Could not create a key: .*\(404\)[\s\S]*body\.roles\[0\] \(a string of 12 characters\) does not exist/);
     await page.getByLabel("Roles").fill("");
     await page.getByRole("button", { name: "Create key" }).click();
 

@@ -89,8 +89,10 @@ describe.runIf(RUN_BROWSER)("console key page in Chromium", () => {
       roles: [role],
       expires: Date.UTC(2031, 4, 1, 12, 30),
       credits: { remaining: 37, refill: { interval: "monthly", amount: 500, refillDay: 15 } },
-      creditsLowThreshold: 10,
     });
+    expect((await c.call("keys.getKeySettings", { keyIds: [created.keyId] })).body.data).toEqual([
+      { keyId: created.keyId, creditsLowThreshold: 10 },
+    ]);
     expect((info.ratelimits as Array<{ name: string }>).map((r) => r.name)).toEqual(["requests", "bursts", "daily"]);
 
     // Credits changed by the service's own operation.

@@ -83,7 +83,7 @@ const newlyRefused: Array<[string, Partial<ApiKeyAuthOptions>, Record<string, un
     "a name twice",
     { ratelimits: [requests, { name: "requests", cost: 2 }] },
     { ratelimits: [requests, { name: "requests", cost: 2 }] },
-    'ratelimits[1].name is "requests" (a string), which the key service refuses: duplicate rate limit name "requests".',
+    'ratelimits[1].name is "requests" (a string), which the key service refuses: repeats an earlier rate limit\'s name.',
   ],
   [
     "51 rate limits",
@@ -120,8 +120,9 @@ describe("apiKeyAuth() refuses at creation what the key service refuses", () => 
 
 describe("a per-request function returning what the service would refuse", () => {
   it.each([
-    ["ratelimits", { ratelimits: () => [{ name: "r" }] }, 'computed ratelimits[0].name is "r" (a string)'],
-    ["ratelimits", { ratelimits: () => [{ ...requests, duration: 0 }] }, "computed ratelimits[0].duration is 0 (a number)"],
+    // A computed value may come from the request: described, never quoted.
+    ["ratelimits", { ratelimits: () => [{ name: "r" }] }, "computed ratelimits[0].name is a string of 1 character, "],
+    ["ratelimits", { ratelimits: () => [{ ...requests, duration: 0 }] }, "computed ratelimits[0].duration is a number, "],
     ["tags", { tags: () => ["t".repeat(513)] }, "computed tags[0] is"],
   ] as Array<[string, Partial<ApiKeyAuthOptions>, string]>)(
     "%s: fails that request with a 500, without calling the service",

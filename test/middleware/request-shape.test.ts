@@ -136,7 +136,7 @@ describe("planShape", () => {
     );
     await expect(planShape({ ...base, cost: () => 1.5 }).resolve({})).rejects.toThrow(ShapeError);
     await expect(planShape({ ...base, tags: () => [""] }).resolve({})).rejects.toThrow(
-      'computed tags[0] is "" (a string), which the key service refuses: must be at least 1 characters long. Use an array of short, non-empty strings',
+      "computed tags[0] is a string of 0 characters, which the key service refuses: must be at least 1 characters long. Use an array of short, non-empty strings",
     );
   });
 

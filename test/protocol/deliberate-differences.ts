@@ -104,13 +104,12 @@ export const DELIBERATE_DIFFERENCES: readonly DeliberateDifference[] = [
     keyguard: null,
     why: "The specification creates a permission with `{ name, description }`: without a slug, keyguard derives it from the name.",
   },
-  // keyguard's own settings: checksummed keys, per-key IP allow-lists, an API's settings.
+  // keyguard's own settings: checksummed keys, per-key IP allow-lists, an API's settings. Set in
+  // requests; answered by keyguard's own apis.getApiSettings and keys.getKeySettings, never in the
+  // answers of production's operations (test/protocol/openapi-answers.test.ts).
   ...[
     { operation: "keys.createKey", path: "request.ipWhitelist" },
     { operation: "keys.updateKey", path: "request.ipWhitelist" },
-    { operation: "keys.getKey", path: "response.ipWhitelist" },
-    { operation: "keys.whoami", path: "response.ipWhitelist" },
-    { operation: "apis.listKeys", path: "response.[].ipWhitelist" },
   ].flatMap(({ operation, path }) =>
     [path, `${path}[]`].map((p) => ({
       operation,
@@ -129,21 +128,6 @@ export const DELIBERATE_DIFFERENCES: readonly DeliberateDifference[] = [
     keyguard: true,
     why: 'keyguard\'s key formats: "plain" (production\'s, the default) or "checksummed", refused offline when mistyped (docs/security.md).',
   },
-  ...[
-    "response.ipWhitelist",
-    "response.ipWhitelist[]",
-    "response.storeKeys",
-    "response.keyFormat",
-    "response.leakResponse",
-    "response.creditsLowThreshold",
-  ].map((path) => ({
-    operation: "apis.getApi",
-    path,
-    fact: "present",
-    production: false,
-    keyguard: true,
-    why: "keyguard answers an API with its settings (set with keyguard's apis.updateApi); production keeps them in its dashboard.",
-  })),
   // Leak response (secret scanning; docs/security.md).
   {
     operation: "apis.createApi",
@@ -157,9 +141,6 @@ export const DELIBERATE_DIFFERENCES: readonly DeliberateDifference[] = [
     { operation: "apis.createApi", path: "request.creditsLowThreshold" },
     { operation: "keys.createKey", path: "request.creditsLowThreshold" },
     { operation: "keys.updateKey", path: "request.creditsLowThreshold" },
-    { operation: "keys.getKey", path: "response.creditsLowThreshold" },
-    { operation: "keys.whoami", path: "response.creditsLowThreshold" },
-    { operation: "apis.listKeys", path: "response.[].creditsLowThreshold" },
   ].map(({ operation, path }) => ({
     operation,
     path,
@@ -167,18 +148,6 @@ export const DELIBERATE_DIFFERENCES: readonly DeliberateDifference[] = [
     production: false,
     keyguard: true,
     why: "keyguard's own: the remaining credits at or below which a charge sends the key.credits_low webhook event, an API's or a key's own (docs/events.md).",
-  })),
-  ...[
-    ["keys.getKey", "response.leakReports*"],
-    ["keys.whoami", "response.leakReports*"],
-    ["apis.listKeys", "response.[].leakReports*"],
-  ].map(([operation, path]) => ({
-    operation: operation!,
-    path: path!,
-    fact: "present",
-    production: false,
-    keyguard: true,
-    why: "keyguard's own: the key's secret-scanning reports (when, where, what it was found in), so that a flagged key shows.",
   })),
   // Paging and search.
   ...["apis.listKeys", "identities.listIdentities", "ratelimit.listOverrides"].flatMap((operation) => [

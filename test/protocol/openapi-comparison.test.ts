@@ -1,7 +1,9 @@
 // keyguard's contract against production's OpenAPI document, through the facts distilled from it
 // (test/protocol/fixtures/production-contract.json, by scripts/distill-openapi.mjs): every
 // difference is fixed or named, with its reason, in deliberate-differences.ts. With
-// KEYGUARD_UNKEY_OPENAPI naming the document, the facts file must also be its distillation.
+// KEYGUARD_UNKEY_OPENAPI naming the document, the facts file must also be its distillation. The
+// service's real answers are validated against production's response schemas, rebuilt from the
+// same facts, in openapi-answers.test.ts.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";

@@ -50,7 +50,7 @@ export const FAST_SHARED = [
   "test/reliability/extract-key.property.test.ts",
   "test/reliability/permission-query.property.test.ts",
   "test/reliability/secrets.test.ts",
-  "test/server/domain/echo.test.ts",
+  "test/server/domain/caller-value.test.ts",
   "test/server/domain/pagination.test.ts",
   "test/server/operations/wildcard.test.ts",
   "test/server/storage/audit-retention.test.ts",

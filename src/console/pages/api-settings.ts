@@ -1,7 +1,7 @@
-// One API's settings (#/api/<apiId>): read with apis.getApi, changed with keyguard's apis.updateApi
+// One API's settings (#/api/<apiId>): read with keyguard's apis.getApiSettings, changed with keyguard's apis.updateApi
 // (name, IP allow-list, recoverable keys, key format, leak response, credits-low threshold); only the fields changed are
 // sent. A refusal or an error is shown with the service's detail.
-import type { ApiInfo } from "../../protocol/types";
+import type { ApiSettings } from "../../protocol/types";
 import { call, type Body } from "../api";
 import { field, h, replace, uid } from "../dom";
 import { announce, attempt, list } from "../ui";
@@ -26,9 +26,9 @@ export async function apiSettingsPage(main: HTMLElement, apiId?: string): Promis
   const slot = h("div");
   replace(main, h("h1", {}, "API settings"), h("p", {}, h("a", { href: "#/apis" }, "All APIs")), slot);
   if (!apiId) return void slot.append(h("p", {}, "Open an API's settings from its row on the APIs page."));
-  let api: ApiInfo | undefined;
+  let api: ApiSettings | undefined;
   await attempt(slot, "read this API", async () => {
-    api = (await call("apis.getApi", { apiId })).data;
+    api = (await call("apis.getApiSettings", { apiId })).data;
   });
   if (!api) return;
   const a = api;

@@ -2,7 +2,7 @@
 // prefix and recoverable (create only), owner (an identity's externalId), expiry, credits and refill,
 // the credits-low webhook threshold (the key's own, over its API's), named rate limits,
 // permissions, roles and meta as JSON checked before sending.
-import type { CreateKeyRequest, KeyCredits, KeyInfo, RefillInterval, UpdateKeyRequest } from "../../protocol/types";
+import type { CreateKeyRequest, KeyCredits, KeyWithSettings, RefillInterval, UpdateKeyRequest } from "../../protocol/types";
 import { field, h } from "../dom";
 import { metaInput, ratelimitsInput } from "../inputs";
 import { list } from "../ui";
@@ -23,7 +23,7 @@ function localInput(ms: number): string {
   return d.toISOString().slice(0, 16);
 }
 
-export function keyForm(initial?: KeyInfo): { element: HTMLElement; read(): KeyFields | string } {
+export function keyForm(initial?: KeyWithSettings): { element: HTMLElement; read(): KeyFields | string } {
   const editing = initial !== undefined;
   const name = h("input", { name: "name", maxlength: 255, value: initial?.name ?? "" });
   const prefix = h("input", { name: "prefix", maxlength: 16, pattern: "[A-Za-z0-9_]*", value: "" });

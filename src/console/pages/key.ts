@@ -1,16 +1,17 @@
-// One key (#/key/<keyId>: the key's id, never the key): everything keys.getKey answers; edited with
+// One key (#/key/<keyId>: the key's id, never the key): everything keys.getKey and keyguard's
+// keys.getKeySettings answer; edited with
 // keys.updateKey (name, owner, expiry, credits and refill, named rate limits, permissions, roles,
 // meta), credits changed with keys.updateCredits, enabled or disabled, rerolled, deleted, a
 // recoverable key shown again (keys.getKey with decrypt); its verifications over time by outcome
 // and its recent events. #/key alone finds a key by its value.
-import type { KeyCredits, KeyInfo } from "../../protocol/types";
+import type { KeyCredits, KeyWithSettings } from "../../protocol/types";
 import { call, type Body } from "../api";
 import { h, field, replace, when } from "../dom";
 import { limitText, problem } from "../inputs";
 import { announce, attempt, showOnce } from "../ui";
 import { deleteKey, rerollKey, toggleKey } from "./key-actions";
 import { keyForm } from "./key-form";
-import { keyStatus } from "./keys";
+import { keyStatus, withSettings } from "./keys";
 import { usagePanel } from "./verifications";
 
 type CreditOperation = Body<"keys.updateCredits">["operation"];
@@ -25,7 +26,7 @@ function creditsText(c: KeyCredits | undefined): string {
   return `${c.remaining} left${refill}`;
 }
 
-function facts(k: KeyInfo): HTMLElement {
+function facts(k: KeyWithSettings): HTMLElement {
   const rows: Array<[string, Node | string]> = [
     ["Key id", h("code", {}, k.keyId)],
     ["Starts with", h("code", {}, `${k.start}…`)],
@@ -123,9 +124,9 @@ export async function keyPage(main: HTMLElement, keyId?: string): Promise<(() =>
 async function showKey(main: HTMLElement, keyId: string, reload: () => Promise<void>): Promise<(() => void) | undefined> {
   const slot = h("div");
   replace(main, h("h1", {}, "Key"), slot);
-  let key: KeyInfo | undefined;
+  let key: KeyWithSettings | undefined;
   await attempt(slot, "read this key", async () => {
-    key = (await call("keys.getKey", { keyId })).data;
+    [key] = await withSettings([(await call("keys.getKey", { keyId })).data]);
   });
   if (!key) return undefined;
   const k = key;

@@ -1,7 +1,7 @@
 // Keys of one API (#/keys/<apiId>): search, pagination, status (a key reported leaked by secret
 // scanning included), lastUsedAt; create (shown once), edit, disable/enable, reroll and delete,
 // each confirmed.
-import type { ApiListItem, KeyInfo } from "../../protocol/types";
+import type { ApiListItem, KeyInfo, KeyWithSettings } from "../../protocol/types";
 import { call, type Body } from "../api";
 import { field, h, replace, thead, when } from "../dom";
 import { rateLimitedSince } from "../analytics";
@@ -10,12 +10,20 @@ import { deleteKey, rerollKey, toggleKey } from "./key-actions";
 import { keyForm } from "./key-form";
 
 const PAGE = 25;
+
+/** Keys with their settings (keyguard's keys.getKeySettings: leak reports, allow-list, threshold), one call per page. */
+export async function withSettings(keys: readonly KeyInfo[]): Promise<KeyWithSettings[]> {
+  if (keys.length === 0) return [];
+  const { data } = await call("keys.getKeySettings", { keyIds: keys.map((k) => k.keyId) });
+  const byId = new Map(data.map(({ keyId, ...settings }) => [keyId, settings]));
+  return keys.map((k) => ({ ...k, ...byId.get(k.keyId) }));
+}
 /** "Load all" stops at this many keys. */
 const MAX_KEYS = 2000;
 /** "Rate limited recently": a RATE_LIMITED verification within this window. */
 const RECENT_MS = 60 * 60 * 1000;
 
-export function keyStatus(key: KeyInfo, now: number, limited: ReadonlySet<string> | undefined): string[] {
+export function keyStatus(key: KeyWithSettings, now: number, limited: ReadonlySet<string> | undefined): string[] {
   const status: string[] = [key.enabled ? "enabled" : "disabled"];
   if (key.expires !== undefined && key.expires <= now) status.push("expired");
   if (key.credits && key.credits.remaining !== null && key.credits.remaining <= 0) status.push("out of credits");
@@ -25,7 +33,7 @@ export function keyStatus(key: KeyInfo, now: number, limited: ReadonlySet<string
 }
 
 /** Where and when a leaked key was last found in public (secret scanning), under its badges. */
-function leakNote(key: KeyInfo): HTMLElement | null {
+function leakNote(key: KeyWithSettings): HTMLElement | null {
   const last = key.leakReports?.at(-1);
   if (!last) return null;
   const count = key.leakReports!.length;
@@ -119,7 +127,7 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
     more,
   );
 
-  const keys: KeyInfo[] = [];
+  const keys: KeyWithSettings[] = [];
   let limited: Set<string> | undefined;
   let cursor: string | undefined;
 
@@ -234,7 +242,7 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
         ...(owner.value.trim() ? { externalId: owner.value.trim() } : {}),
         ...(cursor ? { cursor } : {}),
       });
-      keys.push(...data);
+      keys.push(...(await withSettings(data)));
       cursor = pagination?.hasMore ? pagination.cursor : undefined;
       draw();
       replace(

@@ -1,5 +1,6 @@
-// The apis.* operations, keyguard's own apis.listApis and apis.updateApi included, and the API
-// settings (keyguard's extension fields) that getApi, listApis and updateApi answer with.
+// The apis.* operations, keyguard's own apis.listApis, apis.getApiSettings and apis.updateApi
+// included, and the API settings (keyguard's extension fields) that those three answer with.
+// Production's apis.getApi answers its own closed shape, `{ id, name }`.
 import * as Type from "typebox";
 import { CreditsLowThreshold, id, IpWhitelist, listFields, nullable, strict, text } from "./fields";
 import { EmptyData, KeyInfo } from "./resources";
@@ -18,7 +19,7 @@ export const CreateApiRequest = strict({
 });
 export const CreateApiResult = Type.Object({ apiId: Type.String() });
 
-/** keyguard's own: an API's settings, as getApi, listApis and updateApi answer them. */
+/** keyguard's own: an API's settings, as getApiSettings, listApis and updateApi answer them. */
 const apiSettings = {
   /** Absent when any address may verify the API's keys. */
   ipWhitelist: Type.Optional(Type.Array(Type.String())),
@@ -30,7 +31,10 @@ const apiSettings = {
 };
 
 export const GetApiRequest = strict({ apiId: id(8) });
-export const ApiInfo = Type.Object({ id: Type.String(), name: Type.String(), ...apiSettings });
+/** apis.getApi's answer: production's shape, nothing more (its schema closes the object). */
+export const ApiInfo = Type.Object({ id: Type.String(), name: Type.String() });
+/** keyguard's own: an API with its settings (apis.getApiSettings, apis.updateApi). */
+export const ApiSettings = Type.Object({ id: Type.String(), name: Type.String(), ...apiSettings });
 
 export const ListKeysRequest = strict({
   apiId: text(),
@@ -69,5 +73,6 @@ export const apisOperations = {
 
 export const apisExtensions = {
   "apis.listApis": { request: ListApisRequest, response: Type.Array(ApiListItem) },
-  "apis.updateApi": { request: UpdateApiRequest, response: ApiInfo },
+  "apis.getApiSettings": { request: GetApiRequest, response: ApiSettings },
+  "apis.updateApi": { request: UpdateApiRequest, response: ApiSettings },
 } as const;

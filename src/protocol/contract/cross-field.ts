@@ -31,7 +31,7 @@ export function checkUniqueNames(at: string, list: Array<{ name: string }> | und
   const seen = new Set<string>();
   const out: ValidationErrorDetail[] = [];
   (list ?? []).forEach((r, i) => {
-    if (seen.has(r.name)) out.push({ location: `${at}[${i}].name`, message: `duplicate rate limit name "${r.name}"` });
+    if (seen.has(r.name)) out.push({ location: `${at}[${i}].name`, message: "repeats an earlier rate limit's name" });
     seen.add(r.name);
   });
   return out;

@@ -6,7 +6,7 @@ import { auditOperations } from "./audit";
 import { webhooksOperations } from "./webhooks";
 import { apisExtensions, apisOperations } from "./apis";
 import { identitiesOperations } from "./identities";
-import { keysOperations } from "./keys";
+import { keysExtensions, keysOperations } from "./keys";
 import { permissionsOperations } from "./permissions";
 import { ratelimitOperations } from "./ratelimit";
 import { rootKeysOperations } from "./root-keys";
@@ -27,8 +27,17 @@ export const CONTRACT = Object.freeze({
   ...analyticsOperations,
 });
 
-/** keyguard's own operations, served like the others: listing APIs, managing root keys, reading the audit log, webhooks. */
-export const EXTENSION_CONTRACT = Object.freeze({ ...apisExtensions, ...rootKeysOperations, ...auditOperations, ...webhooksOperations });
+/**
+ * keyguard's own operations, served like the others: listing APIs, the settings of APIs and keys,
+ * managing root keys, reading the audit log, webhooks.
+ */
+export const EXTENSION_CONTRACT = Object.freeze({
+  ...apisExtensions,
+  ...keysExtensions,
+  ...rootKeysOperations,
+  ...auditOperations,
+  ...webhooksOperations,
+});
 
 export type ContractName = keyof typeof CONTRACT | keyof typeof EXTENSION_CONTRACT;
 

@@ -26,6 +26,7 @@ import {
   Identity,
   KeyCredits,
   KeyInfo,
+  KeySettings,
   MetaData,
   Permission,
   Role,
@@ -186,4 +187,11 @@ export const keysOperations = {
   "keys.setRoles": { request: SetKeyRolesRequest, response: Type.Array(Role) },
   "keys.rerollKey": { request: RerollKeyRequest, response: CreatedKey },
   "keys.migrateKeys": { request: MigrateKeysRequest, response: MigrateKeysResult },
+} as const;
+
+/** keyguard's own: the settings of up to 100 keys by id (each must exist and be readable). */
+export const GetKeySettingsRequest = strict({ keyIds: Type.Array(id(), { minItems: 1, maxItems: 100 }) });
+
+export const keysExtensions = {
+  "keys.getKeySettings": { request: GetKeySettingsRequest, response: Type.Array(KeySettings) },
 } as const;

@@ -97,11 +97,19 @@ export const KeyInfo = Type.Object({
   ratelimits: Type.Optional(Type.Array(RatelimitConfig)),
   /** The key itself: only with `decrypt: true`, for a recoverable key of an API that stores keys. */
   plaintext: Type.Optional(Type.String()),
-  /** keyguard's own: the addresses or CIDR ranges allowed to verify the key (beside its API's list). */
+});
+
+/**
+ * keyguard's own: a key's settings production's key has not (keys.getKeySettings), kept out of
+ * KeyInfo, whose object production's schema closes.
+ */
+export const KeySettings = Type.Object({
+  keyId: Type.String(),
+  /** The addresses or CIDR ranges allowed to verify the key (beside its API's list); absent when none. */
   ipWhitelist: Type.Optional(Type.Array(Type.String())),
-  /** keyguard's own: the key's own key.credits_low threshold (absent: its API's applies). */
+  /** The key's own key.credits_low threshold (absent: its API's applies). */
   creditsLowThreshold: Type.Optional(Type.Integer()),
-  /** keyguard's own: the secret-scanning reports of this key (the latest 20), oldest first. */
+  /** The secret-scanning reports of this key (the latest 20), oldest first; absent when none. */
   leakReports: Type.Optional(Type.Array(LeakReport)),
 });
 

@@ -3,7 +3,6 @@
 // naming the entry) and matched with node:net's BlockList when a key is verified.
 import { BlockList, isIP } from "node:net";
 import type { ValidationErrorDetail } from "../../protocol/types";
-import { echo } from "./echo";
 
 /** Why an entry is not an address or a CIDR range; undefined when it is one. */
 export function allowListEntryProblem(entry: string): string | undefined {
@@ -28,7 +27,7 @@ export function checkAllowList(location: string, entries: readonly string[] | un
       : [
           {
             location: `${location}[${i}]`,
-            message: `${problem}: ${echo(entry)}`,
+            message: problem,
             fix: 'Use addresses or CIDR ranges, e.g. "203.0.113.7", "203.0.113.0/24" or "2001:db8::/32".',
           },
         ];

@@ -1,6 +1,6 @@
 // Records → wire objects. Absent optional fields are omitted (never `null`, except the
 // nullable `credits.remaining`).
-import type { ApiInfo, Identity, KeyInfo, Permission, RatelimitConfig, Role } from "../../protocol/types";
+import type { ApiInfo, ApiSettings, Identity, KeyInfo, KeySettings, Permission, RatelimitConfig, Role } from "../../protocol/types";
 import { creditsAt } from "./credits";
 import {
   DEFAULT_LEAK_RESPONSE,
@@ -12,9 +12,14 @@ import {
   type RoleRecord,
 } from "../records";
 
-/** An API with its settings (keyguard's extension fields), defaults spelled out; `ipWhitelist` and `creditsLowThreshold` only when set. */
+/** An API as production's apis.getApi answers it: its id and name, nothing more. */
 export function apiView(api: ApiRecord): ApiInfo {
-  const out: ApiInfo = { id: api.id, name: api.name };
+  return { id: api.id, name: api.name };
+}
+
+/** An API with its settings (keyguard's extension fields), defaults spelled out; `ipWhitelist` and `creditsLowThreshold` only when set. */
+export function apiSettingsView(api: ApiRecord): ApiSettings {
+  const out: ApiSettings = apiView(api);
   if (api.ipWhitelist !== undefined) out.ipWhitelist = [...api.ipWhitelist];
   out.storeKeys = api.storeKeys === true;
   out.keyFormat = api.keyFormat ?? "plain";
@@ -78,6 +83,12 @@ export function keyInfoView(key: KeyRecord, rel: KeyRelations, now: number, last
   }
   if (rel.identity) out.identity = identityView(rel.identity);
   if (key.ratelimits.length > 0) out.ratelimits = key.ratelimits.map(ratelimitView);
+  return out;
+}
+
+/** A key's settings production's key has not (keyguard's keys.getKeySettings); each only when set. */
+export function keySettingsView(key: KeyRecord): KeySettings {
+  const out: KeySettings = { keyId: key.id };
   if (key.ipWhitelist !== undefined) out.ipWhitelist = [...key.ipWhitelist];
   if (key.creditsLowThreshold !== undefined) out.creditsLowThreshold = key.creditsLowThreshold;
   if (key.leakReports !== undefined && key.leakReports.length > 0) out.leakReports = key.leakReports.map((r) => ({ ...r }));

@@ -31,7 +31,11 @@ export function route(req: IncomingMessage, res: ServerResponse, path: string, c
   if (name === undefined && consoleFiles?.(req, res, path)) return CONSOLE;
   const op = name === undefined ? undefined : findOperation(name);
   if (name === undefined || !op) {
-    throw new ServiceError("routing.not_found", `No operation at ${req.method} ${path}. Operations are POST /v2/<group>.<operation>.`);
+    // The path is the caller's: described, never repeated (a key pasted into a URL stays out of answers and logs).
+    throw new ServiceError(
+      "routing.not_found",
+      `No operation at ${req.method} <a path of ${path.length} characters>. Operations are POST /v2/<group>.<operation>.`,
+    );
   }
   allowOnly(req, POST);
   let to = OPERATION_ROUTES.get(op);

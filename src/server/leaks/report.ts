@@ -39,7 +39,7 @@ function text(entry: Record<string, unknown>, i: number, field: string, limit: n
   const value = entry[field] ?? fallback;
   if (typeof value !== "string") throw new ReportError(`entry ${i} has no "${field}" string.`);
   if (value.length > limit) throw new ReportError(`entry ${i}: "${field}" is longer than ${limit} characters.`);
-  if (field !== "token" && !storable(value)) throw new ReportError(`entry ${i}: "${field}" holds a NUL or a lone surrogate.`);
+  if (!storable(value)) throw new ReportError(`entry ${i}: "${field}" holds a NUL or a lone surrogate.`);
   return value;
 }
 

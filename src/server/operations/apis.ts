@@ -1,5 +1,5 @@
 // Operations apis.createApi, apis.getApi, apis.listKeys and apis.deleteApi, and keyguard's own
-// apis.updateApi (an API's name and settings).
+// apis.getApiSettings and apis.updateApi (an API's name and settings).
 import { onApi, permission } from "./authorization";
 import { checkAllowList } from "../domain/ip-allowlist";
 import { newId } from "../domain/ids";
@@ -8,7 +8,7 @@ import { defineExtension, defineOperation } from "./operation";
 import { pageOf, paginate } from "../domain/pagination";
 import { plaintextOf, requireStorage, requireVault } from "./recoverable";
 import type { ApiRecord } from "../records";
-import { apiView } from "../domain/views";
+import { apiSettingsView, apiView } from "../domain/views";
 
 export const createApiOperation = defineOperation("apis.createApi", {
   access: "write",
@@ -30,6 +30,13 @@ export const getApiOperation = defineOperation("apis.getApi", {
   // As production: 403 without the permission, then 404 when the API is missing.
   authorize: onApi("read_api", (body) => body.apiId),
   run: async (ctx) => ({ data: apiView(ctx.resource) }),
+});
+
+/** keyguard's own: an API with its settings, which production's getApi answer has no room for. */
+export const getApiSettingsOperation = defineExtension<"apis.getApiSettings", ApiRecord>("apis.getApiSettings", {
+  access: "read",
+  authorize: onApi("read_api", (body) => body.apiId),
+  run: async (ctx) => ({ data: apiSettingsView(ctx.resource) }),
 });
 
 /**
@@ -59,7 +66,7 @@ export const updateApiOperation = defineExtension<"apis.updateApi", ApiRecord>("
     if (body.creditsLowThreshold === null) delete api.creditsLowThreshold;
     else if (body.creditsLowThreshold !== undefined) api.creditsLowThreshold = body.creditsLowThreshold;
     await ctx.tx.put("apis", api);
-    return { data: apiView(api) };
+    return { data: apiSettingsView(api) };
   },
 });
 

@@ -3,7 +3,6 @@
 import { ServiceError } from "../errors";
 import { keyHash } from "../../protocol/key-hash";
 import type { StorageTx } from "../storage/seam";
-import { mayBeSecret } from "../domain/echo";
 
 /** Shape of a permission tuple: `resource.<id|*>.action`. */
 export const PERMISSION_TUPLE = /^[a-z_]+\.[A-Za-z0-9_*-]+\.[a-z_]+$/;
@@ -77,20 +76,9 @@ function sameTuples(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
-/**
- * A tuple as a 403 names it. Its resource id comes from the request: one shaped like a key (a key
- * sent as `apiId`, say) is described, not repeated.
- */
-function shown(tuple: string): string {
-  const first = tuple.indexOf(".");
-  const last = tuple.lastIndexOf(".");
-  if (first === -1 || first === last) return tuple;
-  const id = tuple.slice(first + 1, last);
-  return mayBeSecret(id) ? `${tuple.slice(0, first)}.<the id sent>${tuple.slice(last)}` : tuple;
-}
-
+/** The 403 naming the tuples: ones built from a caller's id carry a placeholder (`api.<apiId>.read_key`), never the id sent. */
 function forbidden(anyOf: readonly string[]): ServiceError {
-  return new ServiceError("authorization.insufficient_permissions", `Missing one of these permissions: ${anyOf.map(shown).join(" or ")}`);
+  return new ServiceError("authorization.insufficient_permissions", `Missing one of these permissions: ${anyOf.join(" or ")}`);
 }
 
 /** Errors that answer a refusal for permissions as "not found", as production masks some. */
@@ -110,22 +98,19 @@ export function isRefusal(err: unknown): err is ServiceError {
 /** Throws 403 unless the root key holds this one tuple (production's single-permission detail). */
 export function requireTuple(root: RootContext, tuple: string): void {
   if (!root.permissions.has(tuple)) {
-    throw new ServiceError("authorization.insufficient_permissions", `Missing permission: '${shown(tuple)}'`);
+    throw new ServiceError("authorization.insufficient_permissions", `Missing permission: '${tuple}'`);
   }
 }
 
 /** Throws 403 unless the root key holds `anyOf` one tuple, or else `allOf` of these. */
 export function requireAnyOrAll(root: RootContext, any: string, allOf: readonly string[]): void {
   if (root.permissions.has(any) || allOf.every((p) => root.permissions.has(p))) return;
-  throw new ServiceError(
-    "authorization.insufficient_permissions",
-    `Missing one of these permissions: ${shown(any)} or ${allOf.map(shown).join(" and ")}`,
-  );
+  throw new ServiceError("authorization.insufficient_permissions", `Missing one of these permissions: ${any} or ${allOf.join(" and ")}`);
 }
 
-/** Throws 403 unless the root key holds one of the tuples. */
-export function requirePermission(root: RootContext, anyOf: readonly string[]): void {
-  if (!anyOf.some((p) => root.permissions.has(p))) throw forbidden(anyOf);
+/** Throws 403 unless the root key holds one of the tuples (named in the 403 as `shownAs` says). */
+export function requirePermission(root: RootContext, anyOf: readonly string[], shownAs: readonly string[] = anyOf): void {
+  if (!anyOf.some((p) => root.permissions.has(p))) throw forbidden(shownAs);
 }
 
 /** Whether the root key may do `action` on this API (`api.*.action` or `api.<apiId>.action`). */
@@ -141,7 +126,12 @@ function onEveryApi(action: string): string {
   return tuple;
 }
 
-/** Throws 403 unless the root key may do `action` on this API (`api.*.action` or `api.<apiId>.action`). */
-export function requireOnApi(root: RootContext, action: string, apiId: string): void {
-  requirePermission(root, [`api.*.${action}`, `api.${apiId}.${action}`]);
+/**
+ * Throws 403 unless the root key may do `action` on this API (`api.*.action` or `api.<apiId>.action`).
+ * `sent`: the id came from the request, not from a record the service found; the 403 then names
+ * the tuple as `api.<apiId>.action`, never repeating the caller's value.
+ */
+export function requireOnApi(root: RootContext, action: string, apiId: string, sent = false): void {
+  const tuples = [`api.*.${action}`, `api.${apiId}.${action}`];
+  requirePermission(root, tuples, sent ? [tuples[0]!, `api.<apiId>.${action}`] : tuples);
 }

@@ -112,12 +112,12 @@ export function onApi<Body>(
     if (masked) {
       if (!all.every((a) => canOnApi(root, a, apiId))) throw maskedRefusal(masked(apiId));
     } else {
-      for (const a of all) requireOnApi(root, a, apiId);
+      for (const a of all) requireOnApi(root, a, apiId, true);
     }
     const api = await findApi(tx, root.workspaceId, apiId);
     if (!api) throw (masked ?? apiNotFound)(apiId);
     const further = also?.(body);
-    if (further) requireOnApi(root, further, apiId);
+    if (further) requireOnApi(root, further, api.id);
     return api;
   });
 }

@@ -9,7 +9,7 @@ import { matchesSearch, pageOf } from "../domain/pagination";
 import * as s from "../../protocol/contract/cross-field";
 import type { IdentityRecord } from "../records";
 import { identityView } from "../domain/views";
-import { echo } from "../domain/echo";
+import { described } from "../domain/caller-value";
 
 export const createIdentityOperation = defineOperation("identities.createIdentity", {
   access: "write",
@@ -19,7 +19,10 @@ export const createIdentityOperation = defineOperation("identities.createIdentit
   async run(ctx, body) {
     const ws = ctx.root.workspaceId;
     if ((await ctx.tx.find("identities", ws, "externalId", body.externalId)).length > 0) {
-      throw new ServiceError("data.identity_already_exists", `An identity with externalId ${echo(body.externalId)} already exists.`);
+      throw new ServiceError(
+        "data.identity_already_exists",
+        `An identity with the externalId of ${described("body.externalId", body.externalId)} already exists.`,
+      );
     }
     const identity: IdentityRecord = {
       id: newId("id"),

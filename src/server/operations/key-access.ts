@@ -48,7 +48,9 @@ export const removePermissionsOperation = defineOperation("keys.removePermission
   async run(ctx, body) {
     const key = ctx.resource;
     const ids: string[] = [];
-    for (const ref of body.permissions) ids.push((await requirePermissionRecord(ctx.tx, ctx.root.workspaceId, ref)).id);
+    for (const [i, ref] of body.permissions.entries()) {
+      ids.push((await requirePermissionRecord(ctx.tx, ctx.root.workspaceId, ref, `body.permissions[${i}]`)).id);
+    }
     key.permissionIds = key.permissionIds.filter((id) => !ids.includes(id));
     return savePermissions(ctx, key);
   },

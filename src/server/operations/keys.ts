@@ -1,9 +1,12 @@
-// Operations keys.getKey, keys.whoami, keys.updateKey, keys.deleteKey and keys.updateCredits.
+// Operations keys.getKey, keys.whoami, keys.updateKey, keys.deleteKey and keys.updateCredits, and
+// keyguard's own keys.getKeySettings.
 import type { KeyCredits } from "../../protocol/types";
-import { onKey, onKeyByPlaintext } from "./authorization";
+import { fromStore, onKey, onKeyByPlaintext } from "./authorization";
+import { requireOnApi } from "./auth";
 import { ServiceError } from "../errors";
-import { ensurePermissions, resolveRoles, toRatelimitRecords, upsertIdentity, readKeyInfo } from "./lookup";
-import { defineOperation } from "./operation";
+import { ensurePermissions, findKey, resolveRoles, toRatelimitRecords, upsertIdentity, readKeyInfo } from "./lookup";
+import { defineExtension, defineOperation } from "./operation";
+import { keySettingsView } from "../domain/views";
 import { plaintextOf, requireStorage } from "./recoverable";
 import * as s from "../../protocol/contract/cross-field";
 import type { KeyRecord } from "../records";
@@ -153,4 +156,24 @@ export const updateCreditsOperation = defineOperation("keys.updateCredits", {
     if (key.credits?.refill) data.refill = { ...key.credits.refill };
     return { data };
   },
+});
+
+/**
+ * keyguard's own: the settings of keys production's key has not (its IP allow-list, its credits-low
+ * threshold, its secret-scanning reports), which getKey, whoami and listKeys leave out because
+ * production's schema closes their object. As getKey, key by key: 404 for a missing key, then 403
+ * without read_key on its API.
+ */
+export const getKeySettingsOperation = defineExtension<"keys.getKeySettings", KeyRecord[]>("keys.getKeySettings", {
+  access: "read",
+  authorize: fromStore("api.<the key's apiId>.read_key, for each key", async ({ tx, root }, body: { keyIds: string[] }) => {
+    const keys: KeyRecord[] = [];
+    for (const keyId of new Set(body.keyIds)) {
+      const key = await findKey(tx, root.workspaceId, keyId);
+      requireOnApi(root, "read_key", key.apiId);
+      keys.push(key);
+    }
+    return keys;
+  }),
+  run: async (ctx) => ({ data: ctx.resource.map(keySettingsView) }),
 });

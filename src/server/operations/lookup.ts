@@ -4,7 +4,7 @@ import { ServiceError } from "../errors";
 import { newId } from "../domain/ids";
 import type { StorageTx } from "../storage/seam";
 import type { ApiRecord, IdentityRecord, KeyRecord, PermissionRecord, RatelimitRecord, RoleRecord, TableName, Tables } from "../records";
-import { echo } from "../domain/echo";
+import { described } from "../domain/caller-value";
 import { keyInfoView, roleView, type KeyRelations } from "../domain/views";
 import type { KeyInfo, Role } from "../../protocol/types";
 
@@ -23,8 +23,12 @@ export function findApi(tx: StorageTx, workspaceId: string, apiId: string): Prom
   return inWorkspace(tx, "apis", workspaceId, apiId);
 }
 
+/** 404 for the API named by `body.apiId`. */
 export function apiNotFound(apiId: string): ServiceError {
-  return new ServiceError("data.api_not_found", `The requested API ${echo(apiId)} does not exist or has been deleted.`);
+  return new ServiceError(
+    "data.api_not_found",
+    `The requested API, ${described("body.apiId", apiId)}, does not exist or has been deleted.`,
+  );
 }
 
 export async function findKey(tx: StorageTx, workspaceId: string, keyId: string): Promise<KeyRecord> {
@@ -34,7 +38,7 @@ export async function findKey(tx: StorageTx, workspaceId: string, keyId: string)
 }
 
 function keyNotFound(keyId: string): ServiceError {
-  return new ServiceError("data.key_not_found", `The key ${echo(keyId)} does not exist or has been deleted.`);
+  return new ServiceError("data.key_not_found", `The key, ${described("body.keyId", keyId)}, does not exist or has been deleted.`);
 }
 
 /** A permission by id or slug. */
@@ -42,12 +46,18 @@ export async function findPermission(tx: StorageTx, workspaceId: string, ref: st
   return (await inWorkspace(tx, "permissions", workspaceId, ref)) ?? (await tx.find("permissions", workspaceId, "slug", ref))[0];
 }
 
-export async function requirePermissionRecord(tx: StorageTx, workspaceId: string, ref: string): Promise<PermissionRecord> {
+/** The permission `ref` (sent at `location`) names: 404 without one. */
+export async function requirePermissionRecord(
+  tx: StorageTx,
+  workspaceId: string,
+  ref: string,
+  location: string,
+): Promise<PermissionRecord> {
   const found = await findPermission(tx, workspaceId, ref);
   if (!found) {
     throw new ServiceError(
       "data.permission_not_found",
-      `The permission ${echo(ref)} does not exist in this workspace. List permissions to find its id or slug, or create it.`,
+      `The permission named by ${described(location, ref)} does not exist in this workspace. List permissions to find its id or slug, or create it.`,
     );
   }
   return found;
@@ -72,19 +82,28 @@ export async function findRole(tx: StorageTx, workspaceId: string, ref: string):
   return (await inWorkspace(tx, "roles", workspaceId, ref)) ?? (await tx.find("roles", workspaceId, "name", ref))[0];
 }
 
-export async function requireRole(tx: StorageTx, workspaceId: string, ref: string): Promise<RoleRecord> {
+/** The role `ref` (sent at `location`) names: 404 without one. */
+export async function requireRole(tx: StorageTx, workspaceId: string, ref: string, location: string): Promise<RoleRecord> {
   const found = await findRole(tx, workspaceId, ref);
   if (!found) {
-    throw new ServiceError("data.role_not_found", `The role ${echo(ref)} does not exist in this workspace. Create it first.`);
+    throw new ServiceError(
+      "data.role_not_found",
+      `The role named by ${described(location, ref)} does not exist in this workspace. Create it first.`,
+    );
   }
   return found;
 }
 
-/** Role ids for names (or ids); every role must exist. */
-export async function resolveRoles(tx: StorageTx, workspaceId: string, refs: readonly string[]): Promise<string[]> {
+/** Role ids for names (or ids) sent at `location` (`body.roles`); every role must exist. */
+export async function resolveRoles(
+  tx: StorageTx,
+  workspaceId: string,
+  refs: readonly string[],
+  location = "body.roles",
+): Promise<string[]> {
   const ids: string[] = [];
-  for (const ref of refs) {
-    const role = await requireRole(tx, workspaceId, ref);
+  for (const [i, ref] of refs.entries()) {
+    const role = await requireRole(tx, workspaceId, ref, `${location}[${i}]`);
     if (!ids.includes(role.id)) ids.push(role.id);
   }
   return ids;
@@ -98,7 +117,10 @@ async function findIdentity(tx: StorageTx, workspaceId: string, ref: string): Pr
 export async function requireIdentity(tx: StorageTx, workspaceId: string, ref: string): Promise<IdentityRecord> {
   const found = await findIdentity(tx, workspaceId, ref);
   if (!found) {
-    throw new ServiceError("data.identity_not_found", `The identity ${echo(ref)} does not exist in this workspace.`);
+    throw new ServiceError(
+      "data.identity_not_found",
+      `The identity named by ${described("body.identity", ref)} does not exist in this workspace.`,
+    );
   }
   return found;
 }

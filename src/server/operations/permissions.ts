@@ -10,7 +10,7 @@ import { matchesSearch, pageOf } from "../domain/pagination";
 import type { PermissionRecord, RoleRecord } from "../records";
 import type { Permission } from "../../protocol/types";
 import { permissionView } from "../domain/views";
-import { echo } from "../domain/echo";
+import { described } from "../domain/caller-value";
 
 /**
  * The slug of a permission created with a name only (the specification's `{ name, description }`):
@@ -37,7 +37,10 @@ export const createPermissionOperation = defineOperation("permissions.createPerm
     const slug = body.slug ?? slugOf(body.name);
     const ws = ctx.root.workspaceId;
     if ((await ctx.tx.find("permissions", ws, "slug", slug)).length > 0) {
-      throw new ServiceError("data.permission_already_exists", `A permission with slug ${echo(slug)} already exists in this workspace.`);
+      throw new ServiceError(
+        "data.permission_already_exists",
+        `A permission with the slug of ${described(body.slug === undefined ? "body.name" : "body.slug", slug)} already exists in this workspace.`,
+      );
     }
     const perm: PermissionRecord = { id: newId("perm"), workspaceId: ws, name: body.name, slug, createdAt: ctx.now };
     if (body.description !== undefined) perm.description = body.description;
@@ -50,7 +53,7 @@ export const getPermissionOperation = defineOperation("permissions.getPermission
   access: "read",
   authorize: permission("rbac.*.read_permission"),
   async run(ctx, body) {
-    return { data: permissionView(await requirePermissionRecord(ctx.tx, ctx.root.workspaceId, body.permission)) };
+    return { data: permissionView(await requirePermissionRecord(ctx.tx, ctx.root.workspaceId, body.permission, "body.permission")) };
   },
 });
 
@@ -74,7 +77,7 @@ export const deletePermissionOperation = defineOperation("permissions.deletePerm
   authorize: permission("rbac.*.delete_permission"),
   audit: targetsNotedByRun,
   async run(ctx, body) {
-    const perm = await requirePermissionRecord(ctx.tx, ctx.root.workspaceId, body.permission);
+    const perm = await requirePermissionRecord(ctx.tx, ctx.root.workspaceId, body.permission, "body.permission");
     // It leaves every key and role that held it.
     await ctx.tx.delete("permissions", perm.id);
     ctx.changed({ targets: [perm.id] });
@@ -104,7 +107,10 @@ export const createRoleOperation = defineOperation("permissions.createRole", {
   async run(ctx, body) {
     const ws = ctx.root.workspaceId;
     if ((await ctx.tx.find("roles", ws, "name", body.name)).length > 0) {
-      throw new ServiceError("data.role_already_exists", `A role named ${echo(body.name)} already exists in this workspace.`);
+      throw new ServiceError(
+        "data.role_already_exists",
+        `A role with the name in ${described("body.name", body.name)} already exists in this workspace.`,
+      );
     }
     const role: RoleRecord = {
       id: newId("role"),
@@ -123,7 +129,7 @@ export const getRoleOperation = defineOperation("permissions.getRole", {
   access: "read",
   authorize: permission("rbac.*.read_role"),
   async run(ctx, body) {
-    return { data: await readRole(ctx.tx, await requireRole(ctx.tx, ctx.root.workspaceId, body.role)) };
+    return { data: await readRole(ctx.tx, await requireRole(ctx.tx, ctx.root.workspaceId, body.role, "body.role")) };
   },
 });
 
@@ -147,7 +153,7 @@ export const deleteRoleOperation = defineOperation("permissions.deleteRole", {
   authorize: permission("rbac.*.delete_role"),
   audit: targetsNotedByRun,
   async run(ctx, body) {
-    const role = await requireRole(ctx.tx, ctx.root.workspaceId, body.role);
+    const role = await requireRole(ctx.tx, ctx.root.workspaceId, body.role, "body.role");
     // It leaves every key that held it.
     await ctx.tx.delete("roles", role.id);
     ctx.changed({ targets: [role.id] });

@@ -62,11 +62,14 @@ const OPERATIONS: Readonly<OperationTable> = Object.freeze({
 
 /**
  * keyguard's own operations, served like the others: what production does only in its dashboard
- * (listing APIs, managing root keys) and reading the audit log, so that the console needs no private way in.
+ * (listing APIs, managing root keys), the settings of APIs and keys production's answers have no room
+ * for, and reading the audit log, so that the console needs no private way in.
  */
 const EXTENSION_OPERATIONS = Object.freeze({
   "apis.listApis": workspace.listApisOperation,
+  "apis.getApiSettings": apis.getApiSettingsOperation,
   "apis.updateApi": apis.updateApiOperation,
+  "keys.getKeySettings": keys.getKeySettingsOperation,
   "rootKeys.createRootKey": workspace.createRootKeyOperation,
   "rootKeys.listRootKeys": workspace.listRootKeysOperation,
   "rootKeys.deleteRootKey": workspace.deleteRootKeyOperation,

@@ -13,6 +13,7 @@ import { encodeBase58 } from "../../protocol/base58";
 import { creditsAt, dueRefill } from "../domain/credits";
 import { creditsEvents, lowThreshold } from "../webhooks/credits-events";
 import { ServiceError } from "../errors";
+import { described } from "../domain/caller-value";
 import { keyHash } from "../../protocol/key-hash";
 import { failsChecksum } from "../../protocol/key-checksum";
 import { allowsAddress } from "../domain/ip-allowlist";
@@ -50,7 +51,7 @@ function selectLimits(key: KeyRecord, identity: IdentityRecord | undefined, body
   ];
   const selected = new Map<string, SelectedLimit>();
   for (const c of configured) if (c.config.autoApply) selected.set(c.config.id, { ...c, cost: 1 });
-  for (const req of body.ratelimits ?? []) {
+  for (const [i, req] of (body.ratelimits ?? []).entries()) {
     const found = configured.find((c) => c.config.name === req.name);
     if (found) {
       const config = { ...found.config, limit: req.limit ?? found.config.limit, duration: req.duration ?? found.config.duration };
@@ -62,7 +63,7 @@ function selectLimits(key: KeyRecord, identity: IdentityRecord | undefined, body
     } else {
       throw new ServiceError(
         "application.precondition_failed",
-        `The rate limit ${JSON.stringify(req.name)} is not configured on this key or its identity. Configure it, or pass limit and duration for an inline limit.`,
+        `${described(`body.ratelimits[${i}].name`, req.name)} is not a rate limit of this key or its identity. Configure it, or pass limit and duration for an inline limit.`,
       );
     }
   }

@@ -4,7 +4,7 @@
 // its attempts; send a message again, every failed one since a time, or a test message.
 import { ServiceError } from "../errors";
 import { newId } from "../domain/ids";
-import { echo } from "../domain/echo";
+import { described } from "../domain/caller-value";
 import { isPrivateAddress } from "../webhooks/address-guard";
 import { newSecret } from "../webhooks/deliver";
 import { readEndpoints, sealSecret, writeEndpoints, type WebhookEndpointRecord } from "../webhooks/endpoints";
@@ -34,7 +34,7 @@ function endpointProblems(body: { url?: string; events?: readonly string[] }): V
       : [
           {
             location: `body.events[${i}]`,
-            message: `is not an event type: ${echo(type)}`,
+            message: "is not an event type",
             fix: `Use "${ALL_EVENTS}" for every type, or one of ${WEBHOOK_EVENT_TYPES.join(", ")}.`,
           },
         ],
@@ -67,7 +67,10 @@ function checkAddress(ctx: OpContext, url: string): void {
 }
 
 const endpointNotFound = (endpointId: string) =>
-  new ServiceError("data.key_not_found", `The webhook endpoint ${echo(endpointId)} does not exist in this workspace.`);
+  new ServiceError(
+    "data.key_not_found",
+    `The webhook endpoint named by ${described("body.endpointId", endpointId)} does not exist in this workspace.`,
+  );
 
 /** An endpoint as the operations answer it (never its secret). */
 function endpointItem(e: WebhookEndpointRecord, now: number): Static<typeof WebhookEndpointItem> {
@@ -272,7 +275,10 @@ export const listDeliveriesOperation = defineExtension("webhooks.listDeliveries"
 async function messageOf(ctx: OpContext, messageId: string): Promise<WebhookMessage> {
   const message = await ctx.webhooks.message(messageId);
   if (!message || message.workspaceId !== ctx.root.workspaceId) {
-    throw new ServiceError("data.key_not_found", `The webhook message ${echo(messageId)} does not exist in this workspace.`);
+    throw new ServiceError(
+      "data.key_not_found",
+      `The webhook message named by ${described("body.messageId", messageId)} does not exist in this workspace.`,
+    );
   }
   return message;
 }
@@ -299,7 +305,7 @@ async function sendableEndpoint(ctx: OpContext, endpointId: string): Promise<Web
   if (endpoint.disabledAt !== undefined) {
     throw new ServiceError(
       "application.precondition_failed",
-      `The webhook endpoint ${echo(endpoint.id)} is disabled: enable it (webhooks.enableEndpoint) before sending messages to it again.`,
+      `The webhook endpoint ${endpoint.id} is disabled: enable it (webhooks.enableEndpoint) before sending messages to it again.`,
     );
   }
   return endpoint;

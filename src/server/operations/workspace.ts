@@ -11,8 +11,8 @@ import { defineExtension, type OpContext } from "./operation";
 import { pageOf } from "../domain/pagination";
 import type { RootKeyItem } from "../../protocol/types";
 import type { RootKeyRecord } from "../records";
-import { echo } from "../domain/echo";
-import { apiView } from "../domain/views";
+import { described } from "../domain/caller-value";
+import { apiSettingsView } from "../domain/views";
 
 function rootKeyView(r: RootKeyRecord): RootKeyItem {
   return { keyId: r.id, ...(r.name === undefined ? {} : { name: r.name }), permissions: [...r.permissions], createdAt: r.createdAt };
@@ -32,7 +32,7 @@ export const listApisOperation = defineExtension<"apis.listApis", ApiGrant>("api
       body.limit,
       (api) => readable(api.id),
     );
-    return { data: page.items.map((a) => ({ ...apiView(a), createdAt: a.createdAt })), pagination: page.pagination };
+    return { data: page.items.map((a) => ({ ...apiSettingsView(a), createdAt: a.createdAt })), pagination: page.pagination };
   },
 });
 
@@ -50,9 +50,11 @@ function mayCreateRootKey(root: RootContext, body: { permissions: string[] }): u
   requirePermission(root, ["workspace.*.create_root_key"]);
   const missing = notHeld(root, body.permissions);
   if (missing.length > 0) {
+    // The tuples are the caller's values: named by where they were sent.
+    const at = missing.map((p) => `body.permissions[${body.permissions.indexOf(p)}]`);
     throw new ServiceError(
       "authorization.insufficient_permissions",
-      `A root key can only grant permissions it holds itself; this one lacks: ${missing.join(", ")}`,
+      `A root key can only grant permissions it holds itself; this one lacks those of ${at.join(", ")}`,
     );
   }
   return undefined;
@@ -70,7 +72,7 @@ export const createRootKeyOperation = defineExtension("rootKeys.createRootKey", 
         : [
             {
               location: `body.permissions[${i}]`,
-              message: `is not a permission tuple: ${echo(p)}`,
+              message: "is not a permission tuple",
               fix: 'Use tuples like "api.*.verify_key".',
             },
           ],
@@ -112,7 +114,10 @@ const mayDeleteRootKey = fromStore(
     requirePermission(ctx.root, ["workspace.*.delete_root_key"]);
     const record = await ctx.tx.get("rootKeys", body.keyId);
     if (!record || record.workspaceId !== ctx.root.workspaceId) {
-      throw new ServiceError("data.key_not_found", `The root key ${echo(body.keyId)} does not exist in this workspace.`);
+      throw new ServiceError(
+        "data.key_not_found",
+        `The root key named by ${described("body.keyId", body.keyId)} does not exist in this workspace.`,
+      );
     }
     const missing = notHeld(ctx.root, record.permissions);
     if (missing.length > 0) {

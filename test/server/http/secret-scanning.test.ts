@@ -49,10 +49,14 @@ async function service(options: Parameters<typeof start>[0] = {}): Promise<Start
   return s;
 }
 
+/** The key as getKey answers it, with its settings (its leak reports) from keyguard's keys.getKeySettings. */
 async function getKey(s: Started, keyId: string) {
   const res = await s.call("keys.getKey", { keyId });
   expect(res.status).toBe(200);
-  return res.body.data;
+  expect(res.body.data).not.toHaveProperty("leakReports");
+  const settings = await s.call("keys.getKeySettings", { keyIds: [keyId] });
+  expect(settings.status).toBe(200);
+  return { ...res.body.data, ...settings.body.data[0] };
 }
 
 describe("reports of keys", () => {
@@ -84,7 +88,10 @@ describe("reports of keys", () => {
     expect((await getKey(s, other.keyId)).leakReports).toBeUndefined();
     const listed = await s.call("apis.listKeys", { apiId: s.apiId });
     const row = listed.body.data.find((k: { keyId: string }) => k.keyId === leaked.keyId);
-    expect(row.leakReports).toHaveLength(1);
+    // listKeys answers production's shape; the reports are keyguard's keys.getKeySettings'.
+    expect(row).not.toHaveProperty("leakReports");
+    const settings = await s.call("keys.getKeySettings", { keyIds: [leaked.keyId, other.keyId] });
+    expect(settings.body.data.map((k: { leakReports?: unknown[] }) => k.leakReports?.length)).toEqual([1, undefined]);
     // apiKeyAuth() fleets forget the disabled key at once.
     expect(published).toContainEqual(expect.objectContaining({ kind: "key" }));
     // The audit log tells it, with the host as the actor; never the key.
@@ -245,6 +252,41 @@ describe("refused reports", () => {
       expect(res.status, body).toBe(400);
       expect((res.body as { error: { detail: string } }).error.detail).toMatch(/^Invalid report: /);
       expect((await sendReport(s.baseUrl, host, body)).status, `${body} again`).toBe(400);
+    }
+  });
+
+  it("refuses every malformed token docs/security.md names with 400, never quoting it", async () => {
+    const s = await service();
+    const tokens = [
+      // JSON escapes in the body's text: the parsed token holds the character itself.
+      "tok_with_a_nul\\u0000_inside",
+      "tok_lone_high_\\ud800",
+      "tok_lone_low_\\udc00_end",
+      "\\u0000",
+      "\\udfff\\ud800",
+    ];
+    for (const token of tokens) {
+      const body = `[{"token":"${token}","type":"t","url":""}]`;
+      const res = await sendReport(s.baseUrl, host, body);
+      expect(res.status, body).toBe(400);
+      expect(res.text, body).not.toContain("tok_");
+      expect((res.body as { error: { detail: string } }).error.detail, body).toMatch(/^Invalid report: entry 0: "token" holds a NUL/);
+    }
+    const others = [
+      JSON.stringify([{ token: 12, type: "t" }]),
+      JSON.stringify([{ token: null, type: "t" }]),
+      JSON.stringify([{ token: ["tok_in_an_array"], type: "t" }]),
+      JSON.stringify([{ token: "x".repeat(4097), type: "t" }]),
+      JSON.stringify([{ token: "tok_ok", type: "t".repeat(257) }]),
+      JSON.stringify([{ token: "tok_ok", type: "t", url: "u".repeat(4097) }]),
+      JSON.stringify([{ token: "tok_ok", type: "t", source: "s".repeat(65) }]),
+      '[{"token":"tok_ok","type":"t"},{"token":"tok_second\\u0000","type":"t"}]',
+    ];
+    for (const body of others) {
+      const res = await sendReport(s.baseUrl, host, body);
+      expect(res.status, body.slice(0, 120)).toBe(400);
+      expect(res.text).not.toContain("tok_in_an_array");
+      expect(res.text).not.toContain("tok_second");
     }
   });
 

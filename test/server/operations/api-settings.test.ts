@@ -1,4 +1,5 @@
-// keyguard's apis.updateApi and the settings getApi and listApis answer with: an omitted field is
+// keyguard's apis.updateApi and the settings getApiSettings and listApis answer with (production's
+// getApi answers id and name only), and keys.getKeySettings: an omitted field is
 // unchanged, `ipWhitelist: []` clears the list, storeKeys needs a key-encryption key, the
 // permission is api.*.update_api or api.<apiId>.update_api, and each setting takes effect.
 import { randomBytes } from "node:crypto";
@@ -21,15 +22,16 @@ describe("apis.updateApi", () => {
     return res.body.data.apiId as string;
   }
 
-  it("getApi and listApis answer with the settings, defaults spelled out", async () => {
+  it("getApiSettings and listApis answer with the settings, defaults spelled out; getApi with production's shape", async () => {
     const apiId = await newApi();
-    const got = await s.call("apis.getApi", { apiId });
+    const got = await s.call("apis.getApiSettings", { apiId });
     expect(got.body.data).toEqual({ id: apiId, name: "settings", ...DEFAULTS });
+    expect((await s.call("apis.getApi", { apiId })).body.data).toEqual({ id: apiId, name: "settings" });
     const listed = (await s.call("apis.listApis", {})).body.data.find((a: { id: string }) => a.id === apiId);
     expect(listed).toEqual({ id: apiId, name: "settings", createdAt: expect.any(Number), ...DEFAULTS });
   });
 
-  it("changes only the fields given and answers with the API as getApi would", async () => {
+  it("changes only the fields given and answers with the API as getApiSettings would", async () => {
     const apiId = await newApi();
     const changed = await s.call("apis.updateApi", {
       apiId,
@@ -50,7 +52,7 @@ describe("apis.updateApi", () => {
       leakResponse: "flag",
     };
     expect(changed.body.data).toEqual(all);
-    expect((await s.call("apis.getApi", { apiId })).body.data).toEqual(all);
+    expect((await s.call("apis.getApiSettings", { apiId })).body.data).toEqual(all);
 
     // Omitted fields stay; [] clears the list.
     const one = await s.call("apis.updateApi", { apiId, leakResponse: "disable" });
@@ -90,7 +92,10 @@ describe("apis.updateApi", () => {
       const res = await plain.call("apis.updateApi", { apiId: plain.apiId, storeKeys: true, name: "changed" });
       expect(res.status).toBe(412);
       expect(res.body.error.detail).toMatch(/KEYGUARD_ENCRYPTION_KEY/);
-      expect((await plain.call("apis.getApi", { apiId: plain.apiId })).body.data).toMatchObject({ name: "default", storeKeys: false });
+      expect((await plain.call("apis.getApiSettings", { apiId: plain.apiId })).body.data).toMatchObject({
+        name: "default",
+        storeKeys: false,
+      });
     } finally {
       await plain.close();
     }
@@ -103,7 +108,7 @@ describe("apis.updateApi", () => {
     expect((await s.call("apis.updateApi", { apiId, name: "mine" }, onOne)).status).toBe(200);
     const refused = await s.call("apis.updateApi", { apiId: other, name: "theirs" }, onOne);
     expect(refused.status, JSON.stringify(refused.body)).toBe(403);
-    expect(refused.body.error.detail).toBe(`Missing one of these permissions: api.*.update_api or api.${other}.update_api`);
+    expect(refused.body.error.detail).toBe("Missing one of these permissions: api.*.update_api or api.<apiId>.update_api");
     const { rootKey: reader } = await s.service.createRootKey({ permissions: ["api.*.read_api"] });
     expect((await s.call("apis.updateApi", { apiId, name: "nope" }, reader)).status).toBe(403);
     const missing = await s.call("apis.updateApi", { apiId: "api_doesnotexist", name: "xyz" });
@@ -125,14 +130,14 @@ describe("apis.updateApi", () => {
       expect(res.body.error.errors[0].location).toBe(location);
     }
     const created = await s.call("apis.createApi", { name: "formats", keyFormat: "checksummed" });
-    expect((await s.call("apis.getApi", { apiId: created.body.data.apiId })).body.data.keyFormat).toBe("checksummed");
+    expect((await s.call("apis.getApiSettings", { apiId: created.body.data.apiId })).body.data.keyFormat).toBe("checksummed");
     expect((await s.call("apis.createApi", { name: "formats", keyFormat: "hex" })).status).toBe(400);
     // The admin surface checks the same.
     await expect(s.service.createApi({ name: "formats", keyFormat: "hex" as never })).rejects.toThrow(
       /createApi: keyFormat must be one of "plain", "checksummed"/,
     );
     const admin = await s.service.createApi({ name: "formats", keyFormat: "checksummed", ipWhitelist: ["10.0.0.0/8"] });
-    expect((await s.call("apis.getApi", { apiId: admin.apiId })).body.data).toMatchObject({
+    expect((await s.call("apis.getApiSettings", { apiId: admin.apiId })).body.data).toMatchObject({
       keyFormat: "checksummed",
       ipWhitelist: ["10.0.0.0/8"],
     });
@@ -141,7 +146,7 @@ describe("apis.updateApi", () => {
   it("creditsLowThreshold: set on createApi or updateApi, removed with null, a whole number of at least 1", async () => {
     const created = await s.call("apis.createApi", { name: "metered", creditsLowThreshold: 10 });
     const apiId = created.body.data.apiId as string;
-    expect((await s.call("apis.getApi", { apiId })).body.data).toEqual({
+    expect((await s.call("apis.getApiSettings", { apiId })).body.data).toEqual({
       id: apiId,
       name: "metered",
       ...DEFAULTS,
@@ -161,6 +166,37 @@ describe("apis.updateApi", () => {
       /createApi: creditsLowThreshold must be a whole number/,
     );
     const admin = await s.service.createApi({ name: "metered", creditsLowThreshold: 7 });
-    expect((await s.call("apis.getApi", { apiId: admin.apiId })).body.data.creditsLowThreshold).toBe(7);
+    expect((await s.call("apis.getApiSettings", { apiId: admin.apiId })).body.data.creditsLowThreshold).toBe(7);
+  });
+});
+
+describe("keys.getKeySettings", () => {
+  let s: Started;
+  beforeAll(async () => {
+    s = await start();
+  });
+  afterAll(() => s.close());
+
+  it("answers the settings getKey leaves out, key by key, in the order asked (a repeated id once)", async () => {
+    const a = await s.createKey({ ipWhitelist: ["10.0.0.0/8"], creditsLowThreshold: 3 });
+    const b = await s.createKey();
+    const got = await s.call("keys.getKeySettings", { keyIds: [a.keyId, b.keyId, a.keyId] });
+    expect(got.status).toBe(200);
+    expect(got.body.data).toEqual([{ keyId: a.keyId, ipWhitelist: ["10.0.0.0/8"], creditsLowThreshold: 3 }, { keyId: b.keyId }]);
+    const key = (await s.call("keys.getKey", { keyId: a.keyId })).body.data;
+    for (const field of ["ipWhitelist", "creditsLowThreshold", "leakReports"]) expect(key).not.toHaveProperty(field);
+  });
+
+  it("is 404 for a missing key, 403 without read_key on its API, 400 for no ids or more than 100", async () => {
+    const { keyId } = await s.createKey();
+    const missing = await s.call("keys.getKeySettings", { keyIds: [keyId, "key_missing123"] });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.type).toMatch(/key_not_found$/);
+    const { rootKey } = await s.service.createRootKey({ permissions: ["api.*.read_api"] });
+    expect((await s.call("keys.getKeySettings", { keyIds: [keyId] }, rootKey)).status).toBe(403);
+    const { rootKey: reader } = await s.service.createRootKey({ permissions: [`api.${s.apiId}.read_key`] });
+    expect((await s.call("keys.getKeySettings", { keyIds: [keyId] }, reader)).status).toBe(200);
+    expect((await s.call("keys.getKeySettings", { keyIds: [] })).status).toBe(400);
+    expect((await s.call("keys.getKeySettings", { keyIds: Array.from({ length: 101 }, () => keyId) })).status).toBe(400);
   });
 });

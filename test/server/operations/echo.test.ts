@@ -1,5 +1,6 @@
 // A key or root key sent in the wrong field never comes back: not in an error body, not in a log
-// line. Ids and names are still quoted, so that messages stay useful.
+// line. No caller's value is quoted, ids and names included: a message names the field, the
+// length and the kind (secrets-in-errors.test.ts sends secrets in every field of every operation).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { start, type Started } from "../helpers";
 
@@ -48,7 +49,7 @@ describe("a secret in the wrong field", () => {
     }
     const roles = await s.call("keys.addRoles", { keyId: (await s.createKey()).keyId, roles: [key] });
     expect(roles.status).toBe(404);
-    expect(roles.body.error.detail).toContain("a value shaped like a key");
+    expect(roles.body.error.detail).toContain(`body.roles[0] (a string of ${key.length} characters)`);
     for (const line of lines) for (const secret of secrets()) expect(line).not.toContain(secret);
   });
 
@@ -69,19 +70,27 @@ describe("a secret in the wrong field", () => {
     }
     const denied = await s.call("apis.getApi", { apiId: key }, weak);
     expect(denied.status).toBe(403);
-    expect(denied.body.error.detail).toBe("Missing one of these permissions: api.*.read_api or api.<the id sent>.read_api");
+    expect(denied.body.error.detail).toBe("Missing one of these permissions: api.*.read_api or api.<apiId>.read_api");
+    // An existing API's id sent by the caller is the caller's value too.
     const ours = await s.call("apis.getApi", { apiId: s.apiId }, weak);
-    expect(ours.body.error.detail).toBe(`Missing one of these permissions: api.*.read_api or api.${s.apiId}.read_api`);
+    expect(ours.body.error.detail).toBe("Missing one of these permissions: api.*.read_api or api.<apiId>.read_api");
+    // A tuple built from a record the service found (the key's API) names that record's id.
+    const { keyId } = await s.createKey();
+    const onKey = await s.call("keys.getKey", { keyId }, weak);
+    expect(onKey.body.error.detail).toBe(`Missing one of these permissions: api.*.read_key or api.${s.apiId}.read_key`);
   });
 
-  it("ids and names are still quoted", async () => {
+  it("ids and names are described by their field and length, not quoted", async () => {
     const { keyId } = await s.createKey();
     expect((await s.call("keys.deleteKey", { keyId })).status).toBe(200);
     const gone = await s.call("keys.getKey", { keyId });
     expect(gone.status).toBe(404);
-    expect(gone.body.error.detail).toContain(JSON.stringify(keyId));
+    expect(gone.body.error.detail).toBe(
+      `The key, body.keyId (a string of ${keyId.length} characters), does not exist or has been deleted.`,
+    );
     const perm = await s.call("permissions.getPermission", { permission: "docs.write" });
     expect(perm.status).toBe(404);
-    expect(perm.body.error.detail).toContain('"docs.write"');
+    expect(perm.body.error.detail).toContain("body.permission (a string of 10 characters)");
+    expect(perm.body.error.detail).not.toContain("docs.write");
   });
 });

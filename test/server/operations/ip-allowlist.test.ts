@@ -65,8 +65,8 @@ describe("with trustProxy", () => {
 
     // The key's own list narrows the API's: an address must be on both.
     const own = await s.createKey({ apiId, ipWhitelist: ["198.51.100.0/28", "2001:db8:1::/48"] });
-    const info = await s.call("keys.getKey", { keyId: own.keyId });
-    expect(info.body.data.ipWhitelist).toEqual(["198.51.100.0/28", "2001:db8:1::/48"]);
+    const info = await s.call("keys.getKeySettings", { keyIds: [own.keyId] });
+    expect(info.body.data[0].ipWhitelist).toEqual(["198.51.100.0/28", "2001:db8:1::/48"]);
     expect(await verifyFrom(s, own.key, "198.51.100.15")).toMatchObject({ code: "VALID" });
     expect(await verifyFrom(s, own.key, "198.51.100.16")).toMatchObject({ code: "FORBIDDEN" });
     expect(await verifyFrom(s, own.key, "2001:db8:1:2::1")).toMatchObject({ code: "VALID" });
@@ -83,16 +83,16 @@ describe("with trustProxy", () => {
     expect(await verifyFrom(s, free.key, "203.0.113.4")).toMatchObject({ code: "FORBIDDEN" });
     expect((await s.call("keys.updateKey", { keyId: free.keyId, ipWhitelist: [] })).status).toBe(200);
     expect(await verifyFrom(s, free.key, "203.0.113.4")).toMatchObject({ code: "VALID" });
-    expect((await s.call("keys.getKey", { keyId: free.keyId })).body.data).not.toHaveProperty("ipWhitelist");
+    expect((await s.call("keys.getKeySettings", { keyIds: [free.keyId] })).body.data[0]).not.toHaveProperty("ipWhitelist");
   });
 
   it("a bad entry is a 400 invalid_input naming the field, the entry and the fix; nothing is created", async () => {
     const bad: Array<[string, RegExp]> = [
-      ["10.0.0.0/33", /prefix length that is not 0\.\.32: "10\.0\.0\.0\/33"/],
+      ["10.0.0.0/33", /^has a prefix length that is not 0\.\.32$/],
       ["2001:db8::/129", /not 0\.\.128/],
       ["10.0.0.0/", /prefix length/],
       ["10.0.0.0/8/8", /prefix length/],
-      ["localhost", /is not an IPv4 or IPv6 address or CIDR range: "localhost"/],
+      ["localhost", /^is not an IPv4 or IPv6 address or CIDR range$/],
       ["10.0.0.256", /is not an IPv4/],
       [" 10.0.0.1", /is not an IPv4/],
     ];

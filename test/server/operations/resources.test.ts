@@ -153,7 +153,9 @@ describe("apis", () => {
     const created = await s.call("apis.createApi", { name: "payments" });
     const { apiId } = created.body.data;
     expect(apiId).toMatch(/^api_/);
-    expect((await s.call("apis.getApi", { apiId })).body.data).toEqual({
+    // Production's shape only; the settings are keyguard's apis.getApiSettings'.
+    expect((await s.call("apis.getApi", { apiId })).body.data).toEqual({ id: apiId, name: "payments" });
+    expect((await s.call("apis.getApiSettings", { apiId })).body.data).toEqual({
       id: apiId,
       name: "payments",
       storeKeys: false,

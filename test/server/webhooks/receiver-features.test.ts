@@ -101,7 +101,8 @@ describe("webhooks as receivers expect them", () => {
     const { endpointId } = await ok(s, "webhooks.createEndpoint", { url: first.url, events: ["key.created"] });
     const refused = await s.call("webhooks.updateEndpoint", { endpointId, events: ["key.nope"] });
     expect(refused.status).toBe(400);
-    expect(refused.body.error.errors[0]).toMatchObject({ location: "body.events[0]", message: expect.stringContaining("key.nope") });
+    expect(refused.body.error.errors[0]).toMatchObject({ location: "body.events[0]", message: "is not an event type" });
+    expect(JSON.stringify(refused.body)).not.toContain("key.nope");
     const updated = await ok(s, "webhooks.updateEndpoint", { endpointId, url: second.url, events: ["api.created"], description: "ops" });
     expect(updated).toMatchObject({ endpointId, url: second.url, events: ["api.created"], description: "ops" });
     await s.createKey();

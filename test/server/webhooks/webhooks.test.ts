@@ -165,7 +165,8 @@ describe("webhooks", () => {
       .toMatchObject({ messageId: first!.messageId, status: "delivered", attempts: 2 });
     const unknown = await s.call("webhooks.resendDelivery", { messageId: "msg_doesNotExist1" });
     expect(unknown.status).toBe(404);
-    expect(unknown.body.error.detail).toContain("msg_doesNotExist1");
+    expect(unknown.body.error.detail).toContain("body.messageId (a string of 17 characters)");
+    expect(unknown.body.error.detail).not.toContain("msg_doesNotExist1");
   });
 
   it("seals the signing secret with the service's encryption key; another key cannot sign with it", async () => {
@@ -264,14 +265,14 @@ describe("events the service notices", () => {
     await endpoint(s, r.url, ["key.credits_low"]);
     await s.call("apis.updateApi", { apiId: s.apiId, creditsLowThreshold: 2 });
     const { keyId, key } = await s.createKey({ credits: { remaining: 6 }, creditsLowThreshold: 5 });
-    expect((await s.call("keys.getKey", { keyId })).body.data.creditsLowThreshold).toBe(5);
+    expect((await s.call("keys.getKeySettings", { keyIds: [keyId] })).body.data[0].creditsLowThreshold).toBe(5);
     // 6 → 5 (the key's threshold) → 4.
     await s.verify(key);
     await s.verify(key);
     await expect.poll(() => r.received.length, { timeout: 10_000 }).toBe(1);
     const removed = await s.call("keys.updateKey", { keyId, creditsLowThreshold: null });
     expect(removed.status).toBe(200);
-    expect((await s.call("keys.getKey", { keyId })).body.data).not.toHaveProperty("creditsLowThreshold");
+    expect((await s.call("keys.getKeySettings", { keyIds: [keyId] })).body.data[0]).not.toHaveProperty("creditsLowThreshold");
     // 4 → 3 → 2 (the API's threshold).
     await s.verify(key);
     await s.verify(key);
