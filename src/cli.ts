@@ -47,6 +47,9 @@ Options of serve:
   --no-console             do not serve the web console (by default at the base URL, /)
   --trust-proxy            take the caller's address for IP allow lists from the first
                            X-Forwarded-For entry (only behind your own proxy)
+  --root-key-failure-limit <n>
+                           after n failed root keys from one address in a minute, answer
+                           that address 429 until the minute has passed (default 100; 0: off)
   --metrics                serve Prometheus metrics at GET /metrics (needs npm install prom-client)
   --metrics-token-file <path>
                            scrapes must send Authorization: Bearer <the first line of this file>
@@ -239,6 +242,7 @@ function parse(argv: string[]) {
         "encryption-key-file": { type: "string" },
         "store-keys": { type: "boolean" },
         "trust-proxy": { type: "boolean" },
+        "root-key-failure-limit": { type: "string" },
         metrics: { type: "boolean" },
         "metrics-token-file": { type: "string" },
         "no-console": { type: "boolean" },
@@ -311,6 +315,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   const auditRetention = wholeNumber(values["audit-retention-days"], "--audit-retention-days", "a whole number of days");
   const webhookRetry = wholeNumber(values["webhook-retry-hours"], "--webhook-retry-hours", "a whole number of hours");
   const expiryNotice = wholeNumber(values["webhook-expiry-notice-hours"], "--webhook-expiry-notice-hours", "a whole number of hours");
+  const failureLimit = wholeNumber(values["root-key-failure-limit"], "--root-key-failure-limit", "a whole number of failures");
   const drainSeconds = wholeNumber(values["drain-timeout"], "--drain-timeout", "a whole number of seconds") ?? 10;
   if (drainSeconds > 600) usageError(`--drain-timeout must be at most 600 seconds, got ${drainSeconds}.`);
   if (values["root-key"] !== undefined && values["root-key-file"] !== undefined) {
@@ -364,6 +369,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
     encryptionKeyFile: "--encryption-key-file",
     KEYGUARD_ENCRYPTION_KEY: "KEYGUARD_ENCRYPTION_KEY",
     storeKeys: "--store-keys",
+    "rootKeyFailureLimit.max": "--root-key-failure-limit",
     "metrics.token": values["metrics-token-file"] !== undefined ? "--metrics-token-file (its content)" : "KEYGUARD_METRICS_TOKEN",
     verificationRetentionDays: "--verification-retention-days",
     auditRetentionDays: "--audit-retention-days",
@@ -404,6 +410,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
       encryptionKeyFile: values["encryption-key-file"],
       storeKeys: values["store-keys"],
       trustProxy: values["trust-proxy"],
+      ...(failureLimit !== undefined && { rootKeyFailureLimit: failureLimit === 0 ? false : { max: failureLimit } }),
       ...(values.metrics && { metrics: { ...(metricsToken === undefined ? {} : { token: metricsToken }) } }),
       console: values["no-console"] !== true,
       ...(retention !== undefined && { verificationRetentionDays: retention }),

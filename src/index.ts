@@ -31,6 +31,7 @@ export {
   KeyRejectedError,
   InsufficientScopeError,
   ServiceUnavailableError,
+  UnknownKeyLimitError,
   VerificationFailedError,
   ConfigError,
   ERROR_CODES,
@@ -43,6 +44,7 @@ export {
 export type {
   ApiKeyAuthOptions,
   CacheOptions,
+  UnknownKeyLimitOptions,
   DeniedHandler,
   NextFunction,
   PerRequest,
@@ -57,6 +59,7 @@ export type {
   Ticket,
   Lookup,
   StoreSettings,
+  CounterState,
   VerifiedKey,
   RequireKeyOptions,
   StatusPolicy,

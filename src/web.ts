@@ -21,6 +21,7 @@ export {
   KeyRejectedError,
   InsufficientScopeError,
   ServiceUnavailableError,
+  UnknownKeyLimitError,
   VerificationFailedError,
   ConfigError,
   ERROR_CODES,
@@ -30,6 +31,7 @@ export {
 export type {
   AuthOptions,
   CacheOptions,
+  UnknownKeyLimitOptions,
   PerRequest,
   VerifyRatelimit,
   RequireKeyOptions,

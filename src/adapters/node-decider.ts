@@ -24,6 +24,7 @@ import {
   type VerifiedKey,
 } from "../middleware";
 import { connectionKeyHash } from "./connection-key-hash";
+import { frameworkAddress } from "./framework-address";
 
 /** What a Node adapter does with a decision: go on (with the key, or without one) or answer the denial. */
 export type NodeOutcome =
@@ -61,6 +62,7 @@ export function nodeDecider<Req>(options: AuthOptions<Req> | undefined, name: st
     hash: connectionKeyHash,
     present: frozenKey,
     hide: (_req, view, names) => removeHeaders(view as IncomingMessage, names),
+    address: frameworkAddress,
   });
   const outcome = (decision: Decision, raw: IncomingMessage): NodeOutcome => {
     if (decision !== PASS && !isAdmitted(decision)) {

@@ -27,6 +27,7 @@ import {
   type VerifyRatelimit,
 } from "./request-shape";
 import { memoryStore, type Store, type StoreSettings } from "./cache-store";
+import type { UnknownKeyLimitSettings } from "./unknown-key-limit";
 
 /** Connect/Express `next`. */
 export type NextFunction = (err?: unknown) => void;
@@ -49,6 +50,21 @@ export interface CacheOptions {
   negativeTtl?: number;
   /** Most answers kept in memory (with the default store). Default 1000. */
   max?: number;
+}
+
+/** `unknownKeyLimit`: how many unknown or malformed keys one client address may send per window. */
+export interface UnknownKeyLimitOptions<Req> {
+  /** Unknown (NOT_FOUND) or malformed keys one address may send per window; the next get 429. Required. */
+  max: number;
+  /** The window, ms: counted from the first such key; the block lasts until it ends. Default 60000. */
+  window?: number;
+  /**
+   * The request's client address. Default: the framework's, which follows its proxy setting
+   * (Express `req.ip` with `trust proxy`, Fastify `request.ip` with `trustProxy`, Koa `ctx.ip`
+   * with `app.proxy`; Node's socket address otherwise). Required with `keyguard/web` and
+   * `keyguard/hono`, which see no address. Return undefined to leave a request uncounted.
+   */
+  address?: (req: Req) => string | undefined;
 }
 
 /** The options every adapter takes (`apiKeyAuth()` adds `onDenied` and `passErrors`). */
@@ -126,6 +142,14 @@ export interface AuthOptions<Req> {
    * reach every instance. Not with `cache: false` or `cache.max` (give `max` to the store).
    */
   store?: Store;
+  /**
+   * After `max` unknown keys (the service answered NOT_FOUND) or malformed ones (refused without a
+   * call: bad credentials, an over-long key, a failed checksum) from one client address within
+   * `window` ms, that address's keys are answered 429 `TOO_MANY_UNKNOWN_KEYS` with `Retry-After`,
+   * without a call to the key service, until the window ends; a key the verification cache holds
+   * as valid still passes. Counted in the store (`redisStore()`: across the fleet). Default: off.
+   */
+  unknownKeyLimit?: UnknownKeyLimitOptions<Req> | false;
   /** Receives warnings (service down, failing open) and errors (misconfiguration). Default `defaultLogger`. */
   logger?: Logger;
   /**
@@ -162,6 +186,7 @@ const DEFAULTS = Object.freeze({
   retry: Object.freeze({ attempts: 2, initialDelay: 100, factor: 2, maxDelay: 500, jitter: 0.2 }),
   cache: Object.freeze({ ttl: 30_000, negativeTtl: 5_000, max: 1000 }),
   staleMax: 1000,
+  unknownKeyWindow: 60_000,
 });
 
 /** Every option name; the compiler fails when an option of ApiKeyAuthOptions is missing here. */
@@ -192,6 +217,7 @@ export const OPTION_NAMES = optionNames<ApiKeyAuthOptions>()({
   retry: true,
   cache: true,
   store: true,
+  unknownKeyLimit: true,
   logger: true,
   onDecision: true,
   telemetry: true,
@@ -200,10 +226,14 @@ export const OPTION_NAMES = optionNames<ApiKeyAuthOptions>()({
 /** The names of {@link CacheOptions}; the compiler fails when one is missing here. */
 const CACHE_OPTION_NAMES = optionNames<CacheOptions>()({ ttl: true, negativeTtl: true, max: true });
 
+/** The names of {@link UnknownKeyLimitOptions}; the compiler fails when one is missing here. */
+const UNKNOWN_KEY_LIMIT_NAMES = optionNames<UnknownKeyLimitOptions<unknown>>()({ max: true, window: true, address: true });
+
 /** Every name warned about when unknown: the options, and those of `cache` and `retry` as `cache.ttl`, …. */
 const KNOWN_NAMES = Object.freeze([
   ...OPTION_NAMES,
   ...CACHE_OPTION_NAMES.map((k) => `cache.${k}`),
+  ...UNKNOWN_KEY_LIMIT_NAMES.map((k) => `unknownKeyLimit.${k}`),
   ...RETRY_OPTION_NAMES.map((k) => `retry.${k}`),
 ]);
 
@@ -232,6 +262,8 @@ export interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
   /** undefined = no cache. */
   readonly cache: StoreSettings | undefined;
   readonly store: Store | undefined;
+  /** undefined = off. */
+  readonly unknownKeyLimit: (UnknownKeyLimitSettings<Req> & { readonly store: CountingStore }) | undefined;
   readonly logger: Logger;
   readonly onDecision: DecisionHandler<Req> | undefined;
 }
@@ -261,6 +293,29 @@ function parseStore(v: unknown, cache: ReturnType<typeof parseCache>): Store | u
   if (cache.max !== undefined)
     return check.fail("cache", "cache.max is set by the store when you pass one: memoryStore({ max }) or redisStore({ max }).");
   return store;
+}
+
+/** A store that counts (see `Store.count`). */
+type CountingStore = Store & Required<Pick<Store, "count">>;
+
+function parseUnknownKeyLimit<Req>(v: unknown, store: Store | undefined): ApiKeyAuthConfig<Req>["unknownKeyLimit"] {
+  if (v === undefined || v === false) return undefined;
+  const fix = "Use { max, window } (e.g. { max: 20, window: 60000 }) or false.";
+  const o = check.object("unknownKeyLimit", v, fix)!;
+  if (o.max === undefined)
+    return check.fail("unknownKeyLimit.max", `unknownKeyLimit needs max, the unknown keys one address may send per window. ${fix}`);
+  const max = check.integer("unknownKeyLimit.max", o.max, { min: 1, max: 1_000_000 });
+  const window = check.duration("unknownKeyLimit.window", o.window, { min: 1000, default: DEFAULTS.unknownKeyWindow });
+  const address = check.func<(req: Req) => string | undefined>("unknownKeyLimit.address", o.address, "(req) => the client's address");
+  // Without a cache there is no store: the counts are kept in this process.
+  const counting = store ?? memoryStore({ max: 1 });
+  if (typeof counting.count !== "function") {
+    return check.fail(
+      "unknownKeyLimit",
+      "unknownKeyLimit counts in the store, and this store has no count(); use memoryStore() or redisStore(), or implement Store.count.",
+    );
+  }
+  return Object.freeze({ max, window, address, store: counting as CountingStore });
 }
 
 function parseHeader(v: unknown): { name: string | undefined; label: string } {
@@ -361,7 +416,7 @@ type AnyOptions<Req, Res> = AuthOptions<Req> & { onDenied?: DeniedHandler<Req, R
 export function parseAuthOptions<Req, Res>(input: AnyOptions<Req, Res> | undefined, makeClient: ClientFactory): ApiKeyAuthConfig<Req, Res> {
   const options = check.options(input, "Pass an object such as { rootKey }, or nothing.") as AnyOptions<Req, Res> & Record<string, unknown>;
   const logger = check.logger(options.logger);
-  check.unknownNames(givenOptionNames(options, ["cache", "retry"]), KNOWN_NAMES, logger);
+  check.unknownNames(givenOptionNames(options, ["cache", "retry", "unknownKeyLimit"]), KNOWN_NAMES, logger);
 
   const header = parseHeader(options.header);
   const extract: ExtractOptions = Object.freeze({
@@ -422,6 +477,7 @@ export function parseAuthOptions<Req, Res>(input: AnyOptions<Req, Res> | undefin
   const staleIfError = options.staleIfError === false ? 0 : check.duration("staleIfError", options.staleIfError, { min: 0, default: 0 });
   const cache = parseCache(options.cache);
   const store = parseStore(options.store, cache);
+  const unknownKeyLimit = parseUnknownKeyLimit<Req>(options.unknownKeyLimit, store);
 
   return Object.freeze({
     client: buildClient(options, logger, call.settings, telemetry, makeClient),
@@ -447,6 +503,7 @@ export function parseAuthOptions<Req, Res>(input: AnyOptions<Req, Res> | undefin
     call: Object.freeze(call),
     cache: cache === undefined ? undefined : Object.freeze({ ttl: cache.ttl, negativeTtl: cache.negativeTtl }),
     store,
+    unknownKeyLimit,
     logger,
     onDecision,
   });

@@ -6,6 +6,10 @@
 // VALID for `ttl` (never past the key's `expires`) and NOT_FOUND for `negativeTtl`, each under the
 // SHA-256 of the key plus the permission query. Never a key.
 //
+// Counters: `count` adds to a named counter in a fixed window (apiKeyAuth()'s `unknownKeyLimit`
+// counts unknown and malformed keys per client address with it), kept where the answers are:
+// in this process, or with `redisStore()` in Redis, shared by the fleet.
+//
 // Revocation: every invalidation (by key hash, by keyId, or all) is recorded with a sequence
 // number; an answer whose verification started before an invalidation that concerns it is
 // refused by `settle`, so a call in flight during a revoke can never put the old answer back.
@@ -65,8 +69,23 @@ export interface Store {
    * Returns a function that removes the listener.
    */
   subscribe(listener: (message: InvalidationMessage) => void): () => void;
+  /**
+   * Adds `add` (0 only reads) to the counter `name` and gives its state. A counter counts in a
+   * fixed window of `window` ms, opened by the first addition after the last one ended. Shared as
+   * the answers are (`redisStore()`: by every instance; when Redis cannot answer, this instance's
+   * own count). Optional: `apiKeyAuth({ unknownKeyLimit })` needs it.
+   */
+  count?(name: string, add: number, window: number): CounterState | Promise<CounterState>;
   /** Releases connections, timers and listeners (optional). */
   close?(): Promise<void>;
+}
+
+/** A counter's state (see {@link Store.count}). */
+export interface CounterState {
+  /** What the counter holds in its current window; 0 when no window is open. */
+  readonly count: number;
+  /** ms until its window ends; 0 when no window is open. */
+  readonly resetMs: number;
 }
 
 /** A result no service-side counter depends on: no credits, no rate limits. */
@@ -177,8 +196,13 @@ export interface MemoryStore extends Store {
   apply(message: InvalidationMessage): void;
   /** Drops one answer here only (e.g. a newer answer for it could not be kept). */
   forget(ref: AnswerRef): void;
+  /** Always synchronous here. */
+  count(name: string, add: number, window: number): CounterState;
   readonly size: number;
 }
+
+/** How many counters the memory tier keeps at most (the least recently used go first). */
+const MAX_COUNTERS = 10_000;
 
 const OPTION_NAMES = optionNames<MemoryStoreOptions>()({ max: true });
 
@@ -205,6 +229,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     },
   });
   const tombstones = new Tombstones();
+  // Counters: a window's end and its count, per name.
+  const counters = new LRUCache<string, { count: number; end: number }>({ max: MAX_COUNTERS });
   const listeners = new Set<(message: InvalidationMessage) => void>();
 
   function keep(ref: AnswerRef, result: Readonly<VerifyKeyResult>, ttl: number, mark: number): void {
@@ -248,6 +274,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     },
     mark: () => tombstones.mark(),
     apply,
+    count(name, add, window) {
+      const now = Date.now();
+      let counter = counters.get(name);
+      if (counter !== undefined && counter.end <= now) counter = undefined;
+      if (add <= 0) return counter === undefined ? { count: 0, resetMs: 0 } : { count: counter.count, resetMs: counter.end - now };
+      if (counter === undefined) counters.set(name, (counter = { count: 0, end: now + window }));
+      counter.count += add;
+      return { count: counter.count, resetMs: counter.end - now };
+    },
     async invalidate(message) {
       apply(message);
     },

@@ -9,12 +9,15 @@ import type { InvalidationMessage } from "../protocol/invalidation-message";
 import type { VerifiedKey } from "./verified-key";
 import type { ApiKeyAuthConfig } from "./auth-options";
 import { failsChecksum } from "../protocol/key-checksum";
+import { ConfigError } from "../config-error";
+import { optionChecks } from "../option-checks";
 import {
   invalidChecksumDenial,
   invalidRequestDenial,
   missingKeyDenial,
   rejectedKeyDenial,
   serviceUnavailableDenial,
+  unknownKeyLimitDenial,
   verificationFailedDenial,
   type DenialContext,
 } from "./denials";
@@ -23,6 +26,7 @@ import { checkCustomKey, extractKey, isPreflight, type Extraction, type KeySourc
 import { createDecisionReporter, type DecisionSource } from "./on-decision";
 import { rateLimitHeaders } from "./ratelimit-headers";
 import { ShapeError, type ResolvedShape } from "./request-shape";
+import { createUnknownKeyLimit } from "./unknown-key-limit";
 import { createVerifier, passes } from "./verify";
 
 /** What the core reads of a request: its method, its headers and, where there is one, its connection. */
@@ -61,7 +65,15 @@ export interface CoreSettings<Req> {
   present(result: Readonly<VerifyKeyResult>): VerifiedKey;
   /** Removes the headers that carried the key (`hideCredentials`), named in lower case. */
   hide(req: Req, view: DecisionRequest, names: readonly string[]): void;
+  /**
+   * The request's client address as the framework sees it (after its own proxy setting), for
+   * `unknownKeyLimit`; absent where the adapter sees none (the Web adapters).
+   */
+  address?(req: Req, view: DecisionRequest): unknown;
 }
+
+/** The longest client address counted: longer ones (from an app's own `address`) are left uncounted. */
+const MAX_ADDRESS_LENGTH = 256;
 
 export interface DecisionCore<Req> {
   /** The decision for a request: now (a kept answer, no key, bad credentials), or a promise of one. */
@@ -95,6 +107,30 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
     observer?.denied(err, req, source, serviceMs);
     return err;
   };
+  // unknownKeyLimit: undefined when off.
+  const limit = config.unknownKeyLimit;
+  const limiter = limit === undefined ? undefined : createUnknownKeyLimit(limit, limit.store);
+  const ownAddress = limit?.address;
+  const frameworkAddress = settings.address;
+  if (limit !== undefined && ownAddress === undefined && frameworkAddress === undefined) {
+    optionChecks("apiKeyAuth", ConfigError).fail(
+      "unknownKeyLimit.address",
+      "this adapter sees no client address: pass unknownKeyLimit.address, (req) => the client's address (e.g. from your platform's connection info).",
+    );
+  }
+  /** The request's client address for unknownKeyLimit; undefined leaves the request uncounted. */
+  const addressOf = (req: Req, view: DecisionRequest): string | undefined => {
+    const a = ownAddress !== undefined ? ownAddress(req) : frameworkAddress!(req, view);
+    return typeof a === "string" && a !== "" && a.length <= MAX_ADDRESS_LENGTH ? a : undefined;
+  };
+  /** A malformed key's denial, counted against its address: 429 instead once the address is over the limit. */
+  const counted = (err: KeyguardError, req: Req, view: DecisionRequest): Decision | Promise<Decision> => {
+    const address = limiter === undefined ? undefined : addressOf(req, view);
+    if (address === undefined) return denied(err, req, "none");
+    const here = limiter!.blockedHere(address);
+    if (here !== undefined) return denied(unknownKeyLimitDenial(here), req, "none");
+    return limiter!.count(address).then((over) => denied(over === undefined ? err : unknownKeyLimitDenial(over), req, "none"));
+  };
   const headerNames = (from: readonly KeySource[]) =>
     from.map((source) => (source === "authorization" ? "authorization" : config.extract.header!));
 
@@ -117,17 +153,17 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
       observer?.passed(ERROR_CODES.missingKey, req, "none");
       return PASS;
     }
-    if (found.kind === "malformed") return denied(invalidRequestDenial(ctx, found.reason), req, "none");
+    if (found.kind === "malformed") return counted(invalidRequestDenial(ctx, found.reason), req, view);
     if (config.hideCredentials) hide(req, view, headerNames(found.from));
-    if (found.kind === "oversize") return denied(rejectedKeyDenial(ctx, NOT_FOUND, { now: Date.now() }), req, "none");
+    if (found.kind === "oversize") return counted(rejectedKeyDenial(ctx, NOT_FOUND, { now: Date.now() }), req, view);
     // A key of the checksummed format that fails its checksum: no cache lookup, no call.
-    if (rejectBadChecksums && failsChecksum(found.key)) return denied(invalidChecksumDenial(ctx), req, "none");
+    if (rejectBadChecksums && failsChecksum(found.key)) return counted(invalidChecksumDenial(ctx), req, view);
     const keyHash = keepsAnswers ? hash(view, found.key) : "";
-    if (typeof keyHash !== "string") return keyHash.then((h) => fromKept(req, found.key, h));
-    return fromKept(req, found.key, keyHash);
+    if (typeof keyHash !== "string") return keyHash.then((h) => fromKept(req, view, found.key, h));
+    return fromKept(req, view, found.key, keyHash);
   }
 
-  function fromKept(req: Req, key: string, keyHash: string): Decision | Promise<Decision> {
+  function fromKept(req: Req, view: DecisionRequest, key: string, keyHash: string): Decision | Promise<Decision> {
     if (fixedShape !== undefined) {
       const kept = verifier.peek(keyHash, fixedShape);
       if (kept !== undefined && passes(kept)) {
@@ -135,10 +171,10 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
         return viewOf(kept);
       }
     }
-    return verify(req, key, keyHash);
+    return verify(req, view, key, keyHash);
   }
 
-  async function verify(req: Req, key: string, keyHash: string): Promise<Decision> {
+  async function verify(req: Req, view: DecisionRequest, key: string, keyHash: string): Promise<Decision> {
     let shape: ResolvedShape;
     try {
       shape = fixedShape ?? (await config.resolveShape(req));
@@ -147,7 +183,11 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
       verifier.reportMisconfiguration(e.message);
       return denied(verificationFailedDenial(e.message, e), req, "none");
     }
-    const outcome = await verifier.verify(key, keyHash, shape);
+    // Asked only when no kept answer decides: a key the cache holds as valid passes a blocked address.
+    const address = limiter === undefined ? undefined : addressOf(req, view);
+    const gate = address === undefined ? undefined : () => limiter!.blocked(address);
+    const outcome = await verifier.verify(key, keyHash, shape, gate);
+    if (outcome.kind === "blocked") return denied(unknownKeyLimitDenial(outcome.retryAfter), req, "none");
     const { serviceMs } = outcome;
     if (outcome.kind === "result") {
       const { result, source } = outcome;
@@ -157,6 +197,7 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
         else observer?.admitted(result, req, source, serviceMs);
         return viewOf(result);
       }
+      if (address !== undefined && result.code === "NOT_FOUND") await limiter!.count(address);
       const rejection = rejectedKeyDenial(ctx, result, {
         now: Date.now(),
         ...(shape.body.permissions === undefined ? {} : { query: shape.body.permissions, scope: shape.scope }),

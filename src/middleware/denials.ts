@@ -12,6 +12,7 @@ import {
   KeyRejectedError,
   MissingKeyError,
   ServiceUnavailableError,
+  UnknownKeyLimitError,
   VerificationFailedError,
 } from "./errors";
 import { DEFAULT_STATUS_POLICY, ruleFor, type BearerError, type StatusPolicy } from "./policy";
@@ -206,6 +207,19 @@ export function serviceUnavailableDenial(retryAfter: number, cause: unknown, req
     retryAfter,
     cause,
     ...(requestId === undefined ? {} : { requestId }),
+  });
+}
+
+/** Too many unknown or malformed keys from the request's address (`unknownKeyLimit`): 429 with `Retry-After`. */
+export function unknownKeyLimitDenial(retryAfter: number): UnknownKeyLimitError {
+  return new UnknownKeyLimitError({
+    status: 429,
+    headers: { "Retry-After": String(retryAfter) },
+    code: ERROR_CODES.tooManyUnknownKeys,
+    title: titleFor(429),
+    detail: "Too many requests with unknown or malformed API keys came from your address. Try again later.",
+    expose: true,
+    retryAfter,
   });
 }
 

@@ -14,6 +14,8 @@ export const ERROR_CODES = Object.freeze({
   invalidChecksum: "INVALID_CHECKSUM",
   insufficientScope: "INSUFFICIENT_SCOPE",
   serviceUnavailable: "SERVICE_UNAVAILABLE",
+  /** The client address sent too many unknown or malformed keys (`unknownKeyLimit`): 429 without a call. */
+  tooManyUnknownKeys: "TOO_MANY_UNKNOWN_KEYS",
   verificationFailed: "VERIFICATION_FAILED",
   config: CONFIG_ERROR_CODE,
 } as const);
@@ -92,6 +94,20 @@ export class InsufficientScopeError extends KeyguardError {
 export class ServiceUnavailableError extends KeyguardError {
   override readonly name: string = "ServiceUnavailableError";
   /** Seconds sent in `Retry-After`. */
+  readonly retryAfter: number;
+  constructor(init: KeyguardErrorInit & { retryAfter: number }) {
+    super(init);
+    this.retryAfter = init.retryAfter;
+  }
+}
+
+/**
+ * The request's client address sent too many unknown or malformed keys within the window of
+ * `unknownKeyLimit` (429 with `Retry-After`); its key was not sent to the key service.
+ */
+export class UnknownKeyLimitError extends KeyguardError {
+  override readonly name: string = "UnknownKeyLimitError";
+  /** Seconds sent in `Retry-After`: until the window ends. */
   readonly retryAfter: number;
   constructor(init: KeyguardErrorInit & { retryAfter: number }) {
     super(init);

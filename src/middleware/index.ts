@@ -6,7 +6,15 @@
 // adapters can use all of it.
 
 export { parseAuthOptions } from "./auth-options";
-export type { ApiKeyAuthConfig, ApiKeyAuthOptions, AuthOptions, CacheOptions, DeniedHandler, NextFunction } from "./auth-options";
+export type {
+  ApiKeyAuthConfig,
+  ApiKeyAuthOptions,
+  AuthOptions,
+  CacheOptions,
+  DeniedHandler,
+  NextFunction,
+  UnknownKeyLimitOptions,
+} from "./auth-options";
 export type { PerRequest, VerifyRatelimit } from "./request-shape";
 export { createDecisionCore, frozenKey, isAdmitted, isThenable, PASS } from "./decide";
 export type { Decision, DecisionRequest } from "./decide";
@@ -22,6 +30,7 @@ export {
   KeyRejectedError,
   InsufficientScopeError,
   ServiceUnavailableError,
+  UnknownKeyLimitError,
   VerificationFailedError,
   ConfigError,
   ERROR_CODES,
@@ -33,7 +42,7 @@ export { DEFAULT_STATUS_POLICY, STATUS_PRESETS } from "./policy";
 export type { StatusPolicy, StatusPolicyOverrides, StatusRule, BearerError, PolicyOutcome } from "./policy";
 export type { AuthDecision, DecisionHandler, DecisionSource } from "./on-decision";
 export { memoryStore } from "./cache-store";
-export type { Store, MemoryStore, MemoryStoreOptions, AnswerRef, Ticket, Lookup, StoreSettings } from "./cache-store";
+export type { Store, MemoryStore, MemoryStoreOptions, AnswerRef, Ticket, Lookup, StoreSettings, CounterState } from "./cache-store";
 export { extractKey, removeHeaders, MAX_KEY_LENGTH } from "./extract-key";
 export type { Extraction, ExtractOptions, KeySource } from "./extract-key";
 export { rateLimitHeaders } from "./ratelimit-headers";

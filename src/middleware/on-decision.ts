@@ -17,7 +17,8 @@ export type DecisionSource =
   | "stale"
   /**
    * No answer was needed: no key, malformed credentials, an over-long key, a key whose checksum
-   * fails (code `INVALID_CHECKSUM`), a bad value from an option function.
+   * fails (code `INVALID_CHECKSUM`), a bad value from an option function, an address over
+   * `unknownKeyLimit` (code `TOO_MANY_UNKNOWN_KEYS`).
    */
   | "none";
 
@@ -34,7 +35,8 @@ export interface AuthDecision {
   /**
    * `VALID`; the service's code of a rejected key (`NOT_FOUND`, `DISABLED`, `EXPIRED`,
    * `INSUFFICIENT_PERMISSIONS`, `RATE_LIMITED`, …); or the middleware's: `MISSING_KEY`,
-   * `INVALID_REQUEST`, `INVALID_CHECKSUM` (refused offline), `SERVICE_UNAVAILABLE`, `VERIFICATION_FAILED`.
+   * `INVALID_REQUEST`, `INVALID_CHECKSUM` (refused offline), `TOO_MANY_UNKNOWN_KEYS` (`unknownKeyLimit`),
+   * `SERVICE_UNAVAILABLE`, `VERIFICATION_FAILED`.
    */
   readonly code: string;
   /** The key's id when the answer named one (not for unknown keys). */

@@ -43,7 +43,7 @@ export type StatusPolicy = Readonly<Record<PolicyOutcome, StatusRule>> & Readonl
  * Bearer error that fits it (401 → `invalid_token`, 403 → `insufficient_scope`,
  * 400 → `invalid_request`; none for `MISSING_KEY` or other statuses).
  * Codes not in {@link PolicyOutcome} are allowed, for codes the service may add (with a warning,
- * once, in case of a typo). `VALID`, `SERVICE_UNAVAILABLE`, `VERIFICATION_FAILED` and
+ * once, in case of a typo). `VALID`, `SERVICE_UNAVAILABLE`, `VERIFICATION_FAILED`, `TOO_MANY_UNKNOWN_KEYS` and
  * `INSUFFICIENT_SCOPE` cannot be set: their answers are not in the table.
  */
 export type StatusPolicyOverrides = Partial<Record<PolicyOutcome | (string & {}), StatusRule | number>> & {
@@ -51,7 +51,7 @@ export type StatusPolicyOverrides = Partial<Record<PolicyOutcome | (string & {})
 };
 
 /** Outcomes the middleware answers itself, outside the table (see `FIXED_OUTCOMES`). */
-type FixedOutcome = "VALID" | "SERVICE_UNAVAILABLE" | "VERIFICATION_FAILED" | "INSUFFICIENT_SCOPE";
+type FixedOutcome = "VALID" | "SERVICE_UNAVAILABLE" | "VERIFICATION_FAILED" | "INSUFFICIENT_SCOPE" | "TOO_MANY_UNKNOWN_KEYS";
 
 const rule = (status: number, error?: BearerError): StatusRule => Object.freeze(error === undefined ? { status } : { status, error });
 
@@ -83,6 +83,7 @@ const FIXED_OUTCOMES: Readonly<Record<string, string>> = Object.freeze({
   [ERROR_CODES.serviceUnavailable]: "a key service that cannot answer is always 503 with Retry-After",
   [ERROR_CODES.verificationFailed]: "a verification that fails by misconfiguration is always 500",
   [ERROR_CODES.insufficientScope]: 'a guard\'s refusal is always 403 error="insufficient_scope"',
+  [ERROR_CODES.tooManyUnknownKeys]: "an address over unknownKeyLimit is always 429 with Retry-After",
 } satisfies Record<FixedOutcome, string>);
 
 /**

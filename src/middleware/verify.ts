@@ -39,12 +39,25 @@ type VerifyOutcome =
       /** How long this request waited for the service, ms; undefined for a kept answer. */
       readonly serviceMs: number | undefined;
     }
-  | { readonly kind: "failure"; readonly failure: ServiceFailure; readonly serviceMs: number };
+  | { readonly kind: "failure"; readonly failure: ServiceFailure; readonly serviceMs: number }
+  /** The gate refused the call (`unknownKeyLimit`): no kept answer, and no call was made. */
+  | { readonly kind: "blocked"; readonly retryAfter: number };
+
+/**
+ * Asked right before the service would be called (after the kept answers missed): undefined to
+ * call it, else the seconds of `Retry-After` of a refusal without a call.
+ */
+type CallGate = () => number | undefined | Promise<number | undefined>;
+
+/** Thrown by a call its gate refused; never leaves the verifier. */
+class Blocked {
+  constructor(readonly retryAfter: number) {}
+}
 
 interface Verifier {
   /** A kept answer for this key hash and shape, without waiting; undefined on a miss. */
   peek(keyHash: string, shape: ResolvedShape): Readonly<VerifyKeyResult> | undefined;
-  verify(key: string, keyHash: string, shape: ResolvedShape): Promise<VerifyOutcome>;
+  verify(key: string, keyHash: string, shape: ResolvedShape, gate?: CallGate): Promise<VerifyOutcome>;
   /** Logs (throttled) a misconfiguration found before any call, e.g. a bad computed option. */
   reportMisconfiguration(reason: string): void;
   /** Forgets answers (kept, stale, in flight) here and, through the store, on every instance. */
@@ -197,8 +210,12 @@ export function createVerifier(settings: VerifierSettings): Verifier {
     const k = refKey(ref);
     const joined = inflight.get(k);
     if (joined !== undefined) {
-      const answer = await joined;
-      return answer.reusable ? answer : own();
+      // A call its gate refused is another request's refusal: this request asks through its own gate.
+      const answer = await joined.catch((e: unknown) => {
+        if (e instanceof Blocked) return undefined;
+        throw e;
+      });
+      return answer !== undefined && answer.reusable ? answer : own();
     }
     const mine = lookupOrCall(ref, run);
     inflight.set(k, mine);
@@ -214,12 +231,16 @@ export function createVerifier(settings: VerifierSettings): Verifier {
       if (store === undefined || !shape.cacheable || (charged.size > 0 && charged.has(keyHash))) return undefined;
       return store.peek({ keyHash, query: shape.query });
     },
-    async verify(key, keyHash, shape) {
+    async verify(key, keyHash, shape, gate) {
       const started = Date.now();
       const waitStarted = performance.now();
       const ref: AnswerRef = { keyHash, query: shape.query };
       const staleMark = stale?.mark() ?? 0;
       const run = async () => {
+        if (gate !== undefined) {
+          const blocked = await gate();
+          if (blocked !== undefined) throw new Blocked(blocked);
+        }
         const result = await callService(key, shape, started);
         learn(ref, shape.cacheable, result, staleMark);
         return result;
@@ -236,6 +257,7 @@ export function createVerifier(settings: VerifierSettings): Verifier {
           serviceMs: called ? performance.now() - waitStarted : undefined,
         };
       } catch (e) {
+        if (e instanceof Blocked) return { kind: "blocked", retryAfter: e.retryAfter };
         const serviceMs = performance.now() - waitStarted;
         const failure = classifyServiceFailure(e);
         const kept = failure.kind === "unavailable" && stale !== undefined && shape.cacheable ? recall(ref) : undefined;

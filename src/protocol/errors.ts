@@ -32,6 +32,7 @@ export type ErrorKind =
   | "data.identity_already_exists"
   | "application.precondition_failed"
   | "too_many_requests.workspace_rate_limited"
+  | "too_many_requests.authentication_failures"
   | "application.unexpected_error"
   | "application.service_unavailable"
   | "routing.not_found"
@@ -73,6 +74,7 @@ export const ERROR_CATALOG: Readonly<Record<ErrorKind, CatalogEntry>> = Object.f
   "data.identity_already_exists": { vendor: "svc", status: 409, title: "Conflicting Resource" },
   "application.precondition_failed": { vendor: "svc", status: 412, title: "Precondition Failed" },
   "too_many_requests.workspace_rate_limited": { vendor: "user", status: 429, title: "Too Many Requests" },
+  "too_many_requests.authentication_failures": { vendor: "svc", status: 429, title: "Too Many Requests" },
   "application.unexpected_error": { vendor: "svc", status: 500, title: "Internal Server Error" },
   "application.service_unavailable": { vendor: "svc", status: 503, title: "Service Unavailable" },
   "routing.not_found": { vendor: "svc", status: 404, title: "Not Found" },

@@ -5,9 +5,9 @@
 //
 // In Redis, under `prefix`: answers (`a:<epoch>:<keyHash>:<queryHash>`, JSON of the service's
 // result, with a TTL), their indexes by key hash (`h:`) and keyId (`i:`), leases (`l:`), the
-// invalidation sequence (`seq`), the epoch of the last clear (`epoch`) and tombstones (`t:h:`,
-// `t:i:`) that make Redis refuse an answer whose verification started before an invalidation.
-// Never a key: keys are named by their SHA-256.
+// invalidation sequence (`seq`), the epoch of the last clear (`epoch`), tombstones (`t:h:`,
+// `t:i:`) that make Redis refuse an answer whose verification started before an invalidation,
+// and counters (`n:<name>`, expiring with their window). Never a key: keys are named by their SHA-256.
 //
 // Redis trouble never fails a request: every command has a time limit; on failure the store
 // answers from memory (or reports a miss), logs one throttled line, and when the subscription
@@ -27,7 +27,15 @@ import {
 } from "../protocol/invalidation";
 import { keyHash as sha256 } from "../protocol/key-hash";
 import type { VerifyKeyResult } from "../protocol/types";
-import { deepFreeze, memoryStore, type AnswerRef, type Lookup, type Store, type Ticket } from "../middleware/cache-store";
+import {
+  deepFreeze,
+  memoryStore,
+  type AnswerRef,
+  type CounterState,
+  type Lookup,
+  type Store,
+  type Ticket,
+} from "../middleware/cache-store";
 import { slotPrefix } from "../redis-connection";
 import { openConnections, type RedisClientLike, type RedisClusterLike } from "./connections";
 
@@ -76,6 +84,8 @@ export interface RedisStore extends Store {
    * for: until then the store answers from memory). Never rejects; stays pending while Redis is away.
    */
   readonly ready: Promise<void>;
+  /** A counter in Redis, shared by every store on this prefix; this instance's own while Redis cannot answer. */
+  count(name: string, add: number, window: number): Promise<CounterState>;
   /** Closes the store's Redis connections. */
   close(): Promise<void>;
 }
@@ -165,6 +175,25 @@ else
 end
 redis.call('PUBLISH', ARGV[5], ARGV[6])
 return s
+`;
+
+// Adds ARGV[3] (0 only reads) to the counter ARGV[2], whose window of ARGV[4] ms the first
+// addition opens. Returns {count, ms left of its window}; {0, 0} when none is open.
+const COUNT = `
+local k = ARGV[1] .. 'n:' .. ARGV[2]
+local add, window = tonumber(ARGV[3]), tonumber(ARGV[4])
+if add <= 0 then
+  local c = tonumber(redis.call('GET', k) or '0')
+  if c == 0 then return {0, 0} end
+  return {c, math.max(0, redis.call('PTTL', k))}
+end
+local c = redis.call('INCRBY', k, add)
+local t = redis.call('PTTL', k)
+if t < 0 then
+  redis.call('PEXPIRE', k, window)
+  t = window
+end
+return {c, t}
 `;
 
 interface RedisTicket extends Ticket {
@@ -385,6 +414,18 @@ export async function redisStore(options: RedisStoreOptions): Promise<RedisStore
       else pending.push(message);
     },
     subscribe: (listener) => memory.subscribe(listener),
+    async count(name, add, window) {
+      // Counted here too: while Redis cannot answer, this instance's own count stands in.
+      const own = memory.count(name, add, window);
+      if (closed) return own;
+      try {
+        const [count, resetMs] = (await withTimeout(commands.eval(COUNT, 1, anchor, prefix, name, add, window))) as [number, number];
+        return { count: Number(count), resetMs: Number(resetMs) };
+      } catch (err) {
+        trouble(err);
+        return own;
+      }
+    },
     async close() {
       closed = true;
       clearInterval(retry);

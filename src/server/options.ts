@@ -84,6 +84,15 @@ export interface LocalKeyServiceOptions {
    */
   trustProxy?: boolean;
   /**
+   * After `max` failed root-key authentications (an unknown root key, or an Authorization header
+   * that is not `Bearer <key>`) from one address within a sliding window of `windowMs`, that
+   * address's requests are answered 429 `too_many_requests.authentication_failures` with
+   * `Retry-After`, without looking at their root key, until the window ends. The address is the
+   * one of `trustProxy`. Counted where the rate limits are (PostgreSQL + Redis: in Redis, shared by
+   * every instance). `false` turns it off. Default: `{ max: 100, windowMs: 60000 }`.
+   */
+  rootKeyFailureLimit?: { max?: number; windowMs?: number } | false;
+  /**
    * Where to announce key changes, so that every `apiKeyAuth()` sharing that bus forgets its
    * remembered answers at once: e.g. `await redisStore({ url })` from `keyguard/redis` on the Redis
    * your apps' stores use. After each change that succeeded (updateKey, deleteKey, updateCredits,
@@ -185,6 +194,8 @@ export interface LocalServiceConfig {
   readonly encryptionKey: Buffer | undefined;
   readonly storeKeys: boolean;
   readonly trustProxy: boolean;
+  /** undefined = off. */
+  readonly rootKeyFailureLimit: { readonly max: number; readonly windowMs: number } | undefined;
   readonly invalidate: InvalidationPublisher | undefined;
   /** Metrics at `/metrics`; undefined when off. */
   readonly metrics: { readonly token: string | undefined; readonly processMetrics: boolean } | undefined;
@@ -223,6 +234,7 @@ const KNOWN: readonly string[] = Object.freeze(
     encryptionKeyFile: true,
     storeKeys: true,
     trustProxy: true,
+    rootKeyFailureLimit: true,
     invalidate: true,
     metrics: true,
     verificationRetentionDays: true,
@@ -427,6 +439,7 @@ export function parseOptions(input: LocalKeyServiceOptions = {}, env: NodeJS.Pro
     );
   }
   const trustProxy = check.boolean("trustProxy", options.trustProxy, false);
+  const rootKeyFailureLimit = parseRootKeyFailureLimit(options.rootKeyFailureLimit);
   const invalidate = check.withMethods<InvalidationPublisher>(
     "invalidate",
     options.invalidate,
@@ -457,6 +470,7 @@ export function parseOptions(input: LocalKeyServiceOptions = {}, env: NodeJS.Pro
     encryptionKey,
     storeKeys,
     trustProxy,
+    rootKeyFailureLimit,
     invalidate,
     verificationRetentionMs,
     auditRetentionMs,
@@ -469,5 +483,24 @@ export function parseOptions(input: LocalKeyServiceOptions = {}, env: NodeJS.Pro
     console: withConsole,
     metrics,
     secretScanning: parseSecretScanning(options.secretScanning),
+  });
+}
+
+const ROOT_KEY_FAILURE_KEYS: readonly string[] = Object.keys({ max: true, windowMs: true } satisfies Record<
+  keyof Exclude<LocalKeyServiceOptions["rootKeyFailureLimit"], false | undefined>,
+  true
+>);
+
+/** `rootKeyFailureLimit`: on by default (100 failures a minute per address), `false` for off. */
+function parseRootKeyFailureLimit(value: unknown): LocalServiceConfig["rootKeyFailureLimit"] {
+  if (value === false) return undefined;
+  const given = check.object("rootKeyFailureLimit", value, "Use { max, windowMs } (e.g. { max: 100, windowMs: 60000 }) or false.") ?? {};
+  check.unknownNames(
+    Object.keys(given).map((k) => `rootKeyFailureLimit.${k}`),
+    ROOT_KEY_FAILURE_KEYS.map((k) => `rootKeyFailureLimit.${k}`),
+  );
+  return Object.freeze({
+    max: check.integer("rootKeyFailureLimit.max", given.max, { min: 1, max: 1_000_000, default: 100 }),
+    windowMs: check.integer("rootKeyFailureLimit.windowMs", given.windowMs, { min: 1000, max: 86_400_000, default: 60_000, unit: "ms" }),
   });
 }

@@ -40,6 +40,7 @@ export const FAST_SHARED = [
   "test/middleware/request-shape-contract.test.ts",
   "test/middleware/request-shape.test.ts",
   "test/middleware/service-failures.test.ts",
+  "test/middleware/unknown-key-limit.test.ts",
   "test/middleware/verify.test.ts",
   "test/protocol/contract/check.test.ts",
   "test/protocol/invalidation.test.ts",

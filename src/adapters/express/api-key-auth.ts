@@ -21,6 +21,7 @@ import {
   type VerifiedKey,
 } from "../../middleware";
 import { connectionKeyHash } from "../connection-key-hash";
+import { frameworkAddress } from "../framework-address";
 import { setApiKey } from "./request-key";
 import { attachResponder, createResponder, failOnce, once, withResponder, type OnceNext } from "./respond";
 
@@ -87,6 +88,8 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
     // The verified key as handed to the app: one frozen object per kept answer, carrying our responder.
     present: (result) => withResponder(result, responder) as VerifiedKey,
     hide: (req, _view, names) => removeHeaders(req, names),
+    // Express's `req.ip` (its `trust proxy` setting decides whether X-Forwarded-For counts); Connect's socket address.
+    address: frameworkAddress,
   });
   /** Stores the verified key and its rate-limit headers (unless a handler before us already sent headers). */
   function admit(key: VerifiedKey, req: Req, res: Res): void {

@@ -9,6 +9,7 @@ import { invalidationAfter } from "../../protocol/invalidation";
 import { authenticate, isRefusal, type RootContext } from "../operations/auth";
 import { auditChanges, auditRefusal } from "./audit-step";
 import { clientIp } from "./client-ip";
+import { rootKeyFailureLimit, type RootKeyFailureLimit } from "./root-key-failures";
 import type { ConsoleHandler } from "./console-files";
 import { successEnvelope } from "./envelope";
 import { ServiceError } from "../errors";
@@ -38,6 +39,7 @@ export type LocalServiceApp = (req: IncomingMessage, res: ServerResponse, next?:
 /** The service as a request handler; with `console`, also the web console's page and files. */
 export function createApp(core: ServiceCore, consoleFiles?: ConsoleHandler): LocalServiceApp {
   const leaks = core.config.secretScanning && secretScanningEndpoint(core);
+  const failures = core.config.rootKeyFailureLimit && rootKeyFailureLimit(core.store, core.config.rootKeyFailureLimit);
   const handle: LocalServiceApp = (req, res) => {
     const requestId = newId("req");
     try {
@@ -47,7 +49,7 @@ export function createApp(core: ServiceCore, consoleFiles?: ConsoleHandler): Loc
       // kind "console": the route step served the file already.
       if (to.kind === "liveness") send(res, 200, JSON_TYPE, JSON.stringify(successEnvelope({ message: "OK" }, requestId)));
       else if (to.kind === "readiness") void answerReadiness(core, req, res, requestId);
-      else if (to.kind === "operation") void serve(core, req, res, requestId, to.op);
+      else if (to.kind === "operation") void serve(core, req, res, requestId, to.op, failures);
     } catch (err) {
       answerFailure(core, req, res, requestId, err);
     }
@@ -78,13 +80,22 @@ function soleAuthorization(req: IncomingMessage): string | undefined {
 }
 
 /** An operation's request, step by step; a step that fails ends it with its error answer. */
-async function serve(core: ServiceCore, req: IncomingMessage, res: ServerResponse, requestId: string, op: AnyOperation): Promise<void> {
+async function serve(
+  core: ServiceCore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  requestId: string,
+  op: AnyOperation,
+  failures: RootKeyFailureLimit | undefined,
+): Promise<void> {
   try {
     const body = await read(req);
     validateBody(op, body);
-    const root = await authenticate(core.store.direct, soleAuthorization(req));
-    const now = core.now();
     const ip = clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"], core.config.trustProxy);
+    // An address over rootKeyFailureLimit is refused before its root key is looked at.
+    const authenticated = () => authenticate(core.store.direct, soleAuthorization(req));
+    const root = await (failures ? failures.guard(ip, core.now(), authenticated) : authenticated());
+    const now = core.now();
     try {
       const byRoot = authoriseByRoot(op, root, body);
       if (op.exportAll && wantsNdjson(req)) {
