@@ -231,7 +231,10 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
       },
     );
   const redis = connect();
-  redis.on("error", () => undefined);
+  // connect() rejects with "Connection is closed" once ioredis gives up; why it could not connect
+  // (refused, host not found, …) is in the last error it emitted.
+  let lastRedisError: unknown;
+  redis.on("error", (err: unknown) => (lastRedisError = err));
   const cacheOn = config.recordCacheTtlMs > 0;
   // The record cache's subscriber: on a cluster, ioredis subscribes on one node and moves when it ends.
   const subscriber = cacheOn ? connect(true) : undefined;
@@ -254,7 +257,7 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
       client.release();
     }
     await redis.connect().catch((err: unknown) => {
-      throw storeError(err, "redis", config.redis.where);
+      throw storeError(lastRedisError ?? err, "redis", config.redis.where);
     });
     await cache.start().catch((err: unknown) => {
       throw storeError(err, "redis", config.redis.where);
