@@ -244,6 +244,7 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
     subscriber,
     redis,
     config.redisPrefix,
+    config.redis.cluster ? 0 : ((redis as { options?: { db?: number } }).options?.db ?? 0),
   );
   try {
     const client = await pool.connect().catch((err: unknown) => {
