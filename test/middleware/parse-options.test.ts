@@ -219,7 +219,8 @@ describe("parseOptions", () => {
     expect(OPTION_NAMES).toContain("onDecision");
     expect(OPTION_NAMES).toContain("telemetry");
     expect(OPTION_NAMES).toContain("rejectBadChecksums");
-    expect(OPTION_NAMES).toHaveLength(29);
+    expect(OPTION_NAMES).toContain("tls");
+    expect(OPTION_NAMES).toHaveLength(30);
     expect(Object.isFrozen(OPTION_NAMES)).toBe(true);
   });
 
