@@ -85,7 +85,7 @@ export interface ClientOptions {
 }
 
 /** PEM text (or its bytes), as Node.js's TLS takes it. */
-export type Pem = string | Uint8Array;
+type Pem = string | Uint8Array;
 
 /** TLS towards a key service served over HTTPS by a CA of your own, or asking for a client certificate. */
 export interface ClientTlsOptions {
@@ -232,9 +232,9 @@ const isPem = (v: unknown): v is Pem => (typeof v === "string" && v.trim() !== "
 
 /**
  * The `tls` option: PEM texts, `cert` and `key` together; refused over a fetch, which makes its
- * own connections. Shared with apiKeyAuth(), whose checks name it in the errors.
+ * own connections (apiKeyAuth() passes its own to the client it builds).
  */
-export function parseTls(check: OptionChecks, value: unknown, overFetch: boolean): Readonly<ClientTlsOptions> | undefined {
+function parseTls(check: OptionChecks, value: unknown, overFetch: boolean): Readonly<ClientTlsOptions> | undefined {
   const given = check.object("tls", value, "Pass { ca } and/or { cert, key }, each PEM text.");
   if (given === undefined) return undefined;
   if (overFetch) {
