@@ -2,12 +2,13 @@
 // The `keyguard` command line: `keyguard serve` runs the local key service in the foreground;
 // `keyguard migrate` imports a JSON state file of an earlier version into a SQLite data file.
 import { readFileSync, statSync } from "node:fs";
-import { parseArgs } from "node:util";
-import { ConfigError } from "./config-error";
+import { ConfigError, describeValue } from "./config-error";
+import { nearestName } from "./unknown-options";
 import type * as Local from "./server";
 
 const USAGE = `Usage: keyguard serve [options]
        keyguard migrate <state.json> --data <file.db>
+       keyguard --version
 
 keyguard serve runs the local key service: the key service's v2 HTTP API, for development, demos
 and self-hosting on one machine.
@@ -35,6 +36,11 @@ Options of serve:
                            redisStore() uses it forget changed keys at once (default: env
                            KEYGUARD_INVALIDATE_REDIS_URL, else the --redis URL; needs ioredis)
   --invalidate-prefix <p>  the apps' redisStore() prefix (default keyguard:)
+  --tls-cert <file>        serve HTTPS with this PEM certificate (and its chain), with
+  --tls-key <file>         this PEM private key; both read again on SIGHUP, for new connections
+                           (a file that cannot be used keeps the certificate in use)
+  --tls-client-ca <file>   with --tls-cert: require a client certificate signed by a CA in this
+                           PEM file (mutual TLS)
   --drain-timeout <s>      on SIGTERM or SIGINT, stop accepting and let the requests in flight
                            finish for up to this many seconds (default 10), then write the
                            buffered verification events and exit
@@ -72,6 +78,7 @@ Options of serve:
                            this URL (GitHub: https://api.github.com/meta/public_keys/secret_scanning)
                            or held in this file; reported keys are disabled or flagged
   -h, --help               show this help
+  -v, --version            print keyguard's version
 
 keyguard migrate imports a JSON state file written by keyguard 0.1's --data into a new SQLite
 file, once; it refuses a file that already holds a state and leaves the JSON file as it is.
@@ -227,54 +234,102 @@ function byFlag(err: ConfigError, names: Names): string | undefined {
   return `invalid ${label}${err.shown === undefined ? "" : ` = ${err.shown}`}. ${advice}`;
 }
 
-function parse(argv: string[]) {
-  try {
-    return parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        port: { type: "string" },
-        host: { type: "string" },
-        "root-key": { type: "string" },
-        "root-key-file": { type: "string" },
-        data: { type: "string" },
-        "encryption-key-file": { type: "string" },
-        "store-keys": { type: "boolean" },
-        "trust-proxy": { type: "boolean" },
-        "root-key-failure-limit": { type: "string" },
-        metrics: { type: "boolean" },
-        "metrics-token-file": { type: "string" },
-        "no-console": { type: "boolean" },
-        "verification-retention-days": { type: "string" },
-        "audit-retention-days": { type: "string" },
-        "webhooks-allow-private": { type: "boolean" },
-        "webhook-retry-hours": { type: "string" },
-        "webhook-expiry-notice-hours": { type: "string" },
-        "secret-scanning-keys": { type: "string" },
-        postgres: { type: "string" },
-        redis: { type: "string" },
-        "postgres-schema": { type: "string" },
-        "redis-ca-file": { type: "string" },
-        "redis-cluster": { type: "boolean" },
-        "drain-timeout": { type: "string" },
-        "invalidate-redis": { type: "string" },
-        "invalidate-prefix": { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (err) {
-    usageError((err as Error).message);
+/** The flags of every command: their kind, and the value's name the messages show. */
+const FLAGS = {
+  port: { value: "<n>" },
+  host: { value: "<addr>" },
+  "root-key": { value: "<key>" },
+  "root-key-file": { value: "<path>" },
+  data: { value: "<file.db>" },
+  "encryption-key-file": { value: "<path>" },
+  "store-keys": { value: false },
+  "trust-proxy": { value: false },
+  "root-key-failure-limit": { value: "<n>" },
+  metrics: { value: false },
+  "metrics-token-file": { value: "<path>" },
+  "no-console": { value: false },
+  "verification-retention-days": { value: "<n>" },
+  "audit-retention-days": { value: "<n>" },
+  "webhooks-allow-private": { value: false },
+  "webhook-retry-hours": { value: "<n>" },
+  "webhook-expiry-notice-hours": { value: "<n>" },
+  "secret-scanning-keys": { value: "<url|file>" },
+  postgres: { value: "<url>" },
+  redis: { value: "<url>" },
+  "postgres-schema": { value: "<name>" },
+  "redis-ca-file": { value: "<path>" },
+  "redis-cluster": { value: false },
+  "drain-timeout": { value: "<s>" },
+  "invalidate-redis": { value: "<url>" },
+  "invalidate-prefix": { value: "<p>" },
+  "tls-cert": { value: "<file>" },
+  "tls-key": { value: "<file>" },
+  "tls-client-ca": { value: "<file>" },
+  help: { value: false, short: "h" },
+  version: { value: false, short: "v" },
+} as const satisfies Record<string, { value: string | false; short?: string }>;
+
+type Flag = keyof typeof FLAGS;
+type Values = { -readonly [F in Flag]?: (typeof FLAGS)[F]["value"] extends string ? string : boolean };
+
+const SHORT: Readonly<Record<string, Flag>> = Object.fromEntries(
+  Object.entries(FLAGS).flatMap(([name, flag]) => ("short" in flag ? [[flag.short, name as Flag]] : [])),
+);
+
+/**
+ * The command line's flags and positionals, in keyguard's words: `--flag value`, `--flag=value`,
+ * `-h`, `-v`, and `--` before positionals that start with a dash. A value may start with a single
+ * dash (`--drain-timeout -1` is refused by its check, not taken for a flag); a flag's value that is
+ * itself a flag (`--data --port 1`) is missing. Flag names only in messages: a value may be a secret.
+ */
+function parse(argv: readonly string[]): { values: Values; positionals: string[] } {
+  const values: Record<string, string | boolean> = {};
+  const positionals: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    let name: string;
+    let inline: string | undefined;
+    if (arg.startsWith("--")) {
+      const eq = arg.indexOf("=");
+      [name, inline] = eq === -1 ? [arg.slice(2), undefined] : [arg.slice(2, eq), arg.slice(eq + 1)];
+    } else if (/^-[^-\d]$/.test(arg)) {
+      const long = SHORT[arg.slice(1)];
+      if (long === undefined) usageError(`unknown flag ${arg}; the short flags are -h (--help) and -v (--version).`);
+      name = long;
+    } else if (/^-[^-\d]./.test(arg)) {
+      usageError(`unknown flag ${arg}: flags longer than one letter start with two dashes (--flag).`);
+    } else {
+      positionals.push(arg);
+      continue;
+    }
+    if (!Object.hasOwn(FLAGS, name)) {
+      const near = nearestName(name, Object.keys(FLAGS));
+      usageError(`unknown flag --${name}${near === undefined ? "" : ` (did you mean --${near}?)`}.`);
+    }
+    const flag = FLAGS[name as Flag];
+    if (Object.hasOwn(values, name)) usageError(`--${name} is given twice.`);
+    if (flag.value === false) {
+      if (inline !== undefined) usageError(`--${name} takes no value.`);
+      values[name] = true;
+      continue;
+    }
+    const next = argv[i + 1];
+    const value = inline ?? (next === undefined || next.startsWith("--") ? undefined : (i++, next));
+    if (value === undefined) usageError(`--${name} needs a value: --${name} ${flag.value}.`);
+    values[name] = value;
   }
+  return { values: values as Values, positionals };
 }
 
-type Values = ReturnType<typeof parse>["values"];
-
 /** The flags `migrate` takes: any other (every flag of serve) is refused, so a new one cannot be forgotten. */
-const MIGRATE_FLAGS: ReadonlySet<string> = new Set(["data", "help"]);
+const MIGRATE_FLAGS: ReadonlySet<Flag> = new Set<Flag>(["data", "help"]);
 
 async function migrate(positionals: string[], values: Values): Promise<void> {
-  const extra = Object.keys(values).find((flag) => !MIGRATE_FLAGS.has(flag));
+  const extra = Object.keys(values).find((flag) => !MIGRATE_FLAGS.has(flag as Flag));
   if (extra !== undefined) usageError(`keyguard migrate takes no --${extra}.`);
   if (positionals.length !== 2) usageError("keyguard migrate needs one JSON state file: keyguard migrate <state.json> --data <file.db>");
   if (values.data === undefined || values.data.trim() === "")
@@ -295,11 +350,97 @@ async function migrate(positionals: string[], values: Values): Promise<void> {
   }
 }
 
-/** `value` of `flag` as a whole number; its range is the service's rule, said by {@link byFlag}. */
-function wholeNumber(value: string | undefined, flag: string, what: string): number | undefined {
+/**
+ * A number flag's value for the service's option: a whole number as a number, anything else as
+ * given, so that the service's own rule refuses it in the same words as a number out of range
+ * (`invalid --port = "abc". Use a whole number 0..65535 …`, said by {@link byFlag}).
+ */
+function numeric(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value)) usageError(`${flag} must be ${what}, got ${JSON.stringify(value)}.`);
-  return Number(value);
+  return /^\d+$/.test(value) ? Number(value) : (value as unknown as number);
+}
+
+/** `--drain-timeout` in seconds (the service takes ms: its rule is said here, in the flag's unit). */
+function drainTimeout(value: string | undefined): number {
+  if (value === undefined) return 10;
+  const seconds = /^\d+$/.test(value) ? Number(value) : undefined;
+  if (seconds === undefined || seconds > 600) {
+    usageError(`invalid --drain-timeout = ${describeValue(seconds ?? value)}. Use a whole number of seconds 0..600.`);
+  }
+  return seconds;
+}
+
+/** `--tls-cert`, `--tls-key` and `--tls-client-ca`: the first two together, the third with them. */
+function tlsFiles(values: Values): Local.TlsOptions | undefined {
+  const { "tls-cert": certFile, "tls-key": keyFile, "tls-client-ca": clientCaFile } = values;
+  if (certFile === undefined && keyFile === undefined) {
+    if (clientCaFile !== undefined) usageError("--tls-client-ca needs --tls-cert and --tls-key: mutual TLS is served over HTTPS.");
+    return undefined;
+  }
+  if (certFile === undefined) usageError("--tls-key needs --tls-cert: the certificate that key belongs to.");
+  if (keyFile === undefined) usageError("--tls-cert needs --tls-key: the certificate's private key.");
+  return { certFile, keyFile, ...(clientCaFile !== undefined && { clientCaFile }) };
+}
+
+/**
+ * A listening error that is the command line's (exit 2): a --host that does not resolve, or that
+ * is not an address of this machine. Undefined for any other (a port in use: exit 1).
+ */
+function listenProblem(err: unknown, host: string): string | undefined {
+  const e = err as NodeJS.ErrnoException & { hostname?: string };
+  if (e?.syscall === "getaddrinfo" && (e.code === "ENOTFOUND" || e.code === "EAI_AGAIN")) {
+    return `invalid --host = ${JSON.stringify(host)}: no such host (${e.code}). Use an address of this machine, e.g. 127.0.0.1, 0.0.0.0 or ::.`;
+  }
+  if (e?.code === "EADDRNOTAVAIL") {
+    return `invalid --host = ${JSON.stringify(host)}: not an address of this machine (EADDRNOTAVAIL). Use one of its addresses, e.g. 127.0.0.1, 0.0.0.0 or ::.`;
+  }
+  return undefined;
+}
+
+/** The error code under `err` (its causes included), e.g. ECONNREFUSED. */
+function codeUnder(err: unknown): string | undefined {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === "string" && /^E[A-Z_]+$/.test(e.code)) return e.code;
+  }
+  return undefined;
+}
+
+/** What a failed start means for the operator: the error's code and what the service does now. */
+function startAdvice(err: unknown): string {
+  if (!(err instanceof Error) || (err as { code?: unknown }).code !== "STORE_UNAVAILABLE") return "";
+  const code = codeUnder(err.cause);
+  return (
+    `${code === undefined ? "" : ` (${code})`}. The service did not start: PostgreSQL and Redis must be reachable when it ` +
+    "starts (once running, it answers 503 while either is away and reconnects by itself). Start it again once they are up."
+  );
+}
+
+/**
+ * The logger of the Redis that announces key changes, in the service's words (redisStore()'s own
+ * are an app's: "answering from memory"). Until the service has started its warnings are held: a
+ * start that fails says why itself; one held warning is said once the service is up.
+ */
+function announcerLogger(where: string): { logger: Local.LocalKeyServiceOptions["logger"] & object; started(): void } {
+  let held: string | undefined;
+  let up = false;
+  const say = (line: string) => console.error(line);
+  return {
+    logger: {
+      warn: (fields) => {
+        const code = typeof fields.code === "string" ? fields.code : typeof fields.error === "string" ? fields.error : "error";
+        const line =
+          `keyguard: cannot announce key changes on Redis at ${where} (${code}): they are kept and announced when it is back; ` +
+          "until then apps may answer from their cache for a changed key (up to its TTL)";
+        if (up) say(line);
+        else held = line;
+      },
+      error: (fields, message) => say(`keyguard: ${message} ${JSON.stringify(fields)}`),
+    },
+    started() {
+      up = true;
+      if (held !== undefined) say(held);
+    },
+  };
 }
 
 /** How the command line names `option`'s value: its flag, else the variable it came from, else both. */
@@ -310,14 +451,13 @@ function sourceOf(flag: string, given: boolean, env: string, fromEnv: boolean): 
 async function serve(positionals: string[], values: Values): Promise<void> {
   if (positionals.length > 1) usageError(`keyguard serve takes no arguments, got ${JSON.stringify(positionals.slice(1).join(" "))}.`);
   const env = process.env;
-  const port = wholeNumber(values.port, "--port", "an integer") ?? 8787;
-  const retention = wholeNumber(values["verification-retention-days"], "--verification-retention-days", "a whole number of days");
-  const auditRetention = wholeNumber(values["audit-retention-days"], "--audit-retention-days", "a whole number of days");
-  const webhookRetry = wholeNumber(values["webhook-retry-hours"], "--webhook-retry-hours", "a whole number of hours");
-  const expiryNotice = wholeNumber(values["webhook-expiry-notice-hours"], "--webhook-expiry-notice-hours", "a whole number of hours");
-  const failureLimit = wholeNumber(values["root-key-failure-limit"], "--root-key-failure-limit", "a whole number of failures");
-  const drainSeconds = wholeNumber(values["drain-timeout"], "--drain-timeout", "a whole number of seconds") ?? 10;
-  if (drainSeconds > 600) usageError(`--drain-timeout must be at most 600 seconds, got ${drainSeconds}.`);
+  const port = numeric(values.port) ?? 8787;
+  const retention = numeric(values["verification-retention-days"]);
+  const auditRetention = numeric(values["audit-retention-days"]);
+  const webhookRetry = numeric(values["webhook-retry-hours"]);
+  const expiryNotice = numeric(values["webhook-expiry-notice-hours"]);
+  const failureLimit = numeric(values["root-key-failure-limit"]);
+  const drainSeconds = drainTimeout(values["drain-timeout"]);
   if (values["root-key"] !== undefined && values["root-key-file"] !== undefined) {
     usageError("give the root key with --root-key or with --root-key-file, not both.");
   }
@@ -327,6 +467,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   const shared = sharedStorage(values, env);
   const invalidate = invalidation(values, env, shared);
   if (values["metrics-token-file"] !== undefined && !values.metrics) usageError("--metrics-token-file needs --metrics.");
+  const tls = tlsFiles(values);
   const metricsToken =
     values["metrics-token-file"] !== undefined
       ? readSecretFile(values["metrics-token-file"], "--metrics-token-file", "the metrics token")
@@ -376,9 +517,13 @@ async function serve(positionals: string[], values: Values): Promise<void> {
     webhookRetryHours: "--webhook-retry-hours",
     webhookExpiryNoticeHours: "--webhook-expiry-notice-hours",
     "secretScanning.publicKeys": "--secret-scanning-keys",
+    "tls.certFile": "--tls-cert",
+    "tls.keyFile": "--tls-key",
+    "tls.clientCaFile": "--tls-client-ca",
   };
   let running;
   let publisher: { invalidate: Local.LocalKeyServiceOptions["invalidate"]; prefix: string; close(): Promise<void> } | undefined;
+  const announcer = invalidate && announcerLogger(hostOf(invalidate.url));
   let names: Names = {};
   try {
     // Loaded on demand: `--help` and usage errors answer without loading the service.
@@ -397,6 +542,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
         ...(prefix !== undefined && { prefix }),
         ...(caFile !== undefined && { caFile }),
         ...(cluster !== undefined && { cluster }),
+        logger: announcer!.logger,
       });
       publisher = { invalidate: store, prefix: store.prefix, close: () => store.close() };
     }
@@ -404,6 +550,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
     running = await startLocalKeyService({
       port,
       host: values.host,
+      ...(tls && { tls }),
       drainTimeoutMs: drainSeconds * 1000,
       rootKey,
       dataFile: values.data,
@@ -424,10 +571,10 @@ async function serve(positionals: string[], values: Values): Promise<void> {
     });
   } catch (err) {
     await publisher?.close();
-    const said = err instanceof ConfigError ? byFlag(err, names) : undefined;
+    const said = err instanceof ConfigError ? byFlag(err, names) : listenProblem(err, values.host ?? "127.0.0.1");
     if (said !== undefined) usageError(said);
     const e = err as Error & { code?: string };
-    console.error(`keyguard: cannot start the local key service: ${e.message}`);
+    console.error(`keyguard: cannot start the local key service: ${e.message}${startAdvice(err)}`);
     process.exit(exitCodeOf(err));
   }
   console.log(`keyguard local key service listening on ${running.baseUrl}`);
@@ -450,6 +597,25 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   if (values["secret-scanning-keys"] !== undefined) console.log(`  secret scanning: ${running.baseUrl}/secret-scanning/github`);
   if (invalidate !== undefined && publisher)
     console.log(`  key changes:  announced on Redis at ${hostOf(invalidate.url)} (prefix ${publisher.prefix})`);
+  if (tls)
+    console.log(
+      `  TLS:          ${tls.certFile}${tls.clientCaFile === undefined ? "" : `, client certificates from ${tls.clientCaFile}`} (SIGHUP reloads)`,
+    );
+  // From the process's start (Node.js's own start and the loading of the modules included) to the
+  // moment the service answers.
+  console.log(`keyguard: ready in ${Math.round(performance.now())} ms (since the process started)`);
+  announcer?.started();
+  if (tls) {
+    process.on("SIGHUP", () => {
+      try {
+        running.reloadTls();
+        console.log(`keyguard: SIGHUP: reloaded the TLS certificate from ${tls.certFile} (new connections use it)`);
+      } catch (err) {
+        const said = err instanceof ConfigError ? byFlag(err, serviceNames) : undefined;
+        console.error(`keyguard: SIGHUP: kept the TLS certificate in use: ${said ?? (err as Error).message}`);
+      }
+    });
+  }
 
   // A signal drains: no new connections, the requests in flight finish (within --drain-timeout),
   // the buffered verification events are written, the stores closed. Should any of that hang, the
@@ -497,12 +663,21 @@ function quietSqliteWarning(): void {
   }) as typeof process.emitWarning;
 }
 
+/** The package's version, from its package.json (next to src/ and dist/). */
+function version(): string {
+  return (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+}
+
 async function main(argv: string[]): Promise<void> {
   quietSqliteWarning();
   const { values, positionals } = parse(argv);
   const flags = Object.keys(values).map((flag) => `--${flag}`);
   if (values.help || (positionals.length === 0 && flags.length === 0)) {
     console.log(USAGE);
+    return;
+  }
+  if (values.version) {
+    console.log(`keyguard ${version()}`);
     return;
   }
   if (positionals.length === 0) {

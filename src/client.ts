@@ -15,7 +15,7 @@ export type {
   EnsurePermissionInput,
   CreateKeyInput,
 } from "./client/assemble";
-export type { ClientOptions, RetryOptions, CallOptions } from "./client/options";
+export type { ClientOptions, ClientTlsOptions, RetryOptions, CallOptions } from "./client/options";
 export type { TelemetryOptions } from "./client/telemetry";
 export {
   KeyServiceError,

@@ -10,7 +10,7 @@ export type { RunningLocalKeyService } from "./server/listen";
 export type { CreateApiInput, CreateKeyMigrationInput, LocalKeyService, UnavailableOptions } from "./server/service";
 export { LocalServiceConfigError } from "./server/errors";
 export { LocalServiceArgumentError } from "./server/errors";
-export type { LocalKeyServiceOptions, MetricsOptions, SecretScanningOptions } from "./server/options";
+export type { LocalKeyServiceOptions, MetricsOptions, SecretScanningOptions, TlsOptions } from "./server/options";
 export { memoryStorage } from "./server/storage/memory/store";
 export { sqliteStorage } from "./server/storage/sqlite/store";
 export type { SqliteStorage, SqliteStorageOptions } from "./server/storage/sqlite/store";

@@ -27,5 +27,5 @@ export function buildClient(context: Omit<RequestContext, "transport"> & { trans
 
 /** The caller's `fetch` when configured, else undici's `request()` on a keep-alive pool. */
 function createTransport(config: ClientConfig): Transport {
-  return config.fetch === undefined ? undiciTransport(config.baseUrl) : fetchTransport(config.baseUrl, config.fetch);
+  return config.fetch === undefined ? undiciTransport(config.baseUrl, config.tls) : fetchTransport(config.baseUrl, config.fetch);
 }

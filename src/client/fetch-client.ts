@@ -8,7 +8,8 @@ import { defaultRuntime } from "./runtime";
 
 /** `createClient()` over `fetch`: the same options, the same checks and answers. */
 export function createFetchClient(options?: ClientOptions): KeyServiceClient {
-  const config = parseClientOptions(options);
+  // The runtime's fetch makes its own connections: `tls` is refused as with a caller's fetch.
+  const config = parseClientOptions(options, undefined, true);
   // The global is looked up per call, so a fetch installed later (or stubbed in tests) is used.
   const fetchImpl: typeof fetch = config.fetch ?? ((...args: Parameters<typeof fetch>) => fetch(...args));
   return assembleClient({ config, runtime: defaultRuntime, transport: fetchTransport(config.baseUrl, fetchImpl) });

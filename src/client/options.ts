@@ -3,7 +3,7 @@
 
 import { optionNames } from "../config-error";
 import type { Logger } from "../logger";
-import { optionChecks, type OptionChecks } from "../option-checks";
+import { HIDDEN, optionChecks, type OptionChecks } from "../option-checks";
 import type { InvalidationPublisher } from "../protocol/invalidation-message";
 import { givenOptionNames } from "../unknown-options";
 import { KeyServiceConfigError } from "./errors";
@@ -74,6 +74,30 @@ export interface ClientOptions {
    * the global one). Needs the package `@opentelemetry/api`, loaded only then. Default false.
    */
   telemetry?: boolean | TelemetryOptions;
+  /**
+   * TLS settings of the connections to an `https:` `baseUrl`: `{ ca }` to trust the CA that signed
+   * the service's certificate, `{ cert, key }` to present a client certificate (mutual TLS). Only
+   * for the default transport (undici): with `fetch`, and in `createFetchClient()`, configure TLS in
+   * that fetch instead (e.g. undici's `fetch` with `dispatcher: new Agent({ connect: { ca, cert, key } })`).
+   * Default: none (Node.js's CAs, no client certificate).
+   */
+  tls?: ClientTlsOptions;
+}
+
+/** PEM text (or its bytes), as Node.js's TLS takes it. */
+type Pem = string | Uint8Array;
+
+/** TLS towards a key service served over HTTPS by a CA of your own, or asking for a client certificate. */
+export interface ClientTlsOptions {
+  /**
+   * The CA certificates that signed the service's certificate, trusted instead of Node.js's own
+   * list (PEM; several in one text, or an array). Default: Node.js's list.
+   */
+  ca?: Pem | Pem[];
+  /** The client certificate (PEM, with its chain) for a service that asks for one (mutual TLS). With `key`. */
+  cert?: Pem;
+  /** The client certificate's private key (PEM, unencrypted). With `cert`. Never shown in a message. */
+  key?: Pem;
 }
 
 /** The parsed client options. Frozen; the root key is a non-enumerable property. */
@@ -92,6 +116,8 @@ export interface ClientConfig {
   readonly invalidate: InvalidationPublisher | undefined;
   /** undefined = no telemetry. */
   readonly telemetry: TelemetrySettings;
+  /** undefined = Node.js's defaults. */
+  readonly tls: Readonly<ClientTlsOptions> | undefined;
 }
 
 /** The effective settings of one call. */
@@ -120,7 +146,10 @@ const CLIENT_KEYS = optionNames<ClientOptions>()({
   maxResponseBytes: true,
   invalidate: true,
   telemetry: true,
+  tls: true,
 });
+/** The names of {@link ClientTlsOptions}; apiKeyAuth() checks `tls.*` with them too. */
+export const TLS_OPTION_NAMES = optionNames<ClientTlsOptions>()({ ca: true, cert: true, key: true });
 /** The names of {@link RetryOptions}, checked by the compiler; apiKeyAuth() warns about `retry.*` with them too. */
 export const RETRY_OPTION_NAMES = optionNames<RetryOptions>()({
   attempts: true,
@@ -129,7 +158,11 @@ export const RETRY_OPTION_NAMES = optionNames<RetryOptions>()({
   maxDelay: true,
   jitter: true,
 });
-const KNOWN_OPTION_NAMES = Object.freeze([...CLIENT_KEYS, ...RETRY_OPTION_NAMES.map((k) => `retry.${k}`)]);
+const KNOWN_OPTION_NAMES = Object.freeze([
+  ...CLIENT_KEYS,
+  ...RETRY_OPTION_NAMES.map((k) => `retry.${k}`),
+  ...TLS_OPTION_NAMES.map((k) => `tls.${k}`),
+]);
 const CALL_KEYS = optionNames<CallOptions>()({ timeout: true, deadline: true, retry: true, signal: true });
 // Visible ASCII only: anything else cannot go in a header, and fetch's error would quote the value.
 const HEADER_TOKEN = /^[\x21-\x7e]+$/;
@@ -140,10 +173,11 @@ const check: OptionChecks = optionChecks("createClient", KeyServiceConfigError);
 export function parseClientOptions(
   input: ClientOptions = {},
   env: NodeJS.ProcessEnv = typeof process === "undefined" ? {} : process.env,
+  overFetch = false,
 ): ClientConfig {
   const options = check.options(input, "Pass an object such as { rootKey, baseUrl }, or nothing.") as ClientOptions;
   const logger = check.logger(options.logger);
-  check.unknownNames(givenOptionNames(options, ["retry"]), KNOWN_OPTION_NAMES, logger);
+  check.unknownNames(givenOptionNames(options, ["retry", "tls"]), KNOWN_OPTION_NAMES, logger);
 
   const rootKey = options.rootKey ?? env.UNKEY_ROOT_KEY;
   if (typeof rootKey !== "string" || rootKey.trim() === "") check.fail("rootKey", "no root key. Set UNKEY_ROOT_KEY or pass { rootKey }.");
@@ -171,6 +205,7 @@ export function parseClientOptions(
       "Pass an object with an invalidate(message) method, e.g. a redisStore().",
     ),
     telemetry: parseTelemetry(check, options.telemetry),
+    tls: parseTls(check, options.tls, overFetch || options.fetch !== undefined),
     baseUrl: url.origin + url.pathname.replace(/\/+$/, ""),
     timeout: check.duration("timeout", options.timeout, { default: DEFAULT_TIMEOUT }),
     deadline: check.duration("deadline", options.deadline, { default: DEFAULT_DEADLINE }),
@@ -191,6 +226,42 @@ export function parseClientOptions(
   };
   Object.defineProperty(config, "rootKey", { value: rootKey, enumerable: false });
   return Object.freeze(config) as ClientConfig;
+}
+
+const isPem = (v: unknown): v is Pem => (typeof v === "string" && v.trim() !== "") || v instanceof Uint8Array;
+
+/**
+ * The `tls` option: PEM texts, `cert` and `key` together; refused over a fetch, which makes its
+ * own connections (apiKeyAuth() passes its own to the client it builds).
+ */
+function parseTls(check: OptionChecks, value: unknown, overFetch: boolean): Readonly<ClientTlsOptions> | undefined {
+  const given = check.object("tls", value, "Pass { ca } and/or { cert, key }, each PEM text.");
+  if (given === undefined) return undefined;
+  if (overFetch) {
+    check.fail(
+      "tls",
+      "tls applies to the default transport (undici), not to a fetch: configure TLS in that fetch instead, e.g. undici's fetch with { dispatcher: new Agent({ connect: { ca, cert, key } }) }.",
+    );
+  }
+  const { ca, cert, key } = given;
+  if (ca !== undefined && !(isPem(ca) || (Array.isArray(ca) && ca.length > 0 && ca.every(isPem)))) {
+    check.invalid("tls.ca", ca, "Pass the CA certificates as PEM text (a string or its bytes), or an array of them.");
+  }
+  if (cert !== undefined && !isPem(cert))
+    check.invalid("tls.cert", cert, "Pass the client certificate as PEM text (a string or its bytes).");
+  // The key is a secret: never shown.
+  if (key !== undefined && !isPem(key)) check.invalid("tls.key", HIDDEN, "Pass the private key as PEM text (a string or its bytes).");
+  if ((cert === undefined) !== (key === undefined)) {
+    check.fail(
+      cert === undefined ? "tls.key" : "tls.cert",
+      "pass tls.cert and tls.key together: a client certificate and its private key.",
+    );
+  }
+  return Object.freeze({
+    ...(ca !== undefined && { ca }),
+    ...(cert !== undefined && { cert }),
+    ...(key !== undefined && { key }),
+  } as ClientTlsOptions);
 }
 
 /** The `telemetry` object's options and the method each provider must have: the compiler checks the names. */

@@ -28,9 +28,26 @@ export function safeRequestId(id: unknown, secrets: readonly string[]): string |
 export function describeCause(cause: unknown, secrets: readonly string[]): string {
   const inner = (cause as { cause?: unknown } | undefined)?.cause ?? cause;
   const code = (inner as { code?: unknown } | undefined)?.code;
-  if (typeof code === "string" && /^[A-Z0-9_]{2,40}$/.test(code)) return code;
+  if (typeof code === "string" && /^[A-Z0-9_]{2,60}$/.test(code)) return tlsProblem(code) ?? code;
   const message = inner instanceof Error ? inner.message : String(inner);
   return redact(message, secrets).slice(0, 200);
+}
+
+/** A TLS failure's code in words, with what to do; undefined for any other code. */
+function tlsProblem(code: string): string | undefined {
+  if (
+    /^(UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?)$/.test(
+      code,
+    )
+  ) {
+    return `its TLS certificate is not signed by a trusted CA (${code}): pass the CA that signed it as tls: { ca }`;
+  }
+  if (code === "CERT_HAS_EXPIRED" || code === "CERT_NOT_YET_VALID") return `its TLS certificate is not valid now (${code})`;
+  if (code === "ERR_TLS_CERT_ALTNAME_INVALID") return `its TLS certificate is for another host name (${code})`;
+  if (/^ERR_SSL_.*ALERT_(CERTIFICATE_REQUIRED|HANDSHAKE_FAILURE|UNKNOWN_CA|BAD_CERTIFICATE)$/.test(code)) {
+    return `it refused the TLS handshake, asking for a client certificate it trusts (${code}): pass tls: { cert, key }`;
+  }
+  return undefined;
 }
 
 const MAX_CAUSE_DEPTH = 3;

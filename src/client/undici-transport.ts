@@ -5,6 +5,7 @@
 import type * as UndiciModule from "undici";
 import type { Dispatcher, Pool } from "undici";
 import { KeyServiceConfigError } from "./errors";
+import type { ClientTlsOptions } from "./options";
 import type { BodyResult } from "./read-body";
 import type { Transport, TransportResponse } from "./transport";
 
@@ -17,12 +18,14 @@ const POOL_OPTIONS: Pool.Options = Object.freeze({ headersTimeout: 0, bodyTimeou
 let undici: Promise<Undici> | undefined;
 const noop = () => undefined;
 
-export function undiciTransport(baseUrl: string): Transport {
+export function undiciTransport(baseUrl: string, tls?: ClientTlsOptions): Transport {
   const url = new URL(baseUrl);
   const prefix = url.pathname === "/" ? "" : url.pathname;
+  // A CA given replaces Node.js's list, as in tls.connect(); the client certificate is presented when asked.
+  const options: Pool.Options = tls === undefined ? POOL_OPTIONS : { ...POOL_OPTIONS, connect: { ...tls } as Pool.Options["connect"] };
   let pool: Pool | undefined;
   const ready = (undici ??= import("undici")).then(
-    (m) => (pool = new m.Pool(url.origin, POOL_OPTIONS)),
+    (m) => (pool = new m.Pool(url.origin, options)),
     (cause: unknown) => {
       const why = cause instanceof Error ? cause.message.slice(0, 200) : String(cause);
       throw new KeyServiceConfigError(

@@ -5,7 +5,15 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { CallOptions, KeyServiceClient, RetryOptions } from "../client";
-import { normaliseCallSettings, parseTelemetry, RETRY_OPTION_NAMES, type CallSettings, type ClientOptions } from "../client/options";
+import {
+  normaliseCallSettings,
+  parseTelemetry,
+  RETRY_OPTION_NAMES,
+  TLS_OPTION_NAMES,
+  type CallSettings,
+  type ClientOptions,
+  type ClientTlsOptions,
+} from "../client/options";
 import type { TelemetryOptions, TelemetrySettings } from "../client/telemetry";
 import { ConfigError, optionNames } from "../config-error";
 import type { Logger } from "../logger";
@@ -166,6 +174,13 @@ export interface AuthOptions<Req> {
    * on `createClient()` instead. Default false.
    */
   telemetry?: boolean | TelemetryOptions;
+  /**
+   * TLS towards a key service served over HTTPS: `{ ca }` to trust the CA that signed its
+   * certificate, `{ cert, key }` to present a client certificate (mutual TLS); PEM texts. Node.js
+   * adapters only (the Web ones reach the service with `fetch`); with `client`, set it on
+   * `createClient()` instead. Default: none.
+   */
+  tls?: ClientTlsOptions;
 }
 
 export interface ApiKeyAuthOptions<
@@ -221,6 +236,7 @@ export const OPTION_NAMES = optionNames<ApiKeyAuthOptions>()({
   logger: true,
   onDecision: true,
   telemetry: true,
+  tls: true,
 });
 
 /** The names of {@link CacheOptions}; the compiler fails when one is missing here. */
@@ -235,6 +251,7 @@ const KNOWN_NAMES = Object.freeze([
   ...CACHE_OPTION_NAMES.map((k) => `cache.${k}`),
   ...UNKNOWN_KEY_LIMIT_NAMES.map((k) => `unknownKeyLimit.${k}`),
   ...RETRY_OPTION_NAMES.map((k) => `retry.${k}`),
+  ...TLS_OPTION_NAMES.map((k) => `tls.${k}`),
 ]);
 
 export interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
@@ -350,7 +367,7 @@ function asOurs<T>(build: () => T): T {
 }
 
 function buildClient(
-  options: { rootKey?: string; baseUrl?: string; client?: KeyServiceClient },
+  options: { rootKey?: string; baseUrl?: string; client?: KeyServiceClient; tls?: ClientTlsOptions },
   logger: Logger,
   call: CallSettings,
   telemetry: TelemetrySettings,
@@ -368,6 +385,9 @@ function buildClient(
         "telemetry",
         "telemetry is for the client apiKeyAuth() builds; with your own client, pass it to createClient({ telemetry }).",
       );
+    }
+    if (options.tls !== undefined) {
+      return check.fail("tls", "tls is for the client apiKeyAuth() builds; with your own client, pass it to createClient({ tls }).");
     }
     return options.client;
   }
@@ -390,6 +410,7 @@ function buildClient(
       deadline: call.deadline,
       retry: call.retry ?? false,
       ...(telemetry === undefined ? {} : { telemetry }),
+      ...(options.tls === undefined ? {} : { tls: options.tls }),
     }),
   );
 }
@@ -416,7 +437,7 @@ type AnyOptions<Req, Res> = AuthOptions<Req> & { onDenied?: DeniedHandler<Req, R
 export function parseAuthOptions<Req, Res>(input: AnyOptions<Req, Res> | undefined, makeClient: ClientFactory): ApiKeyAuthConfig<Req, Res> {
   const options = check.options(input, "Pass an object such as { rootKey }, or nothing.") as AnyOptions<Req, Res> & Record<string, unknown>;
   const logger = check.logger(options.logger);
-  check.unknownNames(givenOptionNames(options, ["cache", "retry", "unknownKeyLimit"]), KNOWN_NAMES, logger);
+  check.unknownNames(givenOptionNames(options, ["cache", "retry", "unknownKeyLimit", "tls"]), KNOWN_NAMES, logger);
 
   const header = parseHeader(options.header);
   const extract: ExtractOptions = Object.freeze({

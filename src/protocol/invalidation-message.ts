@@ -10,8 +10,19 @@ import type { OperationName } from "./types";
 /** Version of the message format. */
 const INVALIDATION_VERSION = 1;
 
-/** The channel is `<prefix>` followed by this, e.g. `keyguard:invalidate`. */
+/** The channel is `<prefix>` followed by this, e.g. `keyguard:invalidate` (see {@link redisChannel}). */
 export const INVALIDATION_CHANNEL_SUFFIX = "invalidate";
+
+/**
+ * A pub/sub channel of `prefix` on Redis database `db`: `<prefix><name>`, and `:<db>` after it on a
+ * database other than 0. Redis's publish/subscribe ignores SELECT (a message reaches every
+ * subscriber of the channel, whatever its database), so two deployments on databases 1 and 2 of
+ * one Redis would share a channel: its name carries the number. Database 0 keeps the name it has
+ * always had.
+ */
+export function redisChannel(prefix: string, name: string, db: number): string {
+  return db === 0 ? `${prefix}${name}` : `${prefix}${name}:${db}`;
+}
 
 /**
  * One invalidation. JSON on the wire: `{"v":1,"kind":"key","keyHash":"…"}`,

@@ -23,6 +23,7 @@ import {
   invalidateAll,
   INVALIDATION_CHANNEL_SUFFIX,
   parseInvalidation,
+  redisChannel,
   type InvalidationMessage,
 } from "../protocol/invalidation";
 import { keyHash as sha256 } from "../protocol/key-hash";
@@ -77,7 +78,11 @@ export interface RedisStoreOptions {
 /** A store shared through Redis; also an invalidation publisher for `createClient({ invalidate })`. */
 export interface RedisStore extends Store {
   readonly prefix: string;
-  /** The pub/sub channel of invalidations: `<prefix>invalidate`. */
+  /**
+   * The pub/sub channel of invalidations: `<prefix>invalidate`, with `:<db>` after it on a Redis
+   * database other than 0 (publish/subscribe ignores the database: the number keeps deployments on
+   * different databases of one Redis apart).
+   */
   readonly channel: string;
   /**
    * Resolves once both connections are up and invalidations are subscribed to (optional to wait
@@ -207,6 +212,12 @@ interface RedisTicket extends Ticket {
 
 const check: OptionChecks = optionChecks("redisStore", ConfigError);
 
+/** The database number a connection selected (ioredis keeps it in its options); 0 when it does not say. */
+function databaseOf(connection: unknown): number {
+  const db = (connection as { options?: { db?: unknown } }).options?.db;
+  return typeof db === "number" && Number.isInteger(db) && db > 0 ? db : 0;
+}
+
 /**
  * A store shared by every apiKeyAuth() on the same Redis: one server (TCP or TLS) or a Redis
  * Cluster (all of the store's keys in one hash slot; invalidations over classic pub/sub, which
@@ -238,7 +249,7 @@ export async function redisStore(options: RedisStoreOptions): Promise<RedisStore
   /** Declared to Redis as the key of every script (the others it names share its slot). */
   const anchor = `${prefix}seq`;
 
-  const channel = `${prefix}${INVALIDATION_CHANNEL_SUFFIX}`;
+  const channel = redisChannel(prefix, INVALIDATION_CHANNEL_SUFFIX, cluster ? 0 : databaseOf(commands));
   const memory = memoryStore({ max });
   const throttle = createLogThrottle();
   const pending: InvalidationMessage[] = [];

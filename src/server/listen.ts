@@ -1,17 +1,29 @@
 // startLocalKeyService: the local key service listening on a port (default: any free port on
-// 127.0.0.1), and its `close()` that drains: stop accepting, let the requests in flight finish
-// (within `drainTimeoutMs`, then cut), write the verification events still buffered, close the store.
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+// 127.0.0.1), over HTTP or HTTPS (`tls`, whose files `reloadTls()` reads again), and its `close()`
+// that drains: stop accepting, let the requests in flight finish (within `drainTimeoutMs`, then
+// cut), write the verification events still buffered, close the store.
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { consoleHandler } from "./http/console-files";
 import { createApp } from "./http/app";
+import { readTls } from "./http/tls";
 import { openCore, openStore, storeCloser } from "./factory";
 import { parseOptions, type LocalKeyServiceOptions } from "./options";
 import type { LocalKeyService } from "./service";
+import { LocalServiceConfigError } from "./errors";
 
 export interface RunningLocalKeyService {
-  /** e.g. `http://127.0.0.1:53123` (no trailing slash). */
+  /** e.g. `http://127.0.0.1:53123`, or `https://…` with `tls` (no trailing slash). */
   baseUrl: string;
+  /** Whether it serves HTTPS (the `tls` option). */
+  secure: boolean;
+  /**
+   * Reads the `tls` files again and serves new connections with them; connections already open
+   * keep theirs. On a file that cannot be read or used it throws LocalServiceConfigError (naming
+   * the option and why) and the certificate in use stays. Throws too when the service has no `tls`.
+   */
+  reloadTls(): void;
   /** Root key of the bootstrap workspace; holds every permission. */
   rootKey: string;
   /** The bootstrap API. */
@@ -33,6 +45,8 @@ export async function startLocalKeyService(options?: LocalKeyServiceOptions): Pr
   const config = parseOptions(options);
   // The console's files are read before anything opens: missing files are a config error.
   const consoleFiles = config.console ? consoleHandler() : undefined;
+  // So are the TLS files: a certificate that cannot be used stops the start.
+  const tls = config.tls && readTls(config.tls);
   // The store is opened (a data file read) before listening, but written only once listening:
   // a start that could not listen leaves the data file alone.
   const opened = await openStore(config);
@@ -48,13 +62,16 @@ export async function startLocalKeyService(options?: LocalKeyServiceOptions): Pr
   function answered(this: ServerResponse): void {
     inFlight.delete(this);
   }
-  const server = createServer((req, res) => {
+  const handler: RequestListener = (req, res) => {
     if (draining) res.shouldKeepAlive = false;
     inFlight.add(res);
     res.on("close", answered);
     if (app.handle) return app.handle(req, res);
     void started.then(() => app.handle!(req, res));
-  });
+  };
+  // With a client CA, a client without a certificate it signed is refused in the handshake.
+  const mutual = config.tls?.clientCaFile !== undefined;
+  const server = tls ? createHttpsServer({ ...tls, requestCert: mutual, rejectUnauthorized: mutual }, handler) : createServer(handler);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
@@ -104,8 +121,19 @@ export async function startLocalKeyService(options?: LocalKeyServiceOptions): Pr
     })();
     return closing;
   };
+  const reloadTls = (): void => {
+    if (!config.tls || !("setSecureContext" in server)) {
+      throw new LocalServiceConfigError("keyguard/server: reloadTls() needs the tls option: this service serves plain HTTP.", {
+        option: "tls",
+      });
+    }
+    // Read and checked before the swap: on any error the context in use stays.
+    server.setSecureContext(readTls(config.tls));
+  };
   return {
-    baseUrl: `http://${host}:${port}`,
+    baseUrl: `${tls ? "https" : "http"}://${host}:${port}`,
+    secure: config.secure,
+    reloadTls,
     rootKey: core.rootKey,
     apiId: core.apiId,
     workspaceId: core.workspaceId,

@@ -61,6 +61,13 @@ export interface LocalKeyServiceOptions {
   /** Address to listen on (`startLocalKeyService` only). Default: `"127.0.0.1"`. */
   host?: string;
   /**
+   * Serve HTTPS (`startLocalKeyService` only): the PEM files of the certificate (with its chain)
+   * and of its private key, and optionally of the CA whose certificates clients must present
+   * (mutual TLS). Read and checked at start; `reloadTls()` of the running service reads them again.
+   * Default: none (plain HTTP).
+   */
+  tls?: TlsOptions;
+  /**
    * How long `close()` of `startLocalKeyService` lets the requests in flight finish before it cuts
    * their connections, ms (`keyguard serve`: `--drain-timeout`, 10 s). Default: `1000`.
    */
@@ -146,6 +153,18 @@ export interface LocalKeyServiceOptions {
   secretScanning?: SecretScanningOptions;
 }
 
+export interface TlsOptions {
+  /** PEM file of the server's certificate, followed by its intermediate certificates. */
+  certFile: string;
+  /** PEM file of the certificate's private key (unencrypted). */
+  keyFile: string;
+  /**
+   * PEM file of the CA certificates that sign the clients' certificates: a client without such a
+   * certificate is refused during the TLS handshake (mutual TLS). Default: none (no client certificate asked).
+   */
+  clientCaFile?: string;
+}
+
 export interface SecretScanningOptions {
   /**
    * Where the host's public keys are published (the JSON document `{ public_keys: [{ key_identifier,
@@ -188,6 +207,10 @@ export interface LocalServiceConfig {
     | undefined;
   readonly port: number;
   readonly host: string;
+  /** The TLS files, when the service serves HTTPS. */
+  readonly tls: { readonly certFile: string; readonly keyFile: string; readonly clientCaFile: string | undefined } | undefined;
+  /** The service's own listener is behind TLS (`tls` given): e.g. cookies it sets may be `Secure`. */
+  readonly secure: boolean;
   readonly drainTimeoutMs: number;
   readonly logger: Logger;
   /** The 32-byte key-encryption key; undefined when none is configured. */
@@ -228,6 +251,7 @@ const KNOWN: readonly string[] = Object.freeze(
     postgresSchema: true,
     port: true,
     host: true,
+    tls: true,
     drainTimeoutMs: true,
     logger: true,
     encryptionKey: true,
@@ -318,6 +342,24 @@ function parseShared(
     check.invalid("postgresSchema", postgresSchema, 'Pass a schema name such as "keyguard".');
   // The CA file and the cluster switch are checked (the file read) with the URL, when the store opens.
   return Object.freeze({ postgres, redis, redisCaFile, redisCluster, schema: postgresSchema });
+}
+
+const TLS_KEYS: readonly string[] = Object.keys({ certFile: true, keyFile: true, clientCaFile: true } satisfies Record<
+  keyof TlsOptions,
+  true
+>);
+
+/** `tls`: the paths of its files (read, and checked together, where the server listens). */
+function parseTls(value: LocalKeyServiceOptions["tls"]): LocalServiceConfig["tls"] {
+  const given = check.object("tls", value, "Pass { certFile, keyFile } (and clientCaFile for mutual TLS).");
+  if (given === undefined) return undefined;
+  check.unknownNames(
+    Object.keys(given).map((k) => `tls.${k}`),
+    TLS_KEYS.map((k) => `tls.${k}`),
+  );
+  const file = (name: string, optional: boolean) =>
+    check.string(`tls.${name}`, given[name], { pattern: /\S/, fix: "Pass the path of a PEM file.", optional });
+  return Object.freeze({ certFile: file("certFile", false)!, keyFile: file("keyFile", false)!, clientCaFile: file("clientCaFile", true) });
 }
 
 const METRICS_KEYS: readonly string[] = Object.keys({ token: true, processMetrics: true } satisfies Record<keyof MetricsOptions, true>);
@@ -428,6 +470,7 @@ export function parseOptions(input: LocalKeyServiceOptions = {}, env: NodeJS.Pro
   const postgres = parseShared(options, dataFile, storage, storageName);
   const port = check.integer("port", options.port ?? 0, { min: 0, max: 65535, note: "0 picks any free one" });
   const host = check.string("host", options.host, { pattern: /./, default: "127.0.0.1", fix: 'Use an address such as "127.0.0.1".' });
+  const tls = parseTls(options.tls);
   const drainTimeoutMs = check.integer("drainTimeoutMs", options.drainTimeoutMs, { min: 0, max: 600_000, default: 1000, unit: "ms" });
   const encryptionKey = encryptionKeyOf(options, env);
   const storeKeys = check.boolean("storeKeys", options.storeKeys, false);
@@ -465,6 +508,8 @@ export function parseOptions(input: LocalKeyServiceOptions = {}, env: NodeJS.Pro
     postgres,
     port,
     host,
+    tls,
+    secure: tls !== undefined,
     drainTimeoutMs,
     logger,
     encryptionKey,

@@ -45,6 +45,8 @@ export interface LocalKeyService {
   readonly rootKeyGenerated: boolean;
   /** Whether the store already held a state (a bootstrap) when the service started. */
   readonly restored: boolean;
+  /** Whether the service's own listener serves HTTPS (the `tls` option): e.g. its cookies may be `Secure`. */
+  readonly secure: boolean;
   createWorkspace(input?: { name?: string }): Promise<{ workspaceId: string }>;
   /**
    * `ipWhitelist`: caller addresses or CIDR ranges allowed to verify this API's keys; others get FORBIDDEN.
@@ -188,6 +190,10 @@ export class ServiceCore implements LocalKeyService {
 
   get restored(): boolean {
     return this.boot.restored;
+  }
+
+  get secure(): boolean {
+    return this.config.secure;
   }
 
   get rootKeyGenerated(): boolean {

@@ -31,7 +31,7 @@ export interface Served {
   output: string;
 }
 
-/** Starts `keyguard serve` and waits for the printed base URL, root-key line and API id. */
+/** Starts `keyguard serve` and waits for its banner (base URL, root-key line, API id) and its "ready" line. */
 export function serve(args: string[], extraEnv: Record<string, string> = {}): Promise<Served> {
   const child = spawn(process.execPath, [...CLI, "serve", ...args], {
     env: { ...baseEnv, ...extraEnv },
@@ -43,10 +43,10 @@ export function serve(args: string[], extraEnv: Record<string, string> = {}): Pr
     const timer = setTimeout(() => reject(new Error(`CLI did not start:\n${output}`)), 20_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      const baseUrl = /listening on (http:\/\/\S+)/.exec(output)?.[1];
+      const baseUrl = /listening on (https?:\/\/\S+)/.exec(output)?.[1];
       const rootKey = /UNKEY_ROOT_KEY=(\S+)/.exec(output)?.[1];
       const apiId = /API id:\s+(api_\S+)/.exec(output)?.[1];
-      if (baseUrl && /UNKEY_ROOT_KEY/.test(output) && apiId && /state:/.test(output)) {
+      if (baseUrl && /UNKEY_ROOT_KEY/.test(output) && apiId && /ready in \d+ ms/.test(output)) {
         clearTimeout(timer);
         resolve({ child, baseUrl, rootKey, apiId, output });
       }

@@ -26,7 +26,7 @@ describe("keyguard serve --root-key-failure-limit", () => {
   it("refuses a value that is not a whole number, and --help names the flag", async () => {
     const [bad, help] = await Promise.all([run(["serve", "--root-key-failure-limit", "many"]), run(["--help"])]);
     expect(bad.status).toBe(2);
-    expect(bad.stderr).toMatch(/--root-key-failure-limit must be a whole number of failures, got "many"/);
+    expect(bad.stderr).toMatch(/^keyguard: invalid --root-key-failure-limit = "many"\. Use a whole number 1\.\.1000000/m);
     expect(help.stdout).toContain("--root-key-failure-limit <n>");
   });
 });

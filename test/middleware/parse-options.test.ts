@@ -220,7 +220,8 @@ describe("parseOptions", () => {
     expect(OPTION_NAMES).toContain("telemetry");
     expect(OPTION_NAMES).toContain("rejectBadChecksums");
     expect(OPTION_NAMES).toContain("unknownKeyLimit");
-    expect(OPTION_NAMES).toHaveLength(30);
+    expect(OPTION_NAMES).toContain("tls");
+    expect(OPTION_NAMES).toHaveLength(31);
     expect(Object.isFrozen(OPTION_NAMES)).toBe(true);
   });
 

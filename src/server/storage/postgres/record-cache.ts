@@ -3,7 +3,7 @@
 // root-key authentication, keys.verifyKey), and of meta values read with `cached` (a workspace's
 // webhook endpoints, as every audited call reads them). A write to any of these, through any
 // instance, empties every instance's cache: locally once the write committed, elsewhere through a
-// Redis channel of the store's prefix (`<prefix>records`), before the writing request is answered.
+// Redis channel of the store's prefix (`<prefix>records`, and `:<db>` after it on a database other than 0), before the writing request is answered.
 // Only records found are kept (a record created needs no message: a new key, the most frequent
 // write, sends none), and meta values found or not (each write of one sends a message); a read
 // that began before an emptying is not kept; entries expire after the TTL;
@@ -13,6 +13,7 @@ import { randomUUID } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 import type { TableName } from "../../records";
 import { copy } from "../memory/tx";
+import { redisChannel } from "../../../protocol/invalidation-message";
 
 /** The tables whose records may be kept. */
 export type CachedTable = "rootKeys" | "apis" | "permissions" | "roles" | "keys";
@@ -52,8 +53,10 @@ export class RecordCache {
     /** The connection the emptyings are published on. */
     private readonly publisher: Redis | Cluster,
     prefix: string,
+    /** The Redis database: pub/sub ignores it, so the channel's name carries it. */
+    db = 0,
   ) {
-    this.channel = `${prefix}records`;
+    this.channel = redisChannel(prefix, "records", db);
   }
 
   /** Whether a write to `table` changes what this cache may keep (whether it is on or not). */

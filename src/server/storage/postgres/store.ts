@@ -231,7 +231,10 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
       },
     );
   const redis = connect();
-  redis.on("error", () => undefined);
+  // connect() rejects with "Connection is closed" once ioredis gives up; why it could not connect
+  // (refused, host not found, …) is in the last error it emitted.
+  let lastRedisError: unknown;
+  redis.on("error", (err: unknown) => (lastRedisError = err));
   const cacheOn = config.recordCacheTtlMs > 0;
   // The record cache's subscriber: on a cluster, ioredis subscribes on one node and moves when it ends.
   const subscriber = cacheOn ? connect(true) : undefined;
@@ -241,6 +244,7 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
     subscriber,
     redis,
     config.redisPrefix,
+    config.redis.cluster ? 0 : ((redis as { options?: { db?: number } }).options?.db ?? 0),
   );
   try {
     const client = await pool.connect().catch((err: unknown) => {
@@ -254,7 +258,7 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
       client.release();
     }
     await redis.connect().catch((err: unknown) => {
-      throw storeError(err, "redis", config.redis.where);
+      throw storeError(lastRedisError ?? err, "redis", config.redis.where);
     });
     await cache.start().catch((err: unknown) => {
       throw storeError(err, "redis", config.redis.where);
