@@ -60,7 +60,7 @@ const verify = (...args: string[]) => run(["audit", "verify", ...args]);
 describe("keyguard audit verify --data (SQLite)", () => {
   /** A new data file with the records, then `sql` run on it straight (the store closed). */
   async function tampered(sql: (ids: string[]) => string[]): Promise<{ file: string; ids: string[] }> {
-    const file = join(dir, `${newId("db")}.db`);
+    const file = join(dir, `${newId("req")}.db`);
     const store = await sqliteStorage(file);
     const ids = await fill(store);
     await store.close();

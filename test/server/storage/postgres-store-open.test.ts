@@ -87,12 +87,12 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     );
     await Promise.all(stores.map((s) => s.close()));
     const rows = await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`);
-    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     // Reopening an up-to-date schema changes nothing.
     const again = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
     await again.close();
     await again.close(); // twice is fine
-    expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(7);
+    expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(8);
   });
 
   it("a schema at version 1 (before rate-limit namespaces) is brought to the latest version, keeping its records", async () => {
@@ -111,6 +111,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
           "key_verifications_outcomes_per_day",
           "audit_events",
           "webhook_outbox",
+          "audit_chain",
         ]
           .map((t) => `"${ns.schema}".${t}`)
           .join(", "),
@@ -147,7 +148,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     }
     expect(
       (await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`)).map((r) => r.version),
-    ).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    ).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
   it("a database that does not exist: StoreUnavailableError naming it, not the URL", async () => {
@@ -171,7 +172,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     await expect(
       postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix }),
     ).rejects.toThrow(
-      `keyguard/server: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (7). Upgrade keyguard.`,
+      `keyguard/server: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (8). Upgrade keyguard.`,
     );
   });
 });
