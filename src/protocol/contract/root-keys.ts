@@ -1,12 +1,16 @@
 // keyguard's own rootKeys.* operations (production manages root keys in its dashboard only).
 import * as Type from "typebox";
-import { id, listFields, strict, text } from "./fields";
+import { Expires, id, IpWhitelist, listFields, strict, text } from "./fields";
 import { CreatedKey, EmptyData } from "./resources";
 
 export const CreateRootKeyRequest = strict({
   name: Type.Optional(text(256)),
   /** Permission tuples (`resource.<id|*>.action`), each held by the calling root key. */
   permissions: Type.Array(text(512), { minItems: 1, maxItems: 1000 }),
+  /** Unix ms after which the root key is refused (401, as an unknown root key). Absent: never. */
+  expires: Type.Optional(Expires),
+  /** Addresses or CIDR ranges the root key is accepted from (others: 401). Absent or empty: any. */
+  ipWhitelist: Type.Optional(IpWhitelist),
 });
 
 export const ListRootKeysRequest = strict({ ...listFields });
@@ -15,6 +19,10 @@ export const RootKeyItem = Type.Object({
   name: Type.Optional(Type.String()),
   permissions: Type.Array(Type.String()),
   createdAt: Type.Integer(),
+  expires: Type.Optional(Type.Integer()),
+  ipWhitelist: Type.Optional(Type.Array(Type.String())),
+  /** When the root key last authenticated a request (Unix ms; written at most once a minute per key and instance). */
+  lastUsedAt: Type.Optional(Type.Integer()),
 });
 
 export const DeleteRootKeyRequest = strict({ keyId: id() });

@@ -82,9 +82,10 @@ async function serve(core: ServiceCore, req: IncomingMessage, res: ServerRespons
   try {
     const body = await read(req);
     validateBody(op, body);
-    const root = await authenticate(core.store.direct, soleAuthorization(req));
     const now = core.now();
     const ip = clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"], core.config.trustProxy);
+    const root = await authenticate(core.store.direct, soleAuthorization(req), { now, ip });
+    core.rootKeyUses.note(root.rootKeyId, now);
     try {
       const byRoot = authoriseByRoot(op, root, body);
       if (op.exportAll && wantsNdjson(req)) {

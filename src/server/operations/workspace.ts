@@ -13,9 +13,15 @@ import type { RootKeyItem } from "../../protocol/types";
 import type { RootKeyRecord } from "../records";
 import { echo } from "../domain/echo";
 import { apiView } from "../domain/views";
+import { checkAllowList } from "../domain/ip-allowlist";
 
-function rootKeyView(r: RootKeyRecord): RootKeyItem {
-  return { keyId: r.id, ...(r.name === undefined ? {} : { name: r.name }), permissions: [...r.permissions], createdAt: r.createdAt };
+function rootKeyView(r: RootKeyRecord, lastUsedAt: number | undefined): RootKeyItem {
+  const item: RootKeyItem = { keyId: r.id, permissions: [...r.permissions], createdAt: r.createdAt };
+  if (r.name !== undefined) item.name = r.name;
+  if (r.expires !== undefined) item.expires = r.expires;
+  if (r.ipWhitelist !== undefined) item.ipWhitelist = [...r.ipWhitelist];
+  if (lastUsedAt !== undefined) item.lastUsedAt = lastUsedAt;
+  return item;
 }
 
 /** The APIs of the root key's workspace it may read (`api.*.read_api` or `api.<id>.read_api`). */
@@ -64,7 +70,7 @@ export const createRootKeyOperation = defineExtension("rootKeys.createRootKey", 
   authorize: fromRoot("workspace.*.create_root_key (and every permission it grants)", mayCreateRootKey),
   audit: (_body, data) => ({ targets: [data.keyId] }),
   refine(body) {
-    return body.permissions.flatMap((p, i) =>
+    const tuples = body.permissions.flatMap((p, i) =>
       PERMISSION_TUPLE.test(p)
         ? []
         : [
@@ -75,6 +81,7 @@ export const createRootKeyOperation = defineExtension("rootKeys.createRootKey", 
             },
           ],
     );
+    return [...tuples, ...checkAllowList("body.ipWhitelist", body.ipWhitelist)];
   },
   async run(ctx, body) {
     const { key, hash } = generateKey("root", 24);
@@ -85,6 +92,8 @@ export const createRootKeyOperation = defineExtension("rootKeys.createRootKey", 
       permissions: [...new Set(body.permissions)],
       createdAt: ctx.now,
       ...(body.name === undefined ? {} : { name: body.name }),
+      ...(body.expires === undefined ? {} : { expires: body.expires }),
+      ...(body.ipWhitelist === undefined || body.ipWhitelist.length === 0 ? {} : { ipWhitelist: [...new Set(body.ipWhitelist)] }),
     };
     await ctx.tx.put("rootKeys", record);
     return { data: { keyId: record.id, key } };
@@ -97,7 +106,8 @@ export const listRootKeysOperation = defineExtension("rootKeys.listRootKeys", {
   async run(ctx, body) {
     const ws = ctx.root.workspaceId;
     const page = await pageOf((from, limit) => ctx.tx.list("rootKeys", ws, { from, limit }), body.cursor, body.limit);
-    return { data: page.items.map(rootKeyView), pagination: page.pagination };
+    const used = await ctx.tx.lastUsed(page.items.map((r) => r.id));
+    return { data: page.items.map((r) => rootKeyView(r, used.get(r.id))), pagination: page.pagination };
   },
 });
 
