@@ -18,7 +18,7 @@ import {
 import { makeCall, type Call } from "../helpers";
 
 const skip = await postgresRedisSkipReason("3 service instances on one PostgreSQL + Redis");
-const ROOT_KEY = `root_instances${Date.now()}`;
+const ROOT_KEY = `root_instances${Date.now()}_4f1c9e27b8a35d60e2b7c41f9a0d8e36`;
 /** Half-way through a minute: a 60 s window never rolls over during a test. */
 const NOW = Date.UTC(2030, 0, 1, 0, 0, 30);
 
