@@ -103,7 +103,7 @@ export interface CreateKeyMigrationInput {
 }
 
 /** The name of the root key the operator gives (rootKey, UNKEY_ROOT_KEY): the audit log's actor for its requests. */
-export const BOOTSTRAP_ROOT_KEY_NAME = "bootstrap";
+const BOOTSTRAP_ROOT_KEY_NAME = "bootstrap";
 
 interface Bootstrap {
   workspaceId: string;

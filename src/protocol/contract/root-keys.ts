@@ -1,6 +1,6 @@
 // keyguard's own rootKeys.* operations (production manages root keys in its dashboard only).
 import * as Type from "typebox";
-import { Expires, id, IpWhitelist, listFields, strict, text } from "./fields";
+import { Expires, id, IpWhitelist, listFields, nullable, strict, text } from "./fields";
 import { CreatedKey, EmptyData } from "./resources";
 
 export const CreateRootKeyRequest = strict({
@@ -25,10 +25,19 @@ export const RootKeyItem = Type.Object({
   lastUsedAt: Type.Optional(Type.Integer()),
 });
 
+/** Fields left out stay as they are; `null` (or `[]` for the allow-list) removes one. */
+export const UpdateRootKeyRequest = strict({
+  keyId: id(),
+  name: Type.Optional(nullable(text(256))),
+  expires: Type.Optional(nullable(Expires)),
+  ipWhitelist: Type.Optional(IpWhitelist),
+});
+
 export const DeleteRootKeyRequest = strict({ keyId: id() });
 
 export const rootKeysOperations = {
   "rootKeys.createRootKey": { request: CreateRootKeyRequest, response: CreatedKey },
   "rootKeys.listRootKeys": { request: ListRootKeysRequest, response: Type.Array(RootKeyItem) },
+  "rootKeys.updateRootKey": { request: UpdateRootKeyRequest, response: RootKeyItem },
   "rootKeys.deleteRootKey": { request: DeleteRootKeyRequest, response: EmptyData },
 } as const;

@@ -21,7 +21,7 @@ export interface ChainHead {
  * members whose value is `undefined` left out, arrays in order, strings and numbers as
  * `JSON.stringify` writes them, no whitespace (RFC 8785's JCS for the values a record holds).
  */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
   if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : canonicalJson(v))).join(",")}]`;
   const names = Object.keys(value)

@@ -3,7 +3,7 @@
 // (docs/security.md, "Root keys the operator gives"). A generated key always passes.
 
 /** Least estimated entropy of a root key the operator gives, in bits. */
-export const MIN_ROOT_KEY_BITS = 128;
+const MIN_ROOT_KEY_BITS = 128;
 
 /** A command that makes a good root key (the shape docs/self-hosting.md recommends: `root_` + 48 hex digits, 192 bits). */
 export const ROOT_KEY_COMMAND = 'echo "root_$(openssl rand -hex 24)"';

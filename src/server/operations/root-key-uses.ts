@@ -6,7 +6,7 @@ import type { Logger } from "../../logger";
 import type { StorageTx } from "../storage/seam";
 
 /** A root key's use is written at most once per this many ms per instance. */
-export const ROOT_KEY_USE_EVERY_MS = 60_000;
+const ROOT_KEY_USE_EVERY_MS = 60_000;
 /** Root keys remembered; past it the memory starts again (at worst, one more write per key). */
 const REMEMBERED = 10_000;
 

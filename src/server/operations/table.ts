@@ -69,6 +69,7 @@ const EXTENSION_OPERATIONS = Object.freeze({
   "apis.updateApi": apis.updateApiOperation,
   "rootKeys.createRootKey": workspace.createRootKeyOperation,
   "rootKeys.listRootKeys": workspace.listRootKeysOperation,
+  "rootKeys.updateRootKey": workspace.updateRootKeyOperation,
   "rootKeys.deleteRootKey": workspace.deleteRootKeyOperation,
   "audit.listEvents": listAuditEventsOperation,
   "webhooks.createEndpoint": webhooks.createEndpointOperation,

@@ -259,6 +259,38 @@ describe("root keys with less reach: expiry, IP allow-list, last use, the bootst
     }
   });
 
+  it("changes a root key's expiry, allow-list and name (rootKeys.updateRootKey), not its own nor a stronger one's", async () => {
+    const target = await rootKeyWith(["api.*.read_api"], "to change");
+    const update = (body: Record<string, unknown>, as?: string) => s.call("rootKeys.updateRootKey", { keyId: target.keyId, ...body }, as);
+    const fenced = await update({ ipWhitelist: ["203.0.113.0/24"], expires: 4_000_000_000_000 });
+    expect(fenced.status, JSON.stringify(fenced.body)).toBe(200);
+    expect(fenced.body.data).toMatchObject({
+      keyId: target.keyId,
+      name: "to change",
+      ipWhitelist: ["203.0.113.0/24"],
+      expires: 4_000_000_000_000,
+    });
+    expect((await s.call("apis.getApi", { apiId: s.apiId }, target.key)).status).toBe(401);
+    const opened = await update({ ipWhitelist: [], expires: null, name: null });
+    expect(opened.status).toBe(200);
+    expect(opened.body.data).not.toHaveProperty("ipWhitelist");
+    expect(opened.body.data).not.toHaveProperty("expires");
+    expect(opened.body.data).not.toHaveProperty("name");
+    expect((await s.call("apis.getApi", { apiId: s.apiId }, target.key)).status).toBe(200);
+
+    const bad = await update({ ipWhitelist: ["300.1.1.1"] });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.errors[0].location).toBe("body.ipWhitelist[0]");
+    // A weaker root key loosens no stronger one, and no root key frees itself.
+    const updater = await rootKeyWith(["workspace.*.update_root_key"]);
+    const weaker = await update({ ipWhitelist: [] }, updater.key);
+    expect(weaker.status).toBe(403);
+    expect(weaker.body.error.detail).toContain("api.*.read_api");
+    const self = await s.call("rootKeys.updateRootKey", { keyId: updater.keyId, expires: null }, updater.key);
+    expect(self.status).toBe(400);
+    expect(self.body.error.detail).toContain("cannot change itself");
+  });
+
   it("names the operator's root key bootstrap, in the list and as the audit log's actor", async () => {
     const listed = (await s.call("rootKeys.listRootKeys", {})).body.data as Array<{ keyId: string; name?: string; lastUsedAt?: number }>;
     const bootstrap = listed.filter((k) => k.name === "bootstrap");
