@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `keyguard` command line: `keyguard serve` runs the local key service in the foreground;
-// `keyguard migrate` imports a JSON state file of an earlier version into a SQLite data file.
+// `keyguard migrate` imports a JSON state file of an earlier version into a SQLite data file;
+// `keyguard audit verify` checks the audit chain (src/cli/audit.ts).
 import { readFileSync, statSync } from "node:fs";
 import { ConfigError, describeValue } from "./config-error";
 import { nearestName } from "./unknown-options";
@@ -9,6 +10,7 @@ import type * as Local from "./server";
 const USAGE = `Usage: keyguard serve [options]
        keyguard migrate <state.json> --data <file.db>
        keyguard --version
+       keyguard audit verify (--data <file.db> | --postgres <url> | <export.ndjson>)
 
 keyguard serve runs the local key service: the key service's v2 HTTP API, for development, demos
 and self-hosting on one machine.
@@ -79,6 +81,9 @@ Options of serve:
                            or held in this file; reported keys are disabled or flagged
   -h, --help               show this help
   -v, --version            print keyguard's version
+
+keyguard audit verify checks the audit log's hash chain and names the first record changed,
+removed or inserted (keyguard audit --help).
 
 keyguard migrate imports a JSON state file written by keyguard 0.1's --data into a new SQLite
 file, once; it refuses a file that already holds a state and leaves the JSON file as it is.
@@ -670,6 +675,8 @@ function version(): string {
 
 async function main(argv: string[]): Promise<void> {
   quietSqliteWarning();
+  // `keyguard audit …` has its own flags (src/cli/audit.ts).
+  if (argv[0] === "audit") return (await import("./cli/audit")).auditCommand(argv.slice(1));
   const { values, positionals } = parse(argv);
   const flags = Object.keys(values).map((flag) => `--${flag}`);
   if (values.help || (positionals.length === 0 && flags.length === 0)) {

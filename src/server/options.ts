@@ -5,6 +5,7 @@ import type { Logger } from "../logger";
 import { HIDDEN, Hidden, type OptionChecks } from "../option-checks";
 import { serviceChecks } from "./errors";
 import { ENCRYPTION_KEY_ENV, parseEncryptionKey } from "./domain/key-vault";
+import { ROOT_KEY_COMMAND, rootKeyWeakness } from "./domain/root-key-strength";
 import type { InvalidationPublisher } from "../protocol/invalidation";
 import type { Storage } from "./storage/seam";
 import { parsePublicKeys, type PublicKeySource } from "./leaks/public-keys";
@@ -12,7 +13,9 @@ import { parsePublicKeys, type PublicKeySource } from "./leaks/public-keys";
 export interface LocalKeyServiceOptions {
   /**
    * Root key of the bootstrap workspace; holds every permission. 8..512 visible ASCII characters
-   * (what a client can send in a header). Default: env `UNKEY_ROOT_KEY`, else a newly generated key.
+   * (what a client can send in a header) with an estimated entropy of at least 128 bits (e.g.
+   * `root_` + 48 hex digits: `echo "root_$(openssl rand -hex 24)"`; docs/security.md). Default:
+   * env `UNKEY_ROOT_KEY`, else a newly generated key.
    */
   rootKey?: string;
   /** Clock in Unix ms; drives expiry, credit refills and rate-limit windows. Default: `Date.now`. */
@@ -438,6 +441,14 @@ export function parseOptions(input: LocalKeyServiceOptions = {}, env: NodeJS.Pro
       optional: true,
     },
   );
+  const weakness = rootKey === undefined ? undefined : rootKeyWeakness(rootKey);
+  if (weakness !== undefined) {
+    check.invalid(
+      options.rootKey !== undefined ? "rootKey" : "UNKEY_ROOT_KEY",
+      HIDDEN,
+      `The root key is too easy to guess: ${weakness}. Make one with: ${ROOT_KEY_COMMAND}`,
+    );
+  }
   const now = check.func<() => number>("now", options.now, "returning Unix milliseconds, e.g. () => Date.now()") ?? Date.now;
   const dataFile = check.string("dataFile", options.dataFile, {
     pattern: /\S/,

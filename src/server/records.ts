@@ -17,8 +17,12 @@ export interface RootKeyRecord {
   hash: string;
   permissions: string[];
   createdAt: number;
-  /** Set by rootKeys.createRootKey; for people, never checked. */
+  /** Set by rootKeys.createRootKey (`bootstrap` for the operator's); for people, never checked. */
   name?: string;
+  /** Unix ms after which the root key is refused (401, as an unknown one). Absent: never. */
+  expires?: number;
+  /** Source addresses or CIDR ranges the root key is accepted from (others: 401). Absent: any. */
+  ipWhitelist?: string[];
 }
 
 export interface ApiRecord {
@@ -331,6 +335,13 @@ export interface AuditEvent {
   ip: string;
   /** A compact description of the change (or of the refusal). */
   change: Record<string, unknown>;
+  /**
+   * Its place in the workspace's audit chain (from 1), the hash of the record before it and its
+   * own (domain/audit-chain.ts): set by the store as it appends. Absent on records from before the chain.
+   */
+  seq?: number;
+  prevHash?: string;
+  hash?: string;
 }
 
 /** One webhook message of the outbox: an event for one endpoint, delivered at least once. */

@@ -14,7 +14,16 @@ import { BOOTSTRAP_META, exportState, putWorkspace } from "./storage/state-file"
 import { KEY_MIGRATION_ALGORITHMS, addMigration, readMigrations } from "./operations/key-migrations";
 import type { OpContext } from "./operations/operation";
 import type { Storage, StorageTx } from "./storage/seam";
-import type { ApiRecord, KeyMigrationAlgorithm, LeakResponse, LocalState, VerificationEvent, WebhookMessage } from "./records";
+import { RootKeyUses } from "./operations/root-key-uses";
+import type {
+  ApiRecord,
+  KeyMigrationAlgorithm,
+  LeakResponse,
+  LocalState,
+  RootKeyRecord,
+  VerificationEvent,
+  WebhookMessage,
+} from "./records";
 import { StoreFailureLog } from "./storage/store-failures";
 import { VerificationRecorder } from "./storage/verification-events";
 import { AuditRetention } from "./storage/audit-retention";
@@ -95,6 +104,9 @@ export interface CreateKeyMigrationInput {
   migrationId?: string;
 }
 
+/** The name of the root key the operator gives (rootKey, UNKEY_ROOT_KEY): the audit log's actor for its requests. */
+const BOOTSTRAP_ROOT_KEY_NAME = "bootstrap";
+
 interface Bootstrap {
   workspaceId: string;
   apiId: string;
@@ -127,11 +139,16 @@ async function bootstrap(tx: StorageTx, rootKey: string, now: number, storeKeys:
   const hash = keyHash(rootKey);
   const root = await tx.rootKeyByHash(hash);
   if (!root) {
-    await tx.put("rootKeys", { id: newId("rk"), workspaceId, hash, permissions: [...ALL_ROOT_PERMISSIONS], createdAt: now });
+    const created: RootKeyRecord = { id: newId("rk"), workspaceId, hash, permissions: [...ALL_ROOT_PERMISSIONS], createdAt: now };
+    created.name = BOOTSTRAP_ROOT_KEY_NAME;
+    await tx.put("rootKeys", created);
   } else if (root.workspaceId === workspaceId) {
-    // The bootstrap root key holds every permission, also those of operations added since it was stored.
+    // The bootstrap root key holds every permission, also those of operations added since it was
+    // stored, and has a name (the audit log's actor), also when stored by an earlier version.
     const missing = ALL_ROOT_PERMISSIONS.filter((p) => !root.permissions.includes(p));
-    if (missing.length > 0) await tx.put("rootKeys", { ...root, permissions: [...root.permissions, ...missing] });
+    if (missing.length > 0 || root.name === undefined) {
+      await tx.put("rootKeys", { ...root, permissions: [...root.permissions, ...missing], name: root.name ?? BOOTSTRAP_ROOT_KEY_NAME });
+    }
   }
   return { workspaceId, apiId, restored: stored !== undefined };
 }
@@ -146,6 +163,8 @@ export class ServiceCore implements LocalKeyService {
   readonly auditRetention: AuditRetention;
   /** Delivers the webhook outbox. */
   readonly webhooks: WebhookDispatcher;
+  /** The root keys' last uses, written at most once a minute per key. */
+  readonly rootKeyUses: RootKeyUses;
   private fault: { left: number; retryAfter: number } | undefined;
   /** Shutting down: the readiness probe answers 503 (set when a close begins). */
   draining = false;
@@ -159,6 +178,7 @@ export class ServiceCore implements LocalKeyService {
     readonly metrics: ServiceMetrics | undefined,
   ) {
     this.failures = new StoreFailureLog(config.logger, store.kind);
+    this.rootKeyUses = new RootKeyUses(store.direct, config.logger);
     this.vault = config.encryptionKey && new KeyVault(config.encryptionKey);
     this.events = new VerificationRecorder(store, config.verificationRetentionMs, config.now, config.logger, this.failures);
     this.auditRetention = new AuditRetention(store, config.auditRetentionMs, config.now, config.logger, this.failures);

@@ -63,10 +63,10 @@ describe.skipIf(skip !== undefined)(SUITE, () => {
 
   const check = async (args: string[], env: Record<string, string> = {}) => {
     const served = await serve(["--port", "0", "--postgres", POSTGRES_URL, "--postgres-schema", ns.schema, ...args], {
-      UNKEY_ROOT_KEY: "root_deployedRedis01",
+      UNKEY_ROOT_KEY: "root_deployedRedis01_4f1c9e27b8a35d60e2b7c41f9a0d8e36",
       ...env,
     });
-    const call = makeCall(served.baseUrl, "root_deployedRedis01");
+    const call = makeCall(served.baseUrl, "root_deployedRedis01_4f1c9e27b8a35d60e2b7c41f9a0d8e36");
     const created = await call("keys.createKey", {
       apiId: served.apiId,
       ratelimits: [{ name: "rps", limit: 2, duration: 60_000, autoApply: true }],

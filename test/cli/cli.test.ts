@@ -37,29 +37,31 @@ describe("keyguard serve", () => {
   });
 
   it("uses --root-key without printing it", async () => {
-    const served = await serve(["--port", "0", "--root-key", "root_fromTheCommandLine"]);
-    expect(served.output).not.toContain("root_fromTheCommandLine");
+    const served = await serve(["--port", "0", "--root-key", "root_fromTheCommandLine_4f1c9e27b8a35d60e2b7c41f9a0d8e36"]);
+    expect(served.output).not.toContain("root_fromTheCommandLine_4f1c9e27b8a35d60e2b7c41f9a0d8e36");
     expect(served.output).toContain("(given with --root-key)");
     expect(served.output).toContain("in memory");
-    const res = await makeCall(served.baseUrl, "root_fromTheCommandLine")("apis.getApi", { apiId: served.apiId });
+    const res = await makeCall(served.baseUrl, "root_fromTheCommandLine_4f1c9e27b8a35d60e2b7c41f9a0d8e36")("apis.getApi", {
+      apiId: served.apiId,
+    });
     expect(res.status).toBe(200);
   });
 
   it("reads the root key from the first line of --root-key-file, never printing it", async () => {
     const file = join(dir, "root-key");
-    writeFileSync(file, "  root_fromAFileSecret77  \nroot_secondLineNotTheKey\n", { mode: 0o600 });
+    writeFileSync(file, "  root_fromAFileSecret77_4f1c9e27b8a35d60e2b7c41f9a0d8e36  \nroot_secondLineNotTheKey\n", { mode: 0o600 });
     const served = await serve(["--port", "0", "--root-key-file", file]);
     expect(served.output).not.toContain("fromAFileSecret77");
     expect(served.output).toContain("(given with --root-key-file)");
     expect(served.output).not.toContain("can be read by other users");
-    const call = makeCall(served.baseUrl, "root_fromAFileSecret77");
+    const call = makeCall(served.baseUrl, "root_fromAFileSecret77_4f1c9e27b8a35d60e2b7c41f9a0d8e36");
     expect((await call("apis.getApi", { apiId: served.apiId })).status).toBe(200);
     expect((await call("apis.getApi", { apiId: served.apiId }, "root_secondLineNotTheKey")).status).toBe(401);
   });
 
   it("warns when the root-key file can be read by other users", async () => {
     const file = join(dir, "root-key-open");
-    writeFileSync(file, "root_inAnOpenFile1234\n");
+    writeFileSync(file, "root_inAnOpenFile1234_4f1c9e27b8a35d60e2b7c41f9a0d8e36\n");
     chmodSync(file, 0o644);
     const served = await serve(["--port", "0", "--root-key-file", file]);
     expect(served.output).toContain(`warning: ${file} can be read by other users; restrict it with: chmod 600 ${file}`);
@@ -86,11 +88,13 @@ describe("keyguard serve", () => {
   });
 
   it("never prints a root key taken from UNKEY_ROOT_KEY", async () => {
-    const served = await serve(["--port", "0"], { UNKEY_ROOT_KEY: "root_productionSecret42" });
-    expect(served.output).not.toContain("root_productionSecret42");
+    const served = await serve(["--port", "0"], { UNKEY_ROOT_KEY: "root_productionSecret42_4f1c9e27b8a35d60e2b7c41f9a0d8e36" });
+    expect(served.output).not.toContain("root_productionSecret42_4f1c9e27b8a35d60e2b7c41f9a0d8e36");
     expect(served.output).not.toContain("productionSecret");
     expect(served.output).toContain("(from UNKEY_ROOT_KEY)");
-    const res = await makeCall(served.baseUrl, "root_productionSecret42")("apis.getApi", { apiId: served.apiId });
+    const res = await makeCall(served.baseUrl, "root_productionSecret42_4f1c9e27b8a35d60e2b7c41f9a0d8e36")("apis.getApi", {
+      apiId: served.apiId,
+    });
     expect(res.status).toBe(200);
   });
 

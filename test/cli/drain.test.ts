@@ -12,7 +12,7 @@ import { exited, killChildren, serve, type Served } from "./cli-process";
 import { makeCall } from "../server/helpers";
 
 const dir = mkdtempSync(join(tmpdir(), "keyguard-drain-"));
-const ROOT_KEY = "root_drainTest0001";
+const ROOT_KEY = "root_drainTest0001_4f1c9e27b8a35d60e2b7c41f9a0d8e36";
 afterEach(killChildren);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -53,6 +53,7 @@ export const FAST_SHARED = [
   "test/reliability/secrets.test.ts",
   "test/server/domain/caller-value.test.ts",
   "test/server/domain/pagination.test.ts",
+  "test/server/domain/root-key-strength.test.ts",
   "test/server/operations/wildcard.test.ts",
   "test/server/storage/audit-retention.test.ts",
   "test/server/peer-module.test.ts",

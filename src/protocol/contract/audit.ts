@@ -35,6 +35,12 @@ export const AuditEventItem = Type.Object({
   ip: Type.String(),
   /** A compact description of the change, or of the refusal. Never a key or a hash. */
   change: freeForm(),
+  /** Its place in the workspace's audit chain, from 1 (absent on records from before the chain). */
+  seq: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** The hash of the record before it in the chain (64 zeros for the first), hex SHA-256. */
+  prevHash: Type.Optional(Type.String()),
+  /** SHA-256 (hex) of this record's canonical form without `hash` (docs/security.md, "The audit chain"). */
+  hash: Type.Optional(Type.String()),
 });
 
 export const auditOperations = {

@@ -40,6 +40,7 @@ export const ALL_ROOT_PERMISSIONS: readonly string[] = Object.freeze([
   // keyguard's own operations (rootKeys.*), not production's.
   "workspace.*.create_root_key",
   "workspace.*.read_root_key",
+  "workspace.*.update_root_key",
   "workspace.*.delete_root_key",
   "workspace.*.read_audit_log",
   "workspace.*.create_webhook",

@@ -1,10 +1,11 @@
 // Records → wire objects. Absent optional fields are omitted (never `null`, except the
 // nullable `credits.remaining`).
-import type { ApiInfo, ApiSettings, Identity, KeyInfo, KeySettings, Permission, RatelimitConfig, Role } from "../../protocol/types";
+import type { ApiInfo, ApiSettings, AuditEventItem, Identity, KeyInfo, KeySettings, Permission, RatelimitConfig, Role } from "../../protocol/types";
 import { creditsAt } from "./credits";
 import {
   DEFAULT_LEAK_RESPONSE,
   type ApiRecord,
+  type AuditEvent,
   type IdentityRecord,
   type KeyRecord,
   type PermissionRecord,
@@ -93,4 +94,24 @@ export function keySettingsView(key: KeyRecord): KeySettings {
   if (key.creditsLowThreshold !== undefined) out.creditsLowThreshold = key.creditsLowThreshold;
   if (key.leakReports !== undefined && key.leakReports.length > 0) out.leakReports = key.leakReports.map((r) => ({ ...r }));
   return out;
+}
+
+/** An audit record as audit.listEvents answers and exports it (its chain fields included): what its hash covers. */
+export function auditView(e: AuditEvent): AuditEventItem {
+  const item: AuditEventItem = {
+    id: e.id,
+    time: e.time,
+    actorId: e.actorId,
+    operation: e.operation,
+    targets: e.targets,
+    outcome: e.outcome,
+    requestId: e.requestId,
+    ip: e.ip,
+    change: e.change,
+  };
+  if (e.actorName !== undefined) item.actorName = e.actorName;
+  if (e.seq !== undefined) item.seq = e.seq;
+  if (e.prevHash !== undefined) item.prevHash = e.prevHash;
+  if (e.hash !== undefined) item.hash = e.hash;
+  return item;
 }

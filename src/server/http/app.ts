@@ -91,11 +91,12 @@ async function serve(
   try {
     const body = await read(req);
     validateBody(op, body);
+    const now = core.now();
     const ip = clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"], core.config.trustProxy);
     // An address over rootKeyFailureLimit is refused before its root key is looked at.
-    const authenticated = () => authenticate(core.store.direct, soleAuthorization(req));
-    const root = await (failures ? failures.guard(ip, core.now(), authenticated) : authenticated());
-    const now = core.now();
+    const authenticated = () => authenticate(core.store.direct, soleAuthorization(req), { now, ip });
+    const root = await (failures ? failures.guard(ip, now, authenticated) : authenticated());
+    core.rootKeyUses.note(root.rootKeyId, now);
     try {
       const byRoot = authoriseByRoot(op, root, body);
       if (op.exportAll && wantsNdjson(req)) {

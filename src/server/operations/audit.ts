@@ -1,30 +1,14 @@
 // keyguard's own audit.listEvents: the workspace's audit log, newest first, filtered by actor,
 // target, operation and time; a page at a time, or every record as NDJSON (`exportAll`).
-import type { AuditEventItem, ListAuditEventsRequest } from "../../protocol/types";
+import type { ListAuditEventsRequest } from "../../protocol/types";
 import { permission } from "./authorization";
 import { defineExtension, type OpContext } from "./operation";
 import type { AuditQuery } from "../storage/seam";
-import type { AuditEvent } from "../records";
+import { auditView } from "../domain/views";
 
 const DEFAULT_PAGE_SIZE = 100;
 /** Records an export reads from the store at a time. */
 const EXPORT_CHUNK = 500;
-
-function auditView(e: AuditEvent): AuditEventItem {
-  const item: AuditEventItem = {
-    id: e.id,
-    time: e.time,
-    actorId: e.actorId,
-    operation: e.operation,
-    targets: e.targets,
-    outcome: e.outcome,
-    requestId: e.requestId,
-    ip: e.ip,
-    change: e.change,
-  };
-  if (e.actorName !== undefined) item.actorName = e.actorName;
-  return item;
-}
 
 /** The store query of a request: its filters, in the caller's workspace only. */
 function queryOf(ctx: OpContext, body: ListAuditEventsRequest, from: string | undefined, limit: number): AuditQuery {

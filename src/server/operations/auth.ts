@@ -3,6 +3,7 @@
 import { ServiceError } from "../errors";
 import { keyHash } from "../../protocol/key-hash";
 import type { StorageTx } from "../storage/seam";
+import { allowsAddress } from "../domain/ip-allowlist";
 
 /** Shape of a permission tuple: `resource.<id|*>.action`. */
 export const PERMISSION_TUPLE = /^[a-z_]+\.[A-Za-z0-9_*-]+\.[a-z_]+$/;
@@ -18,12 +19,22 @@ export interface RootContext {
 /** Exactly what production requires before the root key: this prefix, case and single space included. */
 const BEARER = "Bearer ";
 
+/** Where and when a request is made: what a root key's expiry and allow-list are checked against. */
+export interface RequestOrigin {
+  /** Unix ms (the service clock). */
+  now: number;
+  /** The caller's address (client-ip.ts: the socket's, or the first X-Forwarded-For entry with trustProxy). */
+  ip: string;
+}
+
 /**
  * Reads `Authorization: Bearer <root key>` and finds the root key (by hash). As production: no
  * header → 400 `invalid_input`; anything not starting with exactly `Bearer ` (after trimming), an
- * empty token included → 400 `authentication.malformed`; an unknown key → 401.
+ * empty token included → 400 `authentication.malformed`; an unknown key → 401. keyguard's own: a
+ * root key past its `expires`, or used from an address its `ipWhitelist` does not hold, is
+ * refused as an unknown one (401 `authentication.key_not_found`), with a detail of its own.
  */
-export async function authenticate(tx: StorageTx, header: string | undefined): Promise<RootContext> {
+export async function authenticate(tx: StorageTx, header: string | undefined, origin: RequestOrigin): Promise<RootContext> {
   if (header === undefined) {
     throw new ServiceError("application.invalid_input", "Authorization header for 'bearer' scheme", {
       errors: [
@@ -42,6 +53,15 @@ export async function authenticate(tx: StorageTx, header: string | undefined): P
   const record = await tx.rootKeyByHash(keyHash(token));
   if (!record) {
     throw new ServiceError("authentication.key_not_found", "The provided root key is invalid. We could not find the requested key.");
+  }
+  if (record.expires !== undefined && record.expires <= origin.now) {
+    throw new ServiceError("authentication.key_not_found", "The provided root key has expired. Use another root key.");
+  }
+  if (record.ipWhitelist !== undefined && record.ipWhitelist.length > 0 && !allowsAddress(record.ipWhitelist, origin.ip)) {
+    throw new ServiceError(
+      "authentication.key_not_found",
+      "The provided root key is not accepted from this address: its IP allow-list does not hold it.",
+    );
   }
   const root: RootContext = {
     rootKeyId: record.id,

@@ -72,6 +72,7 @@ const EXTENSION_OPERATIONS = Object.freeze({
   "keys.getKeySettings": keys.getKeySettingsOperation,
   "rootKeys.createRootKey": workspace.createRootKeyOperation,
   "rootKeys.listRootKeys": workspace.listRootKeysOperation,
+  "rootKeys.updateRootKey": workspace.updateRootKeyOperation,
   "rootKeys.deleteRootKey": workspace.deleteRootKeyOperation,
   "audit.listEvents": listAuditEventsOperation,
   "webhooks.createEndpoint": webhooks.createEndpointOperation,

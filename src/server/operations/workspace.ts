@@ -13,9 +13,15 @@ import type { RootKeyItem } from "../../protocol/types";
 import type { RootKeyRecord } from "../records";
 import { described } from "../domain/caller-value";
 import { apiSettingsView } from "../domain/views";
+import { checkAllowList } from "../domain/ip-allowlist";
 
-function rootKeyView(r: RootKeyRecord): RootKeyItem {
-  return { keyId: r.id, ...(r.name === undefined ? {} : { name: r.name }), permissions: [...r.permissions], createdAt: r.createdAt };
+function rootKeyView(r: RootKeyRecord, lastUsedAt: number | undefined): RootKeyItem {
+  const item: RootKeyItem = { keyId: r.id, permissions: [...r.permissions], createdAt: r.createdAt };
+  if (r.name !== undefined) item.name = r.name;
+  if (r.expires !== undefined) item.expires = r.expires;
+  if (r.ipWhitelist !== undefined) item.ipWhitelist = [...r.ipWhitelist];
+  if (lastUsedAt !== undefined) item.lastUsedAt = lastUsedAt;
+  return item;
 }
 
 /** The APIs of the root key's workspace it may read (`api.*.read_api` or `api.<id>.read_api`). */
@@ -66,7 +72,7 @@ export const createRootKeyOperation = defineExtension("rootKeys.createRootKey", 
   authorize: fromRoot("workspace.*.create_root_key (and every permission it grants)", mayCreateRootKey),
   audit: (_body, data) => ({ targets: [data.keyId] }),
   refine(body) {
-    return body.permissions.flatMap((p, i) =>
+    const tuples = body.permissions.flatMap((p, i) =>
       PERMISSION_TUPLE.test(p)
         ? []
         : [
@@ -77,6 +83,7 @@ export const createRootKeyOperation = defineExtension("rootKeys.createRootKey", 
             },
           ],
     );
+    return [...tuples, ...checkAllowList("body.ipWhitelist", body.ipWhitelist)];
   },
   async run(ctx, body) {
     const { key, hash } = generateKey("root", 24);
@@ -87,6 +94,8 @@ export const createRootKeyOperation = defineExtension("rootKeys.createRootKey", 
       permissions: [...new Set(body.permissions)],
       createdAt: ctx.now,
       ...(body.name === undefined ? {} : { name: body.name }),
+      ...(body.expires === undefined ? {} : { expires: body.expires }),
+      ...(body.ipWhitelist === undefined || body.ipWhitelist.length === 0 ? {} : { ipWhitelist: [...new Set(body.ipWhitelist)] }),
     };
     await ctx.tx.put("rootKeys", record);
     return { data: { keyId: record.id, key } };
@@ -99,41 +108,73 @@ export const listRootKeysOperation = defineExtension("rootKeys.listRootKeys", {
   async run(ctx, body) {
     const ws = ctx.root.workspaceId;
     const page = await pageOf((from, limit) => ctx.tx.list("rootKeys", ws, { from, limit }), body.cursor, body.limit);
-    return { data: page.items.map(rootKeyView), pagination: page.pagination };
+    const used = await ctx.tx.lastUsed(page.items.map((r) => r.id));
+    return { data: page.items.map((r) => rootKeyView(r, used.get(r.id))), pagination: page.pagination };
   },
 });
 
 /**
- * workspace.*.delete_root_key, then the root key to delete (404 when it is not of the caller's
- * workspace), which must hold no permission the caller lacks: a weaker root key never removes a
- * stronger one (the bootstrap key included), as it never creates one.
+ * `workspace.*.<action>_root_key`, then the root key acted on (404 when it is not of the caller's
+ * workspace), which must hold no permission the caller lacks: a weaker root key never removes or
+ * loosens a stronger one (the bootstrap key included), as it never creates one.
  */
-const mayDeleteRootKey = fromStore(
-  "workspace.*.delete_root_key (and every permission of the root key deleted)",
-  async (ctx: OpContext, body: { keyId: string }) => {
-    requirePermission(ctx.root, ["workspace.*.delete_root_key"]);
-    const record = await ctx.tx.get("rootKeys", body.keyId);
-    if (!record || record.workspaceId !== ctx.root.workspaceId) {
+function mayActOnRootKey(action: "update" | "delete") {
+  return fromStore(
+    `workspace.*.${action}_root_key (and every permission of the root key ${action}d)`,
+    async (ctx: OpContext, body: { keyId: string }) => {
+      requirePermission(ctx.root, [`workspace.*.${action}_root_key`]);
+      const record = await ctx.tx.get("rootKeys", body.keyId);
+      if (!record || record.workspaceId !== ctx.root.workspaceId) {
+        throw new ServiceError(
+          "data.key_not_found",
+          `The root key named by ${described("body.keyId", body.keyId)} does not exist in this workspace.`,
+        );
+      }
+      const missing = notHeld(ctx.root, record.permissions);
+      if (missing.length > 0) {
+        throw new ServiceError(
+          "authorization.insufficient_permissions",
+          `A root key can only ${action} root keys whose permissions it holds itself; this one lacks: ${missing.join(", ")}`,
+        );
+      }
+      return record;
+    },
+  );
+}
+
+/**
+ * Changes a root key's name, expiry or IP allow-list; not the one making the request (a root key
+ * held from a disallowed address, or about to expire, cannot free itself).
+ */
+export const updateRootKeyOperation = defineExtension<"rootKeys.updateRootKey", RootKeyRecord>("rootKeys.updateRootKey", {
+  access: "write",
+  authorize: mayActOnRootKey("update"),
+  audit: (body) => ({ targets: [body.keyId] }),
+  refine: (body) => checkAllowList("body.ipWhitelist", body.ipWhitelist),
+  async run(ctx, body) {
+    const record = ctx.resource;
+    if (record.id === ctx.root.rootKeyId) {
       throw new ServiceError(
-        "data.key_not_found",
-        `The root key named by ${described("body.keyId", body.keyId)} does not exist in this workspace.`,
+        "application.invalid_input",
+        "A root key cannot change itself: sign in with another root key to change this one.",
       );
     }
-    const missing = notHeld(ctx.root, record.permissions);
-    if (missing.length > 0) {
-      throw new ServiceError(
-        "authorization.insufficient_permissions",
-        `A root key can only delete root keys whose permissions it holds itself; this one lacks: ${missing.join(", ")}`,
-      );
-    }
-    return record;
+    if (body.name === null) delete record.name;
+    else if (body.name !== undefined) record.name = body.name;
+    if (body.expires === null) delete record.expires;
+    else if (body.expires !== undefined) record.expires = body.expires;
+    if (body.ipWhitelist?.length === 0) delete record.ipWhitelist;
+    else if (body.ipWhitelist !== undefined) record.ipWhitelist = [...new Set(body.ipWhitelist)];
+    await ctx.tx.put("rootKeys", record);
+    const used = await ctx.tx.lastUsed([record.id]);
+    return { data: rootKeyView(record, used.get(record.id)) };
   },
-);
+});
 
 /** Deletes a root key of the caller's workspace; not the one making the request. */
 export const deleteRootKeyOperation = defineExtension<"rootKeys.deleteRootKey", RootKeyRecord>("rootKeys.deleteRootKey", {
   access: "write",
-  authorize: mayDeleteRootKey,
+  authorize: mayActOnRootKey("delete"),
   audit: (body) => ({ targets: [body.keyId] }),
   async run(ctx) {
     const record = ctx.resource;

@@ -20,6 +20,7 @@ const CALLS = Object.keys({
   getMeta: true,
   setMeta: true,
   lastUsed: true,
+  markUsed: true,
   appendAudit: true,
   listAudit: true,
   enqueueWebhooks: true,
@@ -112,6 +113,9 @@ export function meteredStore(store: Storage, metrics: ServiceMetrics): Storage {
       metrics,
       failed,
     ) as Storage["deleteAuditBefore"],
+    // The audit chain's check (keyguard audit verify).
+    auditHeads: meteredCall("auditHeads", store.auditHeads.bind(store) as Call, metrics, failed) as Storage["auditHeads"],
+    readAuditChain: meteredCall("readAuditChain", store.readAuditChain.bind(store) as Call, metrics, failed) as Storage["readAuditChain"],
     // The webhook outbox's deliveries (its appends are StorageTx calls).
     claimWebhooks: meteredCall("claimWebhooks", store.claimWebhooks.bind(store) as Call, metrics, failed) as Storage["claimWebhooks"],
     settleWebhook: meteredCall("settleWebhook", store.settleWebhook.bind(store) as Call, metrics, failed) as Storage["settleWebhook"],

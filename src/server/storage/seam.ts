@@ -5,6 +5,7 @@
 import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
 import type { CreditsCrossings, DueRefill, SpendOutcome } from "../domain/credits";
 import type { LimitCheck, LimitState } from "../domain/sliding-window";
+import type { ChainHead } from "../domain/audit-chain";
 import type {
   AuditEvent,
   ExpiringKey,
@@ -86,9 +87,13 @@ export interface StorageTx {
   dropCounters(target: { limitIds: readonly string[] } | { owner: string }): Promise<void>;
   /** When each of these keys was last verified (Unix ms), as the events appended so far say; keys never verified are absent. */
   lastUsed(keyIds: readonly string[]): Promise<Map<string, number>>;
+  /** Moves the last use (`lastUsed`) of these ids forward to the time given, never back: root keys' uses. */
+  markUsed(uses: ReadonlyMap<string, number>): Promise<void>;
   /**
-   * Appends one audit record: inside a transaction it is kept or dropped with the transaction's
-   * other writes; on `direct`, atomic on its own.
+   * Appends one audit record at the end of its workspace's chain (its `seq`, `prevHash` and `hash`
+   * set by the store, domain/audit-chain.ts): inside a transaction it is kept or dropped with the
+   * transaction's other writes; on `direct`, atomic on its own. Appends to one workspace are
+   * serialised, by every instance sharing the store: its chain stays one line.
    */
   appendAudit(event: AuditEvent): Promise<void>;
   /**
@@ -172,6 +177,14 @@ export interface Storage {
   listWebhooks(query: WebhookQuery): Promise<WebhookMessage[]>;
   /** Deletes the audit records older than `before` (Unix ms); returns how many. */
   deleteAuditBefore(before: number): Promise<number>;
+  /** Every workspace with an audit log, and the head of its chain (seq 0 and 64 zeros when none of its records is chained). */
+  auditHeads(): Promise<Map<string, ChainHead>>;
+  /**
+   * A workspace's audit records in chain order: those from before the chain (no `seq`) first, by
+   * id; then by `seq`, then id. After `after` (exclusive), at most `limit`. The fields a store
+   * keeps in columns as well as in the record are taken from the columns, so a change to either shows.
+   */
+  readAuditChain(workspaceId: string, after: AuditChainCursor | undefined, limit: number): Promise<AuditEvent[]>;
   /**
    * Checks that every server the store uses answers now (PostgreSQL and Redis), for the readiness
    * probe; rejects with `StoreUnavailableError` otherwise. Absent: a store in the process (memory,
@@ -195,6 +208,12 @@ export interface WebhookQuery {
   /** Id of the first message to return (inclusive); older ones follow. */
   from?: string;
   limit: number;
+}
+
+/** Where `Storage.readAuditChain` goes on: after this record (its `seq`, absent for one from before the chain). */
+export interface AuditChainCursor {
+  seq?: number;
+  id: string;
 }
 
 /** Which audit records `Storage.listAudit` returns. */

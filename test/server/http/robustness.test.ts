@@ -14,7 +14,7 @@ const dir = mkdtempSync(join(tmpdir(), "keyguard-robust-"));
 const dataFile = join(dir, "keys.db");
 let s: Started;
 beforeAll(async () => {
-  s = await start({ dataFile, rootKey: "root_robustnessTests1" });
+  s = await start({ dataFile, rootKey: "root_robustnessTests1_4f1c9e27b8a35d60e2b7c41f9a0d8e36" });
 });
 afterAll(async () => {
   await s.close();

@@ -1,5 +1,6 @@
 // startLocalKeyService and createLocalKeyService: options, the bootstrap, the root-key source,
 // and a prompt close().
+import { randomBytes } from "node:crypto";
 import { request as httpRequest, Agent } from "node:http";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "keyguard";
@@ -35,15 +36,15 @@ describe("startLocalKeyService", () => {
   });
 
   it("root key: options.rootKey, else env UNKEY_ROOT_KEY", async () => {
-    vi.stubEnv("UNKEY_ROOT_KEY", "root_fromEnvironment");
+    vi.stubEnv("UNKEY_ROOT_KEY", "root_fromEnvironment_4f1c9e27b8a35d60e2b7c41f9a0d8e36");
     const fromEnv = await startLocalKeyService({ logger: silentLogger });
-    expect(fromEnv.rootKey).toBe("root_fromEnvironment");
+    expect(fromEnv.rootKey).toBe("root_fromEnvironment_4f1c9e27b8a35d60e2b7c41f9a0d8e36");
     await fromEnv.close();
-    const fromOption = await startLocalKeyService({ logger: silentLogger, rootKey: "root_fromOptions" });
-    expect(fromOption.rootKey).toBe("root_fromOptions");
+    const fromOption = await startLocalKeyService({ logger: silentLogger, rootKey: "root_fromOptions_4f1c9e27b8a35d60e2b7c41f9a0d8e36" });
+    expect(fromOption.rootKey).toBe("root_fromOptions_4f1c9e27b8a35d60e2b7c41f9a0d8e36");
     const res = await fetch(`${fromOption.baseUrl}/v2/apis.getApi`, {
       method: "POST",
-      headers: { authorization: "Bearer root_fromOptions", "content-type": "application/json" },
+      headers: { authorization: "Bearer root_fromOptions_4f1c9e27b8a35d60e2b7c41f9a0d8e36", "content-type": "application/json" },
       body: JSON.stringify({ apiId: fromOption.apiId }),
     });
     expect(res.status).toBe(200);
@@ -95,7 +96,11 @@ describe("startLocalKeyService", () => {
       /^keyguard\/server: invalid option UNKEY_ROOT_KEY = <hidden>\. Use 8\.\.512 visible ASCII/,
     );
     vi.unstubAllEnvs();
-    for (const rootKey of ["root_!~{}12", "r".repeat(512)]) {
+    // At least 128 bits of estimated entropy too (test/server/domain/root-key-strength.test.ts).
+    for (const rootKey of [
+      "root_!~{}12_4f1c9e27b8a35d60e2b7c41f9a0d8e36",
+      "r".repeat(4) + randomBytes(381).toString("base64").slice(0, 508),
+    ]) {
       const instance = await createLocalKeyService({ rootKey, logger: silentLogger });
       expect(instance.service.rootKey).toBe(rootKey);
       await instance.close();
@@ -166,10 +171,14 @@ describe("the store option", () => {
         closed++;
       },
     });
-    const a = await startLocalKeyService({ storage: store, logger: silentLogger, rootKey: "root_givenStore1" });
+    const a = await startLocalKeyService({
+      storage: store,
+      logger: silentLogger,
+      rootKey: "root_givenStore1_4f1c9e27b8a35d60e2b7c41f9a0d8e36",
+    });
     expect(a.service.restored).toBe(false);
     await a.close();
-    const b = await createLocalKeyService({ store, logger: silentLogger, rootKey: "root_givenStore1" }); // the former name of `storage` still works;
+    const b = await createLocalKeyService({ store, logger: silentLogger, rootKey: "root_givenStore1_4f1c9e27b8a35d60e2b7c41f9a0d8e36" }); // the former name of `storage` still works;
     expect(b.service.restored).toBe(true);
     expect([b.service.workspaceId, b.service.apiId]).toEqual([a.workspaceId, a.apiId]);
     await b.close();

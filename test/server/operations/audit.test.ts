@@ -40,6 +40,10 @@ describe("audit.listEvents", () => {
       requestId: res.body.meta.requestId,
       ip: "127.0.0.1",
       change: { apiId: s.apiId, name: "billing", meta: "(1 fields)" },
+      // Its place in the workspace's audit chain (docs/security.md, "The audit chain").
+      seq: expect.any(Number),
+      prevHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      hash: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
     const text = JSON.stringify(record);
     expect(text).not.toContain(key);

@@ -17,6 +17,7 @@ export interface Fixture {
   namespaceId: string;
   migrationId: string;
   rootKeyToDelete: string;
+  rootKeyToUpdate: string;
   endpointToDelete: string;
   /** An endpoint on a closed loopback port (the suites allow private addresses), and a message to it. */
   hookEndpoint: string;
@@ -140,6 +141,10 @@ export const CASES: Record<string, Case> = {
   "apis.updateApi": { body: (f) => ({ apiId: f.apiId, leakResponse: "disable" }), refused: () => onApi("update_api", "<apiId>") },
   "rootKeys.createRootKey": { body: () => ({ permissions: ["api.*.read_api"] }), refused: () => missingOne("workspace.*.create_root_key") },
   "rootKeys.listRootKeys": { body: () => ({}), refused: () => missingOne("workspace.*.read_root_key") },
+  "rootKeys.updateRootKey": {
+    body: (f) => ({ keyId: f.rootKeyToUpdate, ipWhitelist: ["10.0.0.0/8"] }),
+    refused: () => missingOne("workspace.*.update_root_key"),
+  },
   "rootKeys.deleteRootKey": { body: (f) => ({ keyId: f.rootKeyToDelete }), refused: () => missingOne("workspace.*.delete_root_key") },
   "audit.listEvents": { body: (f) => ({ targetId: f.keyId }), refused: () => missingOne("workspace.*.read_audit_log") },
   "webhooks.createEndpoint": {
@@ -184,6 +189,7 @@ export async function makeFixture(s: Started): Promise<Fixture> {
   for (const identifier of ["u", "del"]) await ok("ratelimit.setOverride", { namespace: "ns.one", identifier, limit: 5, duration: 60_000 });
   const namespaceId = Object.values((await s.service.exportState()).ratelimitNamespaces).find((ns) => ns.name === "ns.one")!.id;
   const { keyId: rootKeyToDelete } = await ok("rootKeys.createRootKey", { permissions: ["api.*.read_api"] });
+  const { keyId: rootKeyToUpdate } = await ok("rootKeys.createRootKey", { permissions: ["api.*.read_api"] });
   const { endpointId: endpointToDelete } = await ok("webhooks.createEndpoint", {
     url: "https://hooks.example.net/x",
     events: ["key.leaked"],
@@ -206,6 +212,7 @@ export async function makeFixture(s: Started): Promise<Fixture> {
     namespaceId,
     migrationId: (await s.service.createKeyMigration()).migrationId,
     rootKeyToDelete,
+    rootKeyToUpdate,
     endpointToDelete,
     hookEndpoint,
     messageId: message.messageId,

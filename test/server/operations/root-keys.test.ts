@@ -1,7 +1,10 @@
 // keyguard's own operations: rootKeys.createRootKey / listRootKeys / deleteRootKey and
 // apis.listApis, over HTTP with root keys of chosen permissions.
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { start, type Started } from "../helpers";
+import { memoryStorage } from "keyguard/server";
+import { manualClock, start, type Started } from "../helpers";
+import { overriding } from "../../support/storage-wrapper";
 
 let s: Started;
 beforeAll(async () => {
@@ -139,5 +142,184 @@ describe("apis.listApis", () => {
     const one = await rootKeyWith([`api.${ids[1]}.read_api`]);
     const scoped = await s.call("apis.listApis", {}, one.key);
     expect(scoped.body.data).toEqual([expect.objectContaining({ id: ids[1], name: names[1] })]);
+  });
+});
+
+describe("root keys with less reach: expiry, IP allow-list, last use, the bootstrap key's name", () => {
+  const ROOT_KEY_NOT_FOUND = /\/svc\/authentication\/key_not_found$/;
+
+  it("refuses a root key past its expires as an unknown one (401), and lists its expiry", async () => {
+    const clock = manualClock();
+    const t = await start({ now: clock.now });
+    try {
+      const created = await t.call("rootKeys.createRootKey", { permissions: ["api.*.read_api"], expires: clock.t + 60_000 });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      const { key, keyId } = created.body.data as { key: string; keyId: string };
+      expect((await t.call("apis.getApi", { apiId: t.apiId }, key)).status).toBe(200);
+      clock.advance(60_000);
+      const refused = await t.call("apis.getApi", { apiId: t.apiId }, key);
+      expect(refused.status).toBe(401);
+      expect(refused.body.error.type).toMatch(ROOT_KEY_NOT_FOUND);
+      expect(refused.body.error.detail).toBe("The provided root key has expired. Use another root key.");
+      const listed = (await t.call("rootKeys.listRootKeys", {})).body.data.find((k: { keyId: string }) => k.keyId === keyId);
+      expect(listed).toMatchObject({ keyId, expires: clock.t });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("accepts a root key only from the addresses of its allow-list, X-Forwarded-For only with trustProxy", async () => {
+    const direct = await rootKeyWith(["api.*.read_api"]);
+    const local = await s.call("rootKeys.createRootKey", { permissions: ["api.*.read_api"], ipWhitelist: ["127.0.0.1", "::1"] });
+    const elsewhere = await s.call("rootKeys.createRootKey", { permissions: ["api.*.read_api"], ipWhitelist: ["203.0.113.0/24"] });
+    expect([local.status, elsewhere.status]).toEqual([200, 200]);
+    // makeCall's init replaces its headers: these carry the root key themselves.
+    const forwarded = (key: string, ip: string) => ({
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "x-forwarded-for": ip },
+    });
+    expect((await s.call("apis.getApi", { apiId: s.apiId }, direct.key)).status).toBe(200);
+    expect((await s.call("apis.getApi", { apiId: s.apiId }, local.body.data.key)).status).toBe(200);
+    // Without trustProxy the header counts for nothing: the socket's address (loopback) is not on the list.
+    const refused = await s.call(
+      "apis.getApi",
+      { apiId: s.apiId },
+      elsewhere.body.data.key,
+      forwarded(elsewhere.body.data.key, "203.0.113.7"),
+    );
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.type).toMatch(ROOT_KEY_NOT_FOUND);
+    expect(refused.body.error.detail).toContain("not accepted from this address");
+
+    // Behind a proxy (trustProxy, the setting of the keys' allow-lists): the first X-Forwarded-For entry.
+    const proxied = await start({ trustProxy: true });
+    try {
+      const created = await proxied.call("rootKeys.createRootKey", {
+        permissions: ["api.*.read_api"],
+        ipWhitelist: ["203.0.113.0/24", "2001:db8::/32"],
+      });
+      const key = created.body.data.key as string;
+      const from = (ip: string) => proxied.call("apis.getApi", { apiId: proxied.apiId }, key, forwarded(key, `${ip}, 10.0.0.1`));
+      expect((await from("203.0.113.7")).status).toBe(200);
+      expect((await from("2001:db8::1")).status).toBe(200);
+      expect((await from("198.51.100.7")).status).toBe(401);
+      expect((await proxied.call("apis.getApi", { apiId: proxied.apiId }, key)).status).toBe(401);
+    } finally {
+      await proxied.close();
+    }
+  });
+
+  it("checks the allow-list's entries (400 naming the entry) and the expiry's range", async () => {
+    const bad = await s.call("rootKeys.createRootKey", {
+      permissions: ["api.*.read_api"],
+      ipWhitelist: ["10.0.0.0/8", "10.0.0.0/33", "nonsense"],
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.errors.map((e: { location: string }) => e.location)).toEqual(["body.ipWhitelist[1]", "body.ipWhitelist[2]"]);
+    const late = await s.call("rootKeys.createRootKey", { permissions: ["api.*.read_api"], expires: 1e15 });
+    expect(late.status).toBe(400);
+    expect(late.body.error.detail).toContain("body.expires");
+  });
+
+  it("lists when each root key was last used, written at most once a minute per key", async () => {
+    const clock = manualClock();
+    const store = memoryStorage();
+    let writes = 0;
+    const counted = new Proxy(store.direct, {
+      get(target, name) {
+        const value: unknown = Reflect.get(target, name);
+        if (name !== "markUsed") return typeof value === "function" ? (value as () => unknown).bind(target) : value;
+        return (uses: ReadonlyMap<string, number>) => {
+          writes++;
+          return target.markUsed(uses);
+        };
+      },
+    });
+    const t = await start({ now: clock.now, storage: overriding(store, { direct: counted }) });
+    try {
+      const { keyId, key } = (await t.call("rootKeys.createRootKey", { permissions: ["api.*.read_api"] })).body.data as {
+        keyId: string;
+        key: string;
+      };
+      const lastUsedAt = async () =>
+        (await t.call("rootKeys.listRootKeys", {})).body.data.find((k: { keyId: string }) => k.keyId === keyId).lastUsedAt as
+          number | undefined;
+      expect(await lastUsedAt()).toBeUndefined();
+      const first = clock.t;
+      const before = writes;
+      for (let i = 0; i < 5; i++) {
+        expect((await t.call("apis.getApi", { apiId: t.apiId }, key)).status).toBe(200);
+        clock.advance(10_000);
+      }
+      await expect.poll(lastUsedAt).toBe(first);
+      // Five requests in 50 s of one root key: one write (the bootstrap key was written at the start, under a minute ago).
+      expect(writes - before).toBe(1);
+      clock.advance(20_000);
+      expect((await t.call("apis.getApi", { apiId: t.apiId }, key)).status).toBe(200);
+      await expect.poll(lastUsedAt).toBe(first + 70_000);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("changes a root key's expiry, allow-list and name (rootKeys.updateRootKey), not its own nor a stronger one's", async () => {
+    const target = await rootKeyWith(["api.*.read_api"], "to change");
+    const update = (body: Record<string, unknown>, as?: string) => s.call("rootKeys.updateRootKey", { keyId: target.keyId, ...body }, as);
+    const fenced = await update({ ipWhitelist: ["203.0.113.0/24"], expires: 4_000_000_000_000 });
+    expect(fenced.status, JSON.stringify(fenced.body)).toBe(200);
+    expect(fenced.body.data).toMatchObject({
+      keyId: target.keyId,
+      name: "to change",
+      ipWhitelist: ["203.0.113.0/24"],
+      expires: 4_000_000_000_000,
+    });
+    expect((await s.call("apis.getApi", { apiId: s.apiId }, target.key)).status).toBe(401);
+    const opened = await update({ ipWhitelist: [], expires: null, name: null });
+    expect(opened.status).toBe(200);
+    expect(opened.body.data).not.toHaveProperty("ipWhitelist");
+    expect(opened.body.data).not.toHaveProperty("expires");
+    expect(opened.body.data).not.toHaveProperty("name");
+    expect((await s.call("apis.getApi", { apiId: s.apiId }, target.key)).status).toBe(200);
+
+    const bad = await update({ ipWhitelist: ["300.1.1.1"] });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.errors[0].location).toBe("body.ipWhitelist[0]");
+    // A weaker root key loosens no stronger one, and no root key frees itself.
+    const updater = await rootKeyWith(["workspace.*.update_root_key"]);
+    const weaker = await update({ ipWhitelist: [] }, updater.key);
+    expect(weaker.status).toBe(403);
+    expect(weaker.body.error.detail).toContain("api.*.read_api");
+    const self = await s.call("rootKeys.updateRootKey", { keyId: updater.keyId, expires: null }, updater.key);
+    expect(self.status).toBe(400);
+    expect(self.body.error.detail).toContain("cannot change itself");
+  });
+
+  it("names the operator's root key bootstrap, in the list and as the audit log's actor", async () => {
+    const listed = (await s.call("rootKeys.listRootKeys", {})).body.data as Array<{ keyId: string; name?: string; lastUsedAt?: number }>;
+    const bootstrap = listed.filter((k) => k.name === "bootstrap");
+    expect(bootstrap).toHaveLength(1);
+    await s.call("apis.createApi", { name: `named-${Math.random().toString(36).slice(2)}` });
+    const [record] = (await s.call("audit.listEvents", { actorId: bootstrap[0]!.keyId, limit: 1 })).body.data;
+    expect(record).toMatchObject({ actorId: bootstrap[0]!.keyId, actorName: "bootstrap", operation: "apis.createApi" });
+  });
+
+  it("names a bootstrap root key stored without a name by an earlier version when the service starts again", async () => {
+    const store = memoryStorage();
+    const rootKey = `root_${randomBytes(24).toString("hex")}`;
+    const first = await start({ storage: store, rootKey });
+    const id = (await first.call("rootKeys.listRootKeys", {})).body.data[0].keyId as string;
+    await first.close();
+    await store.transaction(async (tx) => {
+      const record = (await tx.get("rootKeys", id))!;
+      delete record.name;
+      await tx.put("rootKeys", record);
+    });
+    const second = await start({ storage: store, rootKey });
+    try {
+      expect((await second.call("rootKeys.listRootKeys", {})).body.data).toEqual([
+        expect.objectContaining({ keyId: id, name: "bootstrap" }),
+      ]);
+    } finally {
+      await second.close();
+    }
   });
 });

@@ -6,8 +6,17 @@ import { describe, expect, it } from "vitest";
 import { newId } from "../../../src/server/domain/ids";
 import type { Storage } from "../../../src/server/storage/seam";
 import type { AuditEvent } from "../../../src/server/records";
+import { auditHash, GENESIS_HASH } from "../../../src/server/domain/audit-chain";
+import { auditView } from "../../../src/server/domain/views";
+import { verifyStoredAudit } from "../../../src/server/storage/audit-verify";
 
 const uid = (): string => randomBytes(6).toString("hex");
+
+/** A record without its place in the chain. */
+function unchained(e: AuditEvent): AuditEvent {
+  const { seq: _seq, prevHash: _prev, hash: _hash, ...rest } = e;
+  return rest;
+}
 const T0 = 1_800_000_000_000;
 
 export function describeAuditLog(store: () => Storage): void {
@@ -26,8 +35,9 @@ export function describeAuditLog(store: () => Storage): void {
       ...over,
     });
     const append = (e: AuditEvent) => store().transaction((tx) => tx.appendAudit(e));
-    const list = (q: Omit<Parameters<Storage["direct"]["listAudit"]>[0], "limit"> & { limit?: number }) =>
-      store().direct.listAudit({ limit: 100, ...q });
+    // The records as appended: without the chain fields the store adds (checked below).
+    const list = async (q: Omit<Parameters<Storage["direct"]["listAudit"]>[0], "limit"> & { limit?: number }) =>
+      (await store().direct.listAudit({ limit: 100, ...q })).map(unchained);
 
     it("keeps records whole, lists them newest first, and only the workspace's", async () => {
       const w = `ws_${uid()}`;
@@ -37,7 +47,7 @@ export function describeAuditLog(store: () => Storage): void {
       await append(later);
       await append(event(`ws_${uid()}`));
       expect(await list({ workspaceId: w })).toEqual([later, named]);
-      expect(await store().transaction((tx) => tx.listAudit({ workspaceId: w, limit: 1 }))).toEqual([later]);
+      expect((await store().transaction((tx) => tx.listAudit({ workspaceId: w, limit: 1 }))).map(unchained)).toEqual([later]);
     });
 
     it("filters by actor, target, operation and time range, and pages from an id", async () => {
@@ -83,6 +93,62 @@ export function describeAuditLog(store: () => Storage): void {
       expect(await store().deleteAuditBefore(2_000)).toBeGreaterThanOrEqual(1);
       expect(await list({ workspaceId: w })).toEqual([kept]);
       expect(await list({ workspaceId: w, targetId: "key_old" })).toEqual([kept]);
+    });
+
+    it("chains a workspace's records: seq from 1, each prevHash the hash before it, each hash over the record", async () => {
+      const w = `ws_${uid()}`;
+      const other = `ws_${uid()}`;
+      for (const e of [event(w), event(other), event(w, { actorName: "ci" }), event(w, { change: { b: 1, a: [2, { z: null, y: "é" }] } })])
+        await append(e);
+      const chain = (await store().direct.listAudit({ workspaceId: w, limit: 10 })).reverse();
+      expect(chain.map((e) => e.seq)).toEqual([1, 2, 3]);
+      expect(chain.map((e) => e.prevHash)).toEqual([GENESIS_HASH, chain[0]!.hash, chain[1]!.hash]);
+      for (const e of chain) expect(e.hash).toBe(auditHash(auditView(e)));
+      expect((await store().direct.listAudit({ workspaceId: other, limit: 10 }))[0]).toMatchObject({ seq: 1, prevHash: GENESIS_HASH });
+      expect((await store().auditHeads()).get(w)).toEqual({ seq: 3, hash: chain[2]!.hash });
+      const verdicts = await verifyStoredAudit(store());
+      expect(verdicts.find((v) => v.workspaceId === w)).toEqual({
+        workspaceId: w,
+        summary: { records: 3, unchained: 0, firstSeq: 1, head: { seq: 3, hash: chain[2]!.hash } },
+      });
+    });
+
+    it("keeps the chain one line under concurrent appends, and a rolled-back append leaves no gap", async () => {
+      const w = `ws_${uid()}`;
+      const boom = new Error("boom");
+      const writes = Array.from({ length: 30 }, (_, i) => {
+        if (i % 10 === 3) {
+          return store()
+            .transaction(async (tx) => {
+              await tx.appendAudit(event(w));
+              throw boom;
+            })
+            .catch((err: unknown) => expect(err).toBe(boom));
+        }
+        return i % 2 === 0 ? store().direct.appendAudit(event(w)) : append(event(w));
+      });
+      await Promise.all(writes);
+      const chain: AuditEvent[] = [];
+      let after: { seq?: number; id: string } | undefined;
+      for (;;) {
+        const page = await store().readAuditChain(w, after, 7);
+        chain.push(...page);
+        if (page.length < 7) break;
+        after = { seq: page[6]!.seq, id: page[6]!.id };
+      }
+      expect(chain.map((e) => e.seq)).toEqual(Array.from({ length: 27 }, (_, i) => i + 1));
+      const verdict = (await verifyStoredAudit(store())).find((v) => v.workspaceId === w);
+      expect(verdict?.problem).toBeUndefined();
+      expect(verdict?.summary.head.seq).toBe(27);
+    });
+
+    it("moves a root key's last use forward, never back (markUsed)", async () => {
+      const id = `rk_${uid()}`;
+      await store().direct.markUsed(new Map([[id, T0 + 60_000]]));
+      await store().direct.markUsed(new Map([[id, T0]]));
+      expect(await store().direct.lastUsed([id, `rk_${uid()}`])).toEqual(new Map([[id, T0 + 60_000]]));
+      await store().transaction((tx) => tx.markUsed(new Map([[id, T0 + 120_000]])));
+      expect(await store().direct.lastUsed([id])).toEqual(new Map([[id, T0 + 120_000]]));
     });
   });
 }

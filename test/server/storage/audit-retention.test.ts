@@ -32,7 +32,9 @@ describe("AuditRetention", () => {
     for (const e of [old, recent]) await store.direct.appendAudit(e);
     const retention = new AuditRetention(store, DAY, () => T0, silentLogger, new StoreFailureLog(silentLogger, store.kind));
     await retention.close();
-    expect(await store.direct.listAudit({ workspaceId: "ws_1", limit: 10 })).toEqual([recent]);
+    expect(await store.direct.listAudit({ workspaceId: "ws_1", limit: 10 })).toEqual([
+      { ...recent, seq: 2, prevHash: expect.any(String), hash: expect.any(String) },
+    ]);
     expect(await retention.sweep()).toBe(0);
   });
 

@@ -17,7 +17,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const hash = (key: string) => createHash("sha256").update(key, "utf8").digest("base64");
 const MIGRATED_KEY = "sk_migratedKey7Hq2";
-const MIGRATED_ROOT_KEY = "root_migratedRoot5Zp9";
+const MIGRATED_ROOT_KEY = "root_migratedRoot5Zp9_4f1c9e27b8a35d60e2b7c41f9a0d8e36";
 
 /** A state file as keyguard 0.1's `--data` wrote it (before rate-limit namespaces and overrides). */
 function stateFile(): Omit<LocalState, "ratelimitNamespaces" | "ratelimitOverrides"> {

@@ -40,23 +40,23 @@ describe("persistence across a restart", () => {
 
   it("a given rootKey is reused when stored, added when new", async () => {
     const dataFile = join(dir, "given.db");
-    const a = await start({ dataFile, rootKey: "root_givenKeyOne" });
-    expect(a.rootKey).toBe("root_givenKeyOne");
+    const a = await start({ dataFile, rootKey: "root_givenKeyOne_4f1c9e27b8a35d60e2b7c41f9a0d8e36" });
+    expect(a.rootKey).toBe("root_givenKeyOne_4f1c9e27b8a35d60e2b7c41f9a0d8e36");
     expect(a.service.rootKeyGenerated).toBe(false);
     await a.close();
-    const b = await start({ dataFile, rootKey: "root_givenKeyOne" });
+    const b = await start({ dataFile, rootKey: "root_givenKeyOne_4f1c9e27b8a35d60e2b7c41f9a0d8e36" });
     expect(Object.keys((await b.service.exportState()).rootKeys)).toHaveLength(1);
     await b.close();
-    const c = await start({ dataFile, rootKey: "root_givenKeyTwo" });
+    const c = await start({ dataFile, rootKey: "root_givenKeyTwo_4f1c9e27b8a35d60e2b7c41f9a0d8e36" });
     expect(Object.keys((await c.service.exportState()).rootKeys)).toHaveLength(2);
-    expect((await c.call("apis.getApi", { apiId: c.apiId }, "root_givenKeyOne")).status).toBe(200);
-    expect((await c.call("apis.getApi", { apiId: c.apiId }, "root_givenKeyTwo")).status).toBe(200);
+    expect((await c.call("apis.getApi", { apiId: c.apiId }, "root_givenKeyOne_4f1c9e27b8a35d60e2b7c41f9a0d8e36")).status).toBe(200);
+    expect((await c.call("apis.getApi", { apiId: c.apiId }, "root_givenKeyTwo_4f1c9e27b8a35d60e2b7c41f9a0d8e36")).status).toBe(200);
     await c.close();
   });
 
   it("namespaces, overrides and key migrations are kept; a stored bootstrap root key gains the permissions added since", async () => {
     const dataFile = join(dir, "ratelimit.db");
-    const a = await start({ dataFile, rootKey: "root_rateLimitKey1" });
+    const a = await start({ dataFile, rootKey: "root_rateLimitKey1_4f1c9e27b8a35d60e2b7c41f9a0d8e36" });
     await a.call("ratelimit.limit", { namespace: "kept", identifier: "u", limit: 1, duration: 60_000 });
     const { overrideId } = (await a.call("ratelimit.setOverride", { namespace: "kept", identifier: "vip", limit: 5, duration: 60_000 }))
       .body.data;
@@ -70,7 +70,7 @@ describe("persistence across a restart", () => {
     );
     await store.close();
 
-    const b = await start({ dataFile, rootKey: "root_rateLimitKey1" });
+    const b = await start({ dataFile, rootKey: "root_rateLimitKey1_4f1c9e27b8a35d60e2b7c41f9a0d8e36" });
     expect((await b.call("ratelimit.getOverride", { namespace: "kept", identifier: "vip" })).body.data).toEqual({
       overrideId,
       identifier: "vip",
@@ -84,11 +84,11 @@ describe("persistence across a restart", () => {
 
   it("admin changes are persisted too", async () => {
     const dataFile = join(dir, "admin.db");
-    const a = await start({ dataFile, rootKey: "root_adminKey123" });
+    const a = await start({ dataFile, rootKey: "root_adminKey123_4f1c9e27b8a35d60e2b7c41f9a0d8e36" });
     const { rootKey } = await a.service.createRootKey({ permissions: ["api.*.read_api"] });
     const { apiId } = await a.service.createApi({ name: "second" });
     await a.close();
-    const b = await start({ dataFile, rootKey: "root_adminKey123" });
+    const b = await start({ dataFile, rootKey: "root_adminKey123_4f1c9e27b8a35d60e2b7c41f9a0d8e36" });
     expect((await b.call("apis.getApi", { apiId }, rootKey)).body.data).toMatchObject({ id: apiId, name: "second" });
     await b.close();
   });
@@ -139,11 +139,13 @@ describe("persistence across a restart", () => {
     await empty.close();
 
     const existing = join(dir, "unchanged.db");
-    const first = await start({ dataFile: existing, rootKey: "root_unchangedKey1" });
+    const first = await start({ dataFile: existing, rootKey: "root_unchangedKey1_4f1c9e27b8a35d60e2b7c41f9a0d8e36" });
     const before = await first.service.exportState();
     await first.close();
     // A new root key would be added to the file by a successful start.
-    await expect(start({ dataFile: existing, port, rootKey: "root_unchangedKey2" })).rejects.toThrow(/EADDRINUSE/);
+    await expect(start({ dataFile: existing, port, rootKey: "root_unchangedKey2_4f1c9e27b8a35d60e2b7c41f9a0d8e36" })).rejects.toThrow(
+      /EADDRINUSE/,
+    );
     const again = await sqliteStorage(existing);
     expect(await exportState(again)).toEqual(before);
     await again.close();
@@ -155,7 +157,7 @@ describe("a failing data file", () => {
   it("a read-only database answers 503 service_unavailable (never a 500), logs one line, keeps nothing, and recovers", async () => {
     const store = await sqliteStorage(join(dir, "readonly.db"));
     const logger = { warn: vi.fn(), error: vi.fn() };
-    const s = await start({ store, logger, rootKey: "root_readOnlyDisk1" });
+    const s = await start({ store, logger, rootKey: "root_readOnlyDisk1_4f1c9e27b8a35d60e2b7c41f9a0d8e36" });
     const { key, keyId } = await s.createKey({
       credits: { remaining: 3 },
       ratelimits: [{ name: "rpm", limit: 3, duration: 60_000, autoApply: true }],
@@ -186,7 +188,7 @@ describe("a failing data file", () => {
 
   it("a full disk answers 503 to what needs room, serves the rest, and recovers once there is room", async () => {
     const store = await sqliteStorage(join(dir, "full.db"));
-    const s = await start({ store, rootKey: "root_fullDiskKey12" });
+    const s = await start({ store, rootKey: "root_fullDiskKey12_4f1c9e27b8a35d60e2b7c41f9a0d8e36" });
     const { key } = await s.createKey({ credits: { remaining: 100 } });
     const { page_count } = (await store.pragma("page_count")) as { page_count: number };
     await store.pragma("max_page_count", page_count);
@@ -221,11 +223,16 @@ describe("a failing data file", () => {
 describe("no plaintext secrets at rest", () => {
   it("exportState() and the data file hold hashes only", async () => {
     const dataFile = join(dir, "secrets.db");
-    const s = await start({ dataFile, rootKey: "root_plaintextRootKeyXYZ" });
+    const s = await start({ dataFile, rootKey: "root_plaintextRootKeyXYZ_4f1c9e27b8a35d60e2b7c41f9a0d8e36" });
     const created = [await s.createKey({ prefix: "sk" }), await s.createKey({ byteLength: 32 })];
     const reroll = await s.call("keys.rerollKey", { keyId: created[0]!.keyId, expiration: 60_000 });
     const { rootKey: extraRoot } = await s.service.createRootKey({ permissions: ["api.*.verify_key"] });
-    const secrets = [...created.map((c) => c.key), reroll.body.data.key, "root_plaintextRootKeyXYZ", extraRoot];
+    const secrets = [
+      ...created.map((c) => c.key),
+      reroll.body.data.key,
+      "root_plaintextRootKeyXYZ_4f1c9e27b8a35d60e2b7c41f9a0d8e36",
+      extraRoot,
+    ];
     const snapshot = JSON.stringify(await s.service.exportState());
     // The database and its write-ahead log, as bytes.
     const file = [dataFile, `${dataFile}-wal`].map((f) => readFileSync(f).toString("latin1")).join("");

@@ -7,7 +7,7 @@ import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } f
 import { makeCall } from "../helpers";
 
 const skip = await postgresRedisSkipReason("kill -9 of keyguard serve on PostgreSQL + Redis");
-const ROOT_KEY = `root_crash${Date.now()}`;
+const ROOT_KEY = `root_crash${Date.now()}_4f1c9e27b8a35d60e2b7c41f9a0d8e36`;
 const ROUNDS = 3;
 const LOAD_MS = 1000;
 const CREDITS = 1_000_000;

@@ -1,6 +1,6 @@
 // Three service instances on one PostgreSQL + Redis, as behind a load balancer: they share one
 // bootstrap, charge credits and rate limits exactly across instances, and see each other's
-// changes: keys at once (never cached by default), root keys, roles and permissions (kept in each
+// changes: keys at once (never cached by default), root keys (their expiry and allow-list too), roles and permissions (kept in each
 // instance) once the change's answer returned and the instances' Redis channel delivered its
 // message; with `cacheKeys`, keys without credits too.
 import pg from "pg";
@@ -18,7 +18,7 @@ import {
 import { makeCall, type Call } from "../helpers";
 
 const skip = await postgresRedisSkipReason("3 service instances on one PostgreSQL + Redis");
-const ROOT_KEY = `root_instances${Date.now()}`;
+const ROOT_KEY = `root_instances${Date.now()}_4f1c9e27b8a35d60e2b7c41f9a0d8e36`;
 /** Half-way through a minute: a 60 s window never rolls over during a test. */
 const NOW = Date.UTC(2030, 0, 1, 0, 0, 30);
 
@@ -117,6 +117,24 @@ describe.skipIf(skip !== undefined)("3 service instances on one PostgreSQL + Red
     expect((await on(0)("rootKeys.deleteRootKey", { keyId: created.keyId })).status).toBe(200);
     await heard;
     for (const i of [0, 1, 2]) expect((await on(i)("apis.getApi", { apiId: instances[0]!.apiId }, created.key)).status).toBe(401);
+  });
+
+  it("a root key's allow-list or expiry changed through one instance is applied by the others once its message is delivered", async () => {
+    const created = (await on(0)("rootKeys.createRootKey", { permissions: ["api.*.read_api"] })).body.data;
+    const use = (i: number) => on(i)("apis.getApi", { apiId: instances[0]!.apiId }, created.key);
+    for (const i of [0, 1, 2]) expect((await use(i)).status).toBe(200);
+    let heard = nextMessage();
+    expect((await on(1)("rootKeys.updateRootKey", { keyId: created.keyId, ipWhitelist: ["203.0.113.0/24"] })).status).toBe(200);
+    await heard;
+    for (const i of [0, 1, 2]) expect((await use(i)).status).toBe(401);
+    heard = nextMessage();
+    expect((await on(2)("rootKeys.updateRootKey", { keyId: created.keyId, ipWhitelist: [], expires: NOW + 1 })).status).toBe(200);
+    await heard;
+    for (const i of [0, 1, 2]) expect((await use(i)).status).toBe(200);
+    heard = nextMessage();
+    expect((await on(0)("rootKeys.updateRootKey", { keyId: created.keyId, expires: NOW })).status).toBe(200);
+    await heard;
+    for (const i of [0, 1, 2]) expect((await use(i)).body.error?.detail).toBe("The provided root key has expired. Use another root key.");
   });
 
   it("a role's permissions changed, or a permission deleted, through one instance: the others' verifications follow", async () => {

@@ -9,7 +9,7 @@ import { startTcpProxy, type TcpProxy } from "../../support/tcp-proxy";
 import { makeCall, type Call, type CallResult } from "../helpers";
 
 const skip = await postgresRedisSkipReason("the service through PostgreSQL and Redis outages");
-const ROOT_KEY = `root_outage${Date.now()}`;
+const ROOT_KEY = `root_outage${Date.now()}_4f1c9e27b8a35d60e2b7c41f9a0d8e36`;
 
 /** Retries `fn` until `ok` holds for its answer (the service recovering), at most ~15 s. */
 async function eventually(fn: () => Promise<CallResult>, ok: (r: CallResult) => boolean): Promise<CallResult> {

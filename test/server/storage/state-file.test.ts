@@ -9,7 +9,7 @@ import { start } from "../helpers";
 describe("exportState / importState", () => {
   it("a state exported from one store and imported into an empty one serves the same keys", async () => {
     const source = (await storeUnderTest()) ?? memoryStorage();
-    const a = await start({ store: source, rootKey: "root_exportImport1" });
+    const a = await start({ store: source, rootKey: "root_exportImport1_4f1c9e27b8a35d60e2b7c41f9a0d8e36" });
     const { key, keyId } = await a.createKey({
       credits: { remaining: 5 },
       externalId: "user_x",
@@ -37,12 +37,12 @@ describe("exportState / importState", () => {
     expect(state.windows).toEqual({});
     expect(Object.keys(state.webhookEndpoints ?? {})).toEqual([hook.body.data.endpointId]);
     const text = JSON.stringify(state);
-    for (const secret of [key, "root_exportImport1"]) expect(text).not.toContain(secret);
+    for (const secret of [key, "root_exportImport1_4f1c9e27b8a35d60e2b7c41f9a0d8e36"]) expect(text).not.toContain(secret);
     await source.close();
 
     const target = memoryStorage();
     await importState(target, JSON.parse(text));
-    const b = await start({ store: target, rootKey: "root_exportImport1" });
+    const b = await start({ store: target, rootKey: "root_exportImport1_4f1c9e27b8a35d60e2b7c41f9a0d8e36" });
     expect(b.service.restored).toBe(true);
     expect([b.workspaceId, b.apiId]).toEqual([a.workspaceId, a.apiId]);
     expect(await b.verify(key, { permissions: "docs.read" })).toMatchObject({

@@ -105,12 +105,20 @@ describe("verification events", () => {
     const dir = mkdtempSync(join(tmpdir(), "keyguard-events-"));
     try {
       const file = join(dir, "keys.db");
-      const a = await startLocalKeyService({ dataFile: file, logger: silentLogger, rootKey: "root_eventsOnClose1" });
+      const a = await startLocalKeyService({
+        dataFile: file,
+        logger: silentLogger,
+        rootKey: "root_eventsOnClose1_4f1c9e27b8a35d60e2b7c41f9a0d8e36",
+      });
       const call = makeCall(a.baseUrl, a.rootKey);
       const key = (await call("keys.createKey", { apiId: a.apiId })).body.data.key as string;
       for (let i = 0; i < 5; i++) await call("keys.verifyKey", { key });
       await a.close(); // no flush before: close writes them
-      const b = await startLocalKeyService({ dataFile: file, logger: silentLogger, rootKey: "root_eventsOnClose1" });
+      const b = await startLocalKeyService({
+        dataFile: file,
+        logger: silentLogger,
+        rootKey: "root_eventsOnClose1_4f1c9e27b8a35d60e2b7c41f9a0d8e36",
+      });
       try {
         const res = await makeCall(b.baseUrl, b.rootKey)("analytics.getVerifications", {
           query: "SELECT count(*) AS n FROM key_verifications_v1",

@@ -5,8 +5,9 @@ import { evaluatePlan } from "../../analytics/evaluate";
 import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
 import { windowEnded } from "../../domain/sliding-window";
 import { stateMeta } from "../state-file";
-import { type Storage, type StorageTx, type WebhookQuery } from "../seam";
-import { TABLE_NAMES, type WebhookMessage, type LocalState, type VerificationEvent } from "../../records";
+import { type AuditChainCursor, type Storage, type StorageTx, type WebhookQuery } from "../seam";
+import { GENESIS_HASH, type ChainHead } from "../../domain/audit-chain";
+import { TABLE_NAMES, type AuditEvent, type WebhookMessage, type LocalState, type VerificationEvent } from "../../records";
 import { MemoryTables, type AnyRecord } from "./tables";
 import { MemoryTx, copy, settle, type MemoryTxHost } from "./tx";
 import { Mutex } from "../mutex";
@@ -99,6 +100,31 @@ class MemoryStore implements Storage, MemoryTxHost {
       const deleted = this.data.audit.length - kept.length;
       this.data.audit = kept;
       return deleted;
+    });
+  }
+
+  auditHeads(): Promise<Map<string, ChainHead>> {
+    return this.whenIdle(() => {
+      const heads = new Map<string, ChainHead>();
+      for (const e of this.data.audit) heads.set(e.workspaceId, { seq: 0, hash: GENESIS_HASH });
+      for (const [ws, head] of this.data.auditHeads) heads.set(ws, { ...head });
+      return heads;
+    });
+  }
+
+  readAuditChain(workspaceId: string, after: AuditChainCursor | undefined, limit: number): Promise<AuditEvent[]> {
+    return this.whenIdle(() => {
+      const order = (e: AuditEvent): [number, string] => [e.seq ?? -1, e.id];
+      const [seq, id] = after === undefined ? [-Infinity, ""] : [after.seq ?? -1, after.id];
+      return this.data.audit
+        .filter((e) => e.workspaceId === workspaceId)
+        .filter((e) => {
+          const [s, i] = order(e);
+          return s > seq || (s === seq && i > id);
+        })
+        .sort((a, b) => order(a)[0] - order(b)[0] || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .slice(0, limit)
+        .map(copy);
     });
   }
 

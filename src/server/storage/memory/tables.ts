@@ -1,6 +1,7 @@
 // The memory store's data: one Map per table, the hash lookups, the workspace and `find`-field
 // indexes, meta values and rate-limit counters. Every change goes through `write*`, which keeps
 // the indexes right and can report the previous value (for a transaction's undo log).
+import type { ChainHead } from "../../domain/audit-chain";
 import type { WindowCounter } from "../../domain/sliding-window";
 import {
   TABLE_NAMES,
@@ -67,6 +68,8 @@ export class MemoryTables {
   readonly outbox = new Map<string, WebhookMessage>();
   /** Audit records, in id order (oldest first). */
   audit: AuditEvent[] = [];
+  /** Each workspace's audit chain head (domain/audit-chain.ts). */
+  readonly auditHeads = new Map<string, ChainHead>();
   /** Verification events, oldest appended first. */
   events: VerificationEvent[] = [];
   /** Key id → Unix ms of its latest verification event. */

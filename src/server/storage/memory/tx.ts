@@ -3,6 +3,7 @@
 import { spendFrom, type DueRefill, type SpendOutcome, type CreditsCrossings } from "../../domain/credits";
 import { evaluateLimits, isLimitCounterOf, type LimitCheck, type LimitState } from "../../domain/sliding-window";
 import { matchesAudit } from "../audit-query";
+import { chainAfter, GENESIS_HASH } from "../../domain/audit-chain";
 import type { AuditQuery, StorageTx } from "../seam";
 import type { WebhookMessage, AuditEvent, ExpiringKey, IndexedFields, KeyRecord, TableName, Tables } from "../../records";
 import type { AnyRecord, MemoryTables } from "./tables";
@@ -222,10 +223,23 @@ export class MemoryTx implements StorageTx {
     });
   }
 
+  markUsed(uses: ReadonlyMap<string, number>): Promise<void> {
+    return this.step(() => {
+      for (const [id, at] of uses) {
+        const last = this.data.lastUsed.get(id);
+        if (last === undefined || at > last) this.data.lastUsed.set(id, at);
+      }
+    });
+  }
+
   appendAudit(event: AuditEvent): Promise<void> {
     return this.step(() => {
       const audit = this.data.audit;
-      const kept = copy(event);
+      const heads = this.data.auditHeads;
+      const before = heads.get(event.workspaceId);
+      const placed = chainAfter(copy(event), before ?? { seq: 0, hash: GENESIS_HASH });
+      heads.set(event.workspaceId, placed.head);
+      const kept = placed.event;
       // Ids of one process sort in the order they were made; records of a state read back may interleave.
       let at = audit.length;
       while (at > 0 && audit[at - 1]!.id > kept.id) at--;
@@ -233,6 +247,8 @@ export class MemoryTx implements StorageTx {
       this.undo?.push(() => {
         const i = audit.indexOf(kept);
         if (i !== -1) audit.splice(i, 1);
+        if (before === undefined) heads.delete(event.workspaceId);
+        else heads.set(event.workspaceId, before);
       });
     });
   }

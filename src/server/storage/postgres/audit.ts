@@ -1,15 +1,92 @@
 // The PostgreSQL store's audit log: one row per record (the record as jsonb in `data`, the
-// filtered fields as columns, the target ids as an array with a GIN index).
-import type { AuditQuery } from "../seam";
+// filtered fields and its place in the chain as columns, the target ids as an array with a GIN
+// index), and each workspace's chain head (`audit_chain`), whose row a transaction appending to
+// the workspace's log holds locked until it ends: appends to one workspace, from any instance,
+// take their turns, and the chain stays one line.
+import type { AuditChainCursor, AuditQuery } from "../seam";
 import type { AuditEvent } from "../../records";
+import { chainAfter, GENESIS_HASH, type ChainHead } from "../../domain/audit-chain";
 import type { Query } from "./query";
 
-/** `t(name)`: the schema-qualified table name. */
-export async function appendAudit(query: Query, t: (name: string) => string, event: AuditEvent): Promise<void> {
-  await query(
-    `INSERT INTO ${t("audit_events")} (id, workspace_id, "time", actor_id, operation, targets, data) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [event.id, event.workspaceId, event.time, event.actorId, event.operation, event.targets, JSON.stringify(event)],
+/** `t(name)`: the schema-qualified table name. Runs inside a transaction (the head stays locked until it ends). */
+export async function appendAudit(query: Query, t: (name: string) => string, unchained: AuditEvent): Promise<void> {
+  // Creates the head when missing, and locks it either way; waits for a transaction holding it.
+  const rows = await query<{ seq: string; hash: string }>(
+    `INSERT INTO ${t("audit_chain")} AS c (workspace_id, seq, hash) VALUES ($1, 0, $2)
+     ON CONFLICT (workspace_id) DO UPDATE SET seq = c.seq RETURNING seq, hash`,
+    [unchained.workspaceId, GENESIS_HASH],
   );
+  const head: ChainHead = { seq: Number(rows[0]!.seq), hash: rows[0]!.hash };
+  const { event, head: next } = chainAfter(unchained, head);
+  await query(
+    `WITH e AS (
+       INSERT INTO ${t("audit_events")} (id, workspace_id, "time", actor_id, operation, targets, chain_seq, data)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8))
+     UPDATE ${t("audit_chain")} SET seq = $7, hash = $9 WHERE workspace_id = $2`,
+    [event.id, event.workspaceId, event.time, event.actorId, event.operation, event.targets, next.seq, JSON.stringify(event), next.hash],
+  );
+}
+
+/** Every workspace with an audit log, and its chain's head (seq 0 when none of its records is chained). */
+export async function auditHeads(query: Query, t: (name: string) => string): Promise<Map<string, ChainHead>> {
+  const rows = await query<{ workspace_id: string; seq: string | null; hash: string | null }>(
+    `SELECT w.workspace_id, c.seq, c.hash
+     FROM (SELECT DISTINCT workspace_id FROM ${t("audit_events")} UNION SELECT workspace_id FROM ${t("audit_chain")}) AS w
+     LEFT JOIN ${t("audit_chain")} AS c ON c.workspace_id = w.workspace_id`,
+  );
+  return new Map(rows.map((r) => [r.workspace_id, { seq: Number(r.seq ?? 0), hash: r.hash ?? GENESIS_HASH }]));
+}
+
+/** A workspace's records in chain order, after `after`, at most `limit` (the columns win over `data`). */
+export async function readAuditChain(
+  query: Query,
+  t: (name: string) => string,
+  workspaceId: string,
+  after: AuditChainCursor | undefined,
+  limit: number,
+): Promise<AuditEvent[]> {
+  const columns = `id, workspace_id, "time", actor_id, operation, chain_seq, data`;
+  type Row = {
+    id: string;
+    workspace_id: string;
+    time: string;
+    actor_id: string;
+    operation: string;
+    chain_seq: string | null;
+    data: AuditEvent;
+  };
+  const out: Row[] = [];
+  if (after === undefined || after.seq === undefined) {
+    out.push(
+      ...(await query<Row>(
+        `SELECT ${columns} FROM ${t("audit_events")} WHERE workspace_id = $1 AND chain_seq IS NULL AND id > $2 ORDER BY id LIMIT $3`,
+        [workspaceId, after?.id ?? "", limit],
+      )),
+    );
+  }
+  if (out.length < limit) {
+    const [seq, id] = after?.seq === undefined ? [0, ""] : [after.seq, after.id];
+    out.push(
+      ...(await query<Row>(
+        `SELECT ${columns} FROM ${t("audit_events")} WHERE workspace_id = $1 AND chain_seq IS NOT NULL AND (chain_seq, id) > ($2, $3)
+         ORDER BY chain_seq, id LIMIT $4`,
+        [workspaceId, seq, id, limit - out.length],
+      )),
+    );
+  }
+  return out.map((r) => {
+    const event: AuditEvent = {
+      ...r.data,
+      id: r.id,
+      workspaceId: r.workspace_id,
+      time: Number(r.time),
+      actorId: r.actor_id,
+      operation: r.operation,
+    };
+    if (r.chain_seq === null) delete event.seq;
+    else event.seq = Number(r.chain_seq);
+    return event;
+  });
 }
 
 /** One SELECT with bound parameters, newest first. */

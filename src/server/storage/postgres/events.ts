@@ -90,6 +90,17 @@ export async function deleteEventsBefore(query: Query, t: (name: string) => stri
   return deleted;
 }
 
+/** Moves each id's last use forward to its time (never back), in one statement. */
+export async function markUsed(query: Query, t: (name: string) => string, uses: ReadonlyMap<string, number>): Promise<void> {
+  if (uses.size === 0) return;
+  const ids = [...uses.keys()].sort();
+  await query(
+    `INSERT INTO ${t("key_last_used")} AS u (key_id, at) SELECT * FROM unnest($1::text[], $2::bigint[])
+     ON CONFLICT (key_id) DO UPDATE SET at = GREATEST(u.at, EXCLUDED.at)`,
+    [ids, ids.map((id) => uses.get(id)!)],
+  );
+}
+
 export async function lastUsed(query: Query, t: (name: string) => string, keyIds: readonly string[]): Promise<Map<string, number>> {
   if (keyIds.length === 0) return new Map();
   const rows = await query<{ key_id: string; at: string }>(`SELECT key_id, at FROM ${t("key_last_used")} WHERE key_id = ANY($1::text[])`, [

@@ -228,6 +228,17 @@ DELETE FROM $S.role_permissions l
      OR NOT EXISTS (SELECT 1 FROM $S.permissions p WHERE p.id = l.permission_id);
 `,
   },
+  {
+    version: 9,
+    name: "audit chain",
+    sql: `
+-- Each audit record's place in its workspace's chain (NULL: written before the chain), and each
+-- workspace's head: the place and hash of its last record, locked by every append to it.
+ALTER TABLE $S.audit_events ADD COLUMN chain_seq bigint;
+CREATE INDEX audit_events_by_chain ON $S.audit_events (workspace_id, chain_seq, id) WHERE chain_seq IS NOT NULL;
+CREATE TABLE $S.audit_chain (workspace_id text COLLATE "C" PRIMARY KEY, seq bigint NOT NULL, hash text NOT NULL);
+`,
+  },
 ];
 
 /** The schema version this code writes. */

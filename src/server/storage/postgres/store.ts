@@ -12,9 +12,10 @@ import { optionNames } from "../../../config-error";
 import { parseRedisTarget, redisConnection, slotPrefix, type RedisTarget } from "../../../redis-connection";
 import { serviceChecks, StoreUnavailableError } from "../../errors";
 import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
-import { type Storage, type StorageTx, type WebhookQuery } from "../seam";
-import { type VerificationEvent, type WebhookMessage } from "../../records";
-import { deleteAuditBefore } from "./audit";
+import { type AuditChainCursor, type Storage, type StorageTx, type WebhookQuery } from "../seam";
+import { type AuditEvent, type VerificationEvent, type WebhookMessage } from "../../records";
+import { auditHeads, deleteAuditBefore, readAuditChain } from "./audit";
+import type { ChainHead } from "../../domain/audit-chain";
 import * as outbox from "./outbox";
 import { appendEvents, deleteEventsBefore, queryEvents } from "./events";
 import { loadPeer } from "../../peer-module";
@@ -388,6 +389,14 @@ class PostgresStore implements Storage {
 
   deleteAuditBefore(before: number): Promise<number> {
     return deleteAuditBefore(this.pooled, this.t, before);
+  }
+
+  auditHeads(): Promise<Map<string, ChainHead>> {
+    return auditHeads(this.pooled, this.t);
+  }
+
+  readAuditChain(workspaceId: string, after: AuditChainCursor | undefined, limit: number): Promise<AuditEvent[]> {
+    return readAuditChain(this.pooled, this.t, workspaceId, after, limit);
   }
 
   async transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {

@@ -12,7 +12,7 @@ import { spendCredits } from "./credits";
 import { appendAudit, listAudit } from "./audit";
 import { enqueueWebhooks, rescheduleWebhooks } from "./outbox";
 import { claimExpiryNotices } from "./expiry";
-import { lastUsed } from "./events";
+import { lastUsed, markUsed } from "./events";
 import { quoteIdent } from "./schema";
 import type { RedisLimits } from "./redis-limits";
 import type { Query } from "./query";
@@ -400,7 +400,13 @@ export class PgTx implements StorageTx {
     return lastUsed(this.query, this.t, keyIds);
   }
 
+  markUsed(uses: ReadonlyMap<string, number>): Promise<void> {
+    return markUsed(this.query, this.t, uses);
+  }
+
   appendAudit(event: AuditEvent): Promise<void> {
+    // The chain's head is locked until the transaction ends: outside one, a transaction of its own.
+    if (!this.locking) return this.atomically!((tx) => tx.appendAudit(event));
     return appendAudit(this.query, this.t, event);
   }
 

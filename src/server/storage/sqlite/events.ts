@@ -95,6 +95,14 @@ export function lastUsed(tables: SqliteTables, keyIds: readonly string[]): Map<s
   return out;
 }
 
+/** Moves each id's last use forward to its time (never back). */
+export function markUsed(tables: SqliteTables, uses: ReadonlyMap<string, number>): void {
+  const touch = tables.stmt(
+    "INSERT INTO key_last_used (key_id, at) VALUES (?, ?) ON CONFLICT (key_id) DO UPDATE SET at = max(at, excluded.at)",
+  );
+  for (const [id, at] of uses) touch.run(id, at);
+}
+
 /** The plan as one SELECT, over the rollups where its shape allows (`raw`: over the events only). */
 export function compileQuery(plan: AnalyticsPlan, scope: AnalyticsScope, raw = false): CompiledQuery {
   return compilePlan(plan, scope, (name) => name, SQLITE_DIALECT, raw ? undefined : routeRollup(plan));

@@ -200,6 +200,13 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   -- Keys by expiry (a field of data): the scan for key.expiring notices reads a range of it.
   CREATE INDEX keys_by_expiry ON keys (json_extract(data, '$.expires')) WHERE json_extract(data, '$.expires') IS NOT NULL;
   `,
+  `
+  -- The audit chain: each record's place in its workspace's chain (NULL: written before the chain),
+  -- and each workspace's head (the place and hash of its last record).
+  ALTER TABLE audit_events ADD COLUMN chain_seq INTEGER;
+  CREATE INDEX audit_events_by_chain ON audit_events (workspace_id, chain_seq, id) WHERE chain_seq IS NOT NULL;
+  CREATE TABLE audit_chain (workspace_id TEXT PRIMARY KEY, seq INTEGER NOT NULL, hash TEXT NOT NULL) WITHOUT ROWID;
+  `,
 ]);
 
 function pragmaNumber(db: SqlConnection, name: string): number {

@@ -6,17 +6,18 @@ import { optionNames } from "../../../config-error";
 import { LocalServiceConfigError, serviceChecks, StoreUnavailableError } from "../../errors";
 import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
 import { DEFAULT_ANALYTICS_TIMEOUT_MS } from "../../analytics/time-limit";
-import { appendAudit, deleteAuditBefore, listAudit } from "./audit";
+import { appendAudit, auditHeads, deleteAuditBefore, listAudit, readAuditChain } from "./audit";
 import * as outbox from "./outbox";
-import { type Storage, type StorageTx, type WebhookQuery } from "../seam";
-import { type WebhookMessage, type VerificationEvent } from "../../records";
+import { type AuditChainCursor, type Storage, type StorageTx, type WebhookQuery } from "../seam";
+import type { ChainHead } from "../../domain/audit-chain";
+import { type AuditEvent, type WebhookMessage, type VerificationEvent } from "../../records";
 import { Mutex } from "../mutex";
 import { startCheckpointer, type Checkpointer } from "./checkpointer";
 import { chargeLimits, dropCounters, pruneCounters, spendCredits } from "./counters";
 import { claimExpiryNotices } from "./expiry";
 import type { SqlConnection, SqliteDriverName } from "./driver";
 import { AnalyticsWorker, AnalyticsWorkerUnavailable } from "./analytics-worker";
-import { appendEvents, compileQuery, deleteEventsBatch, lastUsed, runQuery } from "./events";
+import { appendEvents, compileQuery, deleteEventsBatch, lastUsed, markUsed, runQuery } from "./events";
 import { lockDataFile } from "./lock";
 import { checkFileKind, createPrivately, FileIdentity, openDataFile, unavailableReason, type ConnectionSettings } from "./open";
 import { SqliteTables } from "./tables";
@@ -253,6 +254,14 @@ class SqliteStorageImpl implements SqliteStorage {
     return this.exclusive(() => this.atomically(() => deleteAuditBefore(this.tables, before)));
   }
 
+  auditHeads(): Promise<Map<string, ChainHead>> {
+    return this.exclusive(() => auditHeads(this.tables));
+  }
+
+  readAuditChain(workspaceId: string, after: AuditChainCursor | undefined, limit: number): Promise<AuditEvent[]> {
+    return this.exclusive(() => readAuditChain(this.tables, workspaceId, after, limit));
+  }
+
   async isEmpty(): Promise<boolean> {
     return this.exclusive(() => this.tables.isEmpty());
   }
@@ -306,6 +315,7 @@ class SqliteStorageImpl implements SqliteStorage {
         }),
       dropCounters: (target) => write(() => dropCounters(this.tables, target)),
       lastUsed: (keyIds) => run(() => lastUsed(this.tables, keyIds)),
+      markUsed: (uses) => write(() => markUsed(this.tables, uses)),
       appendAudit: (event) => write(() => appendAudit(this.tables, event)),
       listAudit: (query) => run(() => listAudit(this.tables, query)),
       enqueueWebhooks: (messages) => write(() => outbox.enqueueWebhooks(this.tables, messages)),

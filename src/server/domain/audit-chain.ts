@@ -1,0 +1,179 @@
+// The audit log's hash chain (docs/security.md, "The audit chain"): each record of a workspace
+// carries `seq` (its place in the workspace's log, from 1), `prevHash` (the hash of the record
+// before it; GENESIS_HASH for the first) and `hash`, the hex SHA-256 of its canonical form. And the
+// check of a chain, record by record, naming the first record changed, removed or inserted.
+import { createHash } from "node:crypto";
+import type { AuditEventItem } from "../../protocol/types";
+import type { AuditEvent } from "../records";
+import { auditView } from "./views";
+
+/** `prevHash` of a workspace's first chained record: 64 zeros. */
+export const GENESIS_HASH = "0".repeat(64);
+
+/** The head of a workspace's chain: the place and hash of its last record (seq 0 and GENESIS_HASH before the first). */
+export interface ChainHead {
+  seq: number;
+  hash: string;
+}
+
+/**
+ * The canonical form of a JSON value: object members sorted by name (code units, at every depth),
+ * members whose value is `undefined` left out, arrays in order, strings and numbers as
+ * `JSON.stringify` writes them, no whitespace (RFC 8785's JCS for the values a record holds).
+ */
+function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : canonicalJson(v))).join(",")}]`;
+  const names = Object.keys(value)
+    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${names.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(",")}}`;
+}
+
+/** The hash of a record as exported (`audit.listEvents`'s item): SHA-256 over its canonical form without `hash`, hex. */
+export function auditHash(item: AuditEventItem): string {
+  const { hash: _hash, ...covered } = item;
+  return createHash("sha256").update(canonicalJson(covered), "utf8").digest("hex");
+}
+
+/** What a check found: the first record changed, removed or inserted. */
+export interface ChainProblem {
+  kind: "changed" | "removed" | "inserted";
+  /** The place in the chain (`seq`) of the record, or of the first one missing. */
+  seq?: number;
+  /** The record's id (for a removal: the record after the gap, when there is one). */
+  id?: string;
+  message: string;
+}
+
+/** What a check saw of one workspace's log. */
+export interface ChainSummary {
+  records: number;
+  /** Records from before the chain (no `seq`): not covered. */
+  unchained: number;
+  /** The first place present (1 unless older records were deleted by retention). */
+  firstSeq?: number;
+  head: ChainHead;
+}
+
+/**
+ * Checks one workspace's log, fed in chain order: the records without `seq` first (by id), then
+ * the others by `seq` (several with one `seq` by id). `expectedHead`: the head the store keeps (a
+ * record removed or inserted at the end is seen against it); an export has none.
+ */
+export class ChainCheck {
+  private problem: ChainProblem | undefined;
+  private readonly unchainedIds: string[] = [];
+  private records = 0;
+  private firstSeq: number | undefined;
+  /** The last record accepted. */
+  private prev: (ChainHead & { id: string }) | undefined;
+  /** Records sharing the `seq` being read. */
+  private group: AuditEventItem[] = [];
+
+  constructor(private readonly expectedHead?: ChainHead) {}
+
+  /** The first problem found so far. */
+  get found(): ChainProblem | undefined {
+    return this.problem;
+  }
+
+  add(item: AuditEventItem): void {
+    if (this.problem) return;
+    this.records++;
+    if (item.seq === undefined) {
+      if (this.group.length > 0 || this.prev) {
+        this.problem = { kind: "inserted", id: item.id, message: `record ${item.id} has no place in the chain but comes after it began` };
+      } else this.unchainedIds.push(item.id);
+      return;
+    }
+    if (this.group.length > 0 && this.group[0]!.seq !== item.seq) this.settleGroup();
+    if (!this.problem) this.group.push(item);
+  }
+
+  /** Ends the check: the first problem, if any, and what was seen. */
+  end(): { problem?: ChainProblem; summary: ChainSummary } {
+    if (!this.problem && this.group.length > 0) this.settleGroup();
+    if (!this.problem && this.expectedHead) this.checkHead(this.expectedHead);
+    const summary: ChainSummary = {
+      records: this.records,
+      unchained: this.unchainedIds.length,
+      head: this.prev ? { seq: this.prev.seq, hash: this.prev.hash } : { seq: 0, hash: GENESIS_HASH },
+    };
+    if (this.firstSeq !== undefined) summary.firstSeq = this.firstSeq;
+    return this.problem ? { problem: this.problem, summary } : { summary };
+  }
+
+  /** The records of one `seq`: one of them genuine (its hash holds and it follows the previous), the others inserted. */
+  private settleGroup(): void {
+    const group = this.group;
+    this.group = [];
+    const seq = group[0]!.seq!;
+    const prev = this.prev;
+    if (prev === undefined) {
+      this.firstSeq = seq;
+      const after = this.unchainedIds.find((id) => id > group[0]!.id);
+      if (after !== undefined) {
+        this.problem = {
+          kind: "inserted",
+          id: after,
+          message: `record ${after} has no place in the chain but is newer than its first record`,
+        };
+        return;
+      }
+    } else if (seq > prev.seq + 1) {
+      this.problem = {
+        kind: "removed",
+        seq: prev.seq + 1,
+        id: group[0]!.id,
+        message: `record #${prev.seq + 1} is missing (between ${prev.id} and ${group[0]!.id})`,
+      };
+      return;
+    }
+    const holds = (r: AuditEventItem) => r.hash === auditHash(r);
+    const links = (r: AuditEventItem) => (prev ? r.prevHash === prev.hash : seq > 1 || r.prevHash === GENESIS_HASH);
+    const genuine = group.find((r) => holds(r) && links(r)) ?? group[0]!;
+    const extra = group.find((r) => r !== genuine);
+    if (extra) {
+      this.problem = { kind: "inserted", seq, id: extra.id, message: `record ${extra.id} takes the place #${seq} of ${genuine.id}` };
+      return;
+    }
+    if (!holds(genuine)) {
+      this.problem = { kind: "changed", seq, id: genuine.id, message: `record #${seq} (${genuine.id}) does not match its hash` };
+      return;
+    }
+    if (!links(genuine)) {
+      // Its own hash holds: what it follows was changed (and its hash made again), or its prevHash was.
+      this.problem = prev
+        ? { kind: "changed", seq: prev.seq, id: prev.id, message: `record #${prev.seq} (${prev.id}) is not the one record #${seq} follows` }
+        : { kind: "changed", seq, id: genuine.id, message: `record #1 (${genuine.id}) does not start the chain` };
+      return;
+    }
+    this.prev = { seq, hash: genuine.hash!, id: genuine.id };
+  }
+
+  private checkHead(head: ChainHead): void {
+    const last = this.prev ?? { seq: 0, hash: GENESIS_HASH, id: undefined };
+    if (last.seq < head.seq) {
+      const message = `record #${last.seq + 1} is missing (the last ${head.seq - last.seq} of the chain's ${head.seq})`;
+      this.problem = { kind: "removed", seq: last.seq + 1, message };
+    } else if (last.seq > head.seq) {
+      this.problem = { kind: "inserted", seq: head.seq + 1, message: `records after #${head.seq}, the chain's last, were added` };
+    } else if (last.hash !== head.hash) {
+      this.problem = {
+        kind: "changed",
+        seq: last.seq,
+        ...(last.id ? { id: last.id } : {}),
+        message: `record #${last.seq} is not the chain's last`,
+      };
+    }
+  }
+}
+
+/** `event` placed after `head`: its `seq`, `prevHash` and `hash` (over the record as exported), and the new head. */
+export function chainAfter(event: AuditEvent, head: ChainHead): { event: AuditEvent; head: ChainHead } {
+  const placed: AuditEvent = { ...event, seq: head.seq + 1, prevHash: head.hash };
+  delete placed.hash;
+  const hash = auditHash(auditView(placed));
+  return { event: { ...placed, hash }, head: { seq: head.seq + 1, hash } };
+}
