@@ -121,7 +121,7 @@ const CLIENT_KEYS = optionNames<ClientOptions>()({
   invalidate: true,
   telemetry: true,
 });
-/** The names of {@link RetryOptions}, checked by the compiler; apiKeyAuth() warns about `retry.*` with them too. */
+/** The names of {@link RetryOptions}, checked by the compiler; apiKeyAuth() refuses other `retry.*` names with them too. */
 export const RETRY_OPTION_NAMES = optionNames<RetryOptions>()({
   attempts: true,
   initialDelay: true,
@@ -143,7 +143,7 @@ export function parseClientOptions(
 ): ClientConfig {
   const options = check.options(input, "Pass an object such as { rootKey, baseUrl }, or nothing.") as ClientOptions;
   const logger = check.logger(options.logger);
-  check.unknownNames(givenOptionNames(options, ["retry"]), KNOWN_OPTION_NAMES, logger);
+  check.unknownNames(givenOptionNames(options, ["retry"]), KNOWN_OPTION_NAMES);
 
   const rootKey = options.rootKey ?? env.UNKEY_ROOT_KEY;
   if (typeof rootKey !== "string" || rootKey.trim() === "") check.fail("rootKey", "no root key. Set UNKEY_ROOT_KEY or pass { rootKey }.");

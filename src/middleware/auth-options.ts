@@ -200,7 +200,7 @@ export const OPTION_NAMES = optionNames<ApiKeyAuthOptions>()({
 /** The names of {@link CacheOptions}; the compiler fails when one is missing here. */
 const CACHE_OPTION_NAMES = optionNames<CacheOptions>()({ ttl: true, negativeTtl: true, max: true });
 
-/** Every name warned about when unknown: the options, and those of `cache` and `retry` as `cache.ttl`, …. */
+/** Every name known (any other is refused): the options, and those of `cache` and `retry` as `cache.ttl`, …. */
 const KNOWN_NAMES = Object.freeze([
   ...OPTION_NAMES,
   ...CACHE_OPTION_NAMES.map((k) => `cache.${k}`),
@@ -361,7 +361,8 @@ type AnyOptions<Req, Res> = AuthOptions<Req> & { onDenied?: DeniedHandler<Req, R
 export function parseAuthOptions<Req, Res>(input: AnyOptions<Req, Res> | undefined, makeClient: ClientFactory): ApiKeyAuthConfig<Req, Res> {
   const options = check.options(input, "Pass an object such as { rootKey }, or nothing.") as AnyOptions<Req, Res> & Record<string, unknown>;
   const logger = check.logger(options.logger);
-  check.unknownNames(givenOptionNames(options, ["cache", "retry"]), KNOWN_NAMES, logger);
+  // Refused, not warned about: a misspelled option (`premissions`) must not remove a check.
+  check.unknownNames(givenOptionNames(options, ["cache", "retry"]), KNOWN_NAMES);
 
   const header = parseHeader(options.header);
   const extract: ExtractOptions = Object.freeze({

@@ -114,16 +114,17 @@ describe("misconfiguration", () => {
     expect(err.message).not.toContain("hunter2");
   });
 
-  it("warns once about unknown option names", () => {
+  it("refuses unknown option names, with a suggestion, before anything else", () => {
     const logger = recordingLogger();
-    parseClientOptions({ rootKey: "r", logger, retries: 3, retry: { attemps: 2 } } as never, {});
-    expect(logger.calls).toEqual([
-      {
-        level: "warn",
-        fields: { unknownOptions: ["retries", "retry.attemps"], didYouMean: { "retry.attemps": "retry.attempts" } },
-        message: "createClient: ignoring unknown option(s) retries, retry.attemps",
-      },
-    ]);
+    const err = configError(() => parseClientOptions({ rootKey: "r", logger, retries: 3, retry: { attemps: 2 } } as never, {}));
+    expect(err.option).toBe("retries");
+    expect(err.message).toMatch(
+      /^createClient: unknown options retries, retry\.attemps \(did you mean retry\.attempts\?\); the options are rootKey, baseUrl, .*retry\.jitter\.$/,
+    );
+    expect(logger.calls).toEqual([]);
+    expect(() => createClient({ rootKey: "r", baseURL: "http://127.0.0.1:9" } as never)).toThrow(
+      /^createClient: unknown option baseURL \(did you mean baseUrl\?\);/,
+    );
   });
 
   it("per-call options are checked too", () => {
