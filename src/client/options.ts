@@ -38,7 +38,8 @@ export interface ClientOptions {
   /** Root key sent as `Authorization: Bearer <rootKey>`. Default: env `UNKEY_ROOT_KEY` (required). */
   rootKey?: string;
   /**
-   * Base URL of the key service; may carry a path prefix (`http://h:8787/prefix`).
+   * Base URL of the key service; may carry a path prefix (`http://h:8787/prefix`), but not the `/v2`
+   * the client adds itself (refused).
    * Default: env `UNKEY_BASE_URL`, else `"https://api.unkey.com"`.
    */
   baseUrl?: string;
@@ -163,6 +164,17 @@ export function parseClientOptions(
     noQuery: true,
     ...(fromEnv && { label: "UNKEY_BASE_URL" }),
   });
+  const baseUrl = url.origin + url.pathname.replace(/\/+$/, "");
+  if (/\/v2$/i.test(baseUrl)) {
+    // Requests would go to …/v2/v2/keys.verifyKey and fail with 404 at the first call.
+    const without = baseUrl.replace(/\/v2$/i, "");
+    check.invalid(
+      "baseUrl",
+      baseUrl,
+      `Leave /v2 off: the client adds /v2/<operation> itself. Use ${without}.`,
+      fromEnv ? "UNKEY_BASE_URL" : "baseUrl",
+    );
+  }
   const config = {
     invalidate: check.withMethods<InvalidationPublisher>(
       "invalidate",
@@ -171,7 +183,7 @@ export function parseClientOptions(
       "Pass an object with an invalidate(message) method, e.g. a redisStore().",
     ),
     telemetry: parseTelemetry(check, options.telemetry),
-    baseUrl: url.origin + url.pathname.replace(/\/+$/, ""),
+    baseUrl,
     timeout: check.duration("timeout", options.timeout, { default: DEFAULT_TIMEOUT }),
     deadline: check.duration("deadline", options.deadline, { default: DEFAULT_DEADLINE }),
     retry: parseRetry(check, options.retry, DEFAULT_RETRY),

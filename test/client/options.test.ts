@@ -2,6 +2,7 @@
 // misconfiguration failing fast with the option named.
 
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { apiKeyAuth } from "keyguard";
 import { KeyServiceConfigError, createClient } from "keyguard/client";
 import { parseClientOptions, resolveCallOptions } from "../../src/client/options";
 import { silentLogger } from "../../src/logger";
@@ -112,6 +113,27 @@ describe("misconfiguration", () => {
   it("refuses credentials in the base URL without echoing them", () => {
     const err = configError(() => parseClientOptions({ rootKey: "r", baseUrl: "https://user:hunter2@example.com" }, {}));
     expect(err.message).not.toContain("hunter2");
+  });
+
+  it("refuses a base URL ending in /v2 (every request would go to …/v2/v2/…), naming the URL to use", () => {
+    for (const [baseUrl, use] of [
+      ["http://127.0.0.1:8787/v2", "http://127.0.0.1:8787"],
+      ["https://api.unkey.com/v2/", "https://api.unkey.com"],
+      ["http://h:8787/keys/V2//", "http://h:8787/keys"],
+    ]) {
+      const err = configError(() => parseClientOptions({ rootKey: "r", baseUrl }, {}));
+      expect(err.option).toBe("baseUrl");
+      expect(err.message).toContain(`Leave /v2 off: the client adds /v2/<operation> itself. Use ${use}.`);
+    }
+    expect(configError(() => parseClientOptions({ rootKey: "r" }, { UNKEY_BASE_URL: "http://h/v2" })).message).toMatch(
+      /^createClient: invalid option UNKEY_BASE_URL = "http:\/\/h\/v2"\. Leave \/v2 off/,
+    );
+    // A prefix that merely contains v2 is a prefix like any other.
+    expect(parseClientOptions({ rootKey: "r", baseUrl: "http://h/v2x" }, {}).baseUrl).toBe("http://h/v2x");
+    expect(parseClientOptions({ rootKey: "r", baseUrl: "http://h/v2/keys" }, {}).baseUrl).toBe("http://h/v2/keys");
+    expect(() => apiKeyAuth({ rootKey: "r", baseUrl: "http://127.0.0.1:8787/v2" })).toThrow(
+      /^apiKeyAuth: invalid option baseUrl = "http:\/\/127\.0\.0\.1:8787\/v2"\. Leave \/v2 off/,
+    );
   });
 
   it("refuses unknown option names, with a suggestion, before anything else", () => {

@@ -5,7 +5,8 @@ import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ClientOptions } from "keyguard/client";
+import { KeyServiceNetworkError, type ClientOptions } from "keyguard/client";
+import { refusedUrl } from "../support/loopback-ports";
 import { silentLogger } from "../../src/logger";
 import { ROOT_KEY, fail, fakeRuntime, ok, sendJson, startServer, testClient, type TestServer } from "./helpers/fault-server";
 
@@ -80,6 +81,17 @@ describe.each(TRANSPORTS)("through %s", (_name, transport) => {
       status: 307,
     });
     expect(server.requests).toHaveLength(1);
+  });
+
+  it("a refused connection: the KeyServiceNetworkError names the URL and the cause, never the root key", async () => {
+    const baseUrl = await refusedUrl("/prefix");
+    const err = (await testClient({ baseUrl, retry: false, ...transport() })
+      .keys.verifyKey({ key: "sk_caller_key" })
+      .catch((e: unknown) => e)) as KeyServiceNetworkError;
+    expect(err).toBeInstanceOf(KeyServiceNetworkError);
+    expect(err).toMatchObject({ url: `${baseUrl}/v2/keys.verifyKey`, reason: "ECONNREFUSED" });
+    expect(err.message).toBe(`keys.verifyKey: could not reach the key service at ${baseUrl}/v2/keys.verifyKey (ECONNREFUSED)`);
+    expect(JSON.stringify({ ...err, message: err.message })).not.toContain(ROOT_KEY);
   });
 
   it("a timed-out attempt leaves the client usable", async () => {
