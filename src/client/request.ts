@@ -4,7 +4,7 @@
 
 import { STATUS_TITLES } from "../protocol/status-titles";
 import { ARRAY_BODY_OPERATIONS, type Pagination } from "../protocol/types";
-import { attemptSignal } from "./abort";
+import { attemptSignal, raceAbort } from "./abort";
 import { parseErrorEnvelope, parseSuccessEnvelope } from "./envelope";
 import {
   KeyServiceConfigError,
@@ -84,6 +84,9 @@ export async function sendRequest(ctx: RequestContext, operation: string, body: 
   const callerKey = (payload as { key?: unknown }).key;
   const secrets = typeof callerKey === "string" && callerKey.length >= 4 ? [config.rootKey, callerKey] : [config.rootKey];
   const attempts = call.retry?.attempts ?? 1;
+  // The transport's loading (undici's, once per process) is not the service's time: waited for first.
+  const loading = transport.ready();
+  if (loading !== undefined) await (call.signal === undefined ? loading : raceAbort(loading, call.signal));
   const started = runtime.now();
 
   for (let number = 1; number <= attempts; number++) {
