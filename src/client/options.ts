@@ -72,7 +72,8 @@ export interface ClientOptions {
    * OpenTelemetry: a CLIENT span and a `http.client.request.duration` sample per HTTP request to
    * the service, following the HTTP client semantic conventions. `true` uses the global tracer and
    * meter providers (e.g. NodeSDK's); `{ tracerProvider, meterProvider }` uses those (a missing one:
-   * the global one). Needs the package `@opentelemetry/api`, loaded only then. Default false.
+   * the global one); `api`: the `@opentelemetry/api` module, where code is bundled. Needs the package
+   * `@opentelemetry/api`, loaded only then. Default false.
    */
   telemetry?: boolean | TelemetryOptions;
 }
@@ -205,12 +206,12 @@ export function parseClientOptions(
   return Object.freeze(config) as ClientConfig;
 }
 
-/** The `telemetry` object's options and the method each provider must have: the compiler checks the names. */
+/** The `telemetry` object's providers and the method each must have: the compiler checks the names. */
 const PROVIDER_METHODS = Object.freeze({ tracerProvider: "getTracer", meterProvider: "getMeter" } satisfies Record<
-  keyof TelemetryOptions,
+  Exclude<keyof TelemetryOptions, "api">,
   string
 >);
-const TELEMETRY_NAMES = Object.keys(PROVIDER_METHODS).map((k) => `telemetry.${k}`);
+const TELEMETRY_NAMES = [...Object.keys(PROVIDER_METHODS), "api"].map((k) => `telemetry.${k}`);
 
 /**
  * The `telemetry` option: undefined when off, else the providers given (none: the global ones).
@@ -219,7 +220,7 @@ const TELEMETRY_NAMES = Object.keys(PROVIDER_METHODS).map((k) => `telemetry.${k}
 export function parseTelemetry(check: OptionChecks, value: unknown): TelemetrySettings {
   if (value === undefined || value === false) return undefined;
   if (value === true) return Object.freeze({});
-  const given = check.object("telemetry", value, "Pass true, false or { tracerProvider, meterProvider }.")!;
+  const given = check.object("telemetry", value, "Pass true, false or { tracerProvider, meterProvider, api }.")!;
   check.unknownNames(
     Object.keys(given).map((k) => `telemetry.${k}`),
     TELEMETRY_NAMES,
@@ -227,6 +228,10 @@ export function parseTelemetry(check: OptionChecks, value: unknown): TelemetrySe
   for (const [name, method] of Object.entries(PROVIDER_METHODS)) {
     const kind = name === "tracerProvider" ? "TracerProvider" : "MeterProvider";
     check.withMethods(`telemetry.${name}`, given[name], [method], `Pass an OpenTelemetry ${kind} (with ${method}()).`);
+  }
+  const api = given.api as { trace?: { getTracerProvider?: unknown } } | undefined;
+  if (api !== undefined && typeof api?.trace?.getTracerProvider !== "function") {
+    check.invalid("telemetry.api", api, 'Pass the @opentelemetry/api module: import * as api from "@opentelemetry/api".');
   }
   return Object.freeze({ ...(given as TelemetryOptions) });
 }

@@ -59,6 +59,7 @@ describe("types", () => {
       | {
           tracerProvider?: { getTracer(name: string, version?: string): object };
           meterProvider?: { getMeter(name: string, version?: string): object };
+          api?: object;
         }
       | undefined
     >();
