@@ -1,7 +1,7 @@
 // Option names a factory does not know, found at factory time with the closest known name as a
-// suggestion (a typo such as `optinal` would otherwise be silently ignored). A factory that takes a
-// logger warns once (createClient(), apiKeyAuth(), the local key service, redisStore()); one that
-// has none refuses them (the memory and SQLite/PostgreSQL stores).
+// suggestion (a typo such as `optinal` would otherwise be silently ignored). createClient(),
+// apiKeyAuth() and every adapter refuse them (a misspelled `permissions` must not remove a check),
+// as do the memory and SQLite/PostgreSQL stores; the local key service and redisStore() warn once.
 
 import type { Logger } from "./logger";
 

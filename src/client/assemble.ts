@@ -33,6 +33,7 @@ import type {
 import { invalidationAfter } from "../protocol/invalidation-message";
 import { toCreateKeyBody, type CreateKeyInput } from "./create-key";
 import { ensurePermission, type EnsurePermissionInput } from "./ensure-permission";
+import { KeyServiceConfigError } from "./errors";
 import type { CallOptions } from "./options";
 import { paginate, type ListAllOptions, type Page } from "./pagination";
 import { sendRequest, type RequestContext } from "./request";
@@ -146,6 +147,12 @@ export interface KeyServiceClient {
   };
   /** The single chokepoint every method goes through, typed by the `Operations` table. */
   request<Op extends OperationName>(operation: Op, body: Req<Op>, options?: CallOptions): Promise<ResultOf<Op>>;
+  /**
+   * Closes the client's connections once the calls in flight have ended, and resolves then. Calls
+   * made afterwards reject with a KeyServiceConfigError (option `close`). Calling it again returns
+   * the same promise.
+   */
+  close(): Promise<void>;
 }
 
 /** The client over `context`: its transport is the caller's choice (undici's pool, or a `fetch`). */
@@ -156,7 +163,12 @@ export function assembleClient(context: RequestContext): KeyServiceClient {
     telemetry: context.telemetry ?? createTelemetry(config.telemetry, config.baseUrl, config.logger),
   };
   const publisher = ctx.config.invalidate;
+  let closing: Promise<void> | undefined;
   const request = <Op extends OperationName>(operation: Op, body: Req<Op>, options?: CallOptions) => {
+    if (closing !== undefined) {
+      const message = `${String(operation).slice(0, 80)}: this client was closed (client.close()); create another with createClient().`;
+      return Promise.reject(new KeyServiceConfigError("close", message));
+    }
     const sent = sendRequest(ctx, operation, body, options) as Promise<ResultOf<Op>>;
     const invalidation = publisher === undefined ? undefined : invalidationAfter(operation, body);
     if (invalidation === undefined) return sent;
@@ -262,6 +274,7 @@ export function assembleClient(context: RequestContext): KeyServiceClient {
       resendFailed: extension("webhooks.resendFailed"),
     }),
     request,
+    close: () => (closing ??= ctx.transport.close()),
   });
 }
 

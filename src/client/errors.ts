@@ -104,8 +104,14 @@ export class KeyServiceHttpError extends KeyServiceError {
 export class KeyServiceNetworkError extends KeyServiceError {
   override readonly name: string = "KeyServiceNetworkError";
   declare readonly code: typeof KEY_SERVICE_ERROR_CODES.network;
-  constructor(message: string, init: Omit<BaseInit, "retryable"> & { retryable?: boolean }) {
+  /** The URL the request went to (`{baseUrl}/v2/{operation}`: never credentials, a query or a key). */
+  declare readonly url?: string;
+  /** What went wrong, short: the system error code when there is one (`ECONNREFUSED`, `ENOTFOUND`, a TLS code), else the cause's message. */
+  declare readonly reason?: string;
+  constructor(message: string, init: Omit<BaseInit, "retryable"> & { retryable?: boolean; url?: string; reason?: string }) {
     super(KEY_SERVICE_ERROR_CODES.network, message, { ...init, retryable: init.retryable ?? true });
+    if (init.url !== undefined) this.url = init.url;
+    if (init.reason !== undefined) this.reason = init.reason;
   }
 }
 

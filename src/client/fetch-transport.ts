@@ -7,6 +7,9 @@ import type { Transport, TransportResponse } from "./transport";
 
 export function fetchTransport(baseUrl: string, fetchImpl: typeof fetch): Transport {
   return {
+    ready: () => undefined,
+    // The caller's fetch (or the runtime's) owns its connections.
+    close: () => Promise.resolve(),
     async post(operation, headers, body, signal): Promise<TransportResponse> {
       const request = fetchImpl(`${baseUrl}/v2/${operation}`, { method: "POST", headers, body, redirect: "manual", signal });
       const response = await raceAbort(request, signal, (late) => cancelQuietly(late.body));

@@ -38,7 +38,8 @@ export interface ClientOptions {
   /** Root key sent as `Authorization: Bearer <rootKey>`. Default: env `UNKEY_ROOT_KEY` (required). */
   rootKey?: string;
   /**
-   * Base URL of the key service; may carry a path prefix (`http://h:8787/prefix`).
+   * Base URL of the key service; may carry a path prefix (`http://h:8787/prefix`), but not the `/v2`
+   * the client adds itself (refused).
    * Default: env `UNKEY_BASE_URL`, else `"https://api.unkey.com"`.
    */
   baseUrl?: string;
@@ -71,7 +72,8 @@ export interface ClientOptions {
    * OpenTelemetry: a CLIENT span and a `http.client.request.duration` sample per HTTP request to
    * the service, following the HTTP client semantic conventions. `true` uses the global tracer and
    * meter providers (e.g. NodeSDK's); `{ tracerProvider, meterProvider }` uses those (a missing one:
-   * the global one). Needs the package `@opentelemetry/api`, loaded only then. Default false.
+   * the global one); `api`: the `@opentelemetry/api` module, where code is bundled. Needs the package
+   * `@opentelemetry/api`, loaded only then. Default false.
    */
   telemetry?: boolean | TelemetryOptions;
   /**
@@ -150,7 +152,7 @@ const CLIENT_KEYS = optionNames<ClientOptions>()({
 });
 /** The names of {@link ClientTlsOptions}; apiKeyAuth() checks `tls.*` with them too. */
 export const TLS_OPTION_NAMES = optionNames<ClientTlsOptions>()({ ca: true, cert: true, key: true });
-/** The names of {@link RetryOptions}, checked by the compiler; apiKeyAuth() warns about `retry.*` with them too. */
+/** The names of {@link RetryOptions}, checked by the compiler; apiKeyAuth() refuses other `retry.*` names with them too. */
 export const RETRY_OPTION_NAMES = optionNames<RetryOptions>()({
   attempts: true,
   initialDelay: true,
@@ -177,7 +179,7 @@ export function parseClientOptions(
 ): ClientConfig {
   const options = check.options(input, "Pass an object such as { rootKey, baseUrl }, or nothing.") as ClientOptions;
   const logger = check.logger(options.logger);
-  check.unknownNames(givenOptionNames(options, ["retry", "tls"]), KNOWN_OPTION_NAMES, logger);
+  check.unknownNames(givenOptionNames(options, ["retry", "tls"]), KNOWN_OPTION_NAMES);
 
   const rootKey = options.rootKey ?? env.UNKEY_ROOT_KEY;
   if (typeof rootKey !== "string" || rootKey.trim() === "") check.fail("rootKey", "no root key. Set UNKEY_ROOT_KEY or pass { rootKey }.");
@@ -197,6 +199,17 @@ export function parseClientOptions(
     noQuery: true,
     ...(fromEnv && { label: "UNKEY_BASE_URL" }),
   });
+  const baseUrl = url.origin + url.pathname.replace(/\/+$/, "");
+  if (/\/v2$/i.test(baseUrl)) {
+    // Requests would go to …/v2/v2/keys.verifyKey and fail with 404 at the first call.
+    const without = baseUrl.replace(/\/v2$/i, "");
+    check.invalid(
+      "baseUrl",
+      baseUrl,
+      `Leave /v2 off: the client adds /v2/<operation> itself. Use ${without}.`,
+      fromEnv ? "UNKEY_BASE_URL" : "baseUrl",
+    );
+  }
   const config = {
     invalidate: check.withMethods<InvalidationPublisher>(
       "invalidate",
@@ -206,7 +219,7 @@ export function parseClientOptions(
     ),
     telemetry: parseTelemetry(check, options.telemetry),
     tls: parseTls(check, options.tls, overFetch || options.fetch !== undefined),
-    baseUrl: url.origin + url.pathname.replace(/\/+$/, ""),
+    baseUrl,
     timeout: check.duration("timeout", options.timeout, { default: DEFAULT_TIMEOUT }),
     deadline: check.duration("deadline", options.deadline, { default: DEFAULT_DEADLINE }),
     retry: parseRetry(check, options.retry, DEFAULT_RETRY),
@@ -264,12 +277,12 @@ function parseTls(check: OptionChecks, value: unknown, overFetch: boolean): Read
   } as ClientTlsOptions);
 }
 
-/** The `telemetry` object's options and the method each provider must have: the compiler checks the names. */
+/** The `telemetry` object's providers and the method each must have: the compiler checks the names. */
 const PROVIDER_METHODS = Object.freeze({ tracerProvider: "getTracer", meterProvider: "getMeter" } satisfies Record<
-  keyof TelemetryOptions,
+  Exclude<keyof TelemetryOptions, "api">,
   string
 >);
-const TELEMETRY_NAMES = Object.keys(PROVIDER_METHODS).map((k) => `telemetry.${k}`);
+const TELEMETRY_NAMES = [...Object.keys(PROVIDER_METHODS), "api"].map((k) => `telemetry.${k}`);
 
 /**
  * The `telemetry` option: undefined when off, else the providers given (none: the global ones).
@@ -278,7 +291,7 @@ const TELEMETRY_NAMES = Object.keys(PROVIDER_METHODS).map((k) => `telemetry.${k}
 export function parseTelemetry(check: OptionChecks, value: unknown): TelemetrySettings {
   if (value === undefined || value === false) return undefined;
   if (value === true) return Object.freeze({});
-  const given = check.object("telemetry", value, "Pass true, false or { tracerProvider, meterProvider }.")!;
+  const given = check.object("telemetry", value, "Pass true, false or { tracerProvider, meterProvider, api }.")!;
   check.unknownNames(
     Object.keys(given).map((k) => `telemetry.${k}`),
     TELEMETRY_NAMES,
@@ -286,6 +299,10 @@ export function parseTelemetry(check: OptionChecks, value: unknown): TelemetrySe
   for (const [name, method] of Object.entries(PROVIDER_METHODS)) {
     const kind = name === "tracerProvider" ? "TracerProvider" : "MeterProvider";
     check.withMethods(`telemetry.${name}`, given[name], [method], `Pass an OpenTelemetry ${kind} (with ${method}()).`);
+  }
+  const api = given.api as { trace?: { getTracerProvider?: unknown } } | undefined;
+  if (api !== undefined && typeof api?.trace?.getTracerProvider !== "function") {
+    check.invalid("telemetry.api", api, 'Pass the @opentelemetry/api module: import * as api from "@opentelemetry/api".');
   }
   return Object.freeze({ ...(given as TelemetryOptions) });
 }

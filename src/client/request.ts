@@ -4,7 +4,7 @@
 
 import { STATUS_TITLES } from "../protocol/status-titles";
 import { ARRAY_BODY_OPERATIONS, type Pagination } from "../protocol/types";
-import { attemptSignal } from "./abort";
+import { attemptSignal, raceAbort } from "./abort";
 import { parseErrorEnvelope, parseSuccessEnvelope } from "./envelope";
 import {
   KeyServiceConfigError,
@@ -84,6 +84,9 @@ export async function sendRequest(ctx: RequestContext, operation: string, body: 
   const callerKey = (payload as { key?: unknown }).key;
   const secrets = typeof callerKey === "string" && callerKey.length >= 4 ? [config.rootKey, callerKey] : [config.rootKey];
   const attempts = call.retry?.attempts ?? 1;
+  // The transport's loading (undici's, once per process) is not the service's time: waited for first.
+  const loading = transport.ready();
+  if (loading !== undefined) await (call.signal === undefined ? loading : raceAbort(loading, call.signal));
   const started = runtime.now();
 
   for (let number = 1; number <= attempts; number++) {
@@ -160,8 +163,10 @@ async function exchange(
   } catch (cause) {
     if (signal.aborted) return onAbort(cause);
     if (cause instanceof KeyServiceConfigError) throw cause;
-    const message = `${a.operation}: could not reach the key service (${describeCause(cause, a.secrets)})`;
-    return { ok: false, error: new KeyServiceNetworkError(message, { ...base, cause: safeCause(cause, a.secrets) }) };
+    const reason = describeCause(cause, a.secrets);
+    const url = `${config.baseUrl}/v2/${a.operation}`;
+    const message = `${a.operation}: could not reach the key service at ${url} (${reason})`;
+    return { ok: false, error: new KeyServiceNetworkError(message, { ...base, url, reason, cause: safeCause(cause, a.secrets) }) };
   }
 
   const status = response.status;
@@ -178,8 +183,11 @@ async function exchange(
     if (signal.aborted) return onAbort(cause);
     if (isSuccess || !RETRYABLE_STATUSES.has(status)) {
       // Headers arrived, so the service may have acted on the request: not retried.
-      const message = `${a.operation}: the connection broke while reading the answer (HTTP ${status}, ${describeCause(cause, a.secrets)})`;
-      return { ok: false, error: new KeyServiceNetworkError(message, { ...base, cause: safeCause(cause, a.secrets), retryable: false }) };
+      const reason = describeCause(cause, a.secrets);
+      const url = `${config.baseUrl}/v2/${a.operation}`;
+      const message = `${a.operation}: the connection to ${url} broke while reading the answer (HTTP ${status}, ${reason})`;
+      const init = { ...base, url, reason, cause: safeCause(cause, a.secrets), retryable: false };
+      return { ok: false, error: new KeyServiceNetworkError(message, init) };
     }
     text = undefined; // a 502/503/504 whose body broke off: still that status
   }

@@ -1,7 +1,8 @@
 // OpenTelemetry for the client, opt-in: a CLIENT span and a `http.client.request.duration` sample
 // per HTTP request to the key service (each attempt of a call, retries included), following the
 // semantic conventions for HTTP clients. `@opentelemetry/api` is an optional peer dependency,
-// imported only when a client is created with `telemetry`; without it nothing is loaded or done.
+// imported only when a client is created with `telemetry` (or passed in as `telemetry.api`);
+// without it nothing is loaded or done.
 //
 // Attributes come from the config (method, server, URL: the base URL holds no credentials, see
 // parseBaseUrl) and from the answer (status, error type, and for keys.verifyKey the keyId and the
@@ -16,7 +17,19 @@ export interface TelemetryOptions {
   tracerProvider?: { getTracer(name: string, version?: string): object };
   /** An OpenTelemetry `MeterProvider`. Default: the global one (`metrics.getMeterProvider()`). */
   meterProvider?: { getMeter(name: string, version?: string): object };
+  /**
+   * The `@opentelemetry/api` module (`import * as api from "@opentelemetry/api"`), for code that is
+   * bundled (Cloudflare Workers, edge runtimes): the bundler then includes it because your code
+   * imports it. Default: imported at run time when the client is created, by a name bundlers leave alone.
+   */
+  api?: object;
 }
+
+// The package's name is put together at run time, so that bundlers (esbuild, Bun, webpack) leave
+// this import alone: keyguard/web and keyguard/hono bundle as they are, without @opentelemetry/api
+// installed. Where the code is bundled, the module comes as `telemetry.api` instead.
+const OTEL_API = ["@opentelemetry", "api"].join("/");
+const importApi = (): Promise<unknown> => import(OTEL_API);
 
 /** The parsed option: undefined = off. */
 export type TelemetrySettings = Readonly<TelemetryOptions> | undefined;
@@ -75,9 +88,10 @@ export function createTelemetry(
   settings: TelemetrySettings,
   baseUrl: string,
   logger: Logger,
-  load: () => Promise<unknown> = () => import("@opentelemetry/api"),
+  load: () => Promise<unknown> = importApi,
 ): Telemetry | undefined {
   if (settings === undefined) return undefined;
+  if (settings.api !== undefined) load = () => Promise.resolve(settings.api);
   const url = new URL(baseUrl);
   const prefix = url.pathname === "/" ? "" : url.pathname;
   const port = url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80;

@@ -18,6 +18,14 @@ export interface TransportResponse {
 
 export interface Transport {
   /**
+   * undefined when the transport can send now; else a promise that settles once it can (undici
+   * loaded), rejecting when it never will. A call waits for it before its first attempt's clock
+   * starts, so loading the transport never counts against an attempt's timeout.
+   */
+  ready(): Promise<void> | undefined;
+  /** Closes the transport's connections once the requests in flight have ended. Called once. */
+  close(): Promise<void>;
+  /**
    * POSTs `body` to `{baseUrl}/v2/{operation}` without following redirects; resolves once the
    * answer's headers arrive. Rejects when the service cannot be reached, and at once when `signal`
    * aborts.

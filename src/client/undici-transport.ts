@@ -1,6 +1,8 @@
 // The default transport: undici's `request()` on a keep-alive pool, one pool per client and origin.
 // undici is loaded when the first client is created (not when keyguard is imported: loading it
-// costs tens of milliseconds). Idle connections do not keep the process alive.
+// costs tens of milliseconds, and about half a second on a busy machine); a call made before it is
+// loaded waits for it before its first attempt's clock starts (`ready()`). Idle connections do not
+// keep the process alive; `close()` closes them.
 
 import type * as UndiciModule from "undici";
 import type { Dispatcher, Pool } from "undici";
@@ -35,7 +37,13 @@ export function undiciTransport(baseUrl: string, tls?: ClientTlsOptions): Transp
     },
   );
   ready.catch(noop); // reported by the first call, not as an unhandled rejection
+  const loaded = ready.then(noop);
   return {
+    ready: () => (pool === undefined ? loaded : undefined),
+    async close() {
+      await ready.catch(noop);
+      await pool?.close();
+    },
     async post(operation, headers, body, signal): Promise<TransportResponse> {
       const answer = await (pool ?? (await ready)).request({ path: `${prefix}/v2/${operation}`, method: "POST", headers, body, signal });
       return {

@@ -245,7 +245,7 @@ const CACHE_OPTION_NAMES = optionNames<CacheOptions>()({ ttl: true, negativeTtl:
 /** The names of {@link UnknownKeyLimitOptions}; the compiler fails when one is missing here. */
 const UNKNOWN_KEY_LIMIT_NAMES = optionNames<UnknownKeyLimitOptions<unknown>>()({ max: true, window: true, address: true });
 
-/** Every name warned about when unknown: the options, and those of `cache` and `retry` as `cache.ttl`, …. */
+/** Every name known (any other is refused): the options, and those of `cache` and `retry` as `cache.ttl`, …. */
 const KNOWN_NAMES = Object.freeze([
   ...OPTION_NAMES,
   ...CACHE_OPTION_NAMES.map((k) => `cache.${k}`),
@@ -437,7 +437,8 @@ type AnyOptions<Req, Res> = AuthOptions<Req> & { onDenied?: DeniedHandler<Req, R
 export function parseAuthOptions<Req, Res>(input: AnyOptions<Req, Res> | undefined, makeClient: ClientFactory): ApiKeyAuthConfig<Req, Res> {
   const options = check.options(input, "Pass an object such as { rootKey }, or nothing.") as AnyOptions<Req, Res> & Record<string, unknown>;
   const logger = check.logger(options.logger);
-  check.unknownNames(givenOptionNames(options, ["cache", "retry", "unknownKeyLimit", "tls"]), KNOWN_NAMES, logger);
+  // Refused, not warned about: a misspelled option (`premissions`) must not remove a check.
+  check.unknownNames(givenOptionNames(options, ["cache", "retry", "unknownKeyLimit", "tls"]), KNOWN_NAMES);
 
   const header = parseHeader(options.header);
   const extract: ExtractOptions = Object.freeze({

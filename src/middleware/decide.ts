@@ -6,7 +6,7 @@
 
 import type { VerifyKeyResult } from "../protocol/types";
 import type { InvalidationMessage } from "../protocol/invalidation-message";
-import type { VerifiedKey } from "./verified-key";
+import { withLists, type VerifiedKey } from "./verified-key";
 import type { ApiKeyAuthConfig } from "./auth-options";
 import { failsChecksum } from "../protocol/key-checksum";
 import { ConfigError } from "../config-error";
@@ -98,7 +98,7 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
   const views = new WeakMap<object, VerifiedKey>();
   const viewOf = (result: Readonly<VerifyKeyResult>): VerifiedKey => {
     let view = views.get(result);
-    if (view === undefined) views.set(result, (view = present(result)));
+    if (view === undefined) views.set(result, (view = present(withLists(result))));
     return view;
   };
   // onDecision: undefined when not configured, so each report below is one skipped branch.

@@ -309,6 +309,8 @@ type ServiceFailure =
 
 interface ClientErrorShape {
   code?: unknown;
+  url?: unknown;
+  reason?: unknown;
   status?: unknown;
   kind?: unknown;
   detail?: unknown;
@@ -324,6 +326,10 @@ const num = (v: unknown): number | undefined => (typeof v === "number" && Number
 
 function fieldsOf(e: ClientErrorShape): LogFields {
   const fields: LogFields = { code: str(e.code) };
+  // A network failure names the service's URL (`{baseUrl}/v2/keys.verifyKey`) and its cause
+  // (ECONNREFUSED, ENOTFOUND, a TLS code such as DEPTH_ZERO_SELF_SIGNED_CERT).
+  if (typeof e.url === "string") fields.url = e.url;
+  if (typeof e.reason === "string") fields.cause = e.reason;
   for (const name of ["status", "kind", "requestId", "attempts", "scope", "detail"] as const) {
     if (e[name] !== undefined) fields[name] = e[name];
   }

@@ -2,6 +2,7 @@
 // misconfiguration failing fast with the option named.
 
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { apiKeyAuth } from "keyguard";
 import { KeyServiceConfigError, createClient } from "keyguard/client";
 import { parseClientOptions, resolveCallOptions } from "../../src/client/options";
 import { silentLogger } from "../../src/logger";
@@ -114,16 +115,38 @@ describe("misconfiguration", () => {
     expect(err.message).not.toContain("hunter2");
   });
 
-  it("warns once about unknown option names", () => {
+  it("refuses a base URL ending in /v2 (every request would go to …/v2/v2/…), naming the URL to use", () => {
+    for (const [baseUrl, use] of [
+      ["http://127.0.0.1:8787/v2", "http://127.0.0.1:8787"],
+      ["https://api.unkey.com/v2/", "https://api.unkey.com"],
+      ["http://h:8787/keys/V2//", "http://h:8787/keys"],
+    ]) {
+      const err = configError(() => parseClientOptions({ rootKey: "r", baseUrl }, {}));
+      expect(err.option).toBe("baseUrl");
+      expect(err.message).toContain(`Leave /v2 off: the client adds /v2/<operation> itself. Use ${use}.`);
+    }
+    expect(configError(() => parseClientOptions({ rootKey: "r" }, { UNKEY_BASE_URL: "http://h/v2" })).message).toMatch(
+      /^createClient: invalid option UNKEY_BASE_URL = "http:\/\/h\/v2"\. Leave \/v2 off/,
+    );
+    // A prefix that merely contains v2 is a prefix like any other.
+    expect(parseClientOptions({ rootKey: "r", baseUrl: "http://h/v2x" }, {}).baseUrl).toBe("http://h/v2x");
+    expect(parseClientOptions({ rootKey: "r", baseUrl: "http://h/v2/keys" }, {}).baseUrl).toBe("http://h/v2/keys");
+    expect(() => apiKeyAuth({ rootKey: "r", baseUrl: "http://127.0.0.1:8787/v2" })).toThrow(
+      /^apiKeyAuth: invalid option baseUrl = "http:\/\/127\.0\.0\.1:8787\/v2"\. Leave \/v2 off/,
+    );
+  });
+
+  it("refuses unknown option names, with a suggestion, before anything else", () => {
     const logger = recordingLogger();
-    parseClientOptions({ rootKey: "r", logger, retries: 3, retry: { attemps: 2 } } as never, {});
-    expect(logger.calls).toEqual([
-      {
-        level: "warn",
-        fields: { unknownOptions: ["retries", "retry.attemps"], didYouMean: { "retry.attemps": "retry.attempts" } },
-        message: "createClient: ignoring unknown option(s) retries, retry.attemps",
-      },
-    ]);
+    const err = configError(() => parseClientOptions({ rootKey: "r", logger, retries: 3, retry: { attemps: 2 } } as never, {}));
+    expect(err.option).toBe("retries");
+    expect(err.message).toMatch(
+      /^createClient: unknown options retries, retry\.attemps \(did you mean retry\.attempts\?\); the options are rootKey, baseUrl, .*retry\.jitter\.$/,
+    );
+    expect(logger.calls).toEqual([]);
+    expect(() => createClient({ rootKey: "r", baseURL: "http://127.0.0.1:9" } as never)).toThrow(
+      /^createClient: unknown option baseURL \(did you mean baseUrl\?\);/,
+    );
   });
 
   it("per-call options are checked too", () => {

@@ -269,6 +269,24 @@ describe("client telemetry", () => {
     expect(loads).toBe(0);
   });
 
+  it("telemetry.api: the module given is used, and nothing is imported (code bundled for Workers)", async () => {
+    const o = otel();
+    let loads = 0;
+    const load = async () => {
+      loads++;
+      throw new Error("not to be imported");
+    };
+    const api = await import("@opentelemetry/api");
+    const telemetry = createTelemetry({ tracerProvider: o.tracerProvider, api }, fx.svc.baseUrl, silentLogger, load)!;
+    const describe = () => ({ status: 200, errorType: undefined, data: undefined });
+    expect(await telemetry.attempt("keys.getKey", 1, async () => "done", describe)).toBe("done");
+    expect(loads).toBe(0);
+    expect(o.spans().map((span) => span.name)).toEqual(["POST /v2/keys.getKey"]);
+    expect(() => createClient({ rootKey: "root_x", baseUrl: "http://127.0.0.1:1", telemetry: { api: {} } })).toThrow(
+      /^createClient: invalid option telemetry\.api = .*Pass the @opentelemetry\/api module/,
+    );
+  });
+
   it("without @opentelemetry/api installed: one error naming the package, and the calls still work", async () => {
     const logger = recordingLogger();
     const missing = Object.assign(new Error("Cannot find package '@opentelemetry/api'"), { code: "ERR_MODULE_NOT_FOUND" });
@@ -325,7 +343,7 @@ describe("client telemetry", () => {
     );
     expect(() => createClient({ ...base, telemetry: { meterProvider: 1 as never } })).toThrow(/telemetry\.meterProvider/);
     expect(() => createClient({ ...base, telemetry: { tracer: {} } as never })).toThrow(
-      "createClient: unknown option telemetry.tracer; the options are telemetry.tracerProvider, telemetry.meterProvider.",
+      "createClient: unknown option telemetry.tracer; the options are telemetry.tracerProvider, telemetry.meterProvider, telemetry.api.",
     );
   });
 });

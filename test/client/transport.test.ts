@@ -5,7 +5,8 @@ import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ClientOptions } from "keyguard/client";
+import { KeyServiceConfigError, KeyServiceNetworkError, type ClientOptions } from "keyguard/client";
+import { refusedUrl } from "../support/loopback-ports";
 import { silentLogger } from "../../src/logger";
 import { ROOT_KEY, fail, fakeRuntime, ok, sendJson, startServer, testClient, type TestServer } from "./helpers/fault-server";
 
@@ -80,6 +81,17 @@ describe.each(TRANSPORTS)("through %s", (_name, transport) => {
       status: 307,
     });
     expect(server.requests).toHaveLength(1);
+  });
+
+  it("a refused connection: the KeyServiceNetworkError names the URL and the cause, never the root key", async () => {
+    const baseUrl = await refusedUrl("/prefix");
+    const err = (await testClient({ baseUrl, retry: false, ...transport() })
+      .keys.verifyKey({ key: "sk_caller_key" })
+      .catch((e: unknown) => e)) as KeyServiceNetworkError;
+    expect(err).toBeInstanceOf(KeyServiceNetworkError);
+    expect(err).toMatchObject({ url: `${baseUrl}/v2/keys.verifyKey`, reason: "ECONNREFUSED" });
+    expect(err.message).toBe(`keys.verifyKey: could not reach the key service at ${baseUrl}/v2/keys.verifyKey (ECONNREFUSED)`);
+    expect(JSON.stringify({ ...err, message: err.message })).not.toContain(ROOT_KEY);
   });
 
   it("a timed-out attempt leaves the client usable", async () => {
@@ -159,6 +171,85 @@ describe("the default transport", () => {
   }, 30_000);
 });
 
+describe("close()", () => {
+  it.each(TRANSPORTS)("through %s: idempotent, and a call after it rejects saying the client was closed", async (_name, transport) => {
+    server = await startServer((_req, res) => ok(res, VERIFIED));
+    const client = testClient({ baseUrl: server.url, ...transport() });
+    await expect(client.keys.verifyKey({ key: "k" })).resolves.toEqual(VERIFIED);
+    const first = client.close();
+    expect(client.close()).toBe(first);
+    await first;
+    const error = await client.keys.verifyKey({ key: "k" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(KeyServiceConfigError);
+    expect(error).toMatchObject({ code: "KEY_SERVICE_CONFIG_ERROR", option: "close" });
+    expect((error as Error).message).toBe("keys.verifyKey: this client was closed (client.close()); create another with createClient().");
+    await expect(client.apis.getApi({ apiId: "api_1" })).rejects.toThrow(/^apis\.getApi: this client was closed/);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("closes undici's keep-alive connections: the service sees them end", async () => {
+    // The server would keep an idle connection far longer than the test may take.
+    const ended: Promise<void>[] = [];
+    const http = createServer({ keepAliveTimeout: 120_000 }, (req, res) => {
+      req.resume();
+      req.on("end", () => ok(res, VERIFIED));
+    });
+    http.on("connection", (socket) => ended.push(new Promise((resolve) => socket.once("close", () => resolve()))));
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    try {
+      const client = testClient({ baseUrl: `http://127.0.0.1:${(http.address() as AddressInfo).port}` });
+      await Promise.all([client.keys.verifyKey({ key: "a" }), client.keys.verifyKey({ key: "b" })]);
+      expect(ended.length).toBeGreaterThan(0);
+      await client.close();
+      await Promise.all(ended);
+    } finally {
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+    }
+  });
+
+  it("a call in flight when close() is called still gets its answer", async () => {
+    let answer!: () => void;
+    server = await startServer((_req, res) => {
+      answer = () => ok(res, VERIFIED);
+    });
+    const client = testClient({ baseUrl: server.url });
+    const call = client.keys.verifyKey({ key: "k" });
+    await expect.poll(() => server!.requests.length, { timeout: 30_000 }).toBe(1);
+    const closed = client.close();
+    answer();
+    await expect(call).resolves.toEqual(VERIFIED);
+    await closed;
+  });
+
+  it("a script that closes its client leaves no socket behind and exits by itself", async () => {
+    const http = createServer({ keepAliveTimeout: 120_000 }, (req, res) => {
+      req.resume();
+      req.on("end", () => ok(res, VERIFIED));
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    // No process.exit: the child ends only when nothing is left to wait for.
+    const script = `
+      import { createClient } from "./src/client.ts";
+      const client = createClient({ rootKey: "root_k", baseUrl: ${JSON.stringify(url)} });
+      const r = await client.keys.verifyKey({ key: "k" });
+      await client.close();
+      const sockets = process._getActiveHandles().filter((h) => h.constructor.name === "Socket" && h.remotePort !== undefined);
+      console.log("verified", r.valid, "sockets left", sockets.length);
+    `;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (out += c.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    http.closeAllConnections();
+    await new Promise((resolve) => http.close(resolve));
+    expect(out).toContain("verified true sockets left 0");
+    expect(code).toBe(0);
+  }, 30_000);
+});
+
 describe("when undici cannot be loaded (a broken install: a fault no server can produce)", () => {
   afterEach(() => {
     vi.doUnmock("undici");
@@ -191,5 +282,49 @@ describe("when undici cannot be loaded (a broken install: a fault no server can 
     expect(error).toMatchObject({ code: "KEY_SERVICE_CONFIG_ERROR", option: "fetch" });
     expect((error as Error).message).toMatch(/cannot load undici.*pass \{ fetch \}/);
     expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe("while undici is still loading (slow loading is a fault no server can produce)", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.doUnmock("undici");
+    vi.resetModules();
+  });
+
+  it("a call made meanwhile waits for it before its first attempt's clock starts", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    vi.resetModules();
+    vi.doMock("undici", async (importOriginal) => {
+      await gate;
+      return importOriginal();
+    });
+    const { createClient: fresh } = await import("../../src/client/client");
+    server = await startServer((_req, res) => ok(res, VERIFIED));
+    const client = fresh({ rootKey: ROOT_KEY, baseUrl: server.url, logger: silentLogger, timeout: 1000, retry: false });
+    // Timers under the test's control: time passes only when advanced, whatever the machine's speed.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const call = client.keys.verifyKey({ key: "k" }).then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+    // Far past the attempt's timeout while undici loads: that time is not the attempt's.
+    await vi.advanceTimersByTimeAsync(10_000);
+    open();
+    expect(await call).toEqual({ value: VERIFIED });
+    expect(server.requests).toHaveLength(1);
+    await client.close();
+  });
+
+  it("the caller's signal still ends the wait at once", async () => {
+    vi.resetModules();
+    vi.doMock("undici", () => new Promise<never>(() => undefined)); // never loads
+    const { createClient: fresh } = await import("../../src/client/client");
+    const client = fresh({ rootKey: ROOT_KEY, baseUrl: "http://127.0.0.1:9", logger: silentLogger, retry: false });
+    const controller = new AbortController();
+    const call = client.keys.verifyKey({ key: "k" }, { signal: controller.signal });
+    controller.abort(new Error("gave up"));
+    await expect(call).rejects.toThrow("gave up");
   });
 });

@@ -14,6 +14,7 @@ import {
   silentLogger,
   type ApiKeyAuthOptions,
 } from "keyguard";
+import { webApiKeyAuth, type WebApiKeyAuthOptions } from "keyguard/web";
 import { EXPRESS_VERSIONS, startService, type ServiceFixture } from "./helpers";
 import { GENEROUS } from "../support/time-limits";
 
@@ -60,6 +61,17 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
       apiKey: { valid: true, code: "VALID", name: "plain", meta: { plan: "free" }, keyId: expect.stringMatching(/^key_/) },
     });
     expect(JSON.stringify(res.body)).not.toContain(plainKey);
+  });
+
+  it("req.apiKey.permissions and roles are [] for a key without any, and list them otherwise", async () => {
+    const app = express();
+    app.get("/", apiKeyAuth(base()), (req, res) => res.json({ permissions: req.apiKey!.permissions, roles: req.apiKey!.roles }));
+    const plain = await request(app).get("/").set("Authorization", `Bearer ${plainKey}`);
+    expect(plain.status).toBe(200);
+    expect(plain.body).toEqual({ permissions: [], roles: [] });
+    const editor = await request(app).get("/").set("Authorization", `Bearer ${editorKey}`);
+    expect(editor.body.roles).toEqual(["editor"]);
+    expect([...editor.body.permissions].sort()).toEqual(["billing.read", "docs.read", "docs.write"]);
   });
 
   it("req.apiKey stays set after a sub-app that verified it, can be reassigned by the app, and is per request", async () => {
@@ -339,5 +351,16 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     expect(res.status).toBe(500);
     expect(res.body.code).toBe("KEYGUARD_CONFIG_ERROR");
     expect(res.body.message).toContain("app.use(apiKeyAuth())");
+  });
+});
+
+describe("keyguard/web", () => {
+  it("result.apiKey.permissions and roles are [] for a key without any, the requestId kept", async () => {
+    const auth = webApiKeyAuth(base() as WebApiKeyAuthOptions);
+    const result = await auth(new Request("http://app.test/", { headers: { authorization: `Bearer ${plainKey}` } }));
+    if (result instanceof Response) return expect.unreachable(`denied with ${result.status}`);
+    expect(result.apiKey).toMatchObject({ valid: true, name: "plain", permissions: [], roles: [] });
+    expect((result.apiKey as { requestId?: unknown }).requestId).toMatch(/^req_/);
+    expect(Object.isFrozen(result.apiKey)).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-// Factory-time option parsing: defaults, fail-fast messages naming the option, unknown-option warning,
+// Factory-time option parsing: defaults, fail-fast messages naming the option, unknown options refused,
 // the compiler-checked option list, retry and timeout normalised once by the client's own function.
 import type { IncomingMessage } from "node:http";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -14,6 +14,16 @@ const ok: ApiKeyAuthOptions = { rootKey: "root_key_for_tests", baseUrl: "http://
 afterEach(() => {
   vi.unstubAllEnvs();
 });
+
+function configError(build: () => unknown): ConfigError {
+  try {
+    build();
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return e as ConfigError;
+  }
+  return expect.unreachable("no ConfigError thrown");
+}
 
 describe("parseOptions", () => {
   it("fills every default and freezes the config", () => {
@@ -129,34 +139,23 @@ describe("parseOptions", () => {
     }
   });
 
-  it("warns once, at factory time, about unknown options with a suggestion", () => {
+  it("refuses unknown options at factory time, with a suggestion: a misspelled check is never dropped", () => {
     const logger = recordingLogger();
-    parseOptions({ ...ok, logger, optinal: true, realmm: "x", whatever: 1 } as ApiKeyAuthOptions);
-    expect(logger.entries).toEqual([
-      {
-        level: "warn",
-        message: "apiKeyAuth: ignoring unknown option(s) optinal, realmm, whatever",
-        fields: { unknownOptions: ["optinal", "realmm", "whatever"], didYouMean: { optinal: "optional", realmm: "realm" } },
-      },
-    ]);
+    const err = configError(() => parseOptions({ ...ok, logger, premissions: "docs.read" } as ApiKeyAuthOptions));
+    expect(err.option).toBe("premissions");
+    expect(err.message).toMatch(
+      /^apiKeyAuth: unknown option premissions \(did you mean permissions\?\); the options are rootKey, baseUrl, /,
+    );
+    expect(() => apiKeyAuth({ ...ok, optinal: true, realmm: "x", whatever: 1 } as ApiKeyAuthOptions)).toThrow(
+      /^apiKeyAuth: unknown options optinal \(did you mean optional\?\), realmm \(did you mean realm\?\), whatever; the options are /,
+    );
+    expect(logger.entries).toEqual([]);
   });
 
-  it("warns about unknown names inside cache and retry too, in the same one warning", () => {
-    const logger = recordingLogger();
-    const config = parseOptions({ ...ok, logger, optinal: true, cache: { ttll: 5, max: 10 }, retry: { attemps: 3 } } as ApiKeyAuthOptions);
-    expect(logger.entries).toEqual([
-      {
-        level: "warn",
-        message: "apiKeyAuth: ignoring unknown option(s) optinal, cache.ttll, retry.attemps",
-        fields: {
-          unknownOptions: ["optinal", "cache.ttll", "retry.attemps"],
-          didYouMean: { optinal: "optional", "cache.ttll": "cache.ttl", "retry.attemps": "retry.attempts" },
-        },
-      },
-    ]);
-    // Ignored as the warning says: the defaults apply.
-    expect(config.cache).toEqual({ ttl: 30_000, negativeTtl: 5_000 });
-    expect(config.call.settings.retry?.attempts).toBe(2);
+  it("refuses unknown names inside cache and retry too, in the same one error", () => {
+    expect(() => parseOptions({ ...ok, optinal: true, cache: { ttll: 5, max: 10 }, retry: { attemps: 3 } } as ApiKeyAuthOptions)).toThrow(
+      /^apiKeyAuth: unknown options optinal \(did you mean optional\?\), cache\.ttll \(did you mean cache\.ttl\?\), retry\.attemps \(did you mean retry\.attempts\?\); /,
+    );
   });
 
   it("says nothing when every name inside cache and retry is known", () => {

@@ -6,6 +6,8 @@ import type { Response } from "express";
 import request from "supertest";
 import { createClient } from "keyguard/client";
 import { apiKeyAuth, getApiKey, silentLogger, type ApiKeyAuthOptions, type KeyguardError } from "keyguard";
+import express5 from "express";
+import { webApiKeyAuth } from "keyguard/web";
 import { refusedUrl } from "../support/loopback-ports";
 import { EXPRESS_VERSIONS, recordingLogger, startService, startStub, type ServiceFixture } from "./helpers";
 import { GENEROUS } from "../support/time-limits";
@@ -401,5 +403,47 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
       expect((await request(app).get("/").set("X-API-Key", key)).status).toBe(503);
       expect((await request(app).get("/read").set("X-API-Key", key)).status).toBe(503);
     });
+  });
+});
+
+describe("the log line of a network failure names the service's URL and the cause", () => {
+  /** An https:// URL to a plain HTTP server: the TLS handshake fails. */
+  async function plainHttpAsHttps(): Promise<{ url: string; close: () => Promise<void> }> {
+    const stub = await startStub((_req, res) => res.end("not TLS"));
+    return { url: stub.baseUrl.replace(/^http:/, "https:"), close: stub.close };
+  }
+
+  it.each([
+    ["Express (undici's pool)", "express"],
+    ["keyguard/web (fetch)", "web"],
+  ] as const)("%s: connection refused, then a TLS failure", async (_name, adapter) => {
+    const refused = await refusedUrl("/prefix");
+    const tls = await plainHttpAsHttps();
+    try {
+      for (const [baseUrl, cause] of [
+        [refused, /^ECONNREFUSED$/],
+        [tls.url, /SSL|TLS|EPROTO/],
+      ] as const) {
+        const logger = recordingLogger();
+        const options = { rootKey: "root_key_secret_x", baseUrl, logger, retry: false as const, ...GENEROUS };
+        let status: number;
+        if (adapter === "express") {
+          const app = express5().get("/", apiKeyAuth(options), (_q, r) => r.send("ok"));
+          status = (await request(app).get("/").set("X-API-Key", "sk_caller_secret")).status;
+        } else {
+          const answer = await webApiKeyAuth(options)(new Request("http://app.test/", { headers: { "x-api-key": "sk_caller_secret" } }));
+          status = answer instanceof Response ? answer.status : 200;
+        }
+        expect(status).toBe(503);
+        expect(logger.entries).toHaveLength(1);
+        const { fields, message } = logger.entries[0]!;
+        expect(message).toBe("apiKeyAuth: key service unavailable; answering 503");
+        expect(fields).toMatchObject({ code: "KEY_SERVICE_NETWORK_ERROR", url: `${baseUrl}/v2/keys.verifyKey` });
+        expect(fields.cause).toMatch(cause);
+        expect(JSON.stringify(logger.entries)).not.toMatch(/secret/);
+      }
+    } finally {
+      await tls.close();
+    }
   });
 });

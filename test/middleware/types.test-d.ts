@@ -20,7 +20,8 @@ describe("types", () => {
     expectTypeOf<Request["apiKey"]>().toEqualTypeOf<VerifiedKey | undefined>();
     expectTypeOf<VerifiedKey["valid"]>().toEqualTypeOf<true>();
     expectTypeOf<VerifiedKey["keyId"]>().toEqualTypeOf<string | undefined>();
-    expectTypeOf<VerifiedKey["permissions"]>().toEqualTypeOf<string[] | undefined>();
+    expectTypeOf<VerifiedKey["permissions"]>().toEqualTypeOf<string[]>();
+    expectTypeOf<VerifiedKey["roles"]>().toEqualTypeOf<string[]>();
     expectTypeOf(getApiKey).returns.toEqualTypeOf<VerifiedKey | undefined>();
   });
 
@@ -58,6 +59,7 @@ describe("types", () => {
       | {
           tracerProvider?: { getTracer(name: string, version?: string): object };
           meterProvider?: { getMeter(name: string, version?: string): object };
+          api?: object;
         }
       | undefined
     >();

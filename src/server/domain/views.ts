@@ -1,6 +1,16 @@
 // Records → wire objects. Absent optional fields are omitted (never `null`, except the
 // nullable `credits.remaining`).
-import type { ApiInfo, ApiSettings, AuditEventItem, Identity, KeyInfo, KeySettings, Permission, RatelimitConfig, Role } from "../../protocol/types";
+import type {
+  ApiInfo,
+  ApiSettings,
+  AuditEventItem,
+  Identity,
+  KeyInfo,
+  KeySettings,
+  Permission,
+  RatelimitConfig,
+  Role,
+} from "../../protocol/types";
 import { creditsAt } from "./credits";
 import {
   DEFAULT_LEAK_RESPONSE,
