@@ -36,8 +36,10 @@ export function undiciTransport(baseUrl: string, tls?: ClientTlsOptions): Transp
       );
     },
   );
-  ready.catch(noop); // reported by the first call, not as an unhandled rejection
   const loaded = ready.then(noop);
+  // Reported by the first call, not as an unhandled rejection (whether or not a call ever comes).
+  ready.catch(noop);
+  loaded.catch(noop);
   return {
     ready: () => (pool === undefined ? loaded : undefined),
     async close() {

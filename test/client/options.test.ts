@@ -141,7 +141,7 @@ describe("misconfiguration", () => {
     const err = configError(() => parseClientOptions({ rootKey: "r", logger, retries: 3, retry: { attemps: 2 } } as never, {}));
     expect(err.option).toBe("retries");
     expect(err.message).toMatch(
-      /^createClient: unknown options retries, retry\.attemps \(did you mean retry\.attempts\?\); the options are rootKey, baseUrl, .*retry\.jitter\.$/,
+      /^createClient: unknown options retries, retry\.attemps \(did you mean retry\.attempts\?\); the options are rootKey, baseUrl, .*retry\.jitter, tls\.ca, tls\.cert, tls\.key\.$/,
     );
     expect(logger.calls).toEqual([]);
     expect(() => createClient({ rootKey: "r", baseURL: "http://127.0.0.1:9" } as never)).toThrow(

@@ -29,6 +29,9 @@ const OUTAGE_MESSAGES =
  */
 const OUTAGE_SQLSTATE = /^(08|28|53|57|58)|^3D000$/;
 
+/** Node.js's codes of a TLS handshake that failed: the server's certificate not trusted, expired, of another name, … */
+const TLS_CODE = /^(CERT_|UNABLE_TO_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED_CERT|ERR_TLS_|ERR_SSL_|HOSTNAME_MISMATCH)/;
+
 /** Redis error replies that mean "not now" or "not us" rather than a bad command. */
 const REDIS_OUTAGE_REPLY = /^(LOADING|MISCONF|OOM|BUSY|READONLY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|NOREPLICAS|NOAUTH|WRONGPASS|NOPERM)\b/;
 
@@ -41,7 +44,11 @@ function isOutage(err: unknown, server: "postgres" | "redis"): boolean {
   if (server === "postgres" && typeof e.severity === "string") return OUTAGE_SQLSTATE.test(code);
   if (server === "redis" && e.name === "ReplyError") return REDIS_OUTAGE_REPLY.test(message);
   return (
-    NETWORK_CODES.has(code) || OUTAGE_MESSAGES.test(message) || e.name === "MaxRetriesPerRequestError" || e.name === "ClusterAllFailedError"
+    NETWORK_CODES.has(code) ||
+    TLS_CODE.test(code) ||
+    OUTAGE_MESSAGES.test(message) ||
+    e.name === "MaxRetriesPerRequestError" ||
+    e.name === "ClusterAllFailedError"
   );
 }
 
@@ -56,6 +63,7 @@ function reasonOf(err: { code?: unknown; message?: unknown }): string {
   if (code === "ENOTFOUND" || code === "EAI_AGAIN") return "host not found";
   if (code === "EHOSTUNREACH" || code === "ENETUNREACH") return "host unreachable";
   if (code === "ETIMEDOUT" || /timeout|timed out/i.test(message)) return "timed out";
+  if (TLS_CODE.test(code)) return `TLS handshake failed (${code})`;
   if (code.startsWith("57P")) return "server shutting down or starting up";
   if (code.startsWith("53")) return "server out of resources (connections, memory or disk)";
   if (NETWORK_CODES.has(code) || OUTAGE_MESSAGES.test(message)) return "connection lost";

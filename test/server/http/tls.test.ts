@@ -82,7 +82,7 @@ describe("HTTPS", () => {
     const err = await untrusting.keys.verifyKey({ key: "sk_whatever" }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: "KEY_SERVICE_NETWORK_ERROR" });
     expect((err as Error).message).toMatch(
-      /could not reach the key service \(its TLS certificate is not signed by a trusted CA \([A-Z_]+\): pass the CA that signed it as tls: \{ ca \}\)/,
+      /could not reach the key service at https:\/\/127\.0\.0\.1:\d+\/v2\/keys\.verifyKey \(its TLS certificate is not signed by a trusted CA \([A-Z_]+\): pass the CA that signed it as tls: \{ ca \}\)/,
     );
     expect((err as Error & { cause: { code?: string } }).cause.code).toMatch(
       /SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT/,
@@ -137,7 +137,7 @@ describe("mutual TLS", () => {
     // TLS 1.3: the handshake ends on the client's side before the service checks its (absent)
     // certificate; the service then closes the connection, which undici reports.
     expect(refused).toMatchObject({ code: "KEY_SERVICE_NETWORK_ERROR" });
-    expect(refused.message).toMatch(/could not reach the key service \((UND_ERR_SOCKET|ECONNRESET|it refused the TLS handshake.*)\)/);
+    expect(refused.message).toMatch(/could not reach the key service at https:\/\/127\.0\.0\.1:\d+\/v2\/keys\.verifyKey \((UND_ERR_SOCKET|ECONNRESET|it refused the TLS handshake.*)\)/);
     // A certificate of another CA is no better.
     const wrong = createClient({
       rootKey: running.rootKey,
