@@ -97,6 +97,8 @@ export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest, verifiab
   // all included), is not found: not even DISABLED or EXPIRED is revealed.
   if (!key || key.workspaceId !== root.workspaceId || !mayVerify(key)) return { ...NOT_FOUND };
   const [rel, api] = await Promise.all([keyRelations(tx, key), tx.get("apis", key.apiId)]);
+  // A key whose API is gone is not found, whatever rows a store may have left.
+  if (!api) return { ...NOT_FOUND };
   // Until charged, the balance shown is the one a refill that fell due gives.
   let credits = key.credits && creditsAt(key.credits, now).remaining;
   let spentCredits = 0;

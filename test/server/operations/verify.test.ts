@@ -33,6 +33,21 @@ describe("keys.verifyKey codes", () => {
     expect(await s.verify(key)).toStrictEqual({ valid: false, code: "NOT_FOUND" });
   });
 
+  it("NOT_FOUND for a key whose API is gone, though its row is left (as a deletion racing writes once left them)", async () => {
+    const store = (await storeUnderTest()) ?? memoryStorage();
+    const own = await start({ store, now: clock.now });
+    try {
+      const { keyId, key } = await own.createKey();
+      expect(await own.verify(key)).toMatchObject({ code: "VALID" });
+      const record = (await store.direct.get("keys", keyId))!;
+      // The key's row pointing at an API that does not exist.
+      await store.transaction((tx) => tx.put("keys", { ...record, apiId: "api_missing" }));
+      expect(await own.verify(key)).toStrictEqual({ valid: false, code: "NOT_FOUND" });
+    } finally {
+      await own.close();
+    }
+  });
+
   it("DISABLED", async () => {
     const { key } = await s.createKey({ enabled: false });
     expect(await s.verify(key)).toMatchObject({ valid: false, code: "DISABLED", enabled: false });
