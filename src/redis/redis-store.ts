@@ -243,7 +243,7 @@ export async function redisStore(options: RedisStoreOptions): Promise<RedisStore
   const timeout = check.duration("timeout", options.timeout, { default: DEFAULTS.timeout });
   const leaseMs = check.duration("lease", options.lease, { default: DEFAULTS.lease });
   const logger = check.logger(options.logger);
-  check.unknownNames(Object.keys(options), OPTION_NAMES, logger);
+  check.unknownNames(Object.keys(options), OPTION_NAMES);
   const { commands, subscriber, cluster } = await openConnections(check, options, timeout);
   const prefix = cluster ? slotPrefix(given) : given;
   /** Declared to Redis as the key of every script (the others it names share its slot). */

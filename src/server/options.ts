@@ -429,7 +429,8 @@ function parseSecretScanning(value: LocalKeyServiceOptions["secretScanning"]): L
 export function parseOptions(input: LocalKeyServiceOptions = {}, env: NodeJS.ProcessEnv = process.env): LocalServiceConfig {
   const options = check.options(input, "Pass an object or nothing.") as LocalKeyServiceOptions;
   const logger = check.logger(options.logger);
-  check.unknownNames(Object.keys(options), KNOWN, logger);
+  // Refused, not warned about: a misspelled `rootkey` would leave the service with a random root key.
+  check.unknownNames(Object.keys(options), KNOWN);
   // The client's rule (createClient, apiKeyAuth, the console): a key it cannot send in a header is of no use.
   const rootKey = check.string(
     options.rootKey !== undefined ? "rootKey" : "UNKEY_ROOT_KEY",

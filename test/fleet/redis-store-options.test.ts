@@ -1,5 +1,5 @@
-// redisStore()'s option names: an unknown one is warned about once on the store's logger, with the
-// near name, and the store still starts with the options it knows (as apiKeyAuth() does).
+// redisStore()'s option names: an unknown one is refused before any connection, with the near
+// name (as apiKeyAuth() does).
 import { afterAll, describe, expect, it } from "vitest";
 import { redisStore } from "keyguard/redis";
 import { recordingLogger } from "../middleware/helpers";
@@ -9,23 +9,14 @@ const skip = await skipWithoutRedis("test/fleet/redis-store-options.test.ts (red
 afterAll(() => (skip ? undefined : removePrefixes()));
 
 describe.skipIf(skip)("redisStore option names", () => {
-  it("warns once about an unknown name, suggesting the near one, and uses the known ones", async () => {
+  it("refuses an unknown name, suggesting the near one, before connecting", async () => {
     const logger = recordingLogger();
-    const prefix = uniquePrefix("options");
-    const store = await redisStore({ url: REDIS_URL, prefix, logger, expiry: 5, timout: 100 } as never);
-    try {
-      expect(logger.entries).toEqual([
-        {
-          level: "warn",
-          fields: { unknownOptions: ["expiry", "timout"], didYouMean: { timout: "timeout" } },
-          message: "redisStore: ignoring unknown option(s) expiry, timout",
-        },
-      ]);
-      expect(store.prefix).toBe(prefix);
-      await store.ready;
-    } finally {
-      await store.close();
-    }
+    const err = await redisStore({ url: REDIS_URL, prefix: uniquePrefix("options"), logger, expiry: 5, timout: 100 } as never).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ code: "KEYGUARD_CONFIG_ERROR", option: "expiry" });
+    expect((err as Error).message).toMatch(/^redisStore: unknown options expiry, timout \(did you mean timeout\?\)/);
+    expect(logger.entries).toEqual([]);
   });
 
   it("says nothing when every name is known", async () => {

@@ -129,12 +129,13 @@ describe("startLocalKeyService", () => {
     expect(new LocalServiceConfigError("keyguard/server: a data file of another program.").option).toBe("options");
   });
 
-  it("warns once about unknown option names", async () => {
+  it("refuses unknown option names, with the name meant: a misspelled rootKey must not leave a random one", async () => {
     const logger = { warn: vi.fn(), error: vi.fn() };
-    await createLocalKeyService({ logger, rootkey: "x" } as never);
-    expect(logger.warn).toHaveBeenCalledOnce();
-    expect(logger.warn.mock.calls[0]![1]).toMatch(/unknown option\(s\) rootkey/);
-    expect(logger.warn.mock.calls[0]![0]).toEqual({ unknownOptions: ["rootkey"], didYouMean: { rootkey: "rootKey" } });
+    const err = await createLocalKeyService({ logger, rootkey: "x" } as never).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LocalServiceConfigError);
+    expect((err as LocalServiceConfigError).option).toBe("rootkey");
+    expect((err as Error).message).toMatch(/unknown option rootkey \(did you mean rootKey\?\)/);
+    expect(logger.warn).not.toHaveBeenCalled();
   });
 });
 
