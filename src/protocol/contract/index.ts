@@ -8,7 +8,7 @@ import { apisExtensions, apisOperations } from "./apis";
 import { identitiesOperations } from "./identities";
 import { keysOperations } from "./keys";
 import { permissionsOperations } from "./permissions";
-import { ratelimitOperations } from "./ratelimit";
+import { ratelimitExtensions, ratelimitOperations } from "./ratelimit";
 import { rootKeysOperations } from "./root-keys";
 
 /** One operation: the schema of its request body and of its answer's `data`. */
@@ -28,7 +28,13 @@ export const CONTRACT = Object.freeze({
 });
 
 /** keyguard's own operations, served like the others: listing APIs, managing root keys, reading the audit log, webhooks. */
-export const EXTENSION_CONTRACT = Object.freeze({ ...apisExtensions, ...rootKeysOperations, ...auditOperations, ...webhooksOperations });
+export const EXTENSION_CONTRACT = Object.freeze({
+  ...apisExtensions,
+  ...ratelimitExtensions,
+  ...rootKeysOperations,
+  ...auditOperations,
+  ...webhooksOperations,
+});
 
 export type ContractName = keyof typeof CONTRACT | keyof typeof EXTENSION_CONTRACT;
 

@@ -12,6 +12,7 @@ import * as keys from "./keys";
 import * as permissions from "./permissions";
 import * as overrides from "./overrides";
 import { migrateKeysOperation } from "./migrate-keys";
+import { listNamespacesOperation } from "./list-namespaces";
 import { ratelimitLimitOperation, ratelimitMultiLimitOperation } from "./ratelimit";
 import { verifyKeyOperation } from "./verify-key";
 import * as workspace from "./workspace";
@@ -67,6 +68,7 @@ const OPERATIONS: Readonly<OperationTable> = Object.freeze({
 const EXTENSION_OPERATIONS = Object.freeze({
   "apis.listApis": workspace.listApisOperation,
   "apis.updateApi": apis.updateApiOperation,
+  "ratelimit.listNamespaces": listNamespacesOperation,
   "rootKeys.createRootKey": workspace.createRootKeyOperation,
   "rootKeys.listRootKeys": workspace.listRootKeysOperation,
   "rootKeys.deleteRootKey": workspace.deleteRootKeyOperation,

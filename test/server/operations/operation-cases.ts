@@ -136,6 +136,7 @@ export const CASES: Record<string, Case> = {
   },
   "apis.listApis": { body: () => ({}), refused: () => ({ status: 200, data: [] }) },
   "apis.updateApi": { body: (f) => ({ apiId: f.apiId, leakResponse: "disable" }), refused: (f) => onApi("update_api", f.apiId) },
+  "ratelimit.listNamespaces": { body: () => ({}), refused: () => ({ status: 200, data: [] }) },
   "rootKeys.createRootKey": { body: () => ({ permissions: ["api.*.read_api"] }), refused: () => missingOne("workspace.*.create_root_key") },
   "rootKeys.listRootKeys": { body: () => ({}), refused: () => missingOne("workspace.*.read_root_key") },
   "rootKeys.deleteRootKey": { body: (f) => ({ keyId: f.rootKeyToDelete }), refused: () => missingOne("workspace.*.delete_root_key") },
