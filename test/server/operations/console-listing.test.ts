@@ -1,5 +1,6 @@
 // keyguard's own listing aids of the console: apis.listKeys' `search` (every key of the API, not
 // a page) and ratelimit.listNamespaces (the namespaces ratelimit.limit created).
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { start, type Started } from "../helpers";
 
@@ -46,6 +47,28 @@ describe("apis.listKeys { search }", () => {
       pagination: { hasMore: false },
     });
     expect((await s.call("apis.listKeys", { apiId: s.apiId, search: "" })).status).toBe(400);
+  });
+
+  it("reads past the first thousand keys: a match near the end of a large API is found", async () => {
+    const { apiId } = (await s.call("apis.createApi", { name: "large" })).body.data;
+    const { migrationId } = await s.service.createKeyMigration();
+    for (let from = 0; from < 2500; from += 500) {
+      const keys = Array.from({ length: 500 }, (_, i) => ({
+        hash: createHash("sha256")
+          .update(`large-${from + i}`)
+          .digest("base64"),
+        name: `large-${String(from + i).padStart(4, "0")}`,
+      }));
+      expect((await s.call("keys.migrateKeys", { migrationId, apiId, keys })).status).toBe(200);
+    }
+    const res = await s.call("apis.listKeys", { apiId, search: "large-24", limit: 10 });
+    expect(res.status).toBe(200);
+    // Keys are listed in id order, which is the order they were created in.
+    expect(res.body.data.map((k: { name: string }) => k.name)).toEqual(Array.from({ length: 10 }, (_, i) => `large-240${i}`));
+    const next = await s.call("apis.listKeys", { apiId, search: "large-24", limit: 95, cursor: res.body.pagination.cursor });
+    expect(next.body.data).toHaveLength(90);
+    expect(next.body.data.at(-1).name).toBe("large-2499");
+    expect(next.body.pagination).toEqual({ hasMore: false });
   });
 });
 
