@@ -103,6 +103,10 @@ describe.runIf(RUN_BROWSER)("console identities and rate limits in Chromium", ()
     await page.goto(`${c.service.baseUrl}/#/identities`);
     await expect.poll(() => page.locator(".refusal").innerText()).toContain("identity.*.read_identity");
     expect(await page.locator(".refusal").innerText()).toContain("Not allowed with this root key");
+    // No namespace this root key may read: the list says how one gets created.
+    await page.goto(`${c.service.baseUrl}/#/ratelimits`);
+    await expect.poll(() => page.getByTestId("no-namespaces").innerText()).toContain("No namespace yet.");
+    expect(await page.getByTestId("no-namespaces").innerText()).toContain("calls ratelimit.limit with its name");
     await page.goto(`${c.service.baseUrl}/#/ratelimits/${ns}`);
     await expect.poll(() => page.locator(".refusal").innerText()).toContain("read_override");
     await c.expectAccessible(page, "rate-limit refusal");
