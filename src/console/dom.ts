@@ -67,6 +67,26 @@ export function when(ms: number | undefined | null): string {
   return ms === undefined || ms === null ? "never" : new Date(ms).toLocaleString(undefined, DATE_TIME);
 }
 
+const DAY: Intl.DateTimeFormatOptions = { year: "numeric", month: "short", day: "numeric" };
+const TIME: Intl.DateTimeFormatOptions = { hour: "2-digit", minute: "2-digit", timeZoneName: "short" };
+
+/**
+ * A date for a table cell: the day and the time (to the minute, with the time zone) each kept on
+ * one line, so that a narrow column breaks between them and nowhere else; the full `when()` as
+ * its title. "never" for undefined.
+ */
+export function dateCell(ms: number | undefined | null): HTMLElement {
+  if (ms === undefined || ms === null) return h("span", { class: "muted" }, "never");
+  const d = new Date(ms);
+  return h(
+    "time",
+    { datetime: d.toISOString(), title: when(ms), class: "date" },
+    h("span", {}, d.toLocaleDateString(undefined, DAY)),
+    " ",
+    h("span", {}, d.toLocaleTimeString(undefined, TIME)),
+  );
+}
+
 let ids = 0;
 /** A fresh element id (labels need one). */
 export function uid(prefix: string): string {

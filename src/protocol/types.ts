@@ -203,6 +203,8 @@ export type RatelimitSetOverrideResult = Static<typeof ratelimit.RatelimitSetOve
 export type RatelimitOverrideRequest = Static<typeof ratelimit.RatelimitOverrideRequest>;
 export type RatelimitOverride = Static<typeof ratelimit.RatelimitOverride>;
 export type RatelimitListOverridesRequest = Static<typeof ratelimit.RatelimitListOverridesRequest>;
+/** keyguard's own ratelimit.listNamespaces: one namespace of the workspace. */
+export type RatelimitNamespace = Static<typeof ratelimit.RatelimitNamespace>;
 
 // ---------------------------------------------------------------------------------------------
 // analytics.*

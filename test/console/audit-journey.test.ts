@@ -64,6 +64,7 @@ describe.runIf(RUN_BROWSER)("the console's audit page in Chromium, keyguard serv
 
     const { page, problems } = await open();
     await page.goto(`${service.baseUrl}/#/keys/${apiId}`);
+    await page.getByRole("button", { name: "Actions for audited-renamed" }).click();
     await page.getByRole("link", { name: "History of audited-renamed" }).click();
     await page.getByRole("heading", { name: `History of ${keyId}` }).waitFor();
     const rows = page.locator("tbody tr");

@@ -20,10 +20,12 @@ describe.runIf(RUN_BROWSER)("console identities and rate limits in Chromium", ()
     await page.getByRole("button", { name: "Add a rate limit" }).click();
     await page.getByLabel("Rate limit name").nth(0).fill("requests");
     await page.getByLabel("Requests").nth(0).fill("100");
-    await page.getByLabel("Window (ms)").nth(0).fill("60000");
+    await page.getByLabel("Window", { exact: true }).nth(0).fill("1");
+    await page.getByLabel("Window unit").nth(0).selectOption("minutes");
     await page.getByLabel("Rate limit name").nth(1).fill("tokens");
     await page.getByLabel("Requests").nth(1).fill("5000");
-    await page.getByLabel("Window (ms)").nth(1).fill("3600000");
+    await page.getByLabel("Window", { exact: true }).nth(1).fill("1.5");
+    await page.getByLabel("Window unit").nth(1).selectOption("hours");
     await page.getByLabel("Meta (JSON object)").fill("[1, 2]");
     await page.getByRole("button", { name: "Create identity" }).click();
     await expect.poll(() => alertText(page)).toContain("Meta must be a JSON object");
@@ -31,10 +33,17 @@ describe.runIf(RUN_BROWSER)("console identities and rate limits in Chromium", ()
     await page.getByRole("button", { name: "Create identity" }).click();
     const row = page.locator("tr", { hasText: ext });
     await row.waitFor();
-    expect(await row.innerText()).toContain("requests: 100 / 60 s");
-    expect(await row.innerText()).toContain("tokens: 5000 / 3600 s");
+    expect(await row.innerText()).toContain("requests: 100 / 1 min");
+    expect(await row.innerText()).toContain("tokens: 5000 / 90 min");
     const created = await c.call("identities.getIdentity", { identity: ext });
-    expect(created.body.data).toMatchObject({ externalId: ext, meta: { plan: "pro" } });
+    expect(created.body.data).toMatchObject({
+      externalId: ext,
+      meta: { plan: "pro" },
+      ratelimits: [
+        { name: "requests", limit: 100, duration: 60_000 },
+        { name: "tokens", limit: 5000, duration: 5_400_000 },
+      ],
+    });
 
     // The same externalId again: the service's 409 with its detail.
     await page.getByLabel("External id").fill(ext);
@@ -94,6 +103,10 @@ describe.runIf(RUN_BROWSER)("console identities and rate limits in Chromium", ()
     await page.goto(`${c.service.baseUrl}/#/identities`);
     await expect.poll(() => page.locator(".refusal").innerText()).toContain("identity.*.read_identity");
     expect(await page.locator(".refusal").innerText()).toContain("Not allowed with this root key");
+    // No namespace this root key may read: the list says how one gets created.
+    await page.goto(`${c.service.baseUrl}/#/ratelimits`);
+    await expect.poll(() => page.getByTestId("no-namespaces").innerText()).toContain("No namespace yet.");
+    expect(await page.getByTestId("no-namespaces").innerText()).toContain("calls ratelimit.limit with its name");
     await page.goto(`${c.service.baseUrl}/#/ratelimits/${ns}`);
     await expect.poll(() => page.locator(".refusal").innerText()).toContain("read_override");
     await c.expectAccessible(page, "rate-limit refusal");
@@ -101,32 +114,52 @@ describe.runIf(RUN_BROWSER)("console identities and rate limits in Chromium", ()
     await page.close();
   });
 
-  it("rate limits: a new namespace by a check, overrides set, changed, listed and deleted", async () => {
+  it("rate limits: the namespaces listed; a new one says how it is created (no error), then overrides set in minutes and hours, changed, deleted", async () => {
     const ns = `ns_${rand()}`;
+    const existing = `listed_${rand()}`;
+    await c.call("ratelimit.limit", { namespace: existing, identifier: "x", limit: 1, duration: 1000, cost: 0 });
     const { page, problems } = await c.open();
     await c.signIn(page);
     await page.getByRole("link", { name: "Rate limits" }).click();
+    await page.getByRole("heading", { name: "Rate limits", exact: true }).waitFor();
+    // The namespaces ratelimit.limit created, each a link.
+    const namespaces = (await c.call("ratelimit.listNamespaces", {})).body.data as Array<{ name: string }>;
+    expect(namespaces.map((n) => n.name)).toContain(existing);
+    for (const { name } of namespaces) await page.getByTestId("namespaces").getByRole("link", { name, exact: true }).waitFor();
+    await c.expectAccessible(page, "rate-limit namespaces");
+
     await page.getByLabel("Namespace", { exact: true }).fill(ns);
     await page.getByRole("button", { name: "Open namespace" }).click();
     await page.getByRole("heading", { name: `Rate limits: ${ns}` }).waitFor();
-    // Not created yet: the service's 404 with its detail, and how to create it.
-    await expect.poll(() => alertText(page)).toContain("(404)");
-    expect(await alertText(page)).toContain("check an identifier below to create it");
+    // Not created yet: no error, but how it gets created; no override form until it exists.
+    await expect.poll(() => page.getByTestId("no-namespace").innerText()).toContain(`The namespace ${ns} does not exist yet.`);
+    expect(await page.getByTestId("no-namespace").innerText()).toContain("created the first time ratelimit.limit names it");
+    expect(await page.getByRole("alert").count()).toBe(0);
+    expect(await page.getByRole("form", { name: "Set an override" }).isVisible()).toBe(false);
+    await c.expectAccessible(page, "a namespace not created yet");
 
     await page.getByLabel("Identifier to check").fill("user_1");
     await page.getByRole("button", { name: "Check (cost 0)" }).click();
     await expect.poll(() => page.getByTestId("probe-result").innerText()).toMatch(/user_1: 10 of 10 left until .*UTC \(no override\)/);
     await page.getByText("No overrides in this namespace.").waitFor();
+    expect(await page.getByTestId("no-namespace").count()).toBe(0);
 
     await page.getByLabel("Identifier or pattern").fill("team_*");
     await page.getByLabel("Limit", { exact: true }).fill("500");
-    await page.getByLabel("Window (ms)", { exact: true }).fill("60000");
+    await page.getByLabel("Window", { exact: true }).fill("2");
+    await page.getByLabel("Window unit", { exact: true }).selectOption("hours");
     await page.getByRole("button", { name: "Set override" }).click();
     const row = page.locator("tr", { hasText: "team_*" });
     await row.waitFor();
     expect(await row.innerText()).toContain("500");
+    expect(await row.locator("td").nth(2).innerText()).toBe("2 h");
+    expect(
+      ((await c.call("ratelimit.getOverride", { namespace: ns, identifier: "team_x" })).body.data as { duration: number }).duration,
+    ).toBe(7_200_000);
     await row.getByRole("button", { name: "Change override team_*" }).click();
     expect(await page.getByLabel("Identifier or pattern").inputValue()).toBe("team_*");
+    expect(await page.getByLabel("Window", { exact: true }).inputValue()).toBe("2");
+    expect(await page.getByLabel("Window unit", { exact: true }).inputValue()).toBe("3600000");
     await page.getByLabel("Limit", { exact: true }).fill("0");
     await page.getByRole("button", { name: "Set override" }).click();
     await expect.poll(() => row.locator("td").nth(1).innerText()).toBe("0");

@@ -190,6 +190,7 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     await expectAccessible(page, "keys page");
     await shot(page, "keys");
 
+    await row.getByRole("button", { name: `Actions for ${name}` }).click();
     await row.getByRole("button", { name: `Disable ${name}` }).click();
     await page.getByRole("dialog", { name: "Disable this key?" }).getByRole("button", { name: "Disable key" }).click();
     await expect.poll(() => row.innerText()).toContain("disabled");
@@ -281,22 +282,40 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     await signIn(page, service.rootKey);
     await page.goto(`${service.baseUrl}/#/keys/${apiId}`);
     const caption = page.locator("table.keys caption");
-    await expect.poll(() => caption.innerText()).toBe("Keys (25 shown of 25 loaded)");
+    await expect.poll(() => caption.innerText()).toBe("Keys (25 loaded; more on the service)");
+    // Searched by the service: the keys not loaded yet are found too.
+    await page.getByLabel("Search", { exact: true }).fill("BULK-2");
+    await expect.poll(() => caption.innerText()).toBe('Keys (7 loaded, matching "BULK-2")');
+    expect(await page.locator("table.keys tbody tr").count()).toBe(7);
+    await page.getByLabel("Search", { exact: true }).fill("no key is called this");
+    await page.getByText('No key of this API matches "no key is called this".').waitFor();
+    await page.getByLabel("Search", { exact: true }).fill("");
+    await expect.poll(() => caption.innerText()).toBe("Keys (25 loaded; more on the service)");
     await page.getByRole("button", { name: "Load more keys" }).click();
-    await expect.poll(() => caption.innerText()).toBe("Keys (30 shown of 30 loaded)");
+    await expect.poll(() => caption.innerText()).toBe("Keys (30 loaded)");
     await expect.poll(() => page.getByRole("button", { name: "Load more keys" }).count()).toBe(0);
 
-    await page.getByLabel("Search").fill("bulk-1");
-    await expect.poll(() => caption.innerText()).toBe("Keys (10 shown of 30 loaded)");
-    await page.getByLabel("Search").fill("");
+    // Sorted by a click on a column's head, again for the other way.
+    const names = () => page.locator("table.keys tbody td.name").allInnerTexts();
+    expect((await names()).slice(0, 2)).toEqual(["bulk-00", "bulk-01"]);
+    await page.getByRole("button", { name: "Name", exact: true }).click();
+    await expect.poll(() => page.locator('th[aria-sort="ascending"]').innerText()).toContain("Name");
+    expect((await names()).slice(0, 2)).toEqual(["bulk-00", "bulk-01"]);
+    await page.getByRole("button", { name: "Name", exact: true }).click();
+    await expect.poll(() => page.locator('th[aria-sort="descending"]').innerText()).toContain("Name");
+    expect((await names()).slice(0, 3)).toEqual(["was-valid", "switched-off", "spent"]);
+    await page.getByRole("button", { name: "Expires", exact: true }).click();
+    expect((await names())[0]).toBe("was-valid");
+    await page.getByRole("button", { name: "Credits", exact: true }).click();
+    expect((await names())[0]).toBe("spent");
     expect(await page.locator(`tr[data-key-id="${expired.keyId}"] .badge`).allInnerTexts()).toEqual(["enabled", "expired"]);
     expect(await page.locator(`tr[data-key-id="${spent.keyId}"] .badge`).allInnerTexts()).toEqual(["enabled", "out of credits"]);
     expect(await page.locator(`tr[data-key-id="${off.keyId}"] .badge`).allInnerTexts()).toEqual(["disabled"]);
 
     await page.reload();
-    await expect.poll(() => caption.innerText()).toBe("Keys (25 shown of 25 loaded)");
+    await expect.poll(() => caption.innerText()).toBe("Keys (25 loaded; more on the service)");
     await page.getByRole("button", { name: /Load all keys/ }).click();
-    await expect.poll(() => caption.innerText()).toBe("Keys (30 shown of 30 loaded)");
+    await expect.poll(() => caption.innerText()).toBe("Keys (30 loaded)");
     expect(problems).toEqual([]);
     await page.close();
   });
@@ -432,6 +451,7 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     const { key } = created.body.data as { key: string };
     await page.goto(`${service.baseUrl}/#/keys/${apiId}`);
     const row = page.locator("tr", { hasText: "to-edit" });
+    await row.getByRole("button", { name: "Actions for to-edit" }).click();
     await row.getByRole("button", { name: "Edit to-edit" }).click();
     const edit = page.getByRole("dialog", { name: "Edit to-edit" });
     await edit.getByLabel("Name", { exact: true }).fill("edited");
@@ -442,6 +462,7 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     const info = await call("keys.whoami", { key });
     expect(info.body.data).toMatchObject({ name: "edited", roles: [role] });
 
+    await edited.getByRole("button", { name: "Actions for edited" }).click();
     await edited.getByRole("button", { name: "Reroll edited" }).click();
     await page.getByRole("dialog", { name: "Reroll this key?" }).getByRole("button", { name: "Reroll key" }).click();
     const once = page.getByRole("dialog", { name: "The rerolled key" });
@@ -456,6 +477,7 @@ describe.runIf(RUN_BROWSER)("console in Chromium, keyguard serve on SQLite", () 
     expect((await fetch(`${appUrl}/api/docs`, { headers: { authorization: `Bearer ${newKey}` } })).status).toBe(200);
 
     const fresh = page.locator(`tr[data-key-id="${newKeyId}"]`);
+    await fresh.getByRole("button", { name: "Actions for edited" }).click();
     await fresh.getByRole("button", { name: "Delete edited" }).click();
     await page.getByRole("dialog", { name: "Delete this key?" }).getByRole("button", { name: "Delete key" }).click();
     await expect.poll(() => fresh.count()).toBe(0);

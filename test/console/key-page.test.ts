@@ -42,7 +42,7 @@ describe.runIf(RUN_BROWSER)("console key page in Chromium", () => {
     const text = await facts.innerText();
     for (const shown of [
       created.keyId,
-      "requests: 10 / 60 s",
+      "requests: 10 / 1 min",
       "bursts: 3 / 1 s (on request)",
       "37 left, refilled to 40 daily",
       "docs.read",
@@ -67,7 +67,11 @@ describe.runIf(RUN_BROWSER)("console key page in Chromium", () => {
     await edit.getByRole("button", { name: "Add a rate limit" }).click();
     await edit.getByLabel("Rate limit name").nth(2).fill("daily");
     await edit.getByLabel("Requests").nth(2).fill("1000");
-    await edit.getByLabel("Window (ms)").nth(2).fill("86400000");
+    await edit.getByLabel("Window", { exact: true }).nth(2).fill("1");
+    await edit.getByLabel("Window unit").nth(2).selectOption("days");
+    // An existing limit's window is shown in its largest whole unit.
+    expect(await edit.getByLabel("Window", { exact: true }).nth(0).inputValue()).toBe("1");
+    expect(await edit.getByLabel("Window unit").nth(0).inputValue()).toBe("60000");
     await edit.getByLabel("Refill", { exact: true }).selectOption("monthly");
     await edit.getByLabel("Refill amount").fill("500");
     await edit.getByLabel("Refill day (monthly)").fill("15");
@@ -80,7 +84,7 @@ describe.runIf(RUN_BROWSER)("console key page in Chromium", () => {
     await expect.poll(() => alertText(page)).toContain("Meta is not valid JSON");
     await edit.getByLabel("Meta (JSON object)").fill('{"plan": "enterprise"}');
     await edit.getByRole("button", { name: "Save key" }).click();
-    await expect.poll(() => facts.innerText()).toContain("daily: 1000 / 86400 s");
+    await expect.poll(() => facts.innerText()).toContain("daily: 1000 / 1 day");
     expect(await facts.innerText()).toContain("10 (this key's own)");
     const info = (await c.call("keys.getKey", { keyId: created.keyId })).body.data as Record<string, unknown>;
     expect(info).toMatchObject({

@@ -48,12 +48,15 @@ describe.runIf(RUN_BROWSER)("console by keyboard and colour scheme in Chromium",
     await page.keyboard.press("Tab");
     await page.keyboard.type("60");
     await page.keyboard.press("Tab");
-    await page.keyboard.type("60000");
+    await page.keyboard.type("1");
+    // The window's unit: a select takes its option by typing the start of its text.
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("hours");
     await tabTo(page, "Create identity");
     await page.keyboard.press("Enter");
     await page.locator("tr", { hasText: ext }).waitFor();
     expect((await c.call("identities.getIdentity", { identity: ext })).body.data).toMatchObject({
-      ratelimits: [{ name: "requests", limit: 60, duration: 60_000 }],
+      ratelimits: [{ name: "requests", limit: 60, duration: 3_600_000 }],
     });
 
     // The keys of the API, by the API chooser; then the key's own page from its row.
@@ -89,9 +92,16 @@ describe.runIf(RUN_BROWSER)("console by keyboard and colour scheme in Chromium",
     await page.keyboard.press("Tab");
     await page.keyboard.type("1000");
     await page.keyboard.press("Tab");
-    await page.keyboard.type("60000");
+    await page.keyboard.type("2");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("hours");
+    await page.keyboard.press("Shift+Tab");
     await page.keyboard.press("Enter");
     await page.locator("tr", { hasText: "vip_*" }).waitFor();
+    expect((await c.call("ratelimit.getOverride", { namespace: ns, identifier: "vip_*" })).body.data).toMatchObject({
+      limit: 1000,
+      duration: 7_200_000,
+    });
 
     // Skip link: the first Tab on a page offers it; it moves the focus into the page.
     await page.goto(`${c.service.baseUrl}/#/identities`);

@@ -150,6 +150,14 @@ export const DELIBERATE_DIFFERENCES: readonly DeliberateDifference[] = [
     why: "keyguard's own: the remaining credits at or below which a charge sends the key.credits_low webhook event, an API's or a key's own (docs/events.md).",
   })),
   // Paging and search.
+  {
+    operation: "apis.listKeys",
+    path: "request.search",
+    fact: "present",
+    production: false,
+    keyguard: true,
+    why: "keyguard's own: only keys whose id, name or start contains the text, so that a console searches every key of an API, not the ones loaded.",
+  },
   ...["apis.listKeys", "identities.listIdentities", "ratelimit.listOverrides"].flatMap((operation) => [
     { operation, path: "request.cursor", fact: "minLength", production: null, keyguard: 1, why: LIST_CURSOR },
     { operation, path: "request.cursor", fact: "maxLength", production: null, keyguard: 255, why: LIST_CURSOR },

@@ -13,6 +13,16 @@ function timeOf(input: HTMLInputElement): number | undefined {
   return input.value ? new Date(input.value).getTime() : undefined;
 }
 
+/**
+ * Who did it: the root key's name with its id under it; a root key without a name by its id (the
+ * id is what the "Actor" filter takes), never as "(no name)".
+ */
+function actorCell(e: AuditEventItem): Array<HTMLElement> {
+  const id = h("code", { class: "clip-line", title: e.actorId }, e.actorId);
+  if (e.actorName) return [h("span", { class: "actor-name" }, e.actorName), h("small", { class: "muted" }, id)];
+  return [h("span", { class: "muted" }, "root key "), id];
+}
+
 export async function auditPage(main: HTMLElement, targetId?: string): Promise<void> {
   const actor = h("input", { name: "actorId", placeholder: "rk_…", spellcheck: "false" });
   const target = h("input", { name: "targetId", placeholder: "key_…, api_…", spellcheck: "false", value: targetId ?? "" });
@@ -50,6 +60,11 @@ export async function auditPage(main: HTMLElement, targetId?: string): Promise<v
             "table",
             { class: "audit" },
             h("caption", {}, `Audit records (${records.length} loaded)`),
+            h(
+              "colgroup",
+              {},
+              ["time", "actor", "operation", "outcome", "targets", "change", "caller"].map((c) => h("col", { class: `c-${c}` })),
+            ),
             thead("Time", "Actor", "Operation", "Outcome", "Targets", "Change", "Caller"),
             h(
               "tbody",
@@ -59,22 +74,23 @@ export async function auditPage(main: HTMLElement, targetId?: string): Promise<v
                   "tr",
                   { "data-audit-id": e.id },
                   h("td", {}, when(e.time)),
-                  h(
-                    "td",
-                    {},
-                    e.actorName ?? h("span", { class: "muted" }, "(no name)"),
-                    h("br"),
-                    h("small", { class: "muted" }, e.actorId),
-                  ),
-                  h("td", {}, h("code", {}, e.operation)),
+                  h("td", {}, actorCell(e)),
+                  h("td", {}, h("code", { class: "clip-line", title: e.operation }, e.operation)),
                   h("td", {}, h("span", { class: `badge ${e.outcome}` }, e.outcome)),
                   h(
                     "td",
                     {},
-                    e.targets.map((t) => h("a", { href: `#/audit/${encodeURIComponent(t)}`, class: "target" }, h("code", {}, t))),
+                    e.targets.map((t) =>
+                      h("a", { href: `#/audit/${encodeURIComponent(t)}`, class: "target clip-line", title: t }, h("code", {}, t)),
+                    ),
                   ),
                   h("td", {}, h("details", {}, h("summary", {}, "Details"), h("pre", {}, JSON.stringify(e.change, null, 2)))),
-                  h("td", {}, e.ip, h("br"), h("small", { class: "muted" }, e.requestId)),
+                  h(
+                    "td",
+                    {},
+                    h("span", { class: "clip-line", title: e.ip }, e.ip),
+                    h("small", { class: "muted clip-line", title: e.requestId }, e.requestId),
+                  ),
                 ),
               ),
             ),

@@ -1,9 +1,10 @@
-// Keys of one API (#/keys/<apiId>): search, pagination, status (a key reported leaked by secret
-// scanning included), lastUsedAt; create (shown once), edit, disable/enable, reroll and delete,
-// each confirmed.
+// Keys of one API (#/keys/<apiId>): a search by the service (apis.listKeys' `search`), pagination,
+// columns sorted by a click on their head, status (a key reported leaked by secret scanning
+// included), lastUsedAt; create (shown once), edit, disable/enable, reroll and delete, each
+// confirmed, from one menu per row.
 import type { ApiListItem, KeyInfo, KeyWithSettings } from "../../protocol/types";
 import { call, type Body } from "../api";
-import { field, h, replace, thead, when } from "../dom";
+import { dateCell, field, h, replace, uid, when } from "../dom";
 import { rateLimitedSince } from "../analytics";
 import { announce, attempt, showOnce } from "../ui";
 import { deleteKey, rerollKey, toggleKey } from "./key-actions";
@@ -68,7 +69,7 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
   chooser.value = apiId;
   chooser.addEventListener("change", () => (location.hash = `#/keys/${encodeURIComponent(chooser.value)}`));
 
-  const search = h("input", { type: "search", name: "search", placeholder: "name, id, start, owner" });
+  const search = h("input", { type: "search", name: "search", maxlength: 255, placeholder: "name, id or start" });
   const owner = h("input", { type: "search", name: "owner", maxlength: 255 });
   owner.addEventListener("change", () => void reload());
   const table = h("div");
@@ -116,7 +117,7 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
       "div",
       { class: "toolbar" },
       field("API", chooser),
-      field("Search", search, "Filters the keys loaded so far"),
+      field("Search", search, "Every key of the API whose name, id or start contains it"),
       field("Owner", owner, "An identity's externalId: the service lists its keys only"),
     ),
     h("p", {}, h("a", { href: "#/key" }, "Find a key by its value")),
@@ -169,9 +170,7 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
     const toggle = async () => void ((await toggleKey(key, slot)) && (await reload()));
     const reroll = async () => void ((await rerollKey(key, slot)) && (await reload()));
     const remove = async () => void ((await deleteKey(key, slot)) && (await reload()));
-    return h(
-      "div",
-      { class: "row-actions" },
+    return rowMenu(label, [
       h("button", { type: "button", onclick: edit, "aria-label": `Edit ${label}` }, "Edit"),
       h(
         "button",
@@ -179,26 +178,71 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
         key.enabled ? "Disable" : "Enable",
       ),
       h("button", { type: "button", onclick: reroll, "aria-label": `Reroll ${label}` }, "Reroll"),
-      h("button", { type: "button", class: "danger", onclick: remove, "aria-label": `Delete ${label}` }, "Delete"),
       h("a", { href: `#/audit/${encodeURIComponent(key.keyId)}`, "aria-label": `History of ${label}` }, "History"),
+      h("button", { type: "button", class: "danger", onclick: remove, "aria-label": `Delete ${label}` }, "Delete"),
+    ]);
+  };
+
+  let sort: SortState = { column: "created", descending: false };
+  const header = (column: SortColumn | undefined, label: string) => {
+    if (!column) return h("th", { scope: "col" }, label);
+    const active = sort.column === column;
+    return h(
+      "th",
+      { scope: "col", "aria-sort": active ? (sort.descending ? "descending" : "ascending") : undefined },
+      h(
+        "button",
+        {
+          type: "button",
+          class: "sort",
+          onclick: () => {
+            sort = { column, descending: active ? !sort.descending : column !== "name" };
+            draw();
+            table.querySelector<HTMLButtonElement>(`th[aria-sort] button`)?.focus();
+          },
+        },
+        label,
+        h("span", { "aria-hidden": "true" }, active ? (sort.descending ? " ▼" : " ▲") : ""),
+      ),
     );
   };
 
   const draw = () => {
     const now = Date.now();
-    const needle = search.value.trim().toLowerCase();
-    const shown = keys.filter(
-      (k) => !needle || [k.name, k.keyId, k.start, k.identity?.externalId].some((f) => f?.toLowerCase().includes(needle)),
-    );
+    const shown = sortKeys(keys, sort);
     replace(
       table,
       shown.length === 0
-        ? h("p", {}, keys.length === 0 ? "No keys in this API yet." : "No loaded key matches the search.")
+        ? h("p", {}, searched ? `No key of this API matches "${searched}".` : "No keys in this API yet.")
         : h(
             "table",
             { class: "keys" },
-            h("caption", {}, `Keys (${shown.length} shown of ${keys.length} loaded)`),
-            thead("Name", "Key", "Status", "Last used", "Credits", "Created", "Actions"),
+            h(
+              "caption",
+              {},
+              `Keys (${keys.length} loaded${searched ? `, matching "${searched}"` : ""}${cursor ? "; more on the service" : ""})`,
+            ),
+            h(
+              "colgroup",
+              {},
+              ["name", "key", "status", "used", "expires", "credits", "created", "actions"].map((c) => h("col", { class: `c-${c}` })),
+            ),
+            h(
+              "thead",
+              {},
+              h(
+                "tr",
+                {},
+                header("name", "Name"),
+                header(undefined, "Key"),
+                header(undefined, "Status"),
+                header("lastUsed", "Last used"),
+                header("expires", "Expires"),
+                header("credits", "Credits"),
+                header("created", "Created"),
+                h("th", { scope: "col" }, h("span", { class: "sr-only" }, "Actions")),
+              ),
+            ),
             h(
               "tbody",
               {},
@@ -208,23 +252,29 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
                   { "data-key-id": k.keyId },
                   h(
                     "td",
-                    {},
+                    { class: "name" },
                     h(
                       "a",
                       { href: `#/key/${encodeURIComponent(k.keyId)}`, "aria-label": `Open key ${k.name ?? k.keyId}` },
                       k.name ?? "(no name)",
                     ),
                   ),
-                  h("td", {}, h("code", {}, `${k.start}…`), h("br"), h("small", { class: "muted" }, k.keyId)),
+                  h(
+                    "td",
+                    {},
+                    h("code", { class: "clip-line", title: `${k.start}…` }, `${k.start}…`),
+                    h("small", { class: "muted clip-line", title: k.keyId }, k.keyId),
+                  ),
                   h(
                     "td",
                     {},
                     keyStatus(k, now, limited).map((s) => h("span", { class: `badge ${s.replace(/ /g, "-")}` }, s)),
                     leakNote(k),
                   ),
-                  h("td", {}, k.lastUsedAt === undefined ? h("span", { class: "muted" }, "never") : when(k.lastUsedAt)),
+                  h("td", {}, dateCell(k.lastUsedAt)),
+                  h("td", {}, k.expires === undefined ? h("span", { class: "muted" }, "never") : dateCell(k.expires)),
                   h("td", {}, k.credits ? (k.credits.remaining === null ? "unlimited" : String(k.credits.remaining)) : "unlimited"),
-                  h("td", {}, when(k.createdAt)),
+                  h("td", {}, dateCell(k.createdAt)),
                   h("td", {}, actions(k)),
                 ),
               ),
@@ -232,17 +282,36 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
           ),
     );
   };
-  search.addEventListener("input", draw);
+  // Searched by the service as the reader types (the last answer wins), or at once on Enter.
+  let searched = "";
+  let typing: ReturnType<typeof setTimeout> | undefined;
+  const searchNow = () => {
+    clearTimeout(typing);
+    if (search.value.trim() !== searched) void reload();
+  };
+  search.addEventListener("input", () => {
+    clearTimeout(typing);
+    typing = setTimeout(searchNow, 300);
+  });
+  search.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter") searchNow();
+  });
 
+  /** Which reload a page belongs to: an answer to an earlier search is dropped. */
+  let generation = 0;
   const loadPage = async () => {
+    const mine = generation;
     await attempt(slot, "list the keys", async () => {
       const { data, pagination } = await call("apis.listKeys", {
         apiId,
         limit: PAGE,
         ...(owner.value.trim() ? { externalId: owner.value.trim() } : {}),
+        ...(searched ? { search: searched } : {}),
         ...(cursor ? { cursor } : {}),
       });
-      keys.push(...(await withSettings(data)));
+      const page = await withSettings(data);
+      if (mine !== generation) return;
+      keys.push(...page);
       cursor = pagination?.hasMore ? pagination.cursor : undefined;
       draw();
       replace(
@@ -252,7 +321,7 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
               "div",
               { class: "actions" },
               h("button", { type: "button", onclick: () => void loadPage() }, "Load more keys"),
-              h("button", { type: "button", onclick: () => void loadAll() }, `Load all keys (up to ${MAX_KEYS}) to search them`),
+              h("button", { type: "button", onclick: () => void loadAll() }, `Load all keys (up to ${MAX_KEYS}) to sort them`),
             )
           : null,
       );
@@ -266,6 +335,8 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
     }
   };
   const reload = async () => {
+    generation++;
+    searched = search.value.trim();
     keys.length = 0;
     cursor = undefined;
     // The first page does not wait for the analytics query; the badges follow when it answers.
@@ -278,4 +349,70 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
     draw();
   };
   await reload();
+}
+
+type SortColumn = "name" | "lastUsed" | "expires" | "credits" | "created";
+interface SortState {
+  column: SortColumn;
+  descending: boolean;
+}
+
+/** A key's value in a column; a key without one (never used, never expires, unlimited) sorts last. */
+function sortValue(k: KeyInfo, column: SortColumn): string | number | undefined {
+  switch (column) {
+    case "name":
+      return k.name?.toLowerCase();
+    case "lastUsed":
+      return k.lastUsedAt;
+    case "expires":
+      return k.expires;
+    case "credits":
+      return k.credits?.remaining ?? undefined;
+    case "created":
+      return k.createdAt;
+  }
+}
+
+/** The keys ordered by one column (then by id, the service's order); missing values last either way. */
+function sortKeys(keys: readonly KeyInfo[], { column, descending }: SortState): KeyInfo[] {
+  const sign = descending ? -1 : 1;
+  return [...keys].sort((a, b) => {
+    const x = sortValue(a, column);
+    const y = sortValue(b, column);
+    if (x === undefined || y === undefined) return x === y ? (a.keyId < b.keyId ? -1 : 1) : x === undefined ? 1 : -1;
+    if (x !== y) return (x < y ? -1 : 1) * sign;
+    return a.keyId < b.keyId ? -1 : 1;
+  });
+}
+
+/** One "Actions" button per row opening its actions (a menu), closed by Escape, a choice or leaving it. */
+function rowMenu(label: string, items: HTMLElement[]): HTMLElement {
+  const id = uid("menu");
+  const list = h("div", { class: "menu-items", id, hidden: true }, items);
+  const toggle = h(
+    "button",
+    { type: "button", "aria-expanded": "false", "aria-controls": id, "aria-label": `Actions for ${label}` },
+    "Actions ▾",
+  );
+  const show = (open: boolean) => {
+    list.hidden = !open;
+    toggle.setAttribute("aria-expanded", String(open));
+  };
+  toggle.addEventListener("click", () => {
+    show(list.hidden);
+    if (!list.hidden) list.querySelector<HTMLElement>("button, a")?.focus();
+  });
+  const menu = h("div", { class: "menu" }, toggle, list);
+  menu.addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape" && !list.hidden) {
+      ev.stopPropagation();
+      show(false);
+      toggle.focus();
+    }
+  });
+  menu.addEventListener("focusout", (ev) => {
+    if (!menu.contains(ev.relatedTarget as Node | null)) show(false);
+  });
+  list.addEventListener("click", () => show(false));
+  return menu;
 }

@@ -40,6 +40,8 @@ export const ListKeysRequest = strict({
   apiId: text(),
   ...listFields,
   externalId: Type.Optional(text()),
+  /** keyguard's own: only keys whose id, name or start contains this text (any case). */
+  search: Type.Optional(text(255)),
   decrypt: Type.Optional(Type.Boolean()),
   revalidateKeysCache: Type.Optional(Type.Boolean()),
 });

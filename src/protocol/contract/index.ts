@@ -8,7 +8,7 @@ import { apisExtensions, apisOperations } from "./apis";
 import { identitiesOperations } from "./identities";
 import { keysExtensions, keysOperations } from "./keys";
 import { permissionsOperations } from "./permissions";
-import { ratelimitOperations } from "./ratelimit";
+import { ratelimitExtensions, ratelimitOperations } from "./ratelimit";
 import { rootKeysOperations } from "./root-keys";
 
 /** One operation: the schema of its request body and of its answer's `data`. */
@@ -29,11 +29,12 @@ export const CONTRACT = Object.freeze({
 
 /**
  * keyguard's own operations, served like the others: listing APIs, the settings of APIs and keys,
- * managing root keys, reading the audit log, webhooks.
+ * rate-limit namespaces, managing root keys, reading the audit log, webhooks.
  */
 export const EXTENSION_CONTRACT = Object.freeze({
   ...apisExtensions,
   ...keysExtensions,
+  ...ratelimitExtensions,
   ...rootKeysOperations,
   ...auditOperations,
   ...webhooksOperations,

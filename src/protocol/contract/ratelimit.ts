@@ -70,6 +70,15 @@ export const RatelimitOverride = Type.Object({
 
 export const RatelimitListOverridesRequest = strict({ namespace: Namespace, ...listFields });
 
+/** keyguard's own: the workspace's rate-limit namespaces the root key may read the overrides of. */
+export const RatelimitListNamespacesRequest = strict({ ...listFields });
+export const RatelimitNamespace = Type.Object({
+  namespaceId: Type.String(),
+  name: Type.String(),
+  /** Unix ms: when ratelimit.limit (or multiLimit) first named it. */
+  createdAt: Type.Integer(),
+});
+
 export const ratelimitOperations = {
   "ratelimit.limit": { request: RatelimitLimitRequest, response: RatelimitLimitResult },
   "ratelimit.multiLimit": { request: RatelimitMultiLimitRequest, response: RatelimitMultiLimitResult },
@@ -77,4 +86,8 @@ export const ratelimitOperations = {
   "ratelimit.getOverride": { request: RatelimitOverrideRequest, response: RatelimitOverride },
   "ratelimit.listOverrides": { request: RatelimitListOverridesRequest, response: Type.Array(RatelimitOverride) },
   "ratelimit.deleteOverride": { request: RatelimitOverrideRequest, response: EmptyData },
+} as const;
+
+export const ratelimitExtensions = {
+  "ratelimit.listNamespaces": { request: RatelimitListNamespacesRequest, response: Type.Array(RatelimitNamespace) },
 } as const;

@@ -5,9 +5,9 @@ import { checkAllowList } from "../domain/ip-allowlist";
 import { newId } from "../domain/ids";
 import { apiNotFound, readKeyInfo } from "./lookup";
 import { defineExtension, defineOperation } from "./operation";
-import { pageOf, paginate } from "../domain/pagination";
+import { matchesSearch, pageOf, paginate } from "../domain/pagination";
 import { plaintextOf, requireStorage, requireVault } from "./recoverable";
-import type { ApiRecord } from "../records";
+import type { ApiRecord, KeyRecord } from "../records";
 import { apiSettingsView, apiView } from "../domain/views";
 
 export const createApiOperation = defineOperation("apis.createApi", {
@@ -77,17 +77,22 @@ export const listKeysOperation = defineOperation("apis.listKeys", {
   async run(ctx, body) {
     const { tx, root, resource: api } = ctx;
     if (body.decrypt) requireStorage(api, "The requested API does not support key encryption.");
+    // keyguard's own `search`: a scan of the API's keys in id order, a chunk at a time (see docs/server.md).
+    const keep = body.search === undefined ? undefined : (k: KeyRecord) => matchesSearch(body.search, k.id, k.name, k.start);
     let page;
     if (body.externalId === undefined) {
       page = await pageOf(
         (from, limit) => tx.list("keys", root.workspaceId, { from, limit, where: { field: "apiId", value: api.id } }),
         body.cursor,
         body.limit,
+        keep,
       );
     } else {
       // Only an identity's own externalId matches (not its id).
       const identity = (await tx.find("identities", root.workspaceId, "externalId", body.externalId))[0];
-      const keys = identity ? (await tx.find("keys", root.workspaceId, "identityId", identity.id)).filter((k) => k.apiId === api.id) : [];
+      const keys = identity
+        ? (await tx.find("keys", root.workspaceId, "identityId", identity.id)).filter((k) => k.apiId === api.id && (!keep || keep(k)))
+        : [];
       page = paginate(keys, body.cursor, body.limit);
     }
     const lastUsed = await tx.lastUsed(page.items.map((k) => k.id));

@@ -12,6 +12,7 @@ import * as keys from "./keys";
 import * as permissions from "./permissions";
 import * as overrides from "./overrides";
 import { migrateKeysOperation } from "./migrate-keys";
+import { listNamespacesOperation } from "./list-namespaces";
 import { ratelimitLimitOperation, ratelimitMultiLimitOperation } from "./ratelimit";
 import { verifyKeyOperation } from "./verify-key";
 import * as workspace from "./workspace";
@@ -70,6 +71,7 @@ const EXTENSION_OPERATIONS = Object.freeze({
   "apis.getApiSettings": apis.getApiSettingsOperation,
   "apis.updateApi": apis.updateApiOperation,
   "keys.getKeySettings": keys.getKeySettingsOperation,
+  "ratelimit.listNamespaces": listNamespacesOperation,
   "rootKeys.createRootKey": workspace.createRootKeyOperation,
   "rootKeys.listRootKeys": workspace.listRootKeysOperation,
   "rootKeys.updateRootKey": workspace.updateRootKeyOperation,

@@ -139,6 +139,7 @@ export const CASES: Record<string, Case> = {
   "apis.getApiSettings": { body: (f) => ({ apiId: f.apiId }), refused: () => onApi("read_api", "<apiId>") },
   "keys.getKeySettings": { body: (f) => ({ keyIds: [f.keyId] }), refused: (f) => onApi("read_key", f.apiId) },
   "apis.updateApi": { body: (f) => ({ apiId: f.apiId, leakResponse: "disable" }), refused: () => onApi("update_api", "<apiId>") },
+  "ratelimit.listNamespaces": { body: () => ({}), refused: () => ({ status: 200, data: [] }) },
   "rootKeys.createRootKey": { body: () => ({ permissions: ["api.*.read_api"] }), refused: () => missingOne("workspace.*.create_root_key") },
   "rootKeys.listRootKeys": { body: () => ({}), refused: () => missingOne("workspace.*.read_root_key") },
   "rootKeys.updateRootKey": {
