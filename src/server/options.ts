@@ -88,9 +88,9 @@ export interface LocalKeyServiceOptions {
   /** The bootstrap API stores keys (keeps an encrypted copy of each recoverable key). Needs an encryption key. Default: false. */
   storeKeys?: boolean;
   /**
-   * Take a caller's address for API IP allow lists from the first `X-Forwarded-For` entry, as
-   * production does. Only behind a proxy you run: a caller can write that header. Default: false
-   * (the socket address).
+   * Take a caller's address for IP allow-lists and the failed-root-key limit from the last
+   * `X-Forwarded-For` entry: the one the proxy in front of the service added (the entries before it
+   * are the caller's own). Only behind one proxy you run. Default: false (the socket address).
    */
   trustProxy?: boolean;
   /**

@@ -1,5 +1,7 @@
-// The caller's address for API IP allow lists: the socket's, or (with `trustProxy`, as production
-// always does) the first non-empty `X-Forwarded-For` entry, without a port.
+// The caller's address for IP allow-lists and the root-key failure limit: the socket's, or with
+// `trustProxy` the last non-empty `X-Forwarded-For` entry, without a port: the address the proxy in
+// front of the service saw. The entries before it are whatever the caller sent (a proxy appends to
+// the header), so they never decide.
 
 /** `1.2.3.4:80` → `1.2.3.4`, `[::1]:80` → `::1`, `::ffff:1.2.3.4` → `1.2.3.4`; others unchanged. */
 export function plainAddress(address: string): string {
@@ -17,11 +19,11 @@ let lastPlain = "";
 export function clientIp(socketAddress: string | undefined, forwardedFor: string | string[] | undefined, trustProxy: boolean): string {
   if (trustProxy && forwardedFor !== undefined) {
     const list = Array.isArray(forwardedFor) ? forwardedFor.join(",") : forwardedFor;
-    const first = list
+    const last = list
       .split(",")
       .map((part) => part.trim())
-      .find((part) => part !== "");
-    if (first !== undefined) return plainAddress(first);
+      .findLast((part) => part !== "");
+    if (last !== undefined) return plainAddress(last);
   }
   if (socketAddress !== lastSocketAddress) {
     lastPlain = plainAddress(socketAddress ?? "");

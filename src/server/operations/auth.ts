@@ -23,7 +23,7 @@ const BEARER = "Bearer ";
 export interface RequestOrigin {
   /** Unix ms (the service clock). */
   now: number;
-  /** The caller's address (client-ip.ts: the socket's, or the first X-Forwarded-For entry with trustProxy). */
+  /** The caller's address (client-ip.ts: the socket's, or the last X-Forwarded-For entry with trustProxy). */
   ip: string;
 }
 

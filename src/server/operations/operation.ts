@@ -26,7 +26,7 @@ export interface OpContext {
   root: RootContext;
   /** The service clock, read once per request. */
   now: number;
-  /** Address of the caller (for API IP allowlists): the socket's, or the first `X-Forwarded-For` entry with `trustProxy`. */
+  /** Address of the caller (for API IP allowlists): the socket's, or the last `X-Forwarded-For` entry with `trustProxy`. */
   ip: string;
   /** Seals and opens recoverable keys; undefined when no key-encryption key is configured. */
   vault: KeyVault | undefined;

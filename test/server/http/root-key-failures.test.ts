@@ -142,6 +142,10 @@ describe("rootKeyFailureLimit on SQLite", () => {
     for (let i = 0; i < 2; i++) expect((await trusted.ask(wrongRootKey(), "203.0.113.7")).status).toBe(401);
     expect((await trusted.ask(wrongRootKey(), "203.0.113.7")).status).toBe(429);
     expect((await trusted.ask(trusted.svc.rootKey, "203.0.113.8")).status).toBe(200);
+    // Addresses the caller writes before the proxy's entry change nothing: still that address.
+    expect((await trusted.ask(wrongRootKey(), "198.51.100.1, 203.0.113.7")).status).toBe(429);
+    // Nor can a caller lock out another address by naming it first.
+    expect((await trusted.ask(trusted.svc.rootKey, "203.0.113.7, 203.0.113.9")).status).toBe(200);
   });
 
   it("refuses bad settings", async () => {

@@ -42,13 +42,14 @@ describe("with trustProxy", () => {
   });
   afterAll(() => s.close());
 
-  it("the first X-Forwarded-For entry decides, exact match", async () => {
+  it("the last X-Forwarded-For entry (the one the proxy added) decides, exact match", async () => {
     expect(await verifyFrom(s, key, "203.0.113.7")).toMatchObject({ code: "VALID" });
-    expect(await verifyFrom(s, key, "203.0.113.7, 10.0.0.1")).toMatchObject({ code: "VALID" });
+    // The entries before it are the caller's own: an allowed address there opens nothing.
+    expect(await verifyFrom(s, key, "203.0.113.7, 10.0.0.1")).toMatchObject({ code: "FORBIDDEN" });
+    expect(await verifyFrom(s, key, "10.0.0.1, 203.0.113.7")).toMatchObject({ code: "VALID" });
     expect(await verifyFrom(s, key, " , 203.0.113.7")).toMatchObject({ code: "VALID" });
     expect(await verifyFrom(s, key, "203.0.113.7:4711")).toMatchObject({ code: "VALID" });
     expect(await verifyFrom(s, key, "[2001:db8::1]:443")).toMatchObject({ code: "VALID" });
-    expect(await verifyFrom(s, key, "10.0.0.1, 203.0.113.7")).toMatchObject({ code: "FORBIDDEN" });
     expect(await verifyFrom(s, key, "203.0.113.70")).toMatchObject({ code: "FORBIDDEN" });
     // No header: the socket address (loopback) is not on the list.
     expect(await verifyFrom(s, key)).toMatchObject({ code: "FORBIDDEN" });
@@ -117,7 +118,8 @@ describe("with trustProxy", () => {
   it("clientIp and plainAddress normalise as production (no CIDR, ports stripped)", () => {
     expect(clientIp("::ffff:127.0.0.1", undefined, true)).toBe("127.0.0.1");
     expect(clientIp("::1", "198.51.100.2", false)).toBe("::1");
-    expect(clientIp("::1", ["", "198.51.100.2, 1.1.1.1"], true)).toBe("198.51.100.2");
+    expect(clientIp("::1", ["", "198.51.100.2, 1.1.1.1"], true)).toBe("1.1.1.1");
+    expect(clientIp("::1", ["198.51.100.2", " "], true)).toBe("198.51.100.2");
     expect(clientIp("::1", " ,  ", true)).toBe("::1");
     // The socket's address made plain is remembered for the next request: a new address is made plain again.
     expect(clientIp("::ffff:127.0.0.1", undefined, false)).toBe("127.0.0.1");

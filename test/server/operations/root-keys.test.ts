@@ -190,7 +190,8 @@ describe("root keys with less reach: expiry, IP allow-list, last use, the bootst
     expect(refused.body.error.type).toMatch(ROOT_KEY_NOT_FOUND);
     expect(refused.body.error.detail).toContain("not accepted from this address");
 
-    // Behind a proxy (trustProxy, the setting of the keys' allow-lists): the first X-Forwarded-For entry.
+    // Behind a proxy (trustProxy, the setting of the keys' allow-lists): the last X-Forwarded-For
+    // entry, the one the proxy added; what the caller put before it opens nothing.
     const proxied = await start({ trustProxy: true });
     try {
       const created = await proxied.call("rootKeys.createRootKey", {
@@ -198,11 +199,13 @@ describe("root keys with less reach: expiry, IP allow-list, last use, the bootst
         ipWhitelist: ["203.0.113.0/24", "2001:db8::/32"],
       });
       const key = created.body.data.key as string;
-      const from = (ip: string) => proxied.call("apis.getApi", { apiId: proxied.apiId }, key, forwarded(key, `${ip}, 10.0.0.1`));
+      const from = (ip: string) => proxied.call("apis.getApi", { apiId: proxied.apiId }, key, forwarded(key, `10.0.0.1, ${ip}`));
       expect((await from("203.0.113.7")).status).toBe(200);
       expect((await from("2001:db8::1")).status).toBe(200);
       expect((await from("198.51.100.7")).status).toBe(401);
       expect((await proxied.call("apis.getApi", { apiId: proxied.apiId }, key)).status).toBe(401);
+      const spoofed = await proxied.call("apis.getApi", { apiId: proxied.apiId }, key, forwarded(key, "203.0.113.7, 198.51.100.7"));
+      expect(spoofed.status).toBe(401);
     } finally {
       await proxied.close();
     }
