@@ -71,7 +71,16 @@ export class ChainCheck {
   /** Records sharing the `seq` being read. */
   private group: AuditEventItem[] = [];
 
-  constructor(private readonly expectedHead?: ChainHead) {}
+  constructor(private expectedHead?: ChainHead) {}
+
+  /**
+   * The head read again after the records: records appended while the check read them (by a
+   * service running meanwhile) are genuine when the head has moved past them. At exactly the
+   * last record read, that record is checked against it; beyond it, there is no head to check.
+   */
+  headMovedTo(head: ChainHead, lastSeq: number): void {
+    this.expectedHead = head.seq === lastSeq ? head : undefined;
+  }
 
   /** The first problem found so far. */
   get found(): ChainProblem | undefined {

@@ -32,12 +32,22 @@ export async function verifyStoredAudit(source: AuditChainSource, page = PAGE): 
 async function verifyWorkspace(source: AuditChainSource, workspaceId: string, head: ChainHead, page: number) {
   const check = new ChainCheck(head);
   let after: { seq?: number; id: string } | undefined;
+  let lastSeq = 0;
   for (;;) {
     const records = await source.readAuditChain(workspaceId, after, page);
-    for (const r of records) check.add(auditView(r));
+    for (const r of records) {
+      check.add(auditView(r));
+      if (r.seq !== undefined && r.seq > lastSeq) lastSeq = r.seq;
+    }
     if (check.found || records.length < page) break;
     const last = records[records.length - 1]!;
     after = last.seq === undefined ? { id: last.id } : { seq: last.seq, id: last.id };
+  }
+  // Past the head read first: appended since, while a running service went on, if the head has
+  // moved with them; else added behind its back, as the check then says.
+  if (!check.found && lastSeq > head.seq) {
+    const now = (await source.auditHeads()).get(workspaceId);
+    if (now !== undefined && now.seq >= lastSeq) check.headMovedTo(now, lastSeq);
   }
   return check.end();
 }
