@@ -137,7 +137,9 @@ describe("mutual TLS", () => {
     // TLS 1.3: the handshake ends on the client's side before the service checks its (absent)
     // certificate; the service then closes the connection, which undici reports.
     expect(refused).toMatchObject({ code: "KEY_SERVICE_NETWORK_ERROR" });
-    expect(refused.message).toMatch(/could not reach the key service at https:\/\/127\.0\.0\.1:\d+\/v2\/keys\.verifyKey \((UND_ERR_SOCKET|ECONNRESET|it refused the TLS handshake.*)\)/);
+    expect(refused.message).toMatch(
+      /could not reach the key service at https:\/\/127\.0\.0\.1:\d+\/v2\/keys\.verifyKey \((UND_ERR_SOCKET|ECONNRESET|it refused the TLS handshake.*)\)/,
+    );
     // A certificate of another CA is no better.
     const wrong = createClient({
       rootKey: running.rootKey,
