@@ -52,6 +52,7 @@ export const FAST_SHARED = [
   "test/reliability/permission-query.property.test.ts",
   "test/reliability/secrets.test.ts",
   "test/server/domain/caller-value.test.ts",
+  "test/server/domain/ip-allowlist.test.ts",
   "test/server/domain/pagination.test.ts",
   "test/server/domain/root-key-strength.test.ts",
   "test/server/operations/wildcard.test.ts",

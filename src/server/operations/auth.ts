@@ -14,6 +14,10 @@ export interface RootContext {
   permissions: ReadonlySet<string>;
   /** The root key's name, when it has one (for the audit log). */
   name?: string;
+  /** The root key's own expiry (Unix ms), when it has one: no root key it makes or changes outlives it. */
+  expires?: number;
+  /** The root key's own IP allow-list, when it has one: no root key it makes or changes reaches past it. */
+  ipWhitelist?: readonly string[];
 }
 
 /** Exactly what production requires before the root key: this prefix, case and single space included. */
@@ -69,6 +73,8 @@ export async function authenticate(tx: StorageTx, header: string | undefined, or
     permissions: permissionSet(record.id, record.permissions),
   };
   if (record.name !== undefined) root.name = record.name;
+  if (record.expires !== undefined) root.expires = record.expires;
+  if (record.ipWhitelist !== undefined && record.ipWhitelist.length > 0) root.ipWhitelist = record.ipWhitelist;
   return root;
 }
 

@@ -13,7 +13,7 @@ import type { RootKeyItem } from "../../protocol/types";
 import type { RootKeyRecord } from "../records";
 import { described } from "../domain/caller-value";
 import { apiSettingsView } from "../domain/views";
-import { checkAllowList } from "../domain/ip-allowlist";
+import { checkAllowList, entryWithin } from "../domain/ip-allowlist";
 
 function rootKeyView(r: RootKeyRecord, lastUsedAt: number | undefined): RootKeyItem {
   const item: RootKeyItem = { keyId: r.id, permissions: [...r.permissions], createdAt: r.createdAt };
@@ -48,11 +48,49 @@ function notHeld(root: RootContext, wanted: readonly string[]): string[] {
   return [...new Set(wanted.filter((p) => !held(p)))];
 }
 
+/** A root key's reach besides its permissions: when it stops, and where from it is accepted. */
+interface Reach {
+  expires?: number | undefined;
+  ipWhitelist?: readonly string[] | undefined;
+}
+
+/**
+ * 403 unless the root key made or changed (`result`) reaches no further than the caller: it
+ * expires no later than a caller that expires, and its allow-list lies inside a fenced caller's,
+ * entry by entry. `sent`: the allow-list is the one of the request body (its entries are named by
+ * index), not one kept from the stored record. The caller's values are never repeated.
+ */
+function requireWithinReach(root: RootContext, result: Reach, sent: boolean): void {
+  const problems: string[] = [];
+  if (root.expires !== undefined && (result.expires === undefined || result.expires > root.expires)) {
+    problems.push("body.expires must be set, and no later than the calling root key's own expiry");
+  }
+  const fence = root.ipWhitelist;
+  if (fence !== undefined && fence.length > 0) {
+    const list = result.ipWhitelist ?? [];
+    const outside = list.flatMap((entry, i) => (entryWithin(entry, fence) ? [] : [sent ? `body.ipWhitelist[${i}]` : "body.ipWhitelist"]));
+    if (list.length === 0) {
+      problems.push("body.ipWhitelist must hold addresses or ranges within the calling root key's own IP allow-list");
+    } else if (outside.length > 0) {
+      const at = [...new Set(outside)].join(", ");
+      const verb = sent ? (outside.length === 1 ? "lies" : "lie") : "(the root key's current list) lies";
+      problems.push(`${at} ${verb} outside the calling root key's own IP allow-list`);
+    }
+  }
+  if (problems.length > 0) {
+    throw new ServiceError(
+      "authorization.insufficient_permissions",
+      `A root key can only make or change root keys that reach no further than itself: ${problems.join("; ")}`,
+    );
+  }
+}
+
 /**
  * workspace.*.create_root_key, and every permission granted held by the caller itself or through
- * its wildcard form (`api.*.read_api` covers `api.<id>.read_api`): no root key makes a stronger one.
+ * its wildcard form (`api.*.read_api` covers `api.<id>.read_api`), within the caller's own expiry
+ * and IP allow-list: no root key makes a stronger one.
  */
-function mayCreateRootKey(root: RootContext, body: { permissions: string[] }): undefined {
+function mayCreateRootKey(root: RootContext, body: { permissions: string[] } & Reach): undefined {
   requirePermission(root, ["workspace.*.create_root_key"]);
   const missing = notHeld(root, body.permissions);
   if (missing.length > 0) {
@@ -63,13 +101,17 @@ function mayCreateRootKey(root: RootContext, body: { permissions: string[] }): u
       `A root key can only grant permissions it holds itself; this one lacks those of ${at.join(", ")}`,
     );
   }
+  requireWithinReach(root, body, true);
   return undefined;
 }
 
 /** A new root key of the caller's workspace holding `permissions`. The key is answered once and stored hashed. */
 export const createRootKeyOperation = defineExtension("rootKeys.createRootKey", {
   access: "write",
-  authorize: fromRoot("workspace.*.create_root_key (and every permission it grants)", mayCreateRootKey),
+  authorize: fromRoot(
+    "workspace.*.create_root_key (and every permission it grants, within its own expiry and IP allow-list)",
+    mayCreateRootKey,
+  ),
   audit: (_body, data) => ({ targets: [data.keyId] }),
   refine(body) {
     const tuples = body.permissions.flatMap((p, i) =>
@@ -116,12 +158,17 @@ export const listRootKeysOperation = defineExtension("rootKeys.listRootKeys", {
 /**
  * `workspace.*.<action>_root_key`, then the root key acted on (404 when it is not of the caller's
  * workspace), which must hold no permission the caller lacks: a weaker root key never removes or
- * loosens a stronger one (the bootstrap key included), as it never creates one.
+ * loosens a stronger one (the bootstrap key included), as it never creates one. `then`: a further
+ * check of the root key found.
  */
-function mayActOnRootKey(action: "update" | "delete") {
+function mayActOnRootKey<Body extends { keyId: string }>(
+  action: "update" | "delete",
+  label: string,
+  then: (root: RootContext, record: RootKeyRecord, body: Body) => void = () => undefined,
+) {
   return fromStore(
-    `workspace.*.${action}_root_key (and every permission of the root key ${action}d)`,
-    async (ctx: OpContext, body: { keyId: string }) => {
+    `workspace.*.${action}_root_key (and every permission of the root key ${action}d${label})`,
+    async (ctx: OpContext, body: Body) => {
       requirePermission(ctx.root, [`workspace.*.${action}_root_key`]);
       const record = await ctx.tx.get("rootKeys", body.keyId);
       if (!record || record.workspaceId !== ctx.root.workspaceId) {
@@ -137,6 +184,7 @@ function mayActOnRootKey(action: "update" | "delete") {
           `A root key can only ${action} root keys whose permissions it holds itself; this one lacks: ${missing.join(", ")}`,
         );
       }
+      then(ctx.root, record, body);
       return record;
     },
   );
@@ -148,7 +196,16 @@ function mayActOnRootKey(action: "update" | "delete") {
  */
 export const updateRootKeyOperation = defineExtension<"rootKeys.updateRootKey", RootKeyRecord>("rootKeys.updateRootKey", {
   access: "write",
-  authorize: mayActOnRootKey("update"),
+  // The root key as it would be after the update reaches no further than the caller.
+  authorize: mayActOnRootKey(
+    "update",
+    ", which it leaves within its own expiry and IP allow-list",
+    (root, record, body: { keyId: string; expires?: number | null; ipWhitelist?: string[] }) => {
+      const expires = body.expires === undefined ? record.expires : (body.expires ?? undefined);
+      const ipWhitelist = body.ipWhitelist ?? record.ipWhitelist;
+      requireWithinReach(root, { expires, ipWhitelist }, body.ipWhitelist !== undefined);
+    },
+  ),
   audit: (body) => ({ targets: [body.keyId] }),
   refine: (body) => checkAllowList("body.ipWhitelist", body.ipWhitelist),
   async run(ctx, body) {
@@ -174,7 +231,7 @@ export const updateRootKeyOperation = defineExtension<"rootKeys.updateRootKey", 
 /** Deletes a root key of the caller's workspace; not the one making the request. */
 export const deleteRootKeyOperation = defineExtension<"rootKeys.deleteRootKey", RootKeyRecord>("rootKeys.deleteRootKey", {
   access: "write",
-  authorize: mayActOnRootKey("delete"),
+  authorize: mayActOnRootKey("delete", ""),
   audit: (body) => ({ targets: [body.keyId] }),
   async run(ctx) {
     const record = ctx.resource;

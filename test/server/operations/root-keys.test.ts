@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { memoryStorage } from "keyguard/server";
-import { manualClock, start, type Started } from "../helpers";
+import { manualClock, start, type CallResult, type Started } from "../helpers";
 import { overriding } from "../../support/storage-wrapper";
 
 let s: Started;
@@ -324,5 +324,119 @@ describe("root keys with less reach: expiry, IP allow-list, last use, the bootst
     } finally {
       await second.close();
     }
+  });
+});
+
+describe("a root key never makes or leaves another with more reach than itself", () => {
+  const DAY = 86_400_000;
+  // The test server is reached over loopback: this fence lets the caller in.
+  const FENCE = ["127.0.0.0/8", "::1"];
+  const FORBIDDEN = /\/authorization\/insufficient_permissions$/;
+
+  async function fencedCaller(expires: number): Promise<{ keyId: string; key: string }> {
+    const res = await s.call("rootKeys.createRootKey", {
+      permissions: ["workspace.*.create_root_key", "workspace.*.update_root_key", "api.*.read_api"],
+      expires,
+      ipWhitelist: FENCE,
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body.data;
+  }
+
+  /** The 403 names the field and never repeats the caller's values. */
+  function expectRefused(res: CallResult, field: string, expires: number): void {
+    expect(res.status, JSON.stringify(res.body)).toBe(403);
+    expect(res.body.error.type).toMatch(FORBIDDEN);
+    expect(res.body.error.detail).toContain("reach no further than itself");
+    expect(res.body.error.detail).toContain(field);
+    for (const value of [String(expires), "127.0.0", "::1", "10.0.0.0"]) expect(res.body.error.detail).not.toContain(value);
+  }
+
+  it("refuses a child with no expiry, a later one, no allow-list or a wider range; grants one within its fence", async () => {
+    const expires = Date.now() + DAY;
+    const caller = await fencedCaller(expires);
+    const create = (body: Record<string, unknown>) =>
+      s.call("rootKeys.createRootKey", { permissions: ["api.*.read_api"], ...body }, caller.key);
+
+    expectRefused(await create({ ipWhitelist: ["127.0.0.1"] }), "body.expires", expires);
+    expectRefused(await create({ ipWhitelist: ["127.0.0.1"], expires: expires + 1 }), "body.expires", expires);
+    expectRefused(await create({ expires }), "body.ipWhitelist", expires);
+    expectRefused(await create({ expires, ipWhitelist: [] }), "body.ipWhitelist", expires);
+    const wider = await create({ expires, ipWhitelist: ["127.0.0.1", "10.0.0.0/8", "0.0.0.0/0", "::/0"] });
+    expectRefused(wider, "body.ipWhitelist[1], body.ipWhitelist[2], body.ipWhitelist[3] lie outside", expires);
+    expect(wider.body.error.detail).not.toContain("body.ipWhitelist[0]");
+    // Both fields wrong: both named.
+    const both = await create({});
+    expectRefused(both, "body.expires", expires);
+    expect(both.body.error.detail).toContain("body.ipWhitelist");
+
+    const within = await create({ expires: expires - 1000, ipWhitelist: ["127.0.0.1", "127.0.0.0/16", "::1/128"] });
+    expect(within.status, JSON.stringify(within.body)).toBe(200);
+    expect((await s.call("apis.getApi", { apiId: s.apiId }, within.body.data.key)).status).toBe(200);
+    const same = await create({ expires, ipWhitelist: FENCE });
+    expect(same.status, JSON.stringify(same.body)).toBe(200);
+  });
+
+  it("applies to the expiry alone and to the allow-list alone", async () => {
+    const byDate = await s.call("rootKeys.createRootKey", {
+      permissions: ["workspace.*.create_root_key", "api.*.read_api"],
+      expires: Date.now() + DAY,
+    });
+    const dated = byDate.body.data.key as string;
+    expect((await s.call("rootKeys.createRootKey", { permissions: ["api.*.read_api"] }, dated)).status).toBe(403);
+    const okDated = await s.call("rootKeys.createRootKey", { permissions: ["api.*.read_api"], expires: Date.now() + 1000 }, dated);
+    expect(okDated.status, JSON.stringify(okDated.body)).toBe(200);
+
+    const byPlace = await s.call("rootKeys.createRootKey", {
+      permissions: ["workspace.*.create_root_key", "api.*.read_api"],
+      ipWhitelist: FENCE,
+    });
+    const placed = byPlace.body.data.key as string;
+    expect((await s.call("rootKeys.createRootKey", { permissions: ["api.*.read_api"] }, placed)).status).toBe(403);
+    const okPlaced = await s.call("rootKeys.createRootKey", { permissions: ["api.*.read_api"], ipWhitelist: ["127.0.0.1"] }, placed);
+    expect(okPlaced.status, JSON.stringify(okPlaced.body)).toBe(200);
+  });
+
+  it("refuses an update that would lift another key's fence or leave it wider; allows one within", async () => {
+    const expires = Date.now() + DAY;
+    const caller = await fencedCaller(expires);
+    const target = await s.call("rootKeys.createRootKey", {
+      permissions: ["api.*.read_api"],
+      expires: expires - 1000,
+      ipWhitelist: ["127.0.0.1"],
+    });
+    expect(target.status).toBe(200);
+    const keyId = target.body.data.keyId as string;
+    const update = (body: Record<string, unknown>, as = caller.key) => s.call("rootKeys.updateRootKey", { keyId, ...body }, as);
+
+    expectRefused(await update({ expires: null }), "body.expires", expires);
+    expectRefused(await update({ expires: expires + DAY }), "body.expires", expires);
+    expectRefused(await update({ ipWhitelist: [] }), "body.ipWhitelist", expires);
+    expectRefused(await update({ ipWhitelist: ["10.0.0.0/8"] }), "body.ipWhitelist[0] lies outside", expires);
+    // Nothing changed: the record is as it was.
+    const listed = (await s.call("rootKeys.listRootKeys", {})).body.data.find((k: { keyId: string }) => k.keyId === keyId);
+    expect(listed).toMatchObject({ expires: expires - 1000, ipWhitelist: ["127.0.0.1"] });
+
+    const narrower = await update({ expires: expires - 2000, ipWhitelist: ["127.0.0.1", "::1"], name: "narrow" });
+    expect(narrower.status, JSON.stringify(narrower.body)).toBe(200);
+
+    // A key the caller did not fence: changing anything of it must bring it inside the fence.
+    const open = await s.call("rootKeys.createRootKey", { permissions: ["api.*.read_api"] });
+    const renamed = await s.call("rootKeys.updateRootKey", { keyId: open.body.data.keyId, name: "renamed" }, caller.key);
+    expectRefused(renamed, "body.expires", expires);
+    expect(renamed.body.error.detail).toContain("body.ipWhitelist must hold");
+    const fenced = await s.call("rootKeys.updateRootKey", { keyId: open.body.data.keyId, expires, ipWhitelist: ["127.0.0.1"] }, caller.key);
+    expect(fenced.status, JSON.stringify(fenced.body)).toBe(200);
+  });
+
+  it("leaves the unfenced bootstrap key free to make and change root keys of any reach", async () => {
+    const free = await s.call("rootKeys.createRootKey", { permissions: ["api.*.read_api"] });
+    expect(free.status).toBe(200);
+    const keyId = free.body.data.keyId as string;
+    const fenced = await s.call("rootKeys.updateRootKey", { keyId, expires: Date.now() + DAY, ipWhitelist: ["10.0.0.0/8"] });
+    expect(fenced.status).toBe(200);
+    const lifted = await s.call("rootKeys.updateRootKey", { keyId, expires: null, ipWhitelist: [] });
+    expect(lifted.status).toBe(200);
+    expect((await s.call("apis.getApi", { apiId: s.apiId }, free.body.data.key)).status).toBe(200);
   });
 });
