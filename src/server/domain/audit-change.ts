@@ -13,7 +13,7 @@ import { kindOf } from "./caller-value";
  * Fields whose strings are names or labels the caller gives a record on purpose, kept as sent (an
  * array of them: each element), wherever they appear in the body.
  */
-export const NAME_FIELDS: ReadonlySet<string> = new Set(["name", "externalId", "prefix", "namespace", "permissions", "roles"]);
+const NAME_FIELDS: ReadonlySet<string> = new Set(["name", "externalId", "prefix", "namespace", "permissions", "roles"]);
 /** Fields whose strings the request's schema limits to a closed list of the service's (a refill interval, an event type…). */
 const CLOSED_FIELDS: ReadonlySet<string> = new Set(["interval", "leakResponse", "events"]);
 /** Fields whose values are secrets (or stand for them) wherever they appear. */
