@@ -1,8 +1,12 @@
 // analytics.getVerifications' SQL: parsed by node-sql-parser (its PostgreSQL grammar, loaded on
 // first use: an optional peer dependency) and checked into an AnalyticsPlan. Everything outside
 // the documented subset is refused with production's error kinds; nothing of the text is kept
-// but values, which the stores bind as parameters.
+// but values, which the stores bind as parameters. An error message never repeats the caller's
+// text (a table, column or function name, an alias, a number, the parser's own message quoting the
+// query): it names what was wrong by its place and length, and names only words from the closed
+// lists below (the table, its columns, the supported functions, known SQL words).
 import type { ErrorKind } from "../../protocol/errors";
+import { described } from "../domain/caller-value";
 import { ServiceError } from "../errors";
 import { LocalServiceConfigError } from "../errors";
 import { loadPeer } from "../peer-module";
@@ -62,6 +66,68 @@ const COMPARE: Readonly<Record<string, CompareOp>> = Object.freeze({
   ">": ">",
   ">=": ">=",
 });
+/** Statements other than SELECT an error may name (a closed list: any other first word is described by its length). */
+const STATEMENTS: ReadonlySet<string> = new Set(
+  "ALTER ANALYZE ATTACH BEGIN CALL COMMIT COPY CREATE DELETE DETACH DO DROP EXPLAIN GRANT INSERT LOCK MERGE OPTIMIZE PRAGMA RENAME REPLACE REVOKE ROLLBACK SET SHOW SYSTEM TRUNCATE UPDATE USE VACUUM".split(
+    " ",
+  ),
+);
+/** Functions an error may name: the supported ones by their documented spelling, and common ones refused. */
+const FUNCTION_NAMES: Readonly<Record<string, string>> = Object.freeze(
+  Object.fromEntries(
+    [
+      "count countIf sum toStartOfMinute toStartOfHour toStartOfDay fromUnixTimestamp64Milli now has",
+      "avg min max any uniq uniqExact median quantile group_concat string_agg array_agg stddev variance lower upper length concat substring file url",
+    ]
+      .join(" ")
+      .split(" ")
+      .map((name) => [name.toLowerCase(), name]),
+  ),
+);
+/** INTERVAL units an error may name. */
+const INTERVAL_UNITS: ReadonlySet<string> = new Set([
+  "year",
+  "quarter",
+  "month",
+  "millisecond",
+  "microsecond",
+  ...Object.keys(INTERVAL_MS),
+]);
+/** Operators an error may name (what the parser reads as one; any other is described). */
+const OPERATORS: ReadonlySet<string> = new Set([
+  "LIKE",
+  "NOT LIKE",
+  "ILIKE",
+  "NOT ILIKE",
+  "IS",
+  "IS NOT",
+  "||",
+  "~",
+  "~*",
+  "!~",
+  "!~*",
+  "SIMILAR TO",
+  "NOT SIMILAR TO",
+  "+",
+  "-",
+  "*",
+  "/",
+  "%",
+  "@>",
+  "<@",
+  "&&",
+  "->",
+  "->>",
+  "#>",
+  "#>>",
+  "?",
+]);
+
+/** A function as an error names it: its documented spelling when the list holds it, else its length. */
+function fnLabel(name: string): string {
+  return FUNCTION_NAMES[name.toLowerCase()] ?? described("a function name", name);
+}
+
 const FLIPPED: Readonly<Record<CompareOp, CompareOp>> = Object.freeze({ "=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<=" });
 
 // The parser's AST, as far as this module reads it.
@@ -126,10 +192,13 @@ export async function parseAnalyticsQuery(sql: string, ctx: ParseContext): Promi
     // A statement the grammar does not know (ATTACH, PRAGMA, VACUUM, COPY…) is still not a SELECT.
     const first = FIRST_WORD.exec(sql)?.[1]?.toUpperCase();
     if (first !== undefined && first !== "SELECT" && first !== "WITH") {
-      refuse("bad_request.invalid_analytics_query_type", `Only SELECT queries are allowed, not ${first}.`);
+      const what = STATEMENTS.has(first) ? first : `a statement beginning with ${described("a word", first)}`;
+      refuse("bad_request.invalid_analytics_query_type", `Only SELECT queries are allowed, not ${what}.`);
     }
-    const message = err instanceof Error ? err.message.split("\n", 1)[0]!.slice(0, 300) : "syntax error";
-    invalid(`The query is not valid SQL: ${message}`);
+    // The parser's message quotes the text it stopped at: only its position is passed on.
+    const at = (err as { location?: { start?: { line?: unknown; column?: unknown } } } | null)?.location?.start;
+    const where = typeof at?.line === "number" && typeof at.column === "number" ? ` at line ${at.line}, column ${at.column}` : "";
+    invalid(`The query could not be parsed${where}.`);
   }
   const statements = (Array.isArray(ast) ? ast : [ast]) as Node[];
   if (statements.some((s) => s?.type !== "select")) {
@@ -179,25 +248,33 @@ class Checker {
     const groupNodes =
       ((s.groupby as Node | null)?.columns as Node[] | undefined) ?? (Array.isArray(s.groupby) ? (s.groupby as Node[]) : []);
     this.outputs = this.columns(s.columns as Node[] | undefined);
-    const names = new Set<string>();
-    for (const o of this.outputs) {
-      if (names.has(o.name)) invalid(`Two output columns are named ${JSON.stringify(o.name)}; give each its own alias (AS name).`);
-      names.add(o.name);
+    const names = new Map<string, number>();
+    for (const [i, o] of this.outputs.entries()) {
+      const first = names.get(o.name);
+      if (first !== undefined)
+        invalid(`The selected columns ${first + 1} and ${i + 1} have the same name; give each its own alias (AS name).`);
+      names.set(o.name, i);
     }
     const aggregating = groupNodes.length > 0 || this.outputs.some((o) => o.value.kind === "aggregate");
     let groupBy: Scalar[] | undefined;
     if (aggregating) {
       groupBy = groupNodes.map((g) => this.groupKey(g));
-      for (const o of this.outputs) {
+      for (const [i, o] of this.outputs.entries()) {
         if (o.value.kind !== "scalar" || o.value.scalar.kind === "literal") continue;
         const scalar = o.value.scalar;
         if (!groupBy.some((g) => sameScalar(g, scalar))) {
-          invalid(`The column ${JSON.stringify(o.name)} must be in GROUP BY or inside an aggregate function.`);
+          invalid(`The selected column ${this.outputLabel(i)} must be in GROUP BY or inside an aggregate function.`);
         }
       }
     }
     const orderBy = ((s.orderby as Node[] | null) ?? []).map((o) => this.orderTerm(o, aggregating));
     return { outputs: this.outputs, where, groupBy, orderBy, limit: this.limit(s.limit as Node | null) };
+  }
+
+  /** A selected column as an error names it: its position, and its name when that is one of the table's columns. */
+  private outputLabel(index: number): string {
+    const name = this.outputs[index]?.name;
+    return name !== undefined && COLUMN_NAMES.includes(name as Column) ? `${index + 1} (${name})` : String(index + 1);
   }
 
   private from(from: unknown): void {
@@ -208,7 +285,7 @@ class Checker {
     if (t.join) invalid("Joins are not supported here: read one table.");
     const name = [t.db, t.table].filter((part) => part !== null && part !== undefined).join(".");
     if (t.db || t.table !== TABLE)
-      refuse("bad_request.invalid_analytics_table", `The table ${JSON.stringify(name)} is not available. Query ${TABLE}.`);
+      refuse("bad_request.invalid_analytics_table", `${described("The table after FROM", name)} is not available. The table is ${TABLE}.`);
     this.alias = typeof t.as === "string" ? t.as : undefined;
   }
 
@@ -246,7 +323,8 @@ class Checker {
     const output = name === undefined ? undefined : this.outputs.find((o) => o.name === name && !COLUMN_NAMES.includes(name as Column));
     let key: Scalar;
     if (output) {
-      if (output.value.kind === "aggregate") return invalid(`GROUP BY cannot use the aggregate ${JSON.stringify(output.name)}.`);
+      if (output.value.kind === "aggregate")
+        return invalid(`GROUP BY cannot use an aggregate (the selected column ${this.outputLabel(this.outputs.indexOf(output))}).`);
       key = output.value.scalar;
     } else {
       if (g.type === "number") invalid("GROUP BY by position is not supported here; name the column.");
@@ -309,7 +387,7 @@ class Checker {
     if (expr?.type === "aggr_func") {
       const fn = String(expr.name).toLowerCase();
       const args = expr.args as Node | undefined;
-      if (args?.distinct) invalid(`${fn}(DISTINCT …) is not supported here.`);
+      if (args?.distinct) invalid(`${fnLabel(fn)}(DISTINCT …) is not supported here.`);
       if (expr.over) invalid("Window functions are not supported here.");
       const arg = args?.expr as Node | undefined;
       if (fn === "count") {
@@ -322,7 +400,7 @@ class Checker {
         if (!column || COLUMNS[column] !== "number") return invalid("sum takes a number column: spent_credits or time.");
         return { name: "sum", value: { kind: "sum", column } };
       }
-      refuse("bad_request.invalid_analytics_function", `The function ${fn} is not supported here. Supported: ${SUPPORTED_FUNCTIONS}.`);
+      unsupported(fn);
     }
     if (expr?.type === "function") {
       const fn = this.functionName(expr)?.toLowerCase();
@@ -367,10 +445,10 @@ class Checker {
   private column(ref: Node): Column {
     const table = ref.table;
     if (table !== null && table !== undefined && table !== TABLE && table !== this.alias) {
-      refuse("bad_request.invalid_analytics_table", `Unknown table ${JSON.stringify(table)}. Query ${TABLE}.`);
+      refuse("bad_request.invalid_analytics_table", `Unknown table: ${described("a column's qualifier", table)}. The table is ${TABLE}.`);
     }
     const name = this.columnName(ref);
-    if (!Object.hasOwn(COLUMNS, name)) invalid(`Unknown column ${JSON.stringify(name)}. Columns: ${COLUMN_NAMES.join(", ")}.`);
+    if (!Object.hasOwn(COLUMNS, name)) invalid(`Unknown column: ${described("a column name", name)}. Columns: ${COLUMN_NAMES.join(", ")}.`);
     return name as Column;
   }
 
@@ -378,7 +456,8 @@ class Checker {
     if (n.type === "unary_expr" && n.operator === "-") return -this.integer(n.expr as Node);
     if (n.type !== "number" && n.type !== "bigint") invalid("Expected a whole number.");
     const value = Number(n.value);
-    if (!Number.isSafeInteger(value)) invalid(`The number ${String(n.value)} is not supported here: use whole numbers up to 2^53.`);
+    if (!Number.isSafeInteger(value))
+      invalid(`A number of ${String(n.value).length} characters is not supported here: use whole numbers up to 2^53.`);
     return value;
   }
 
@@ -416,8 +495,10 @@ class Checker {
           }
           const unit = String(interval.unit).toLowerCase().replace(/s$/, "");
           const ms = INTERVAL_MS[unit];
-          if (ms === undefined)
-            return invalid(`INTERVAL unit ${JSON.stringify(interval.unit)} is not supported here: use SECOND, MINUTE, HOUR, DAY or WEEK.`);
+          if (ms === undefined) {
+            const what = INTERVAL_UNITS.has(unit) ? unit.toUpperCase() : described("an INTERVAL unit", String(interval.unit));
+            return invalid(`The INTERVAL unit ${what} is not supported here: use SECOND, MINUTE, HOUR, DAY or WEEK.`);
+          }
           const amount = this.integer(interval.expr as Node);
           return { kind: "literal", value: base.value + (n.operator === "-" ? -1 : 1) * amount * ms };
         }
@@ -438,15 +519,16 @@ class Checker {
         const unit = BUCKETS[lower];
         if (unit) {
           const arg = args.length === 1 ? this.scalar(args[0]!) : undefined;
-          if (!arg || arg.kind !== "column" || arg.column !== "time") invalid(`${fn} takes fromUnixTimestamp64Milli(time) (or time).`);
+          if (!arg || arg.kind !== "column" || arg.column !== "time")
+            invalid(`${fnLabel(fn)} takes fromUnixTimestamp64Milli(time) (or time).`);
           return { kind: "bucket", unit };
         }
-        if (lower === "count" || lower === "countif") invalid(`The aggregate ${fn} is allowed only as a selected column.`);
-        refuse("bad_request.invalid_analytics_function", `The function ${fn} is not supported here. Supported: ${SUPPORTED_FUNCTIONS}.`);
+        if (lower === "count" || lower === "countif") invalid(`The aggregate ${fnLabel(fn)} is allowed only as a selected column.`);
+        unsupported(fn);
         break;
       }
       case "aggr_func":
-        invalid(`The aggregate ${String(n.name)} is allowed only as a selected column.`);
+        invalid(`The aggregate ${fnLabel(String(n.name))} is allowed only as a selected column.`);
         break;
       case "bool":
       case "null":
@@ -511,7 +593,10 @@ class Checker {
       return op === "BETWEEN" ? inside : { kind: "not", arg: inside };
     }
     const cmp = COMPARE[op];
-    if (!cmp) return invalid(`The operator ${op} is not supported here: use =, !=, <, <=, >, >=, IN, NOT IN, BETWEEN, AND, OR, NOT.`);
+    if (!cmp)
+      return invalid(
+        `The operator ${OPERATORS.has(op) ? op : "used"} is not supported here: use =, !=, <, <=, >, >=, IN, NOT IN, BETWEEN, AND, OR, NOT.`,
+      );
     return this.compare(cmp, this.scalar(n.left as Node), this.scalar(n.right as Node));
   }
 
@@ -545,6 +630,10 @@ class Checker {
       }
     }
   }
+}
+
+function unsupported(fn: string): never {
+  refuse("bad_request.invalid_analytics_function", `The function ${fnLabel(fn)} is not supported here. Supported: ${SUPPORTED_FUNCTIONS}.`);
 }
 
 const SUPPORTED_FUNCTIONS = "count, countIf, sum, toStartOfMinute, toStartOfHour, toStartOfDay, fromUnixTimestamp64Milli, now, has";

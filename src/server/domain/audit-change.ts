@@ -1,43 +1,21 @@
 // The compact description an audit record keeps of a change: the request body, described
-// rather than copied. Never a secret: fields that carry keys, hashes or sealed copies are left
-// out, a value with the shape of a key is described, and large values are summarised.
-import { BASE58_ALPHABET } from "../../protocol/base58";
+// rather than copied. Whether a string is a key cannot be told from its characters, so no string
+// is kept by its looks: a caller's string is kept as sent only
+// - in a field where the caller names a record on purpose (NAME_FIELDS: a key's or an API's
+//   name, an identity's externalId, permission and role names…) or picks from a closed list the
+//   service checked (CLOSED_FIELDS),
+// - or as an id the service resolved: one of the record's targets;
+// every other string is described by its length (`(a string of 43 characters)`). Fields that
+// carry keys, hashes or sealed copies are left out, free-form data is summarised by its size.
+import { kindOf } from "./caller-value";
 
-/** A run of base58 characters as long as the shortest generated key's random part. */
-const SECRET_RUN = new RegExp(`[${BASE58_ALPHABET}]{16,}`, "g");
-/** The ids this service gives out: `<prefix>_` + 11 digits of creation time + 11 random digits. */
-const OUR_ID = new RegExp(
-  `^(?:req|key|api|perm|role|id|rl|ws|rk|rlor|mig|aud|whep|msg)_([${BASE58_ALPHABET}]{11})[${BASE58_ALPHABET}]{11}$`,
-);
-/** A rate-limit namespace's id, derived from its workspace and name (see namespaces.ts). */
-const NAMESPACE_ID = new RegExp(`^rlns_[${BASE58_ALPHABET}]{22}$`);
-/** Ids carry their creation time; one made before this date is not ours. */
-const FIRST_ID_MS = Date.UTC(2024, 0, 1);
-
-/** Whether a base58 run mixes at least two kinds of character, as random text does and words rarely do. */
-function looksRandom(run: string): boolean {
-  const kinds = Number(/[0-9]/.test(run)) + Number(/[A-Z]/.test(run)) + Number(/[a-z]/.test(run));
-  return kinds >= 2;
-}
-
-/** Whether `value` is an id this service could have made (its time part a plausible creation time). */
-function isOurId(value: string): boolean {
-  if (NAMESPACE_ID.test(value)) return true;
-  const time = OUR_ID.exec(value)?.[1];
-  if (time === undefined) return false;
-  let n = 0;
-  for (const ch of time) n = n * 58 + BASE58_ALPHABET.indexOf(ch);
-  const ms = Math.floor(n / 4096);
-  return ms >= FIRST_ID_MS && ms <= Date.now() + 86_400_000;
-}
-
-/** Whether `value` may be a key or a root key: it holds a long random-looking base58 run and is not one of our ids. */
-function mayBeSecret(value: string): boolean {
-  if (isOurId(value)) return false;
-  for (const [run] of value.matchAll(SECRET_RUN)) if (looksRandom(run)) return true;
-  return false;
-}
-
+/**
+ * Fields whose strings are names or labels the caller gives a record on purpose, kept as sent (an
+ * array of them: each element), wherever they appear in the body.
+ */
+const NAME_FIELDS: ReadonlySet<string> = new Set(["name", "externalId", "prefix", "namespace", "permissions", "roles"]);
+/** Fields whose strings the request's schema limits to a closed list of the service's (a refill interval, an event type…). */
+const CLOSED_FIELDS: ReadonlySet<string> = new Set(["interval", "leakResponse", "events"]);
 /** Fields whose values are secrets (or stand for them) wherever they appear. */
 const SECRET_FIELDS: ReadonlySet<string> = new Set(["key", "plaintext", "hash", "encrypted", "rootKey"]);
 /** Free-form data of the caller's: only whether it was set (its size), never its content. */
@@ -47,50 +25,45 @@ const MAX_DEPTH = 3;
 const MAX_ITEMS = 20;
 const MAX_STRING = 200;
 
-/** A described value: scalars as they are (strings cut and secrets described), containers bounded. */
-function describe(value: unknown, depth: number): unknown {
+/** The ids an audit record may name: the operation's own (its targets, records it found or created). */
+type Resolved = ReadonlySet<string>;
+
+/** A described value; `field` is the name of the field holding it (an array's elements: the array's). */
+function describe(value: unknown, field: string, resolved: Resolved, depth: number): unknown {
   if (value === null || typeof value === "number" || typeof value === "boolean") return value;
   if (typeof value === "string") {
-    if (mayBeSecret(value)) return "(a value shaped like a key)";
-    return value.length > MAX_STRING ? `${value.slice(0, MAX_STRING)}…` : value;
+    if (NAME_FIELDS.has(field) || CLOSED_FIELDS.has(field)) return value.length > MAX_STRING ? `${value.slice(0, MAX_STRING)}…` : value;
+    if (resolved.has(value)) return value;
+    return `(${kindOf(value)})`;
   }
   if (Array.isArray(value)) {
     if (depth >= MAX_DEPTH || value.length > MAX_ITEMS) return `(${value.length} items)`;
-    return value.map((v) => describe(v, depth + 1));
+    return value.map((v) => describe(v, field, resolved, depth + 1));
   }
   if (typeof value === "object") {
     const entries = Object.entries(value as Record<string, unknown>);
     if (depth >= MAX_DEPTH || entries.length > MAX_ITEMS) return `(${entries.length} fields)`;
-    return describeFields(entries, depth + 1);
+    return describeFields(entries, resolved, depth + 1);
   }
   return undefined;
 }
 
-function describeFields(entries: ReadonlyArray<[string, unknown]>, depth: number): Record<string, unknown> {
+function describeFields(entries: ReadonlyArray<[string, unknown]>, resolved: Resolved, depth: number): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, value] of entries) {
     if (SECRET_FIELDS.has(name) || name === "__proto__") continue;
     out[name] =
       OPAQUE_FIELDS.has(name) && value !== null && typeof value === "object"
         ? `(${Object.keys(value).length} fields)`
-        : describe(value, depth);
+        : describe(value, name, resolved, depth);
   }
   return out;
 }
 
-/** The description of a request body as an audit record keeps it. */
-export function describeChange(body: unknown): Record<string, unknown> {
-  if (Array.isArray(body)) return { items: describe(body, 1) };
+/** The description of a request body as an audit record keeps it; `targets` are the record's ids (kept where the body names them). */
+export function describeChange(body: unknown, targets: readonly string[]): Record<string, unknown> {
+  const resolved = new Set(targets);
+  if (Array.isArray(body)) return { items: describe(body, "items", resolved, 1) };
   if (body === null || typeof body !== "object") return {};
-  return describeFields(Object.entries(body as Record<string, unknown>), 1);
-}
-
-/** The ids a request names (`keyId`, `apiId`…: string fields whose name ends in `Id`, `externalId` aside), for a refused attempt. */
-export function idsNamedBy(body: unknown): string[] {
-  if (body === null || typeof body !== "object" || Array.isArray(body)) return [];
-  const ids: string[] = [];
-  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
-    if (name.endsWith("Id") && name !== "externalId" && typeof value === "string" && !mayBeSecret(value)) ids.push(value);
-  }
-  return ids;
+  return describeFields(Object.entries(body as Record<string, unknown>), resolved, 1);
 }

@@ -9,7 +9,8 @@ export function described(location: string, value: unknown): string {
   return `${location} (${kindOf(value)})`;
 }
 
-function kindOf(value: unknown): string {
+/** What kind of value it is, and its size: `a string of 43 characters`, `an array of 2 items`, `a number`. */
+export function kindOf(value: unknown): string {
   if (typeof value === "string") return value.length === 1 ? "a string of 1 character" : `a string of ${value.length} characters`;
   if (Array.isArray(value)) return value.length === 1 ? "an array of 1 item" : `an array of ${value.length} items`;
   if (value === null) return "null";

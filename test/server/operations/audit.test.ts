@@ -1,6 +1,7 @@
 // audit.listEvents over real HTTP: what a record tells (actor, targets, outcome, address, a
 // description without secrets), the filters and the cursor, the NDJSON export, a change rolled
 // back leaving no record, and a namespace created on first use leaving one.
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keyHash } from "../../../src/protocol/key-hash";
 import { manualClock, start, type Started } from "../helpers";
@@ -125,6 +126,30 @@ describe("audit.listEvents", () => {
     const records = (await events({ operation: "ratelimit.limit" })).data;
     expect(records).toHaveLength(1);
     expect(records[0]).toMatchObject({ change: { createdNamespace: "audit.ns" }, targets: [expect.stringMatching(/^rlns_/)] });
+  });
+
+  it("keeps a caller's string only as a name it gave a record or an id it resolved; describes every other", async () => {
+    // Lower-case letters only: no shape tells them from a word, and no shape tells a key either.
+    const secret = Array.from(randomBytes(28), (b) => "abcdefghijklmnopqrstuvwxyz"[b % 26]).join("");
+    const limit = { namespace: "audit.override", identifier: "u", limit: 5, duration: 60_000 };
+    expect((await s.call("ratelimit.limit", limit)).status).toBe(200);
+    const res = await s.call("ratelimit.setOverride", { namespace: "audit.override", identifier: secret, limit: 5, duration: 60_000 });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const [record] = (await events({ operation: "ratelimit.setOverride" })).data;
+    expect(record!.change).toEqual({ namespace: "audit.override", identifier: "(a string of 28 characters)", limit: 5, duration: 60_000 });
+    expect(JSON.stringify(record)).not.toContain(secret);
+
+    // A refused request's targets are the records of the workspace it named, looked up; any other string is not kept.
+    // A root key without any permission: refused (403, or the 404 that hides a key it may not see).
+    const bare = await s.service.createRootKey({ permissions: [] });
+    const { keyId } = await s.createKey();
+    for (const named of [keyId, secret, `key_${secret.slice(0, 22)}`]) {
+      expect([403, 404]).toContain((await s.call("keys.deleteKey", { keyId: named }, bare.rootKey)).status);
+    }
+    const refusals = (await events({ operation: "keys.deleteKey" })).data.filter((e) => e.actorId !== deployer.id);
+    expect(refusals.map((e) => [e.outcome, e.targets])).toContainEqual(["refused", [keyId]]);
+    for (const e of refusals) expect((e.targets as string[]).filter((t) => t !== keyId)).toEqual([]);
+    expect(JSON.stringify(refusals)).not.toContain(secret.slice(0, 22));
   });
 });
 

@@ -179,6 +179,46 @@ describe("no answer, header or log line repeats a secret sent in any field", () 
       expect([...new Set(found)]).toEqual([]);
     });
   }
+
+  it("analytics.getVerifications: a secret inside the query's SQL", async () => {
+    // Each place of the SQL a caller's text may take; every one is refused (or answered) without it.
+    const queries = (x: string): string[] => [
+      `SELECT * FROM ${x}`,
+      `SELECT * FROM "${x}"`,
+      `SELECT * FROM ${x}.key_verifications_v1`,
+      `SELECT ${x} FROM key_verifications_v1`,
+      `SELECT "${x}" FROM key_verifications_v1`,
+      `SELECT ${x}.key_id FROM key_verifications_v1`,
+      `SELECT ${x}(time) FROM key_verifications_v1`,
+      `SELECT count(*) FROM key_verifications_v1 WHERE ${x}(outcome) = 'VALID'`,
+      `SELECT count(*) FROM key_verifications_v1 WHERE outcome = '${x}'`,
+      `SELECT count(*) FROM key_verifications_v1 WHERE outcome = '${x}`,
+      `SELECT count(*) FROM key_verifications_v1 WHERE outcome = ${x}`,
+      `SELECT count(*) FROM key_verifications_v1 WHERE time > now() - INTERVAL 1 ${x}`,
+      `SELECT key_id AS "${x}", outcome AS "${x}" FROM key_verifications_v1`,
+      `SELECT outcome AS "${x}", count(*) FROM key_verifications_v1`,
+      `${x} FROM key_verifications_v1`,
+      `SELECT * FROM key_verifications_v1 WHERE ${x} ${x} ${x}`,
+    ];
+    const found: string[] = [];
+    let refusals = 0;
+    for (const [kind, secret] of Object.entries(secrets)) {
+      for (const sql of queries(secret)) {
+        lines.length = 0;
+        const res = await s.call("analytics.getVerifications", { query: sql });
+        if (res.status >= 400) refusals++;
+        const answer = JSON.stringify(res.body);
+        const logged = JSON.stringify(lines);
+        for (const t of traces(secret)) {
+          if (res.status >= 300 && answer.includes(t)) found.push(`${kind} in ${sql.replace(secret, "<secret>")}: ${answer.slice(0, 300)}`);
+          if (logged.includes(t)) found.push(`${kind} in ${sql.replace(secret, "<secret>")}: a log line ${logged.slice(0, 300)}`);
+        }
+      }
+    }
+    // The queries were read (400s of the analytics kinds), not refused before the SQL was looked at.
+    expect(refusals).toBeGreaterThan(Object.keys(secrets).length * 10);
+    expect([...new Set(found)]).toEqual([]);
+  });
 });
 
 describe("apiKeyAuth() logs and answers no secret of a request's shape", () => {
