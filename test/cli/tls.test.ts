@@ -2,12 +2,11 @@
 // made by openssl for this run: it serves HTTPS, SIGHUP swaps the certificate for new connections
 // while an open keep-alive connection goes on, and a bad file at SIGHUP keeps the one in use.
 import { copyFileSync, writeFileSync } from "node:fs";
-import { Agent, request as httpsRequest } from "node:https";
+import { Agent } from "node:https";
 import { join } from "node:path";
-import { connect, type TLSSocket } from "node:tls";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "keyguard/client";
-import { makeTlsFixture, type TlsFixture } from "../support/tls-certs";
+import { liveness, makeTlsFixture, peerCertificate, type TlsFixture } from "../support/tls-certs";
 import { GENEROUS } from "../support/time-limits";
 import { killChildren, serve } from "./cli-process";
 
@@ -19,29 +18,7 @@ afterAll(() => certs.remove());
 afterEach(killChildren);
 
 /** The serial of the certificate a new connection is served (trusting our CA). */
-function serialOfNewConnection(baseUrl: string): Promise<string> {
-  const { hostname, port } = new URL(baseUrl);
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: hostname, port: Number(port), ca: certs.pem(certs.ca) }, () => {
-      resolve(socket.getPeerCertificate().serialNumber);
-      socket.end();
-    });
-    socket.once("error", reject);
-  });
-}
-
-/** GET /v2/liveness over `agent`: the status, the serial of the connection's certificate, and whether the connection was reused. */
-function liveness(baseUrl: string, agent: Agent): Promise<{ status: number; serial: string; reused: boolean }> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(`${baseUrl}/v2/liveness`, { agent }, (res) => {
-      const serial = (res.socket as TLSSocket).getPeerCertificate().serialNumber;
-      res.resume();
-      res.once("end", () => resolve({ status: res.statusCode!, serial, reused: req.reusedSocket }));
-    });
-    req.once("error", reject);
-    req.end();
-  });
-}
+const serialOfNewConnection = async (baseUrl: string) => (await peerCertificate(baseUrl, certs.pem(certs.ca))).serialNumber;
 
 describe("keyguard serve over TLS", () => {
   it("serves HTTPS; SIGHUP swaps the certificate for new connections, an open one goes on; a bad file keeps the one in use", async () => {

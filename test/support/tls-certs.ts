@@ -3,8 +3,10 @@
 // CA with a client certificate, and a second CA nobody trusts with a server certificate of its own.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpsRequest, type Agent } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { connect, type PeerCertificate, type TLSSocket } from "node:tls";
 
 export interface TlsFixture {
   dir: string;
@@ -104,4 +106,30 @@ export function makeTlsFixture(): TlsFixture {
     pem: (file) => readFileSync(file, "utf8"),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/** The certificate a service presents to a new connection (trusting `ca`; presenting `cert` and `key` when given). */
+export function peerCertificate(baseUrl: string, ca: string, extra: { cert?: string; key?: string } = {}): Promise<PeerCertificate> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port), ca, ...extra }, () => {
+      resolve(socket.getPeerCertificate());
+      socket.end();
+    });
+    socket.once("error", reject);
+  });
+}
+
+/** GET /v2/liveness over `agent` (a keep-alive connection when the agent keeps one): the status, the serial seen, whether the connection was reused. */
+export function liveness(baseUrl: string, agent: Agent): Promise<{ status: number; serial: string; reused: boolean }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(`${baseUrl}/v2/liveness`, { agent }, (res) => {
+      // Read before the end: then the socket goes back to the agent.
+      const serial = (res.socket as TLSSocket).getPeerCertificate().serialNumber;
+      res.resume();
+      res.once("end", () => resolve({ status: res.statusCode!, serial, reused: req.reusedSocket }));
+    });
+    req.once("error", reject);
+    req.end();
+  });
 }

@@ -4,8 +4,7 @@
 // reload swaps the certificate for new connections while an open keep-alive connection goes on,
 // and a reload from a bad file keeps the certificate in use.
 import { copyFileSync } from "node:fs";
-import { request as httpsRequest, Agent } from "node:https";
-import { connect, type PeerCertificate, type TLSSocket } from "node:tls";
+import { Agent } from "node:https";
 import { join } from "node:path";
 import express from "express";
 import request from "supertest";
@@ -14,7 +13,7 @@ import { apiKeyAuth, silentLogger } from "keyguard";
 import { createClient } from "keyguard/client";
 import { createFetchClient } from "../../../src/client/fetch-client";
 import { startLocalKeyService, type RunningLocalKeyService } from "keyguard/server";
-import { makeTlsFixture, type TlsFixture } from "../../support/tls-certs";
+import { liveness, makeTlsFixture, peerCertificate as certificateOf, type TlsFixture } from "../../support/tls-certs";
 import { GENEROUS } from "../../support/time-limits";
 
 let certs: TlsFixture;
@@ -33,30 +32,8 @@ async function start(tls: { certFile: string; keyFile: string; clientCaFile?: st
 }
 
 /** The certificate the service presents to a new connection (trusting its CA). */
-function peerCertificate(baseUrl: string, extra: { cert?: string; key?: string } = {}): Promise<PeerCertificate> {
-  const { hostname, port } = new URL(baseUrl);
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: hostname, port: Number(port), ca: certs.pem(certs.ca), ...extra }, () => {
-      resolve(socket.getPeerCertificate());
-      socket.end();
-    });
-    socket.once("error", reject);
-  });
-}
-
-/** GET /v2/liveness over `agent` (a keep-alive connection when the agent keeps one); the serial seen. */
-function liveness(baseUrl: string, agent: Agent): Promise<{ status: number; serial: string; reused: boolean }> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(`${baseUrl}/v2/liveness`, { agent }, (res) => {
-      // Read before the end: then the socket goes back to the agent.
-      const serial = (res.socket as TLSSocket).getPeerCertificate().serialNumber;
-      res.resume();
-      res.once("end", () => resolve({ status: res.statusCode!, serial, reused: req.reusedSocket }));
-    });
-    req.once("error", reject);
-    req.end();
-  });
-}
+const peerCertificate = (baseUrl: string, extra: { cert?: string; key?: string } = {}) =>
+  certificateOf(baseUrl, certs.pem(certs.ca), extra);
 
 describe("HTTPS", () => {
   it("serves HTTPS: createClient() with the CA verifies a key; the service says it is secure", async () => {
