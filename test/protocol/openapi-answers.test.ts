@@ -145,6 +145,12 @@ describe("every answer of production's operations matches production's schema", 
       ipWhitelist: ["127.0.0.0/8", "::1"],
     });
     await ok("keys.verifyKey", { key: rich.key });
+    // A key imported by hash: the service never saw its first characters.
+    await ok("keys.migrateKeys", {
+      migrationId: f.migrationId,
+      apiId: f.apiId,
+      keys: [{ hash: "a-hash-imported-first", name: "imported" }],
+    });
   });
   afterAll(() => s?.close());
 

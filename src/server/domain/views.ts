@@ -74,11 +74,18 @@ export interface KeyRelations {
 }
 
 /**
+ * The `start` answered for a key imported by hash (`keys.migrateKeys`) before its first verification
+ * under a migration: the service never saw its first characters, and production's document wants a
+ * non-empty `start`. Not a possible key start (it holds parentheses), so no one mistakes it for one.
+ */
+export const IMPORTED_START = "(imported)";
+
+/**
  * A key as getKey, whoami and listKeys report it at `now`, with its relations and its last use
  * (Unix ms, when it was ever verified). Never holds the key itself.
  */
 export function keyInfoView(key: KeyRecord, rel: KeyRelations, now: number, lastUsedAt: number | undefined): KeyInfo {
-  const out: KeyInfo = { keyId: key.id, start: key.start, enabled: key.enabled, createdAt: key.createdAt };
+  const out: KeyInfo = { keyId: key.id, start: key.start || IMPORTED_START, enabled: key.enabled, createdAt: key.createdAt };
   if (key.name !== undefined) out.name = key.name;
   if (key.meta !== undefined) out.meta = key.meta;
   if (key.updatedAt !== undefined) out.updatedAt = key.updatedAt;
