@@ -29,6 +29,8 @@ describe.skipIf(skip !== undefined)("3 service instances on one PostgreSQL + Red
   const on = (i: number): Call => calls[i % calls.length]!;
   let records: RecordsChannel | undefined;
   const nextMessage = () => records!.nextMessage();
+  /** Rows right after the three started, before any test adds its own (tests run in any order). */
+  let rowsAtStart: Record<"workspaces" | "apis" | "root_keys", number>;
 
   beforeAll(async () => {
     // Started together: the bootstrap must be created once, not three times.
@@ -46,6 +48,14 @@ describe.skipIf(skip !== undefined)("3 service instances on one PostgreSQL + Red
     );
     calls = instances.map((s) => makeCall(s.baseUrl, ROOT_KEY));
     records = await listenToRecords(ns.redisPrefix);
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      const count = async (table: string) => Number((await client.query(`SELECT count(*) AS n FROM "${ns.schema}".${table}`)).rows[0].n);
+      rowsAtStart = { workspaces: await count("workspaces"), apis: await count("apis"), root_keys: await count("root_keys") };
+    } finally {
+      await client.end();
+    }
   });
   afterAll(async () => {
     records?.close();
@@ -73,16 +83,7 @@ describe.skipIf(skip !== undefined)("3 service instances on one PostgreSQL + Red
   it("instances started together share one workspace, API and root key", async () => {
     expect(new Set(instances.map((s) => s.workspaceId)).size).toBe(1);
     expect(new Set(instances.map((s) => s.apiId)).size).toBe(1);
-    const client = new pg.Client({ connectionString: POSTGRES_URL });
-    await client.connect();
-    try {
-      const count = async (table: string) => Number((await client.query(`SELECT count(*) AS n FROM "${ns.schema}".${table}`)).rows[0].n);
-      expect(await count("workspaces")).toBe(1);
-      expect(await count("apis")).toBe(1);
-      expect(await count("root_keys")).toBe(1);
-    } finally {
-      await client.end();
-    }
+    expect(rowsAtStart).toEqual({ workspaces: 1, apis: 1, root_keys: 1 });
   });
 
   it("a key with 40 credits gives exactly 40 VALID of 200 concurrent verifications over 3 instances", async () => {
@@ -171,6 +172,8 @@ describe.skipIf(skip !== undefined)("2 service instances keeping keys too (cache
   let calls: Call[] = [];
   let records: RecordsChannel | undefined;
   const nextMessage = () => records!.nextMessage();
+  /** Rows right after the three started, before any test adds its own (tests run in any order). */
+  let rowsAtStart: Record<"workspaces" | "apis" | "root_keys", number>;
 
   beforeAll(async () => {
     // One after the other: the first creates the bootstrap.
