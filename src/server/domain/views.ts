@@ -78,7 +78,7 @@ export interface KeyRelations {
  * under a migration: the service never saw its first characters, and production's document wants a
  * non-empty `start`. Not a possible key start (it holds parentheses), so no one mistakes it for one.
  */
-export const IMPORTED_START = "(imported)";
+const IMPORTED_START = "(imported)";
 
 /**
  * A key as getKey, whoami and listKeys report it at `now`, with its relations and its last use
