@@ -268,7 +268,13 @@ const MIGRATE_FROM_NAMES = optionNames<MigrateFromOptions>()({
 });
 
 /** The names of {@link ShadowOptions}; the compiler fails when one is missing here. */
-const SHADOW_NAMES = optionNames<ShadowOptions<unknown>>()({ baseUrl: true, rootKey: true, client: true, sample: true, onDisagreement: true });
+const SHADOW_NAMES = optionNames<ShadowOptions<unknown>>()({
+  baseUrl: true,
+  rootKey: true,
+  client: true,
+  sample: true,
+  onDisagreement: true,
+});
 
 /** The names of {@link CacheOptions}; the compiler fails when one is missing here. */
 const CACHE_OPTION_NAMES = optionNames<CacheOptions>()({ ttl: true, negativeTtl: true, max: true });
@@ -517,11 +523,20 @@ function parseMigrateFrom(
   });
 }
 
-function parseShadow<Req>(v: unknown, logger: Logger, call: ApiKeyAuthConfig["call"], makeClient: ClientFactory): ShadowSettings<Req> | undefined {
+function parseShadow<Req>(
+  v: unknown,
+  logger: Logger,
+  call: ApiKeyAuthConfig["call"],
+  makeClient: ClientFactory,
+): ShadowSettings<Req> | undefined {
   if (v === undefined) return undefined;
   const o = check.object("shadow", v, "Use { baseUrl, rootKey, sample?, onDisagreement? }.")!;
   const sample = check.number("shadow.sample", o.sample ?? 0.1, { min: 0, max: 1 });
-  const onDisagreement = check.func<ShadowSettings<Req>["onDisagreement"] & object>("shadow.onDisagreement", o.onDisagreement, "(report, req)");
+  const onDisagreement = check.func<ShadowSettings<Req>["onDisagreement"] & object>(
+    "shadow.onDisagreement",
+    o.onDisagreement,
+    "(report, req)",
+  );
   return Object.freeze({
     client: sideClient("shadow", o, logger, call.settings, makeClient),
     sample,

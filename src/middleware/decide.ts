@@ -239,14 +239,29 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
    * answered (a refusal, or, when the import failed, its own verification of this request); or, the
    * old service unreachable, a service failure.
    */
-  async function migrated(key: string, keyHash: string, shape: ResolvedShape, gate: Parameters<typeof verifier.verify>[3]): Promise<VerifyOutcome> {
+  async function migrated(
+    key: string,
+    keyHash: string,
+    shape: ResolvedShape,
+    gate: Parameters<typeof verifier.verify>[3],
+  ): Promise<VerifyOutcome> {
     const started = performance.now();
     const imported = await migration!.importKey(key, keyHash);
     const fromOld = (result: Readonly<VerifyKeyResult>): VerifyOutcome => {
       const id = (result as { requestId?: unknown }).requestId;
-      return { kind: "result", result, requestId: typeof id === "string" ? id : undefined, source: "service", serviceMs: performance.now() - started };
+      return {
+        kind: "result",
+        result,
+        requestId: typeof id === "string" ? id : undefined,
+        source: "service",
+        serviceMs: performance.now() - started,
+      };
     };
-    const failed = (error: unknown): VerifyOutcome => ({ kind: "failure", failure: classifyServiceFailure(error), serviceMs: performance.now() - started });
+    const failed = (error: unknown): VerifyOutcome => ({
+      kind: "failure",
+      failure: classifyServiceFailure(error),
+      serviceMs: performance.now() - started,
+    });
     switch (imported.kind) {
       case "imported":
       case "held":

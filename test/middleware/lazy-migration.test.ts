@@ -172,7 +172,13 @@ describe("apiKeyAuth({ migrateFrom })", () => {
 
   it("the old service down: 503 as for any service failure, never a pass", async () => {
     const key = await old.createKey();
-    const oldDown = createClient({ rootKey: old.svc.rootKey, baseUrl: await refusedUrl(), retry: false, logger: silentLogger, ...GENEROUS });
+    const oldDown = createClient({
+      rootKey: old.svc.rootKey,
+      baseUrl: await refusedUrl(),
+      retry: false,
+      logger: silentLogger,
+      ...GENEROUS,
+    });
     const { app, logger } = migratingApp({ migrateFrom: { client: oldDown } });
     const res = await request(app).get("/").set("X-API-Key", key);
     expect(res.status).toBe(503);
