@@ -8,7 +8,8 @@
 import type { KeyServiceClient } from "../client";
 import type { CallOptions } from "../client/options";
 import { createLogThrottle, type Logger } from "../logger";
-import type { KeyInfo, MigrateKeyData, VerifyKeyRequest, VerifyKeyResult } from "../protocol/types";
+import { migrationRecord } from "../protocol/migration-record";
+import type { VerifyKeyRequest, VerifyKeyResult } from "../protocol/types";
 
 /** `migrateFrom`: the old key service whose keys move to keyguard's service on their first request. */
 export interface MigrateFromOptions {
@@ -65,25 +66,6 @@ export interface LazyMigration {
 
 /** Hashes known to be at keyguard's service, never sent to the old service again (bounded). */
 const HELD_MAX = 10_000;
-
-/** The record the old service keeps, as `keys.migrateKeys` takes it. */
-export function migrationRecord(keyHash: string, info: Readonly<KeyInfo>): MigrateKeyData {
-  const out: MigrateKeyData = { hash: keyHash, enabled: info.enabled };
-  if (info.name !== undefined) out.name = info.name;
-  if (info.meta !== undefined) out.meta = info.meta;
-  if (info.expires !== undefined) out.expires = info.expires;
-  if (info.permissions !== undefined && info.permissions.length > 0) out.permissions = [...info.permissions];
-  if (info.roles !== undefined && info.roles.length > 0) out.roles = [...info.roles];
-  if (info.identity !== undefined) out.externalId = info.identity.externalId;
-  if (info.ratelimits !== undefined && info.ratelimits.length > 0) {
-    out.ratelimits = info.ratelimits.map(({ name, limit, duration, autoApply }) => ({ name, limit, duration, autoApply }));
-  }
-  const remaining = info.credits?.remaining;
-  if (typeof remaining === "number") {
-    out.credits = info.credits?.refill === undefined ? { remaining } : { remaining, refill: { ...info.credits.refill } };
-  }
-  return out;
-}
 
 const errorFields = (e: unknown) => {
   const o = (typeof e === "object" && e !== null ? e : {}) as { code?: unknown; status?: unknown; requestId?: unknown };

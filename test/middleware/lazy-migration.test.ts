@@ -45,7 +45,9 @@ function textLogger(): Logger & { lines: string[] } {
   return { lines, debug: line("debug"), warn: line("warn"), error: line("error") };
 }
 
-function migratingApp(options: Partial<ApiKeyAuthOptions> & { migrateFrom?: Partial<NonNullable<ApiKeyAuthOptions["migrateFrom"]>> } = {}) {
+function migratingApp(
+  options: Omit<Partial<ApiKeyAuthOptions>, "migrateFrom"> & { migrateFrom?: Partial<NonNullable<ApiKeyAuthOptions["migrateFrom"]>> } = {},
+) {
   const oldSide = counted(old);
   const hereSide = counted(here);
   const logger = textLogger();
