@@ -41,6 +41,8 @@ export type { ProblemBody } from "./problem";
 export { DEFAULT_STATUS_POLICY, STATUS_PRESETS } from "./policy";
 export type { StatusPolicy, StatusPolicyOverrides, StatusRule, BearerError, PolicyOutcome } from "./policy";
 export type { AuthDecision, DecisionHandler, DecisionSource } from "./on-decision";
+export type { MigrateFromOptions } from "./lazy-migration";
+export type { ShadowOptions, ShadowDisagreement, ShadowAnswer, ShadowField, ShadowHandler } from "./shadow";
 export { memoryStore } from "./cache-store";
 export type { Store, MemoryStore, MemoryStoreOptions, AnswerRef, Ticket, Lookup, StoreSettings, CounterState } from "./cache-store";
 export { extractKey, removeHeaders, MAX_KEY_LENGTH } from "./extract-key";

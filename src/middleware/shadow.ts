@@ -69,7 +69,7 @@ export interface Shadow<Req> {
 
 const sorted = (list: readonly string[] | undefined): readonly string[] => [...(list ?? [])].sort();
 
-export function answerOf(result: Readonly<VerifyKeyResult>): ShadowAnswer {
+function answerOf(result: Readonly<VerifyKeyResult>): ShadowAnswer {
   return Object.freeze({
     valid: result.valid,
     code: result.code,
@@ -81,7 +81,7 @@ export function answerOf(result: Readonly<VerifyKeyResult>): ShadowAnswer {
 }
 
 /** The fields in which two answers differ (lists compared as sets). */
-export function differences(a: ShadowAnswer, b: ShadowAnswer): ShadowField[] {
+function differences(a: ShadowAnswer, b: ShadowAnswer): ShadowField[] {
   const out: ShadowField[] = [];
   if (a.valid !== b.valid) out.push("valid");
   if (a.code !== b.code) out.push("code");
