@@ -30,7 +30,7 @@ export interface MigrateFromOptions {
 }
 
 /** What one request's import attempt came to (shared by the requests of one process that met the key at once). */
-export type ImportOutcome =
+type ImportOutcome =
   /** keyguard's service holds the key now (imported here, or by another instance): verify there. */
   | { readonly kind: "imported" | "held" }
   /** The old service refused the key (its answer at cost 0: NOT_FOUND, DISABLED, EXPIRED, …); nothing imported. */
