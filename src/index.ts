@@ -53,6 +53,7 @@ export type {
   DecisionHandler,
   DecisionSource,
   MigrateFromOptions,
+  MigrationStep,
   ShadowOptions,
   ShadowDisagreement,
   ShadowAnswer,

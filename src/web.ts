@@ -40,6 +40,7 @@ export type {
   DecisionHandler,
   DecisionSource,
   MigrateFromOptions,
+  MigrationStep,
   ShadowOptions,
   ShadowDisagreement,
   ShadowAnswer,

@@ -23,7 +23,7 @@ import {
 } from "./denials";
 import { ERROR_CODES, type KeyguardError } from "./errors";
 import { checkCustomKey, extractKey, isPreflight, type Extraction, type KeySource, type RequestHeaders } from "./extract-key";
-import { createDecisionReporter, type DecisionSource } from "./on-decision";
+import { createDecisionReporter, type DecisionSource, type MigrationStep } from "./on-decision";
 import { rateLimitHeaders } from "./ratelimit-headers";
 import { ShapeError, type ResolvedShape } from "./request-shape";
 import { createUnknownKeyLimit } from "./unknown-key-limit";
@@ -111,8 +111,8 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
   };
   // onDecision: undefined when not configured, so each report below is one skipped branch.
   const observer = config.onDecision === undefined ? undefined : createDecisionReporter(config.onDecision, config.logger);
-  const denied = <E extends KeyguardError>(err: E, req: Req, source: DecisionSource, serviceMs?: number): E => {
-    observer?.denied(err, req, source, serviceMs);
+  const denied = <E extends KeyguardError>(err: E, req: Req, source: DecisionSource, serviceMs?: number, step?: MigrationStep): E => {
+    observer?.denied(err, req, source, serviceMs, step);
     return err;
   };
   // unknownKeyLimit: undefined when off.
@@ -195,6 +195,7 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
     const address = limiter === undefined ? undefined : addressOf(req, view);
     const gate = address === undefined ? undefined : () => limiter!.blocked(address);
     let outcome = await verifier.verify(key, keyHash, shape, gate);
+    let step: MigrationStep | undefined;
     if (
       migration !== undefined &&
       outcome.kind === "result" &&
@@ -202,7 +203,7 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
       outcome.source !== "stale" &&
       migration.applies(keyHash, Date.now())
     ) {
-      outcome = await migrated(key, keyHash, shape, gate);
+      [outcome, step] = await migrated(key, keyHash, shape, gate);
     }
     if (outcome.kind === "blocked") return denied(unknownKeyLimitDenial(outcome.retryAfter), req, "none");
     const { serviceMs } = outcome;
@@ -212,7 +213,7 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
       // Only `valid: true` with the code VALID passes; `valid: true` with another code is that denial.
       if (passes(result)) {
         if (source === "cache") observer?.cached(result, req);
-        else observer?.admitted(result, req, source, serviceMs);
+        else observer?.admitted(result, req, source, serviceMs, step);
         return viewOf(result);
       }
       if (address !== undefined && result.code === "NOT_FOUND") await limiter!.count(address);
@@ -221,16 +222,16 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
         ...(shape.body.permissions === undefined ? {} : { query: shape.body.permissions, scope: shape.scope }),
         ...(outcome.requestId === undefined ? {} : { requestId: outcome.requestId }),
       });
-      return denied(rejection, req, source, serviceMs);
+      return denied(rejection, req, source, serviceMs, step);
     }
     const { failure } = outcome;
     if (failure.kind === "misconfigured")
-      return denied(verificationFailedDenial(failure.reason, failure.cause, failure.requestId), req, "service", serviceMs);
+      return denied(verificationFailedDenial(failure.reason, failure.cause, failure.requestId), req, "service", serviceMs, step);
     if (config.onServiceError === "open" && failure.mayFailOpen) {
-      observer?.passed(ERROR_CODES.serviceUnavailable, req, "service", serviceMs);
+      observer?.passed(ERROR_CODES.serviceUnavailable, req, "service", serviceMs, step);
       return PASS;
     }
-    return denied(serviceUnavailableDenial(failure.retryAfter, failure.cause, failure.requestId), req, "service", serviceMs);
+    return denied(serviceUnavailableDenial(failure.retryAfter, failure.cause, failure.requestId), req, "service", serviceMs, step);
   }
 
   /**
@@ -244,7 +245,7 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
     keyHash: string,
     shape: ResolvedShape,
     gate: Parameters<typeof verifier.verify>[3],
-  ): Promise<VerifyOutcome> {
+  ): Promise<[VerifyOutcome, MigrationStep]> {
     const started = performance.now();
     const imported = await migration!.importKey(key, keyHash);
     const fromOld = (result: Readonly<VerifyKeyResult>): VerifyOutcome => {
@@ -265,17 +266,17 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
     switch (imported.kind) {
       case "imported":
       case "held":
-        return verifier.verify(key, keyHash, shape, gate);
+        return [await verifier.verify(key, keyHash, shape, gate), imported.kind];
       case "refused":
-        return fromOld(imported.result);
+        return [fromOld(imported.result), "refused"];
       case "old-failed":
-        return failed(imported.error);
+        return [failed(imported.error), "unreachable"];
       case "import-failed":
         // Not imported: this request is verified (and charged) at the old service, as before the move.
         try {
-          return fromOld(await migration!.verifyAtOld({ key, ...shape.body }));
+          return [fromOld(await migration!.verifyAtOld({ key, ...shape.body })), "import-failed"];
         } catch (e) {
-          return failed(e);
+          return [failed(e), "import-failed"];
         }
     }
   }

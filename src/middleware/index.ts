@@ -40,7 +40,7 @@ export { problemAnswer, problemBody } from "./problem";
 export type { ProblemBody } from "./problem";
 export { DEFAULT_STATUS_POLICY, STATUS_PRESETS } from "./policy";
 export type { StatusPolicy, StatusPolicyOverrides, StatusRule, BearerError, PolicyOutcome } from "./policy";
-export type { AuthDecision, DecisionHandler, DecisionSource } from "./on-decision";
+export type { AuthDecision, DecisionHandler, DecisionSource, MigrationStep } from "./on-decision";
 export type { MigrateFromOptions } from "./lazy-migration";
 export type { ShadowOptions, ShadowDisagreement, ShadowAnswer, ShadowField, ShadowHandler } from "./shadow";
 export { memoryStore } from "./cache-store";

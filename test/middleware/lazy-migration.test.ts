@@ -6,7 +6,16 @@ import express from "express";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, type KeyServiceClient } from "keyguard/client";
-import { apiKeyAuth, ConfigError, getApiKey, silentLogger, type ApiKeyAuthOptions, type Logger, type LogFields } from "keyguard";
+import {
+  apiKeyAuth,
+  ConfigError,
+  getApiKey,
+  silentLogger,
+  type ApiKeyAuthOptions,
+  type AuthDecision,
+  type Logger,
+  type LogFields,
+} from "keyguard";
 import { startService, type ServiceFixture } from "./helpers";
 import { GENEROUS } from "../support/time-limits";
 import { refusedUrl } from "../support/loopback-ports";
@@ -51,12 +60,14 @@ function migratingApp(
   const oldSide = counted(old);
   const hereSide = counted(here);
   const logger = textLogger();
+  const decisions: AuthDecision[] = [];
   const { migrateFrom, ...rest } = options;
   const app = express().get(
     "/",
     apiKeyAuth({
       client: hereSide.client,
       logger,
+      onDecision: (d) => decisions.push(d),
       ...rest,
       migrateFrom: { client: oldSide.client, apiId: old.svc.apiId, intoApiId: here.svc.apiId, migrationId, ...migrateFrom },
     }),
@@ -64,7 +75,7 @@ function migratingApp(
       res.json(getApiKey(req));
     },
   );
-  return { app, oldCalls: oldSide.calls, hereCalls: hereSide.calls, logger };
+  return { app, oldCalls: oldSide.calls, hereCalls: hereSide.calls, logger, decisions };
 }
 
 const secretsOf = (...keys: string[]) => [...keys, old.svc.rootKey, here.svc.rootKey];
@@ -83,7 +94,7 @@ describe("apiKeyAuth({ migrateFrom })", () => {
       ratelimits: [{ name: "requests", limit: 100, duration: 60_000, autoApply: true }],
       credits: { remaining: 10, refill: { interval: "daily", amount: 10 } },
     });
-    const { app, oldCalls, hereCalls, logger } = migratingApp();
+    const { app, oldCalls, hereCalls, logger, decisions } = migratingApp();
 
     const first = await request(app).get("/").set("Authorization", `Bearer ${key}`);
     expect(first.status).toBe(200);
@@ -123,6 +134,11 @@ describe("apiKeyAuth({ migrateFrom })", () => {
     expect(second.status).toBe(200);
     expect(second.body.credits).toBe(8);
     expect(oldCalls).toEqual({ "keys.verifyKey": 1, "keys.getKey": 1 });
+    // onDecision says which request met the old service.
+    expect(decisions.map((d) => [d.code, d.migration])).toEqual([
+      ["VALID", "imported"],
+      ["VALID", undefined],
+    ]);
     const all = logger.lines.join("\n");
     for (const secret of secretsOf(key)) expect(all).not.toContain(secret);
   });
@@ -137,7 +153,7 @@ describe("apiKeyAuth({ migrateFrom })", () => {
     const direct = express().get("/", apiKeyAuth({ client: old.client, logger: silentLogger }), (_req, res) => {
       res.send("ok");
     });
-    const { app, logger } = migratingApp();
+    const { app, logger, decisions } = migratingApp();
     const seen: Array<[number, string]> = [];
     for (const key of [revoked.key, disabled, expired, spent]) {
       const there = await request(direct).get("/").set("X-API-Key", key);
@@ -151,6 +167,7 @@ describe("apiKeyAuth({ migrateFrom })", () => {
       [401, "EXPIRED"],
       [429, "USAGE_EXCEEDED"],
     ]);
+    expect(decisions.map((d) => d.migration)).toEqual(["refused", "refused", "refused", "imported"]);
     // Only the key valid there (at cost 0) was imported: with no credits left.
     expect((await here.client.keys.whoami({ key: spent })).credits?.remaining).toBe(0);
     await expect(here.client.keys.whoami({ key: disabled })).rejects.toMatchObject({ status: 404 });
@@ -160,10 +177,11 @@ describe("apiKeyAuth({ migrateFrom })", () => {
 
   it("a failed import answers as the old service does, charged there once; nothing is imported", async () => {
     const { key, keyId } = await old.createKeyWithId({ credits: { remaining: 5 } });
-    const { app, oldCalls, logger } = migratingApp({ migrateFrom: { migrationId: "mig_unknown" } });
+    const { app, oldCalls, logger, decisions } = migratingApp({ migrateFrom: { migrationId: "mig_unknown" } });
     const res = await request(app).get("/").set("X-API-Key", key);
     expect(res.status).toBe(200);
     expect(res.body.credits).toBe(4);
+    expect(decisions).toMatchObject([{ outcome: "admitted", code: "VALID", migration: "import-failed" }]);
     expect((await old.client.keys.getKey({ keyId })).credits?.remaining).toBe(4);
     expect(oldCalls).toEqual({ "keys.verifyKey": 2, "keys.getKey": 1 });
     await expect(here.client.keys.whoami({ key })).rejects.toMatchObject({ status: 404 });
@@ -181,10 +199,11 @@ describe("apiKeyAuth({ migrateFrom })", () => {
       logger: silentLogger,
       ...GENEROUS,
     });
-    const { app, logger } = migratingApp({ migrateFrom: { client: oldDown } });
+    const { app, logger, decisions } = migratingApp({ migrateFrom: { client: oldDown } });
     const res = await request(app).get("/").set("X-API-Key", key);
     expect(res.status).toBe(503);
     expect(res.body.code).toBe("SERVICE_UNAVAILABLE");
+    expect(decisions).toMatchObject([{ outcome: "denied", status: 503, migration: "unreachable" }]);
     expect(logger.lines.some((l) => l.includes("the old key service could not be asked"))).toBe(true);
   });
 
