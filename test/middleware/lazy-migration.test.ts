@@ -16,6 +16,8 @@ import {
   type Logger,
   type LogFields,
 } from "keyguard";
+import { Unkey } from "@unkey/api";
+import { webApiKeyAuth } from "keyguard/web";
 import { startService, type ServiceFixture } from "./helpers";
 import { GENEROUS } from "../support/time-limits";
 import { refusedUrl } from "../support/loopback-ports";
@@ -240,6 +242,29 @@ describe("apiKeyAuth({ migrateFrom })", () => {
     } catch (e) {
       expect(String((e as Error).message)).not.toContain(old.svc.rootKey);
     }
+  });
+});
+
+describe("migrateFrom through keyguard/web, with the official SDK on both services", () => {
+  it("a key the SDK made at the old service passes webApiKeyAuth() and then verifies here through the SDK", async () => {
+    const oldSdk = new Unkey({ rootKey: old.svc.rootKey, serverURL: old.svc.baseUrl, retryConfig: { strategy: "none" } });
+    const hereSdk = new Unkey({ rootKey: here.svc.rootKey, serverURL: here.svc.baseUrl, retryConfig: { strategy: "none" } });
+    const made = await oldSdk.keys.createKey({ apiId: old.svc.apiId, name: "sdk made", credits: { remaining: 3 } });
+    const { key } = made.data;
+    const auth = webApiKeyAuth({
+      rootKey: here.svc.rootKey,
+      baseUrl: here.svc.baseUrl,
+      logger: silentLogger,
+      ...GENEROUS,
+      migrateFrom: { rootKey: old.svc.rootKey, baseUrl: old.svc.baseUrl, apiId: old.svc.apiId, intoApiId: here.svc.apiId, migrationId },
+    });
+    const result = await auth(new Request("http://app.test/", { headers: { authorization: `Bearer ${key}` } }));
+    expect(result).not.toBeInstanceOf(Response);
+    expect((result as { apiKey?: { name?: string; credits?: number } }).apiKey).toMatchObject({ name: "sdk made", credits: 2 });
+    const verified = await hereSdk.keys.verifyKey({ key });
+    expect(verified.data).toMatchObject({ valid: true, code: "VALID", name: "sdk made", credits: 1 });
+    // The old service still holds its 3: nothing was charged there.
+    expect((await oldSdk.keys.getKey({ keyId: made.data.keyId })).data.credits?.remaining).toBe(3);
   });
 });
 
