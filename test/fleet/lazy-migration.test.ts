@@ -60,6 +60,7 @@ describe.skipIf(skip)("lazy migration on two instances sharing redisStore()", ()
               client: hereSide.client,
               store,
               logger: silentLogger,
+              ...GENEROUS,
               migrateFrom: { client: oldSide.client, apiId: old.svc.apiId, intoApiId: here.svc.apiId, migrationId },
             }),
             (req, res) => {

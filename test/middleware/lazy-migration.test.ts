@@ -69,6 +69,7 @@ function migratingApp(
     apiKeyAuth({
       client: hereSide.client,
       logger,
+      ...GENEROUS,
       onDecision: (d) => decisions.push(d),
       ...rest,
       migrateFrom: { client: oldSide.client, apiId: old.svc.apiId, intoApiId: here.svc.apiId, migrationId, ...migrateFrom },
@@ -152,7 +153,7 @@ describe("apiKeyAuth({ migrateFrom })", () => {
     const expired = await old.createKey({ expires: Date.now() + 1000 });
     const spent = await old.createKey({ credits: { remaining: 0 } });
     await new Promise((r) => setTimeout(r, 1200));
-    const direct = express().get("/", apiKeyAuth({ client: old.client, logger: silentLogger }), (_req, res) => {
+    const direct = express().get("/", apiKeyAuth({ client: old.client, logger: silentLogger, ...GENEROUS }), (_req, res) => {
       res.send("ok");
     });
     const { app, logger, decisions } = migratingApp();
