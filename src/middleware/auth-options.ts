@@ -488,9 +488,15 @@ function sideClient(
     error: (fields, message) => logger.error(fields, message),
   };
   const { rootKey, baseUrl } = o;
-  return asOurs(() =>
-    makeClient({ rootKey, baseUrl, logger: quiet, timeout: call.timeout, deadline: call.deadline, retry: call.retry ?? false }),
-  );
+  try {
+    return makeClient({ rootKey, baseUrl, logger: quiet, timeout: call.timeout, deadline: call.deadline, retry: call.retry ?? false });
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    // createClient's message, naming the option as it sits here (`migrateFrom.baseUrl`).
+    const option = `${name}.${e.option}`;
+    const sentence = e.message.replace(/^createClient: /, "").replace(new RegExp(`\\b${e.option}\\b`), option);
+    return check.fail(option, sentence, { shown: e.shown, fix: e.fix });
+  }
 }
 
 function parseMigrateFrom(

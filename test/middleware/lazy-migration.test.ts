@@ -238,11 +238,22 @@ describe("apiKeyAuth({ migrateFrom })", () => {
     expect(bad({ ...from, migrationId: undefined })).toThrow(/migrateFrom\.migrationId/);
     expect(bad({ ...from, rootKey: undefined })).toThrow(/migrateFrom\.rootKey/);
     expect(bad({ ...from, until: "tomorrow" })).toThrow(/migrateFrom\.until/);
+    const shadow = { baseUrl: old.svc.baseUrl, rootKey: old.svc.rootKey };
+    expect(() => apiKeyAuth({ ...base, shadow })).not.toThrow();
+    const badShadow = (value: unknown) => () => apiKeyAuth({ ...base, shadow: value as never });
+    expect(badShadow({ ...shadow, sample: 1.5 })).toThrow(/shadow\.sample/);
+    expect(badShadow({ ...shadow, smaple: 0.5 })).toThrow(ConfigError);
+    expect(badShadow({ ...shadow, client: here.client })).toThrow(/shadow\.client/);
+    expect(badShadow({ ...shadow, onDisagreement: "log" })).toThrow(/shadow\.onDisagreement/);
+    let thrown: unknown;
     try {
       bad({ ...from, baseUrl: "not a url" })();
     } catch (e) {
-      expect(String((e as Error).message)).not.toContain(old.svc.rootKey);
+      thrown = e;
     }
+    expect(thrown).toBeInstanceOf(ConfigError);
+    expect((thrown as Error).message).toMatch(/migrateFrom\.baseUrl/);
+    expect((thrown as Error).message).not.toContain(old.svc.rootKey);
   });
 });
 
