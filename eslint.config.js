@@ -75,8 +75,9 @@ const MAY_IMPORT = {
     "server/domain",
     "server/base",
   ]),
-  // keyguard migrate loads the state-file migration alone (server/storage), without the HTTP service.
-  cli: ["server", "server/storage", "redis", "protocol", "shared"],
+  // keyguard migrate loads the state-file migration alone (server/storage), without the HTTP service;
+  // keyguard import talks to two key services through the client.
+  cli: ["server", "server/storage", "redis", "client", "protocol", "shared"],
   console: ["protocol"],
 };
 

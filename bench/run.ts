@@ -13,6 +13,7 @@ import { createClient } from "keyguard/client";
 import { benchChecksum, type ChecksumBench } from "./checksum";
 import { benchAnalytics } from "./analytics";
 import { benchFleet } from "./fleet";
+import { benchMigration, type MigrationBench } from "./migration";
 import { ASYNC_REFERENCE, FRAMEWORKS, type FrameworkApps } from "./frameworks";
 import { cpuRatioOf, load, median, ratioOf, rotate, type LoadOptions, type LoadResult } from "./load";
 import type { StepTimes } from "./step-profile";
@@ -82,7 +83,7 @@ const onlyOk = (label: string) => (r: LoadResult) => {
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
-/** Groups of measures; BENCH_ONLY=overhead,adapters,observe,credits,service,metrics,events,down,fleet,checksum,analytics runs some of them. */
+/** Groups of measures; BENCH_ONLY=overhead,adapters,observe,credits,service,metrics,events,down,fleet,checksum,migration,analytics runs some of them. */
 const GROUPS = [
   "overhead",
   "adapters",
@@ -94,6 +95,7 @@ const GROUPS = [
   "down",
   "fleet",
   "checksum",
+  "migration",
   "analytics",
 ] as const;
 const ONLY = (process.env.BENCH_ONLY ?? "")
@@ -436,6 +438,11 @@ async function main() {
     process.stderr.write("bench: 100,000 random keys of the checksummed format, against a valid cached key\n");
     checksum = await benchChecksum(startChild, config);
   }
+  let migration: MigrationBench | undefined;
+  if (runs("migration")) {
+    process.stderr.write("bench: the first request of keys still at an old key service (apiKeyAuth migrateFrom)\n");
+    migration = await benchMigration();
+  }
   // Its own services (SQLite, PostgreSQL + Redis), with millions of events: bench/analytics.ts.
   const analytics = runs("analytics") ? await benchAnalytics() : undefined;
 
@@ -468,6 +475,13 @@ async function main() {
       met: checksum.serviceCalls === 0 && all401,
     });
   }
+  if (migration !== undefined) {
+    goals.push({
+      goal: `${migration.keys} migrated keys: their later requests make no call to the old key service (calls)`,
+      ratio: migration.laterOldCalls,
+      met: migration.laterOldCalls === 0 && Object.keys(migration.statuses).every((code) => code === "200"),
+    });
+  }
   for (const g of analytics?.goals ?? []) goals.push({ goal: g.goal, ratio: g.value, met: g.met });
   const results = {
     date: new Date().toISOString(),
@@ -487,6 +501,7 @@ async function main() {
     ...(fleet !== undefined && { fleet }),
     ...(serviceSteps && { serviceSteps }),
     ...(checksum !== undefined && { checksum }),
+    ...(migration !== undefined && { migration }),
     ...(analytics !== undefined && { analytics: analytics.lines }),
   };
   mkdirSync(`${here}results`, { recursive: true });
@@ -536,6 +551,20 @@ async function main() {
       "|---|---|",
       `| ${checksum.garbageKeys} random keys of the checksummed format, ${JSON.stringify(checksum.garbageStatuses)} | ${checksum.serviceCalls} verifyKey calls; ${checksum.garbageRps} req/s against ${checksum.cachedRps} req/s for a valid cached key (garbage ÷ cached ${fmt(checksum.ratio)}) |`,
       `| a valid cached key, checksummed (checked per request) ÷ plain | ${checksum.cachedRps} ÷ ${checksum.plainRps} req/s (${fmt(checksum.checkedRatio)}) |`,
+    );
+  }
+  if (migration !== undefined) {
+    const calls = (c: Record<string, number>) =>
+      Object.entries(c)
+        .map(([op, n]) => `${n} ${op}`)
+        .join(", ");
+    lines.push(
+      "",
+      "| keys still at the old key service (apiKeyAuth migrateFrom, credits keys) | p50 | p99 | calls per request |",
+      "|---|---|---|---|",
+      `| first request of each of ${migration.keys} keys (import included) | ${migration.first.p50} ms | ${migration.first.p99} ms | old: ${calls(migration.firstCalls.old)}; keyguard: ${calls(migration.firstCalls.keyguard)} |`,
+      `| later requests of the same keys | ${migration.later.p50} ms | ${migration.later.p99} ms | old: ${migration.laterOldCalls} in all |`,
+      `| added by the import (first − later p50) | ${migration.added.p50} ms | ${migration.added.p99} ms | |`,
     );
   }
   if (analytics) lines.push("", ...analytics.lines);

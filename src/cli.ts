@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The `keyguard` command line: `keyguard serve` runs the local key service in the foreground;
 // `keyguard migrate` imports a JSON state file of an earlier version into a SQLite data file;
-// `keyguard audit verify` checks the audit chain (src/cli/audit.ts).
+// `keyguard audit verify` checks the audit chain (src/cli/audit.ts); `keyguard import` copies the
+// recoverable keys of another key service's API (src/cli/import.ts).
 import { readFileSync, statSync } from "node:fs";
 import { ConfigError, describeValue } from "./config-error";
 import { nearestName } from "./unknown-options";
@@ -11,6 +12,7 @@ const USAGE = `Usage: keyguard serve [options]
        keyguard migrate <state.json> --data <file.db>
        keyguard --version
        keyguard audit verify (--data <file.db> | --postgres <url> | <export.ndjson>)
+       keyguard import --from <url> --from-api <api_id> --into-api <api_id> --migration <mig_id>
 
 keyguard serve runs the local key service: the key service's v2 HTTP API, for development, demos
 and self-hosting on one machine.
@@ -84,6 +86,9 @@ Options of serve:
 
 keyguard audit verify checks the audit log's hash chain and names the first record changed,
 removed or inserted (keyguard audit --help).
+
+keyguard import copies every recoverable key of an API of another key service into this one
+(keyguard import --help, docs/migration.md).
 
 keyguard migrate imports a JSON state file written by keyguard 0.1's --data into a new SQLite
 file, once; it refuses a file that already holds a state and leaves the JSON file as it is.
@@ -677,6 +682,8 @@ async function main(argv: string[]): Promise<void> {
   quietSqliteWarning();
   // `keyguard audit …` has its own flags (src/cli/audit.ts).
   if (argv[0] === "audit") return (await import("./cli/audit")).auditCommand(argv.slice(1));
+  // `keyguard import …` too (src/cli/import.ts).
+  if (argv[0] === "import") return (await import("./cli/import")).importCommand(argv.slice(1));
   const { values, positionals } = parse(argv);
   const flags = Object.keys(values).map((flag) => `--${flag}`);
   if (values.help || (positionals.length === 0 && flags.length === 0)) {

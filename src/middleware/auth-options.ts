@@ -36,6 +36,8 @@ import {
 } from "./request-shape";
 import { memoryStore, type Store, type StoreSettings } from "./cache-store";
 import type { UnknownKeyLimitSettings } from "./unknown-key-limit";
+import type { LazyMigrationSettings, MigrateFromOptions } from "./lazy-migration";
+import type { ShadowOptions, ShadowSettings } from "./shadow";
 
 /** Connect/Express `next`. */
 export type NextFunction = (err?: unknown) => void;
@@ -181,6 +183,19 @@ export interface AuthOptions<Req> {
    * `createClient()` instead. Default: none.
    */
   tls?: ClientTlsOptions;
+  /**
+   * Lazy migration from another key service (docs/migration.md): a key the key service answers
+   * NOT_FOUND is verified once at the old service (without a charge), its record read there and
+   * imported (`keys.migrateKeys`, by its SHA-256) before the request is verified here, which charges
+   * it once. The root key needs `create_key` on `intoApiId`. Default: off.
+   */
+  migrateFrom?: MigrateFromOptions;
+  /**
+   * Shadow verification (docs/migration.md): a sampled share of the verifications the key service
+   * answered is sent to a second service after the decision, and disagreements are reported. Never
+   * changes or delays an answer. Default: off.
+   */
+  shadow?: ShadowOptions<Req>;
 }
 
 export interface ApiKeyAuthOptions<
@@ -237,6 +252,28 @@ export const OPTION_NAMES = optionNames<ApiKeyAuthOptions>()({
   onDecision: true,
   telemetry: true,
   tls: true,
+  migrateFrom: true,
+  shadow: true,
+});
+
+/** The names of {@link MigrateFromOptions}; the compiler fails when one is missing here. */
+const MIGRATE_FROM_NAMES = optionNames<MigrateFromOptions>()({
+  baseUrl: true,
+  rootKey: true,
+  client: true,
+  apiId: true,
+  intoApiId: true,
+  migrationId: true,
+  until: true,
+});
+
+/** The names of {@link ShadowOptions}; the compiler fails when one is missing here. */
+const SHADOW_NAMES = optionNames<ShadowOptions<unknown>>()({
+  baseUrl: true,
+  rootKey: true,
+  client: true,
+  sample: true,
+  onDisagreement: true,
 });
 
 /** The names of {@link CacheOptions}; the compiler fails when one is missing here. */
@@ -252,6 +289,8 @@ const KNOWN_NAMES = Object.freeze([
   ...UNKNOWN_KEY_LIMIT_NAMES.map((k) => `unknownKeyLimit.${k}`),
   ...RETRY_OPTION_NAMES.map((k) => `retry.${k}`),
   ...TLS_OPTION_NAMES.map((k) => `tls.${k}`),
+  ...MIGRATE_FROM_NAMES.map((k) => `migrateFrom.${k}`),
+  ...SHADOW_NAMES.map((k) => `shadow.${k}`),
 ]);
 
 export interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
@@ -283,6 +322,10 @@ export interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
   readonly unknownKeyLimit: (UnknownKeyLimitSettings<Req> & { readonly store: CountingStore }) | undefined;
   readonly logger: Logger;
   readonly onDecision: DecisionHandler<Req> | undefined;
+  /** undefined = off; `forget` is the decision core's. */
+  readonly migrateFrom: Omit<LazyMigrationSettings, "forget"> | undefined;
+  /** undefined = off. */
+  readonly shadow: ShadowSettings<Req> | undefined;
 }
 
 const check: OptionChecks = optionChecks("apiKeyAuth", ConfigError);
@@ -415,6 +458,100 @@ function buildClient(
   );
 }
 
+/** A client for another key service (`migrateFrom`, `shadow`): its own root key, never UNKEY_ROOT_KEY. */
+function sideClient(
+  name: "migrateFrom" | "shadow",
+  o: Record<string, unknown>,
+  logger: Logger,
+  call: CallSettings,
+  makeClient: ClientFactory,
+): KeyServiceClient {
+  if (o.client !== undefined) {
+    const client = o.client as KeyServiceClient;
+    if (typeof client !== "object" || client === null || typeof client.keys?.verifyKey !== "function") {
+      return check.invalid(`${name}.client`, o.client, 'Pass createClient() from "keyguard/client".');
+    }
+    if (o.rootKey !== undefined || o.baseUrl !== undefined) {
+      return check.fail(`${name}.client`, `pass either ${name}.client or ${name}.rootKey/baseUrl, not both.`);
+    }
+    return client;
+  }
+  if (typeof o.rootKey !== "string" || o.rootKey.trim() === "") {
+    return check.fail(`${name}.rootKey`, `${name} needs the other service's root key: pass ${name}.rootKey (or ${name}.client).`);
+  }
+  if (typeof o.baseUrl !== "string") {
+    return check.fail(`${name}.baseUrl`, `${name} needs the other service's address: pass ${name}.baseUrl (or ${name}.client).`);
+  }
+  const quiet: Logger = {
+    debug: (fields, message) => logger.debug?.(fields, message),
+    warn: (fields, message) => logger.debug?.(fields, message),
+    error: (fields, message) => logger.error(fields, message),
+  };
+  const { rootKey, baseUrl } = o;
+  try {
+    return makeClient({ rootKey, baseUrl, logger: quiet, timeout: call.timeout, deadline: call.deadline, retry: call.retry ?? false });
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    // createClient's message, naming the option as it sits here (`migrateFrom.baseUrl`).
+    const option = `${name}.${e.option}`;
+    const sentence = e.message.replace(/^createClient: /, "").replace(new RegExp(`\\b${e.option}\\b`), option);
+    return check.fail(option, sentence, { shown: e.shown, fix: e.fix });
+  }
+}
+
+function parseMigrateFrom(
+  v: unknown,
+  logger: Logger,
+  call: ApiKeyAuthConfig["call"],
+  makeClient: ClientFactory,
+  into: () => KeyServiceClient,
+): ApiKeyAuthConfig["migrateFrom"] {
+  if (v === undefined) return undefined;
+  const o = check.object("migrateFrom", v, "Use { baseUrl, rootKey, apiId, intoApiId, migrationId, until? }.")!;
+  const id = (name: "apiId" | "intoApiId" | "migrationId", fix: string) =>
+    check.string(`migrateFrom.${name}`, o[name], { pattern: /^[A-Za-z0-9_\-.:]{3,255}$/, fix });
+  const apiId = id("apiId", "Pass the id of the API the keys live in at the old service (api_…).");
+  const intoApiId = id("intoApiId", "Pass the id of the key service's API the keys move into (api_…).");
+  const migrationId = id("migrationId", 'Pass the id of a "sha256" key migration of the key service (createKeyMigration).');
+  let until: number | undefined;
+  if (o.until instanceof Date) until = o.until.getTime();
+  else if (o.until !== undefined) until = check.number("migrateFrom.until", o.until, { min: 0, max: 8.64e15 });
+  if (until !== undefined && !Number.isFinite(until)) check.invalid("migrateFrom.until", o.until, "Pass a valid Date or Unix ms.");
+  return Object.freeze({
+    old: sideClient("migrateFrom", o, logger, call.settings, makeClient),
+    into: into(),
+    apiId,
+    intoApiId,
+    migrationId,
+    until,
+    callOptions: call.options,
+    logger,
+  });
+}
+
+function parseShadow<Req>(
+  v: unknown,
+  logger: Logger,
+  call: ApiKeyAuthConfig["call"],
+  makeClient: ClientFactory,
+): ShadowSettings<Req> | undefined {
+  if (v === undefined) return undefined;
+  const o = check.object("shadow", v, "Use { baseUrl, rootKey, sample?, onDisagreement? }.")!;
+  const sample = check.number("shadow.sample", o.sample ?? 0.1, { min: 0, max: 1 });
+  const onDisagreement = check.func<ShadowSettings<Req>["onDisagreement"] & object>(
+    "shadow.onDisagreement",
+    o.onDisagreement,
+    "(report, req)",
+  );
+  return Object.freeze({
+    client: sideClient("shadow", o, logger, call.settings, makeClient),
+    sample,
+    onDisagreement,
+    callOptions: call.options,
+    logger,
+  });
+}
+
 /** Plans the request shape of the checked shape options; a static permission query is parsed here, once. */
 function planShapeOnce<Req>(options: ShapeOptions<Req>): ShapePlan<Req> {
   try {
@@ -438,7 +575,7 @@ export function parseAuthOptions<Req, Res>(input: AnyOptions<Req, Res> | undefin
   const options = check.options(input, "Pass an object such as { rootKey }, or nothing.") as AnyOptions<Req, Res> & Record<string, unknown>;
   const logger = check.logger(options.logger);
   // Refused, not warned about: a misspelled option (`premissions`) must not remove a check.
-  check.unknownNames(givenOptionNames(options, ["cache", "retry", "unknownKeyLimit", "tls"]), KNOWN_NAMES);
+  check.unknownNames(givenOptionNames(options, ["cache", "retry", "unknownKeyLimit", "tls", "migrateFrom", "shadow"]), KNOWN_NAMES);
 
   const header = parseHeader(options.header);
   const extract: ExtractOptions = Object.freeze({
@@ -501,8 +638,10 @@ export function parseAuthOptions<Req, Res>(input: AnyOptions<Req, Res> | undefin
   const store = parseStore(options.store, cache);
   const unknownKeyLimit = parseUnknownKeyLimit<Req>(options.unknownKeyLimit, store);
 
+  const client = buildClient(options, logger, call.settings, telemetry, makeClient);
+  const frozenCall = Object.freeze(call);
   return Object.freeze({
-    client: buildClient(options, logger, call.settings, telemetry, makeClient),
+    client,
     extract,
     getKey,
     fixedShape: shape.fixed,
@@ -522,11 +661,13 @@ export function parseAuthOptions<Req, Res>(input: AnyOptions<Req, Res> | undefin
     onServiceError,
     staleIfError,
     staleMax: DEFAULTS.staleMax,
-    call: Object.freeze(call),
+    call: frozenCall,
     cache: cache === undefined ? undefined : Object.freeze({ ttl: cache.ttl, negativeTtl: cache.negativeTtl }),
     store,
     unknownKeyLimit,
     logger,
     onDecision,
+    migrateFrom: parseMigrateFrom(options.migrateFrom, logger, frozenCall, makeClient, () => client),
+    shadow: parseShadow<Req>(options.shadow, logger, frozenCall, makeClient),
   });
 }

@@ -23,11 +23,13 @@ import {
 } from "./denials";
 import { ERROR_CODES, type KeyguardError } from "./errors";
 import { checkCustomKey, extractKey, isPreflight, type Extraction, type KeySource, type RequestHeaders } from "./extract-key";
-import { createDecisionReporter, type DecisionSource } from "./on-decision";
+import { createDecisionReporter, type DecisionSource, type MigrationStep } from "./on-decision";
 import { rateLimitHeaders } from "./ratelimit-headers";
 import { ShapeError, type ResolvedShape } from "./request-shape";
 import { createUnknownKeyLimit } from "./unknown-key-limit";
-import { createVerifier, passes } from "./verify";
+import { classifyServiceFailure, createVerifier, passes, type VerifyOutcome } from "./verify";
+import { createLazyMigration } from "./lazy-migration";
+import { createShadow } from "./shadow";
 
 /** What the core reads of a request: its method, its headers and, where there is one, its connection. */
 export interface DecisionRequest extends RequestHeaders {
@@ -93,7 +95,13 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
   const ctx = config.denial;
   const { fixedShape, getKey, rejectBadChecksums } = config;
   const { hash, present, hide } = settings;
-  const keepsAnswers = config.store !== undefined || config.staleIfError > 0;
+  // migrateFrom: undefined when off. It imports by the key's hash, so the hash is then always made.
+  const migration =
+    config.migrateFrom === undefined
+      ? undefined
+      : createLazyMigration({ ...config.migrateFrom, forget: (keyHash) => verifier.invalidate({ v: 1, kind: "key", keyHash }) });
+  const shadow = config.shadow === undefined ? undefined : createShadow(config.shadow);
+  const keepsAnswers = config.store !== undefined || config.staleIfError > 0 || migration !== undefined;
   // One presented key per kept answer.
   const views = new WeakMap<object, VerifiedKey>();
   const viewOf = (result: Readonly<VerifyKeyResult>): VerifiedKey => {
@@ -103,8 +111,8 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
   };
   // onDecision: undefined when not configured, so each report below is one skipped branch.
   const observer = config.onDecision === undefined ? undefined : createDecisionReporter(config.onDecision, config.logger);
-  const denied = <E extends KeyguardError>(err: E, req: Req, source: DecisionSource, serviceMs?: number): E => {
-    observer?.denied(err, req, source, serviceMs);
+  const denied = <E extends KeyguardError>(err: E, req: Req, source: DecisionSource, serviceMs?: number, step?: MigrationStep): E => {
+    observer?.denied(err, req, source, serviceMs, step);
     return err;
   };
   // unknownKeyLimit: undefined when off.
@@ -186,15 +194,26 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
     // Asked only when no kept answer decides: a key the cache holds as valid passes a blocked address.
     const address = limiter === undefined ? undefined : addressOf(req, view);
     const gate = address === undefined ? undefined : () => limiter!.blocked(address);
-    const outcome = await verifier.verify(key, keyHash, shape, gate);
+    let outcome = await verifier.verify(key, keyHash, shape, gate);
+    let step: MigrationStep | undefined;
+    if (
+      migration !== undefined &&
+      outcome.kind === "result" &&
+      outcome.result.code === "NOT_FOUND" &&
+      outcome.source !== "stale" &&
+      migration.applies(keyHash, Date.now())
+    ) {
+      [outcome, step] = await migrated(key, keyHash, shape, gate);
+    }
     if (outcome.kind === "blocked") return denied(unknownKeyLimitDenial(outcome.retryAfter), req, "none");
     const { serviceMs } = outcome;
     if (outcome.kind === "result") {
       const { result, source } = outcome;
+      if (shadow !== undefined && source === "service") shadow.observe({ key, ...shape.body }, result, req);
       // Only `valid: true` with the code VALID passes; `valid: true` with another code is that denial.
       if (passes(result)) {
         if (source === "cache") observer?.cached(result, req);
-        else observer?.admitted(result, req, source, serviceMs);
+        else observer?.admitted(result, req, source, serviceMs, step);
         return viewOf(result);
       }
       if (address !== undefined && result.code === "NOT_FOUND") await limiter!.count(address);
@@ -203,16 +222,63 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
         ...(shape.body.permissions === undefined ? {} : { query: shape.body.permissions, scope: shape.scope }),
         ...(outcome.requestId === undefined ? {} : { requestId: outcome.requestId }),
       });
-      return denied(rejection, req, source, serviceMs);
+      return denied(rejection, req, source, serviceMs, step);
     }
     const { failure } = outcome;
     if (failure.kind === "misconfigured")
-      return denied(verificationFailedDenial(failure.reason, failure.cause, failure.requestId), req, "service", serviceMs);
+      return denied(verificationFailedDenial(failure.reason, failure.cause, failure.requestId), req, "service", serviceMs, step);
     if (config.onServiceError === "open" && failure.mayFailOpen) {
-      observer?.passed(ERROR_CODES.serviceUnavailable, req, "service", serviceMs);
+      observer?.passed(ERROR_CODES.serviceUnavailable, req, "service", serviceMs, step);
       return PASS;
     }
-    return denied(serviceUnavailableDenial(failure.retryAfter, failure.cause, failure.requestId), req, "service", serviceMs);
+    return denied(serviceUnavailableDenial(failure.retryAfter, failure.cause, failure.requestId), req, "service", serviceMs, step);
+  }
+
+  /**
+   * A key keyguard's service does not know, met while `migrateFrom` is on: imported from the old
+   * service (once per key in this process) and verified here; or answered as the old service
+   * answered (a refusal, or, when the import failed, its own verification of this request); or, the
+   * old service unreachable, a service failure.
+   */
+  async function migrated(
+    key: string,
+    keyHash: string,
+    shape: ResolvedShape,
+    gate: Parameters<typeof verifier.verify>[3],
+  ): Promise<[VerifyOutcome, MigrationStep]> {
+    const started = performance.now();
+    const imported = await migration!.importKey(key, keyHash);
+    const fromOld = (result: Readonly<VerifyKeyResult>): VerifyOutcome => {
+      const id = (result as { requestId?: unknown }).requestId;
+      return {
+        kind: "result",
+        result,
+        requestId: typeof id === "string" ? id : undefined,
+        source: "service",
+        serviceMs: performance.now() - started,
+      };
+    };
+    const failed = (error: unknown): VerifyOutcome => ({
+      kind: "failure",
+      failure: classifyServiceFailure(error),
+      serviceMs: performance.now() - started,
+    });
+    switch (imported.kind) {
+      case "imported":
+      case "held":
+        return [await verifier.verify(key, keyHash, shape, gate), imported.kind];
+      case "refused":
+        return [fromOld(imported.result), "refused"];
+      case "old-failed":
+        return [failed(imported.error), "unreachable"];
+      case "import-failed":
+        // Not imported: this request is verified (and charged) at the old service, as before the move.
+        try {
+          return [fromOld(await migration!.verifyAtOld({ key, ...shape.body })), "import-failed"];
+        } catch (e) {
+          return [failed(e), "import-failed"];
+        }
+    }
   }
 
   return {

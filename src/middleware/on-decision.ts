@@ -22,6 +22,14 @@ export type DecisionSource =
    */
   | "none";
 
+/**
+ * With `migrateFrom`, what became of a key the key service did not know: `"imported"` (imported
+ * now, then verified here) or `"held"` (another instance had imported it); `"refused"` (the old
+ * service refused it, with the decision's code); `"unreachable"` (the old service could not be
+ * asked); `"import-failed"` (verified at the old service, the import having failed).
+ */
+export type MigrationStep = "imported" | "held" | "refused" | "unreachable" | "import-failed";
+
 /** What `onDecision` receives. Never the key. */
 export interface AuthDecision {
   /**
@@ -47,6 +55,12 @@ export interface AuthDecision {
    * this request waited for it, ms: retries included, and the wait for a call it joined.
    */
   readonly serviceMs: number | undefined;
+  /**
+   * With `migrateFrom`, for a key the key service did not know (the old service was asked about it):
+   * what became of it (see {@link MigrationStep}); absent otherwise. Count these to see the calls to
+   * the old service fall to zero before switching it off.
+   */
+  readonly migration?: MigrationStep;
 }
 
 /** `onDecision(decision, req)`: called synchronously; its return value is ignored. */
@@ -56,11 +70,11 @@ interface DecisionReporter<Req> {
   /** The hot path: a kept VALID answer; one frozen decision per answer, no allocation per request. */
   cached(result: Readonly<VerifyKeyResult>, req: Req): void;
   /** A denial. */
-  denied(err: KeyguardError, req: Req, source: DecisionSource, serviceMs?: number): void;
+  denied(err: KeyguardError, req: Req, source: DecisionSource, serviceMs?: number, migration?: MigrationStep): void;
   /** Admitted with a verified key that was not a synchronous cache hit. */
-  admitted(result: Readonly<VerifyKeyResult>, req: Req, source: DecisionSource, serviceMs?: number): void;
+  admitted(result: Readonly<VerifyKeyResult>, req: Req, source: DecisionSource, serviceMs?: number, migration?: MigrationStep): void;
   /** Let through without a key: `MISSING_KEY` (optional) or `SERVICE_UNAVAILABLE` (failing open). */
-  passed(code: string, req: Req, source: DecisionSource, serviceMs?: number): void;
+  passed(code: string, req: Req, source: DecisionSource, serviceMs?: number, migration?: MigrationStep): void;
 }
 
 const keyIdOf = (result: Readonly<VerifyKeyResult> | undefined): string | undefined =>
@@ -100,7 +114,13 @@ export function createDecisionReporter<Req>(hook: DecisionHandler<Req>, logger: 
     keyId: string | undefined,
     source: DecisionSource,
     serviceMs: number | undefined,
-  ): AuthDecision => Object.freeze({ outcome, status, code, keyId, source, serviceMs });
+    migration?: MigrationStep,
+  ): AuthDecision =>
+    Object.freeze(
+      migration === undefined
+        ? { outcome, status, code, keyId, source, serviceMs }
+        : { outcome, status, code, keyId, source, serviceMs, migration },
+    );
 
   return {
     cached(result, req) {
@@ -109,15 +129,15 @@ export function createDecisionReporter<Req>(hook: DecisionHandler<Req>, logger: 
         cachedDecisions.set(result, (decision = make("admitted", undefined, "VALID", keyIdOf(result), "cache", undefined)));
       call(decision, req);
     },
-    denied(err, req, source, serviceMs) {
+    denied(err, req, source, serviceMs, migration) {
       const result = (err as { result?: Readonly<VerifyKeyResult> }).result;
-      call(make("denied", err.status, err.code, keyIdOf(result), source, serviceMs), req);
+      call(make("denied", err.status, err.code, keyIdOf(result), source, serviceMs, migration), req);
     },
-    admitted(result, req, source, serviceMs) {
-      call(make("admitted", undefined, "VALID", keyIdOf(result), source, serviceMs), req);
+    admitted(result, req, source, serviceMs, migration) {
+      call(make("admitted", undefined, "VALID", keyIdOf(result), source, serviceMs, migration), req);
     },
-    passed(code, req, source, serviceMs) {
-      call(make("admitted", undefined, code, undefined, source, serviceMs), req);
+    passed(code, req, source, serviceMs, migration) {
+      call(make("admitted", undefined, code, undefined, source, serviceMs, migration), req);
     },
   };
 }

@@ -28,7 +28,7 @@ import {
   type Ticket,
 } from "./cache-store";
 
-type VerifyOutcome =
+export type VerifyOutcome =
   | {
       readonly kind: "result";
       readonly result: Readonly<VerifyKeyResult>;

@@ -50,6 +50,7 @@ export class ServiceMetrics {
   private readonly requestSeconds: (operation: string) => PromClient.Histogram.Internal<"operation">;
   private readonly verifications: (code: string) => PromClient.Counter.Internal;
   private readonly checksumRejections: PromClient.Counter;
+  private readonly imports: PromClient.Counter<"result">;
   private readonly storeSeconds: (operation: string) => PromClient.Histogram.Internal<"operation">;
   private readonly storeErrors: PromClient.Counter<"operation" | "kind">;
 
@@ -82,6 +83,12 @@ export class ServiceMetrics {
       help: "keys.verifyKey answers NOT_FOUND given without a store read: keys of the checksummed format whose checksum fails (also counted in keyguard_verifications_total).",
       registers,
     });
+    this.imports = new prom.Counter({
+      name: "keyguard_key_imports_total",
+      help: "Keys given to keys.migrateKeys (by apiKeyAuth({ migrateFrom }), keyguard import or any caller), by result: `imported`, or `held` (a key with that hash was here already: refused).",
+      labelNames: ["result"],
+      registers,
+    });
     const storeSeconds = new prom.Histogram({
       name: "keyguard_store_duration_seconds",
       help: "Time of each store call, by operation (`transaction` for a whole transaction, else the call: keyByHash, get, limit, spendCredits, ...).",
@@ -104,8 +111,14 @@ export class ServiceMetrics {
     this.requestSeconds(operation).observe(seconds);
   }
 
-  /** The result of an operation that succeeded: counts verification outcomes. */
+  /** The result of an operation that succeeded: counts verification outcomes and imported keys. */
   outcome(operation: string, data: unknown): void {
+    if (operation === "keys.migrateKeys") {
+      const { migrated, failed } = data as { migrated: unknown[]; failed: unknown[] };
+      if (migrated.length > 0) this.imports.inc({ result: "imported" }, migrated.length);
+      if (failed.length > 0) this.imports.inc({ result: "held" }, failed.length);
+      return;
+    }
     if (operation !== "keys.verifyKey") return;
     this.verifications((data as { code: string }).code).inc();
     if (data === CHECKSUM_REJECTED) this.checksumRejections.inc();

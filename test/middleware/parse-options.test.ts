@@ -220,7 +220,9 @@ describe("parseOptions", () => {
     expect(OPTION_NAMES).toContain("rejectBadChecksums");
     expect(OPTION_NAMES).toContain("unknownKeyLimit");
     expect(OPTION_NAMES).toContain("tls");
-    expect(OPTION_NAMES).toHaveLength(31);
+    expect(OPTION_NAMES).toContain("migrateFrom");
+    expect(OPTION_NAMES).toContain("shadow");
+    expect(OPTION_NAMES).toHaveLength(33);
     expect(Object.isFrozen(OPTION_NAMES)).toBe(true);
   });
 

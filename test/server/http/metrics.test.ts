@@ -107,7 +107,7 @@ async function scrape(baseUrl: string, token?: string): Promise<PromMetrics> {
   const families = [...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!);
   expect(new Set(families).size).toBe(families.length);
   const own = text.split(/^(?=# HELP )/m).filter((block) => block.startsWith("# HELP keyguard_"));
-  expect(own.length).toBe(6);
+  expect(own.length).toBe(7);
   return getMetricsFromStream(Readable.from([own.join("")]));
 }
 
@@ -321,6 +321,19 @@ describe("GET /metrics", () => {
       const metrics = await scrape(service.baseUrl);
       expect(counter(metrics, "keyguard_verifications_total")).toEqual({ "code=NOT_FOUND": n });
     }
+  });
+
+  it("counts the keys keys.migrateKeys imports, and those it refuses as held already", async () => {
+    const service = await startService({ metrics: true });
+    const { migrationId } = await service.service.createKeyMigration({ algorithm: "sha256" });
+    const call = makeCall(service.baseUrl, service.rootKey);
+    const keys = [
+      { hash: "aGFzaC1vbmUtZm9yLW1ldHJpY3MtdGVzdC0xMjM0NTY3OA==" },
+      { hash: "aGFzaC10d28tZm9yLW1ldHJpY3MtdGVzdC0xMjM0NTY3OA==" },
+    ];
+    expect((await call("keys.migrateKeys", { migrationId, apiId: service.apiId, keys })).status).toBe(200);
+    expect((await call("keys.migrateKeys", { migrationId, apiId: service.apiId, keys: keys.slice(0, 1) })).status).toBe(200);
+    expect(counter(await scrape(service.baseUrl), "keyguard_key_imports_total")).toEqual({ "result=imported": 2, "result=held": 1 });
   });
 
   it("with a token, answers only a scrape that sends it as bearer token", async () => {

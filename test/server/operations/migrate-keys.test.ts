@@ -80,6 +80,23 @@ describe("keys.migrateKeys (sha256)", () => {
     expect(res.body.data.migrated).toEqual([{ hash: fresh, keyId: expect.stringMatching(/^key_/) }]);
   });
 
+  it("concurrent imports of one hash (a fleet meeting a new key at once): one imports it, every other answers it failed", async () => {
+    const { migrationId } = await s.service.createKeyMigration({ algorithm: "sha256" });
+    const plain = unique("fleet_");
+    const hash = sha256Base64(plain);
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        s.call("keys.migrateKeys", { migrationId, apiId: s.apiId, keys: [{ hash, credits: { remaining: 5 } }] }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
+    const migrated = answers.flatMap((a) => a.body.data.migrated as unknown[]);
+    expect(migrated).toEqual([{ hash, keyId: expect.stringMatching(/^key_/) }]);
+    expect(answers.filter((a) => (a.body.data.failed as string[]).includes(hash))).toHaveLength(9);
+    // The one key holds the balance it was given once.
+    expect(await s.verify(plain)).toMatchObject({ valid: true, credits: 4 });
+  });
+
   it("404 for an unknown migration or API, 403 without create_key, 400 for a bad body", async () => {
     const { migrationId } = await s.service.createKeyMigration();
     const keys = [{ hash: sha256Base64(unique("x_")) }];
