@@ -63,9 +63,18 @@ export class RecordCache {
     this.channel = redisChannel(prefix, "records", db);
   }
 
-  /** Whether a write to `table` changes what this cache may keep (whether it is on or not). */
+  /** Whether this cache keeps records of `table` (whether it is on or not). */
   holds(table: TableName): table is CachedTable {
     return ALWAYS.has(table) || (this.settings.keys && WITH_KEYS.has(table));
+  }
+
+  /**
+   * Whether a write to `table` is announced: to any table an instance may keep, keys and identities
+   * included even where `cacheKeys` is off, so that instances of one fleet configured apart still
+   * hear of every change to what they keep.
+   */
+  announces(table: TableName): boolean {
+    return ALWAYS.has(table) || WITH_KEYS.has(table);
   }
 
   /** Subscribes to the channel; from then on (and while subscribed) the cache serves. */

@@ -328,7 +328,7 @@ class PostgresStore implements Storage {
       this.limits,
       false,
       () => cache.changed(),
-      (table) => cache.holds(table),
+      (table) => cache.announces(table),
       (fn) => this.transaction(fn),
       cache,
     );
@@ -450,7 +450,7 @@ class PostgresStore implements Storage {
     };
     try {
       await query("BEGIN");
-      const out = await fn(new PgTx(query, this.config.schema, this.limits, true, noteChange, (table) => this.cache.holds(table)));
+      const out = await fn(new PgTx(query, this.config.schema, this.limits, true, noteChange, (table) => this.cache.announces(table)));
       await query("COMMIT");
       // Before the caller answers: every instance forgets the records this transaction changed.
       if (changed) await this.cache.changed();

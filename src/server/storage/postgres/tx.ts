@@ -66,7 +66,7 @@ export class PgTx implements StorageTx {
    * `locking`: inside a transaction (lock what is read). `atomically`: how a multi-statement
    * change (a cascading delete) runs outside one: in a transaction of its own. `cache`: the
    * records that change rarely, read through it outside a transaction. `changed`: told of every
-   * write to a table the cache `holds` (a transaction's, after its statement; `direct`'s: awaited).
+   * write to a table the cache `announces` (a transaction's, after its statement; `direct`'s: awaited).
    */
   constructor(
     private readonly query: Query,
@@ -74,7 +74,7 @@ export class PgTx implements StorageTx {
     private readonly limits: RedisLimits,
     private readonly locking: boolean,
     private readonly changed: () => Promise<void> | void,
-    private readonly holds: RecordCache["holds"],
+    private readonly announces: RecordCache["announces"],
     private readonly atomically?: (fn: (tx: StorageTx) => Promise<void>) => Promise<void>,
     private readonly cache?: RecordCache,
   ) {
@@ -191,7 +191,7 @@ export class PgTx implements StorageTx {
   async put<T extends TableName>(table: T, record: Tables[T]): Promise<void> {
     // A key created was in no cache (only keys found are kept): no message.
     const created = await this.write(table, record);
-    if (this.holds(table) && !created) await this.changed();
+    if (this.announces(table) && !created) await this.changed();
   }
 
   /** Writes `record`; whether it was a key created (not one replaced). */
@@ -267,8 +267,8 @@ export class PgTx implements StorageTx {
 
   async delete(table: TableName, id: string): Promise<void> {
     await this.remove(table, id);
-    // An identity deleted leaves its keys without it: held whenever keys are.
-    if (this.holds(table)) await this.changed();
+    // An identity deleted leaves its keys without it: announced as keys are.
+    if (this.announces(table)) await this.changed();
   }
 
   private async remove(table: TableName, id: string): Promise<void> {
