@@ -176,8 +176,6 @@ describe.skipIf(skip !== undefined)("2 service instances keeping keys too (cache
   let calls: Call[] = [];
   let records: RecordsChannel | undefined;
   const nextMessage = () => records!.nextMessage();
-  /** Rows right after the three started, before any test adds its own (tests run in any order). */
-  let rowsAtStart: Record<"workspaces" | "apis" | "root_keys", number>;
 
   beforeAll(async () => {
     // One after the other: the first creates the bootstrap.
