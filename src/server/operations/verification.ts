@@ -119,12 +119,22 @@ export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest, verifiab
     });
     return describe(key, rel, code, credits, ratelimits);
   };
-  if (!key.enabled) return outcome("DISABLED");
-  if (key.expires !== undefined && key.expires <= now) return outcome("EXPIRED");
-  if (api?.ipWhitelist && !allowsAddress(api.ipWhitelist, ctx.ip)) return outcome("FORBIDDEN");
-  if (key.ipWhitelist && !allowsAddress(key.ipWhitelist, ctx.ip)) return outcome("FORBIDDEN");
+  // A refusal before the charge reports the balance as stored: the key found by its hash may be a
+  // store's kept copy (the PostgreSQL store's record cache), whose balance lags the charges; read
+  // by its id it never does. Only keys with credits pay this read, and only when refused.
+  const refuse = async (code: string, ratelimits?: VerifyRatelimitState[]): Promise<VerifyKeyResult> => {
+    if (key.credits) {
+      const stored = (await tx.get("keys", key.id))?.credits;
+      credits = stored && creditsAt(stored, now).remaining;
+    }
+    return outcome(code, ratelimits);
+  };
+  if (!key.enabled) return refuse("DISABLED");
+  if (key.expires !== undefined && key.expires <= now) return refuse("EXPIRED");
+  if (api?.ipWhitelist && !allowsAddress(api.ipWhitelist, ctx.ip)) return refuse("FORBIDDEN");
+  if (key.ipWhitelist && !allowsAddress(key.ipWhitelist, ctx.ip)) return refuse("FORBIDDEN");
   if (body.permissions !== undefined && !evaluatePermissionQuery(parseQuery(body.permissions), rel.permissions)) {
-    return outcome("INSUFFICIENT_PERMISSIONS");
+    return refuse("INSUFFICIENT_PERMISSIONS");
   }
 
   const limits = selectLimits(key, rel.identity, body);
@@ -142,7 +152,7 @@ export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest, verifiab
       const s = result.states[i]!;
       return { ...l.config, remaining: s.remaining, reset: s.reset, exceeded: !s.passed };
     });
-    if (!result.passed) return outcome("RATE_LIMITED", states);
+    if (!result.passed) return refuse("RATE_LIMITED", states);
   }
 
   if (key.credits) {

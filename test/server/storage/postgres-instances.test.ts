@@ -1,8 +1,8 @@
 // Three service instances on one PostgreSQL + Redis, as behind a load balancer: they share one
 // bootstrap, charge credits and rate limits exactly across instances, and see each other's
-// changes: keys at once (never cached by default), root keys (their expiry and allow-list too), roles and permissions (kept in each
+// changes: keys, root keys (their expiry and allow-list too), roles and permissions (kept in each
 // instance) once the change's answer returned and the instances' Redis channel delivered its
-// message; with `cacheKeys`, keys without credits too.
+// message (test/server/storage/postgres-verify-cache.test.ts measures how soon).
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "keyguard";
@@ -98,12 +98,16 @@ describe.skipIf(skip !== undefined)("3 service instances on one PostgreSQL + Red
     expect(await verifyConcurrently(key, 100)).toEqual({ VALID: 10, RATE_LIMITED: 90 });
   });
 
-  it("a key deleted or disabled through one instance is so on the others at once", async () => {
+  it("a key deleted or disabled through one instance is so on the others once its message is delivered", async () => {
     const deleted = await createKey();
     const disabled = await createKey();
     for (const i of [0, 1, 2]) expect((await on(i)("keys.verifyKey", { key: deleted.key })).body.data.code).toBe("VALID");
+    let heard = nextMessage();
     expect((await on(0)("keys.deleteKey", { keyId: deleted.keyId })).status).toBe(200);
+    await heard;
+    heard = nextMessage();
     expect((await on(1)("keys.updateKey", { keyId: disabled.keyId, enabled: false })).status).toBe(200);
+    await heard;
     for (const i of [1, 2, 0]) {
       expect((await on(i)("keys.verifyKey", { key: deleted.key })).body.data.code).toBe("NOT_FOUND");
       expect((await on(i)("keys.verifyKey", { key: disabled.key })).body.data.code).toBe("DISABLED");
@@ -164,7 +168,7 @@ describe.skipIf(skip !== undefined)("3 service instances on one PostgreSQL + Red
   });
 });
 
-describe.skipIf(skip !== undefined)("2 service instances keeping keys too (cacheKeys)", () => {
+describe.skipIf(skip !== undefined)("2 service instances keeping keys too (cacheKeys, the default)", () => {
   const ns = isolatedNamespace();
   const rootKey = `root_cached_keys${Date.now()}`;
   let instances: RunningLocalKeyService[] = [];

@@ -18,7 +18,7 @@ const skip = await postgresRedisSkipReason("the PostgreSQL statements of a call"
  */
 function kindOf(text: string): string | undefined {
   const t = text.replace(/\s+/g, " ").trim();
-  if (/verification_events|verification_rollup/.test(t)) return undefined;
+  if (/verification_events|verification_rollup|key_verifications/.test(t)) return undefined;
   if (t.startsWith("UPDATE") && /webhook_outbox/.test(t)) return undefined;
   if (t === "BEGIN" || t === "COMMIT") return t;
   // A record's read names its table as `r` (its links come along in subqueries).
@@ -82,11 +82,38 @@ describe.skipIf(skip !== undefined)("the PostgreSQL statements of a call, record
     ]);
   });
 
-  it("verifyKey of a key without credits: one lookup; with credits: the lookup and the charge", async () => {
+  it("verifyKey of a kept key without credits: no statement; with credits: the charge alone", async () => {
     const plain = await createKey();
     const paid = await createKey({ credits: { remaining: 10 } });
     await verify(plain.key);
-    expect(await statementsOf(() => verify(plain.key))).toEqual(["SELECT keys"]);
-    expect(await statementsOf(() => verify(paid.key))).toEqual(["SELECT keys", "UPDATE keys"]);
+    await verify(paid.key);
+    expect(await statementsOf(() => verify(plain.key))).toEqual([]);
+    expect(await statementsOf(() => verify(paid.key))).toEqual(["UPDATE keys"]);
+  });
+
+  it("verifyKey with cacheKeys off: the lookup; with credits: the lookup and the charge", async () => {
+    const uncached = await postgresStorage({
+      postgres: POSTGRES_URL,
+      redis: REDIS_URL,
+      schema: ns.schema,
+      recordCacheTtlMs: 3_600_000,
+      cacheKeys: false,
+    });
+    const other = await startLocalKeyService({ storage: uncached, rootKey: svc.rootKey, logger: silentLogger });
+    try {
+      const verifyThere = async (key: string) => {
+        const res = await makeCall(other.baseUrl, svc.rootKey)("keys.verifyKey", { key });
+        expect(res.body.data.valid).toBe(true);
+      };
+      const plain = await createKey();
+      const paid = await createKey({ credits: { remaining: 10 } });
+      await verifyThere(plain.key);
+      await verifyThere(paid.key);
+      expect(await statementsOf(() => verifyThere(plain.key))).toEqual(["SELECT keys"]);
+      expect(await statementsOf(() => verifyThere(paid.key))).toEqual(["SELECT keys", "UPDATE keys"]);
+    } finally {
+      await other.close();
+      await uncached.close();
+    }
   });
 });

@@ -1,5 +1,5 @@
 // The PostgreSQL store's cache of records that change rarely (root keys, APIs, permissions, roles;
-// with `cacheKeys`, keys without credits too), read outside transactions only (`Storage.direct`:
+// with `cacheKeys`, the default, keys and identities too), read outside transactions only (`Storage.direct`:
 // root-key authentication, keys.verifyKey), and of meta values read with `cached` (a workspace's
 // webhook endpoints, as every audited call reads them). A write to any of these, through any
 // instance, empties every instance's cache: locally once the write committed, elsewhere through a
@@ -8,7 +8,8 @@
 // write, sends none), and meta values found or not (each write of one sends a message); a read
 // that began before an emptying is not kept; entries expire after the TTL;
 // while the subscription is down nothing is kept and nothing is served from the cache. A key with
-// credits is never kept: its balance changes with every charge, which sends no message.
+// credits is kept only by its hash (keys.verifyKey's lookup, which charges in PostgreSQL and takes
+// the balance from the charge); read by its id it is never kept, so its balance is as stored.
 import { randomUUID } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 import type { TableName } from "../../records";
@@ -16,12 +17,15 @@ import { copy } from "../memory/tx";
 import { redisChannel } from "../../../protocol/invalidation-message";
 
 /** The tables whose records may be kept. */
-export type CachedTable = "rootKeys" | "apis" | "permissions" | "roles" | "keys";
+export type CachedTable = "rootKeys" | "apis" | "permissions" | "roles" | "keys" | "identities";
 
 /** What an entry is: a record of a cached table, or a meta value (`StorageTx.getMeta`). */
 export type CachedKind = CachedTable | "meta";
 
 const ALWAYS: ReadonlySet<TableName> = new Set<TableName>(["rootKeys", "apis", "permissions", "roles"]);
+
+/** The tables kept besides with `cacheKeys`: what keys.verifyKey reads of a key (its identity's rate limits). */
+const WITH_KEYS: ReadonlySet<TableName> = new Set<TableName>(["keys", "identities"]);
 
 interface Entry {
   record: unknown;
@@ -34,7 +38,7 @@ export interface RecordCacheSettings {
   ttlMs: number;
   /** Most entries kept; the oldest goes first. */
   size: number;
-  /** Keys without credits are kept too (`postgresStorage` option `cacheKeys`). */
+  /** Keys and identities are kept too (`postgresStorage` option `cacheKeys`). */
   keys: boolean;
 }
 
@@ -59,9 +63,18 @@ export class RecordCache {
     this.channel = redisChannel(prefix, "records", db);
   }
 
-  /** Whether a write to `table` changes what this cache may keep (whether it is on or not). */
+  /** Whether this cache keeps records of `table` (whether it is on or not). */
   holds(table: TableName): table is CachedTable {
-    return ALWAYS.has(table) || (table === "keys" && this.settings.keys);
+    return ALWAYS.has(table) || (this.settings.keys && WITH_KEYS.has(table));
+  }
+
+  /**
+   * Whether a write to `table` is announced: to any table an instance may keep, keys and identities
+   * included even where `cacheKeys` is off, so that instances of one fleet configured apart still
+   * hear of every change to what they keep.
+   */
+  announces(table: TableName): boolean {
+    return ALWAYS.has(table) || WITH_KEYS.has(table);
   }
 
   /** Subscribes to the channel; from then on (and while subscribed) the cache serves. */

@@ -1,9 +1,9 @@
 // The PostgreSQL + Redis storage backend, for several service instances sharing one state:
 // records in PostgreSQL (one transaction per operation, rows read there locked), rate-limit
 // counters in Redis (one script per check; a single server, over TLS or not, or a Redis Cluster).
-// Records that change rarely (root keys, APIs, permissions, roles) are kept in the process for
-// reads outside transactions, and every instance forgets them when one changes (record-cache.ts);
-// keys, credits and counters are never kept.
+// The records a verification reads (root keys, APIs, permissions, roles, keys, identities) are kept
+// in the process for reads outside transactions, and every instance forgets them when one changes,
+// before the change is answered (record-cache.ts); credit balances and counters are never kept.
 import type * as PgModule from "pg";
 import type { Pool, PoolClient } from "pg";
 import type * as IoredisModule from "ioredis";
@@ -54,8 +54,9 @@ export interface PostgresStorageOptions {
    */
   timeoutMs?: number;
   /**
-   * How long root keys, APIs, permissions and roles read outside a transaction are kept in the
-   * process, ms; `0` keeps nothing. A change through any instance empties every instance's cache
+   * How long the records a verification reads (root keys, APIs, permissions, roles; keys and
+   * identities with `cacheKeys`) are kept in the process once read outside a transaction, ms; `0`
+   * keeps nothing. A change through any instance empties every instance's cache
    * before it is answered (through Redis); the TTL bounds how long an instance that missed the
    * message could serve an old record. Default: `10000`.
    */
@@ -63,10 +64,12 @@ export interface PostgresStorageOptions {
   /** Most records kept by that cache. Default: `10000`. */
   recordCacheSize?: number;
   /**
-   * Keep keys without credits in that cache too: a keys.verifyKey of such a key then makes no
-   * PostgreSQL round trip. A key deleted, disabled or changed through one instance is then refused
-   * by the others once the message reaches them through Redis (on loopback, well under a
-   * millisecond), not at once. Keys with credits are never kept. Default: `false`.
+   * Keep keys (found by their hash) and identities in that cache too: a keys.verifyKey then makes no
+   * PostgreSQL round trip for a key without credits, and one (the charge, a single `UPDATE`) for a
+   * key with credits, whose balance is always charged and read in PostgreSQL. A key deleted,
+   * disabled or changed through one instance is refused by the others once the message reaches them
+   * through Redis (on loopback, about a millisecond), not at once; `recordCacheTtlMs` bounds it when
+   * a message is lost. `false`: every verification reads its key from PostgreSQL. Default: `true`.
    */
   cacheKeys?: boolean;
   /**
@@ -160,7 +163,7 @@ function parseConfig(input: PostgresStorageOptions): Config & { pgWhere: string 
   const timeoutMs = check.duration("timeoutMs", options.timeoutMs, { min: 100, default: 5000 });
   const recordCacheTtlMs = check.integer("recordCacheTtlMs", options.recordCacheTtlMs, { min: 0, max: 3_600_000, default: 10_000 });
   const recordCacheSize = check.integer("recordCacheSize", options.recordCacheSize, { min: 1, max: 10_000_000, default: 10_000 });
-  const cacheKeys = check.boolean("cacheKeys", options.cacheKeys, false);
+  const cacheKeys = check.boolean("cacheKeys", options.cacheKeys, true);
   const preparedStatements = check.boolean("preparedStatements", options.preparedStatements, true);
   const analyticsTimeoutMs = check.duration("analyticsTimeoutMs", options.analyticsTimeoutMs, {
     min: 1,
@@ -325,7 +328,7 @@ class PostgresStore implements Storage {
       this.limits,
       false,
       () => cache.changed(),
-      (table) => cache.holds(table),
+      (table) => cache.announces(table),
       (fn) => this.transaction(fn),
       cache,
     );
@@ -447,7 +450,7 @@ class PostgresStore implements Storage {
     };
     try {
       await query("BEGIN");
-      const out = await fn(new PgTx(query, this.config.schema, this.limits, true, noteChange, (table) => this.cache.holds(table)));
+      const out = await fn(new PgTx(query, this.config.schema, this.limits, true, noteChange, (table) => this.cache.announces(table)));
       await query("COMMIT");
       // Before the caller answers: every instance forgets the records this transaction changed.
       if (changed) await this.cache.changed();

@@ -20,10 +20,15 @@ import type { RecordCache } from "./record-cache";
 import { Coalescer, type CoalescerSettings } from "./coalesce";
 
 /**
- * Whether the record cache may keep a key: not one with credits (each charge changes its balance
- * and sends no message), nor one waiting for its migration (its rehash is written where it is read).
+ * Whether the record cache may keep a key found by its hash (keys.verifyKey's lookup): not one
+ * waiting for its migration (its rehash is written where it is read). One with credits is kept: its
+ * balance there is stale (a charge sends no message), but the lookup's reader charges in
+ * PostgreSQL and reports the balance the charge answers, or reads the key by id (`keptById`).
  */
-const keptKey = (key: KeyRecord): boolean => key.credits === undefined && key.pendingMigrationId === undefined;
+const keptByHash = (key: KeyRecord): boolean => key.pendingMigrationId === undefined;
+
+/** Whether the record cache may keep a key read by its id: nor one with credits, whose balance is read as stored. */
+const keptById = (key: KeyRecord): boolean => key.credits === undefined && keptByHash(key);
 
 /**
  * How key lookups outside transactions share statements (see coalesce.ts): one statement out at
@@ -61,7 +66,7 @@ export class PgTx implements StorageTx {
    * `locking`: inside a transaction (lock what is read). `atomically`: how a multi-statement
    * change (a cascading delete) runs outside one: in a transaction of its own. `cache`: the
    * records that change rarely, read through it outside a transaction. `changed`: told of every
-   * write to a table the cache `holds` (a transaction's, after its statement; `direct`'s: awaited).
+   * write to a table the cache `announces` (a transaction's, after its statement; `direct`'s: awaited).
    */
   constructor(
     private readonly query: Query,
@@ -69,7 +74,7 @@ export class PgTx implements StorageTx {
     private readonly limits: RedisLimits,
     private readonly locking: boolean,
     private readonly changed: () => Promise<void> | void,
-    private readonly holds: RecordCache["holds"],
+    private readonly announces: RecordCache["announces"],
     private readonly atomically?: (fn: (tx: StorageTx) => Promise<void>) => Promise<void>,
     private readonly cache?: RecordCache,
   ) {
@@ -137,7 +142,7 @@ export class PgTx implements StorageTx {
   async get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
     const load = async () => (await this.read(table, "r.id = $1", [id]))[0];
     if (this.cache?.holds(table)) {
-      return this.cache.read(table, id, load, table === "keys" ? (record) => keptKey(record as KeyRecord) : undefined);
+      return this.cache.read(table, id, load, table === "keys" ? (record) => keptById(record as KeyRecord) : undefined);
     }
     return load();
   }
@@ -145,7 +150,7 @@ export class PgTx implements StorageTx {
   async keyByHash(hash: string): Promise<KeyRecord | undefined> {
     const batched = this.keysByHash;
     const load = batched ? () => batched.get(hash) : async () => (await this.read("keys", "r.hash = $1", [hash]))[0];
-    return this.cache?.holds("keys") ? this.cache.read("keys", `#${hash}`, load, keptKey) : load();
+    return this.cache?.holds("keys") ? this.cache.read("keys", `#${hash}`, load, keptByHash) : load();
   }
 
   async rootKeyByHash(hash: string): Promise<Tables["rootKeys"] | undefined> {
@@ -186,7 +191,7 @@ export class PgTx implements StorageTx {
   async put<T extends TableName>(table: T, record: Tables[T]): Promise<void> {
     // A key created was in no cache (only keys found are kept): no message.
     const created = await this.write(table, record);
-    if (this.holds(table) && !created) await this.changed();
+    if (this.announces(table) && !created) await this.changed();
   }
 
   /** Writes `record`; whether it was a key created (not one replaced). */
@@ -262,8 +267,8 @@ export class PgTx implements StorageTx {
 
   async delete(table: TableName, id: string): Promise<void> {
     await this.remove(table, id);
-    // An identity deleted leaves its keys without it.
-    if (this.holds(table) || (table === "identities" && this.holds("keys"))) await this.changed();
+    // An identity deleted leaves its keys without it: announced as keys are.
+    if (this.announces(table)) await this.changed();
   }
 
   private async remove(table: TableName, id: string): Promise<void> {
