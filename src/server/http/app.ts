@@ -91,7 +91,7 @@ async function serve(
 ): Promise<void> {
   try {
     // A portal's answers carry codes and tokens, or an end user's keys: never kept by a cache.
-    if (op.caller !== undefined && op.caller !== "root") res.setHeader("Cache-Control", "no-store").setHeader("Pragma", "no-cache");
+    if (op.name.startsWith("portal.")) res.setHeader("Cache-Control", "no-store").setHeader("Pragma", "no-cache");
     const body = await read(req);
     validateBody(op, body);
     const now = core.now();

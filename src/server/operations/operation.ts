@@ -125,8 +125,8 @@ export interface OperationDef<Name extends string, Req, Res, Resource = unknown>
   /**
    * Who calls it: a root key (`Authorization: Bearer`; the default), a portal session's end user by
    * its access token (`portalSession`: `Authorization: Bearer pat_…` or the `portal_session` cookie),
-   * or by the session's exchange code in the body (`portalCode`: portal.exchangeCode). Every portal
-   * caller's answer, errors included, carries `Cache-Control: no-store`.
+   * or by the session's exchange code in the body (`portalCode`: portal.exchangeCode). Every
+   * `portal.*` answer, errors included, carries `Cache-Control: no-store`.
    */
   caller?: "root" | "portalSession" | "portalCode";
   authorize: Authorization<Req, Resource>;
