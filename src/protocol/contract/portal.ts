@@ -29,7 +29,7 @@ export const CreatePortalSessionRequest = strict({
   /** A session for the operator to try the portal with (the pages show it as a preview). */
   preview: Type.Optional(Type.Boolean()),
   /** Where the end user goes back to: an absolute URL on one of the portal's return origins. */
-  returnUrl: Type.Optional(text(500, { format: "uri" })),
+  returnUrl: Type.Optional(Type.String({ maxLength: 500, format: "uri" })),
 });
 /** `url` carries the single-use exchange code (15 minutes): a credential, never logged. */
 export const CreatedPortalSession = Type.Object({ id: Type.String(), url: Type.String() });
