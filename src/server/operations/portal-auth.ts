@@ -8,7 +8,7 @@ import { keyHash } from "../../protocol/key-hash";
 import { ServiceError } from "../errors";
 import type { StorageTx } from "../storage/seam";
 import type { PortalRecord, PortalSessionRecord } from "../records";
-import type { RootContext } from "./auth";
+import { maskedRefusal, type PortalPrincipal, type RootContext } from "./auth";
 
 /** How long a session's exchange code is valid (production: 15 minutes). */
 export const CODE_TTL_MS = 15 * 60_000;
@@ -135,12 +135,17 @@ export async function authenticatePortalSession(tx: StorageTx, credentials: Port
   return sessionCaller(session, session.tokenExpiresAt);
 }
 
-/** 403 unless the session holds `scope` (production's capability check). */
-export function requireScope(caller: RootContext, scope: string): void {
+/** The caller's session; a root key on a session's operation is refused (403) and audited as a refusal. */
+export function requireSession(caller: RootContext): PortalPrincipal {
   if (!caller.portal) {
-    throw new ServiceError("authorization.forbidden", "This endpoint is only accessible with a portal session.");
+    throw maskedRefusal(new ServiceError("authorization.forbidden", "This endpoint is only accessible with a portal session."));
   }
-  if (!caller.portal.scopes.includes(scope)) {
+  return caller.portal;
+}
+
+/** 403 unless the caller is a session holding `scope` (production's capability check). */
+export function requireScope(caller: RootContext, scope: string): void {
+  if (!requireSession(caller).scopes.includes(scope)) {
     throw new ServiceError("authorization.insufficient_permissions", `Missing permission: '${scope}'`);
   }
 }

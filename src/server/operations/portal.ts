@@ -18,7 +18,7 @@ import { fromRoot, fromStore, permission } from "./authorization";
 import { createKeyIn, rerollKeyRecord } from "./create-key";
 import { apiNotFound, findApi, readKeyInfo } from "./lookup";
 import { defineExtension, defineOperation, type OpContext } from "./operation";
-import { CODE_TTL_MS, TOKEN_TTL_MS, newAccessToken, newExchangeCode, requireScope, sessionNotFound } from "./portal-auth";
+import { CODE_TTL_MS, TOKEN_TTL_MS, newAccessToken, newExchangeCode, requireScope, requireSession, sessionNotFound } from "./portal-auth";
 import { creditsAt } from "../domain/credits";
 import type { PortalItem } from "../../protocol/types";
 import type { StorageTx } from "../storage/seam";
@@ -258,8 +258,8 @@ export const exchangeCodeOperation = defineOperation("portal.exchangeCode", {
   access: "write",
   caller: "portalCode",
   // The pipeline found the session by its code (401 otherwise): nothing more to authorise.
-  authorize: fromRoot("a portal exchange code", () => undefined),
-  audit: () => ({ targets: [], change: { exchanged: true } }),
+  authorize: fromRoot("portal.<session>.exchange_code (the code in the body)", (root): string => root.portal!.sessionId),
+  audit: (_body, _data, sessionId) => ({ targets: [sessionId], change: { exchanged: true } }),
   async run({ tx, root, now }) {
     // Read again in the transaction, which holds it: of two exchanges of one code, one wins.
     const session = await tx.get("portalSessions", root.portal!.sessionId);
@@ -278,7 +278,7 @@ export const exchangeCodeOperation = defineOperation("portal.exchangeCode", {
 
 /** The session's end user, when it holds `scope` (403 otherwise; a root key is refused as not a session). */
 const sessionWith = (scope: string) =>
-  fromRoot(`a portal session with ${scope}`, (root: RootContext): PortalPrincipal => {
+  fromRoot(`portal.<session>.${scope.replace(":", "_")} (a session with ${scope})`, (root: RootContext): PortalPrincipal => {
     requireScope(root, scope);
     return root.portal!;
   });
@@ -417,10 +417,7 @@ export const getVerificationsOperation = defineOperation("portal.getVerification
 export const getSessionOperation = defineExtension("portal.getSession", {
   access: "read",
   caller: "portalSession",
-  authorize: fromRoot("a portal session", (root: RootContext): PortalPrincipal => {
-    if (!root.portal) throw forbidden("This endpoint is only accessible with a portal session.");
-    return root.portal;
-  }),
+  authorize: fromRoot("portal.<session>.read_session (any session)", requireSession),
   async run({ tx, root, resource: session }) {
     const portal = await findPortal(tx, root.workspaceId, session.portalId);
     const data = {
