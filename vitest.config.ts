@@ -18,6 +18,7 @@ const SERVICE_SUITES = [
   "test/protocol/openapi-answers.test.ts",
   // sdk-analytics.test.ts picks its stores itself (SQLite and PostgreSQL).
   "test/interop/sdk.test.ts",
+  "test/interop/sdk-portal.test.ts",
   "test/client/local-service.test.ts",
 ];
 

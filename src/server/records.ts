@@ -195,7 +195,7 @@ export interface KeyMigrationRecord {
 export type KeyMigrationAlgorithm = "sha256" | "github.com/seamapi/prefixed-api-key";
 
 /** Which self-service actions a portal offers its end users beyond production's (list, reroll, analytics). */
-export interface PortalActions {
+interface PortalActions {
   /** `portal.createKey`, from the portal's key template (the session also needs the `keys:create` scope). */
   create: boolean;
   /** `portal.disableKey` / `portal.enableKey`, for the end user's own keys. */
@@ -205,7 +205,7 @@ export interface PortalActions {
 }
 
 /** What a key made in a portal (`portal.createKey`) gets, besides its owner (the session's identity). */
-export interface PortalKeyTemplate {
+interface PortalKeyTemplate {
   prefix?: string;
   byteLength?: number;
   /** Permission slugs (created when missing). */
