@@ -5,6 +5,7 @@ export type * from "./protocol/types";
 export { createClient } from "./client/client";
 export type {
   KeyServiceClient,
+  PortalSessionClient,
   WithMeta,
   ResultOf,
   Method,

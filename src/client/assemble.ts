@@ -145,6 +145,23 @@ export interface KeyServiceClient {
     readonly resendDelivery: ExtensionMethod<"webhooks.resendDelivery">;
     readonly resendFailed: ExtensionMethod<"webhooks.resendFailed">;
   };
+  /**
+   * The customer portal (docs/portal.md): production's portal.createSession and exchangeCode,
+   * keyguard's own portal configuration, and `session(accessToken)`, an end user's own operations.
+   */
+  readonly portal: {
+    /** Mints a session for one end user (`portal.*.create_portal_session`); redirect them to `url`. */
+    readonly createSession: Method<"portal.createSession">;
+    /** The URL's single-use code for a 24-hour access token (unauthenticated). */
+    readonly exchangeCode: Method<"portal.exchangeCode">;
+    readonly createPortal: ExtensionMethod<"portal.createPortal">;
+    readonly getPortal: ExtensionMethod<"portal.getPortal">;
+    readonly listPortals: ExtensionMethod<"portal.listPortals">;
+    readonly updatePortal: ExtensionMethod<"portal.updatePortal">;
+    readonly deletePortal: ExtensionMethod<"portal.deletePortal">;
+    /** One end user's session: its calls send the access token instead of the root key. */
+    session(accessToken: string): PortalSessionClient;
+  };
   /** The single chokepoint every method goes through, typed by the `Operations` table. */
   request<Op extends OperationName>(operation: Op, body: Req<Op>, options?: CallOptions): Promise<ResultOf<Op>>;
   /**
@@ -153,6 +170,20 @@ export interface KeyServiceClient {
    * the same promise.
    */
   close(): Promise<void>;
+}
+
+/** A portal session's own operations, each sent with its access token (`Authorization: Bearer pat_…`). */
+export interface PortalSessionClient {
+  /** A page of the end user's keys (`keys:read`). */
+  readonly listKeys: ListMethod<"portal.listKeys">;
+  /** Rerolls one of the end user's keys (`keys:reroll`); the old one keeps working for `expiration` ms. */
+  readonly rerollKey: Method<"portal.rerollKey">;
+  /** The end user's verifications, zero-filled, by outcome (`analytics:read`). */
+  readonly getVerifications: Method<"portal.getVerifications">;
+  readonly getSession: ExtensionMethod<"portal.getSession">;
+  readonly createKey: ExtensionMethod<"portal.createKey">;
+  readonly setKeyEnabled: ExtensionMethod<"portal.setKeyEnabled">;
+  readonly deleteKey: ExtensionMethod<"portal.deleteKey">;
 }
 
 /** The client over `context`: its transport is the caller's choice (undici's pool, or a `fetch`). */
@@ -164,12 +195,12 @@ export function assembleClient(context: RequestContext): KeyServiceClient {
   };
   const publisher = ctx.config.invalidate;
   let closing: Promise<void> | undefined;
-  const request = <Op extends OperationName>(operation: Op, body: Req<Op>, options?: CallOptions) => {
+  const request = <Op extends OperationName>(operation: Op, body: Req<Op>, options?: CallOptions, bearer?: string) => {
     if (closing !== undefined) {
       const message = `${String(operation).slice(0, 80)}: this client was closed (client.close()); create another with createClient().`;
       return Promise.reject(new KeyServiceConfigError("close", message));
     }
-    const sent = sendRequest(ctx, operation, body, options) as Promise<ResultOf<Op>>;
+    const sent = sendRequest(ctx, operation, body, options, bearer) as Promise<ResultOf<Op>>;
     const invalidation = publisher === undefined ? undefined : invalidationAfter(operation, body);
     if (invalidation === undefined) return sent;
     return sent.then(async (result) => {
@@ -206,9 +237,32 @@ export function assembleClient(context: RequestContext): KeyServiceClient {
   });
 
   const extension =
-    <N extends keyof Ext>(operation: N): ExtensionMethod<N> =>
-    (body, options) =>
-      sendRequest(ctx, operation, body, options) as Promise<WithMeta<ExtData<N>>>;
+    <N extends keyof Ext>(operation: N, bearer?: string): ExtensionMethod<N> =>
+    async (body, options) => {
+      const result = (await sendRequest(ctx, operation, body, options, bearer)) as WithMeta<ExtData<N>>;
+      const invalidation = publisher === undefined ? undefined : invalidationAfter(operation, body);
+      if (invalidation !== undefined) await publisher!.invalidate(invalidation);
+      return result;
+    };
+
+  const session = (accessToken: string): PortalSessionClient => {
+    if (typeof accessToken !== "string" || !accessToken.startsWith("pat_")) {
+      throw new KeyServiceConfigError(
+        "accessToken",
+        "portal.session(accessToken): pass the accessToken portal.exchangeCode answered (pat_…).",
+      );
+    }
+    return Object.freeze({
+      listKeys: (body?: Req<"portal.listKeys">, options?: CallOptions) => request("portal.listKeys", body ?? {}, options, accessToken),
+      rerollKey: (body: Req<"portal.rerollKey">, options?: CallOptions) => request("portal.rerollKey", body, options, accessToken),
+      getVerifications: (body: Req<"portal.getVerifications">, options?: CallOptions) =>
+        request("portal.getVerifications", body, options, accessToken),
+      getSession: extension("portal.getSession", accessToken),
+      createKey: extension("portal.createKey", accessToken),
+      setKeyEnabled: extension("portal.setKeyEnabled", accessToken),
+      deleteKey: extension("portal.deleteKey", accessToken),
+    });
+  };
 
   return Object.freeze({
     keys: Object.freeze({
@@ -272,6 +326,16 @@ export function assembleClient(context: RequestContext): KeyServiceClient {
       getDelivery: extension("webhooks.getDelivery"),
       resendDelivery: extension("webhooks.resendDelivery"),
       resendFailed: extension("webhooks.resendFailed"),
+    }),
+    portal: Object.freeze({
+      createSession: method("portal.createSession"),
+      exchangeCode: method("portal.exchangeCode"),
+      createPortal: extension("portal.createPortal"),
+      getPortal: extension("portal.getPortal"),
+      listPortals: extension("portal.listPortals"),
+      updatePortal: extension("portal.updatePortal"),
+      deletePortal: extension("portal.deletePortal"),
+      session,
     }),
     request,
     close: () => (closing ??= ctx.transport.close()),

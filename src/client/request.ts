@@ -61,7 +61,14 @@ const MAX_DETAIL = 500;
  * `pagination` for list operations) as non-enumerable properties. Rejects with a KeyServiceError
  * subclass, or with the caller's `signal.reason` when that signal aborts.
  */
-export async function sendRequest(ctx: RequestContext, operation: string, body: unknown, options?: CallOptions): Promise<object> {
+export async function sendRequest(
+  ctx: RequestContext,
+  operation: string,
+  body: unknown,
+  options?: CallOptions,
+  /** Sent instead of the root key: a portal session's access token (`client.portal.session(token)`). */
+  bearer?: string,
+): Promise<object> {
   if (typeof operation !== "string" || !OPERATION_NAME.test(operation)) {
     throw new TypeError(
       `keyguard client: ${JSON.stringify(String(operation)).slice(0, 80)} is not an operation name like "keys.verifyKey".`,
@@ -75,14 +82,16 @@ export async function sendRequest(ctx: RequestContext, operation: string, body: 
   }
   const { config, runtime, transport } = ctx;
   const headers = {
-    Authorization: `Bearer ${config.rootKey}`,
+    Authorization: `Bearer ${bearer ?? config.rootKey}`,
     "Content-Type": "application/json",
     Accept: "application/json",
     "User-Agent": config.userAgent,
   };
   const json = JSON.stringify(payload);
   const callerKey = (payload as { key?: unknown }).key;
-  const secrets = typeof callerKey === "string" && callerKey.length >= 4 ? [config.rootKey, callerKey] : [config.rootKey];
+  // A portal exchange code and access token are credentials too: never repeated in an error.
+  const portalCode = (payload as { code?: unknown }).code;
+  const secrets = [config.rootKey, callerKey, portalCode, bearer].filter((v): v is string => typeof v === "string" && v.length >= 4);
   const attempts = call.retry?.attempts ?? 1;
   // The transport's loading (undici's, once per process) is not the service's time: waited for first.
   const loading = transport.ready();

@@ -18,6 +18,9 @@ export type ErrorKind =
   | "authentication.missing"
   | "authentication.malformed"
   | "authentication.key_not_found"
+  | "authentication.portal_token_missing"
+  | "authentication.portal_session_not_found"
+  | "authorization.forbidden"
   | "authorization.insufficient_permissions"
   | "data.key_not_found"
   | "data.api_not_found"
@@ -27,6 +30,7 @@ export type ErrorKind =
   | "data.ratelimit_namespace_not_found"
   | "data.ratelimit_override_not_found"
   | "data.migration_not_found"
+  | "data.portal_not_found"
   | "data.permission_already_exists"
   | "data.role_already_exists"
   | "data.identity_already_exists"
@@ -60,6 +64,9 @@ export const ERROR_CATALOG: Readonly<Record<ErrorKind, CatalogEntry>> = Object.f
   "authentication.missing": { vendor: "svc", status: 400, title: "Bad Request" },
   "authentication.malformed": { vendor: "svc", status: 400, title: "Bad Request" },
   "authentication.key_not_found": { vendor: "svc", status: 401, title: "Unauthorized" },
+  "authentication.portal_token_missing": { vendor: "svc", status: 400, title: "Bad Request" },
+  "authentication.portal_session_not_found": { vendor: "svc", status: 401, title: "Unauthorized" },
+  "authorization.forbidden": { vendor: "svc", status: 403, title: "Forbidden" },
   "authorization.insufficient_permissions": { vendor: "svc", status: 403, title: "Insufficient Permissions" },
   "data.key_not_found": { vendor: "svc", status: 404, title: "Not Found" },
   "data.api_not_found": { vendor: "svc", status: 404, title: "Not Found" },
@@ -69,6 +76,7 @@ export const ERROR_CATALOG: Readonly<Record<ErrorKind, CatalogEntry>> = Object.f
   "data.ratelimit_namespace_not_found": { vendor: "svc", status: 404, title: "Not Found" },
   "data.ratelimit_override_not_found": { vendor: "svc", status: 404, title: "Not Found" },
   "data.migration_not_found": { vendor: "svc", status: 404, title: "Not Found" },
+  "data.portal_not_found": { vendor: "svc", status: 404, title: "Not Found" },
   "data.permission_already_exists": { vendor: "svc", status: 409, title: "Conflicting Resource" },
   "data.role_already_exists": { vendor: "svc", status: 409, title: "Conflicting Resource" },
   "data.identity_already_exists": { vendor: "svc", status: 409, title: "Conflicting Resource" },

@@ -77,17 +77,23 @@ export function parseInvalidation(text: string): InvalidationMessage | undefined
 
 // Operations after which remembered verification answers may be wrong: those of one key (named by
 // the request's keyId), or any (a permission, role, API or identity changed under many keys).
-const CHANGES_KEY: ReadonlySet<string> = new Set<OperationName>([
-  "keys.deleteKey",
-  "keys.updateKey",
-  "keys.updateCredits",
-  "keys.rerollKey",
-  "keys.addPermissions",
-  "keys.removePermissions",
-  "keys.setPermissions",
-  "keys.addRoles",
-  "keys.removeRoles",
-  "keys.setRoles",
+const CHANGES_KEY: ReadonlySet<string> = new Set<string>([
+  // keyguard's own: what a portal session's end user does to their key.
+  "portal.setKeyEnabled",
+  "portal.deleteKey",
+  ...([
+    "portal.rerollKey",
+    "keys.deleteKey",
+    "keys.updateKey",
+    "keys.updateCredits",
+    "keys.rerollKey",
+    "keys.addPermissions",
+    "keys.removePermissions",
+    "keys.setPermissions",
+    "keys.addRoles",
+    "keys.removeRoles",
+    "keys.setRoles",
+  ] satisfies OperationName[]),
 ]);
 const CHANGES_ALL: ReadonlySet<string> = new Set<OperationName>([
   "permissions.deletePermission",

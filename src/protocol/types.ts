@@ -14,6 +14,7 @@ import type * as resources from "./contract/resources";
 import type * as rootKeys from "./contract/root-keys";
 import type * as audit from "./contract/audit";
 import type * as webhooks from "./contract/webhooks";
+import type * as portal from "./contract/portal";
 import type * as webhookPayloads from "./contract/webhook-payloads";
 
 /** Free-form JSON metadata attached to a key or an identity. */
@@ -214,6 +215,24 @@ export type GetVerificationsRequest = Static<typeof analytics.GetVerificationsRe
 export type AnalyticsRow = Static<typeof analytics.AnalyticsRow>;
 
 // ---------------------------------------------------------------------------------------------
+// portal.*
+
+export type CreatePortalSessionRequest = Static<typeof portal.CreatePortalSessionRequest>;
+/** `url` carries the single-use exchange code: a credential. */
+export type CreatedPortalSession = Static<typeof portal.CreatedPortalSession>;
+export type ExchangePortalCodeRequest = Static<typeof portal.ExchangePortalCodeRequest>;
+export type PortalAccessToken = Static<typeof portal.PortalAccessToken>;
+export type ListPortalKeysRequest = Static<typeof portal.ListPortalKeysRequest>;
+export type PortalVerificationsRequest = Static<typeof portal.PortalVerificationsRequest>;
+/** One bucket of portal.getVerifications: the count of each outcome. */
+export type PortalVerificationsPoint = Static<typeof portal.PortalVerificationsPoint>;
+/** keyguard's own portal.* operations. */
+export type CreatePortalRequest = Static<typeof portal.CreatePortalRequest>;
+export type UpdatePortalRequest = Static<typeof portal.UpdatePortalRequest>;
+export type PortalItem = Static<typeof portal.PortalItem>;
+export type PortalSessionInfo = Static<typeof portal.PortalSessionInfo>;
+
+// ---------------------------------------------------------------------------------------------
 // The operation table: wire path → request and `data` types. The client and the local service
 // are both typed from it.
 
@@ -258,6 +277,11 @@ export interface Operations {
   "permissions.setRolePermissions": { req: SetRolePermissionsRequest; res: Permission[] };
   "keys.migrateKeys": { req: MigrateKeysRequest; res: MigrateKeysResult };
   "analytics.getVerifications": { req: GetVerificationsRequest; res: AnalyticsRow[] };
+  "portal.createSession": { req: CreatePortalSessionRequest; res: CreatedPortalSession };
+  "portal.exchangeCode": { req: ExchangePortalCodeRequest; res: PortalAccessToken };
+  "portal.listKeys": { req: ListPortalKeysRequest; res: KeyInfo[] };
+  "portal.rerollKey": { req: RerollKeyRequest; res: CreateKeyResult };
+  "portal.getVerifications": { req: PortalVerificationsRequest; res: PortalVerificationsPoint[] };
 }
 
 export type OperationName = keyof Operations;
@@ -279,6 +303,7 @@ export const LIST_OPERATIONS = Object.freeze([
   "permissions.listRoles",
   "identities.listIdentities",
   "ratelimit.listOverrides",
+  "portal.listKeys",
 ] as const satisfies readonly OperationName[]);
 
 /** keyguard's own operations whose response carries `pagination`. */

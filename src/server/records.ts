@@ -194,6 +194,84 @@ export interface KeyMigrationRecord {
 /** How a migration's hashes were made (production's two algorithms). */
 export type KeyMigrationAlgorithm = "sha256" | "github.com/seamapi/prefixed-api-key";
 
+/** Which self-service actions a portal offers its end users beyond production's (list, reroll, analytics). */
+interface PortalActions {
+  /** `portal.createKey`, from the portal's key template (the session also needs the `keys:create` scope). */
+  create: boolean;
+  /** `portal.disableKey` / `portal.enableKey`, for the end user's own keys. */
+  disable: boolean;
+  /** `portal.deleteKey`, for the end user's own keys. */
+  delete: boolean;
+}
+
+/** What a key made in a portal (`portal.createKey`) gets, besides its owner (the session's identity). */
+interface PortalKeyTemplate {
+  prefix?: string;
+  byteLength?: number;
+  /** Permission slugs (created when missing). */
+  permissions?: string[];
+  /** Role names (each must exist when a key is made). */
+  roles?: string[];
+  ratelimits?: Array<{ name: string; limit: number; duration: number; autoApply: boolean }>;
+  credits?: { remaining: number; refill?: { interval: "daily" | "monthly"; amount: number; refillDay?: number } };
+  /** The key's lifetime from its creation, ms; absent: it never expires. */
+  expiresIn?: number;
+}
+
+/**
+ * keyguard's own: a customer portal an operator configured (`portal.createPortal`), the thing
+ * production's `portal.createSession` names by id.
+ */
+export interface PortalRecord {
+  /** `portal_…`. */
+  id: string;
+  workspaceId: string;
+  name: string;
+  /** The APIs (production's keyspaces) whose keys the portal shows: at least one. */
+  apiIds: string[];
+  enabled: boolean;
+  logoUrl?: string;
+  /** `#rrggbb`. */
+  accentColor?: string;
+  /** The Docs tab's Markdown (shown sanitised). */
+  docs?: string;
+  /** Origins (`https://app.example.com`) a session's `returnUrl` may be on; empty: no returnUrl accepted. */
+  returnOrigins: string[];
+  keyTemplate: PortalKeyTemplate;
+  /** How long a rerolled key keeps working (ms), offered by portal.rerollKey when the body asks for less. */
+  rerollGraceMs: number;
+  actions: PortalActions;
+  createdAt: number;
+  updatedAt?: number;
+}
+
+/**
+ * A session of a portal for one end user (`portal.createSession`): the exchange code and the
+ * access token are kept as hashes only (base64 SHA-256), never as they are.
+ */
+export interface PortalSessionRecord {
+  /** `ps_…`: not a credential. */
+  id: string;
+  workspaceId: string;
+  portalId: string;
+  /** The end user: keys are theirs when their identity has this externalId. */
+  externalId: string;
+  scopes: string[];
+  /** The APIs the portal covered when the session was made (the scopes were checked on them). */
+  apiIds: string[];
+  preview: boolean;
+  returnUrl?: string;
+  codeHash: string;
+  codeExpiresAt: number;
+  /** Set once the code was exchanged (a code is single-use). */
+  exchangedAt?: number;
+  tokenHash?: string;
+  tokenExpiresAt?: number;
+  /** The root key that made it (audit). */
+  createdBy: string;
+  createdAt: number;
+}
+
 /** The tables of the state, by name. Every record has a unique `id`. */
 export interface Tables {
   workspaces: WorkspaceRecord;
@@ -205,6 +283,8 @@ export interface Tables {
   identities: IdentityRecord;
   ratelimitNamespaces: RatelimitNamespaceRecord;
   ratelimitOverrides: RatelimitOverrideRecord;
+  portals: PortalRecord;
+  portalSessions: PortalSessionRecord;
 }
 
 export type TableName = keyof Tables;
@@ -220,6 +300,8 @@ export const TABLE_NAMES: readonly TableName[] = Object.freeze([
   "keys",
   "ratelimitNamespaces",
   "ratelimitOverrides",
+  "portals",
+  "portalSessions",
 ]);
 
 /** Fields a backend indexes within a workspace, per table: what `find` and `list`'s `where` accept. */
@@ -233,6 +315,8 @@ export interface IndexedFields {
   identities: "externalId";
   ratelimitNamespaces: "name";
   ratelimitOverrides: "namespaceId";
+  portals: never;
+  portalSessions: never;
 }
 
 /** A webhook endpoint of a workspace (kept as a meta value per workspace: src/server/webhooks/endpoints.ts). */
@@ -280,6 +364,9 @@ export interface LocalState {
   /** Absent in state files of earlier versions (read as empty). */
   ratelimitNamespaces: Record<string, RatelimitNamespaceRecord>;
   ratelimitOverrides: Record<string, RatelimitOverrideRecord>;
+  /** Absent in state files of earlier versions (read as empty). */
+  portals: Record<string, PortalRecord>;
+  portalSessions: Record<string, PortalSessionRecord>;
   /** Key migrations registered on the admin surface (kept as a meta value by every backend). */
   keyMigrations?: Record<string, KeyMigrationRecord>;
   /** Webhook endpoints by id (their secrets as stored: sealed when the service has an encryption key). Absent in earlier state files. */

@@ -5,7 +5,8 @@ import { keyHash } from "../../src/protocol/key-hash";
 
 describe("invalidationAfter", () => {
   it("names the key of key changes by its keyId", () => {
-    for (const op of ["keys.deleteKey", "keys.updateKey", "keys.updateCredits", "keys.rerollKey", "keys.addPermissions", "keys.setRoles"]) {
+    const keyChanges = ["keys.deleteKey", "keys.updateKey", "keys.updateCredits", "keys.rerollKey", "keys.addPermissions", "keys.setRoles"];
+    for (const op of [...keyChanges, "portal.rerollKey", "portal.setKeyEnabled", "portal.deleteKey"]) {
       expect(invalidationAfter(op, { keyId: "key_123" }), op).toEqual({ v: 1, kind: "keyId", keyId: "key_123" });
     }
   });

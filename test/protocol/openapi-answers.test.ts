@@ -192,7 +192,7 @@ describe("every answer of production's operations matches production's schema", 
     it(op, async () => {
       const found: string[] = [];
       for (const body of [CASES[op]!.body(f), ...extra(op)]) {
-        const res = await s.call(op, body);
+        const res = await s.call(op, body, CASES[op]!.session?.(f));
         expect(res.status, `${op} ${JSON.stringify(res.body).slice(0, 300)}`).toBe(200);
         for (const p of problems(op, res.body.data)) found.push(`${JSON.stringify(body).slice(0, 80)} → ${p}`);
       }

@@ -84,6 +84,12 @@ const SEEDS: Record<OperationName, () => Record<string, unknown> | unknown[]> = 
   "permissions.setRolePermissions": () => ({ roleId: real.roleId, permissions: [real.permission] }),
   "keys.migrateKeys": () => ({ migrationId: real.migrationId, apiId: real.apiId, keys: [{ hash: `aGFzaA${++created}` }] }),
   "analytics.getVerifications": () => ({ query: "SELECT outcome, count(*) AS total FROM key_verifications_v1 GROUP BY outcome" }),
+  // With the root key: a portal it cannot see (404), a code that is none (401), session operations refused (403).
+  "portal.createSession": () => ({ portal: "portal_missing", externalId: "user_1", scopes: ["keys:read"] }),
+  "portal.exchangeCode": () => ({ code: "pst_missing_secret" }),
+  "portal.listKeys": () => ({}),
+  "portal.rerollKey": () => ({ keyId: real.keyId, expiration: 0 }),
+  "portal.getVerifications": () => ({ startTime: 0, endTime: 60_000 }),
 };
 const OPERATIONS = Object.keys(SEEDS) as OperationName[];
 

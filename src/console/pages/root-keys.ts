@@ -15,6 +15,7 @@ const AREAS: ReadonlyArray<readonly [string, (permission: string) => boolean]> =
   ["Root keys", (p) => p.endsWith("_root_key")],
   ["Audit log", (p) => p.endsWith("_audit_log")],
   ["Webhooks", (p) => p.endsWith("_webhook")],
+  ["Customer portals", (p) => p.startsWith("portal.")],
   // A permission added to the service before it has an area here is still offered.
   ["Other", () => true],
 ];

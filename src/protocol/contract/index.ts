@@ -10,6 +10,7 @@ import { keysExtensions, keysOperations } from "./keys";
 import { permissionsOperations } from "./permissions";
 import { ratelimitExtensions, ratelimitOperations } from "./ratelimit";
 import { rootKeysOperations } from "./root-keys";
+import { portalExtensions, portalOperations } from "./portal";
 
 /** One operation: the schema of its request body and of its answer's `data`. */
 export interface OperationContract {
@@ -25,6 +26,7 @@ export const CONTRACT = Object.freeze({
   ...identitiesOperations,
   ...ratelimitOperations,
   ...analyticsOperations,
+  ...portalOperations,
 });
 
 /**
@@ -38,6 +40,7 @@ export const EXTENSION_CONTRACT = Object.freeze({
   ...rootKeysOperations,
   ...auditOperations,
   ...webhooksOperations,
+  ...portalExtensions,
 });
 
 export type ContractName = keyof typeof CONTRACT | keyof typeof EXTENSION_CONTRACT;

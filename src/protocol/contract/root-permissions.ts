@@ -47,4 +47,11 @@ export const ALL_ROOT_PERMISSIONS: readonly string[] = Object.freeze([
   "workspace.*.read_webhook",
   "workspace.*.update_webhook",
   "workspace.*.delete_webhook",
+  // production's portal.createSession (also as portal.<portalId>.create_portal_session).
+  "portal.*.create_portal_session",
+  // keyguard's own portal.* operations.
+  "portal.*.create_portal",
+  "portal.*.read_portal",
+  "portal.*.update_portal",
+  "portal.*.delete_portal",
 ]);

@@ -4,7 +4,8 @@
 import { randomFillSync } from "node:crypto";
 import { BASE58_ALPHABET, encodeBase58Fixed } from "../../protocol/base58";
 
-type IdPrefix = "req" | "key" | "api" | "perm" | "role" | "id" | "rl" | "ws" | "rk" | "rlor" | "mig" | "aud" | "whep" | "msg";
+type IdPrefix =
+  "req" | "key" | "api" | "perm" | "role" | "id" | "rl" | "ws" | "rk" | "rlor" | "mig" | "aud" | "whep" | "msg" | "portal" | "ps";
 
 const WIDTH = 11;
 const TWO_32 = 2 ** 32;

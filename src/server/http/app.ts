@@ -6,7 +6,8 @@
 // `serve`; every change, and every refusal for permissions, leaves an audit record (./audit-step).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { invalidationAfter } from "../../protocol/invalidation";
-import { authenticate, isRefusal, type RootContext } from "../operations/auth";
+import { authenticate, isRefusal, type RequestOrigin, type RootContext } from "../operations/auth";
+import { authenticatePortalSession, bearerPortalToken, sessionByCode, sessionCaller } from "../operations/portal-auth";
 import { auditChanges, auditRefusal } from "./audit-step";
 import { clientIp } from "./client-ip";
 import { rootKeyFailureLimit, type RootKeyFailureLimit } from "./root-key-failures";
@@ -89,18 +90,21 @@ async function serve(
   failures: RootKeyFailureLimit | undefined,
 ): Promise<void> {
   try {
+    // A portal's answers carry codes and tokens, or an end user's keys: never kept by a cache.
+    if (op.name.startsWith("portal.")) res.setHeader("Cache-Control", "no-store").setHeader("Pragma", "no-cache");
     const body = await read(req);
     validateBody(op, body);
     const now = core.now();
     const ip = clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"], core.config.trustProxy);
-    // An address over rootKeyFailureLimit is refused before its root key is looked at.
-    const authenticated = () => authenticate(core.store.direct, soleAuthorization(req), { now, ip });
+    const origin = originOf(core, req);
+    // An address over rootKeyFailureLimit is refused before its root key (or portal code or token) is looked at.
+    const authenticated = () => authenticateCaller(core, req, op, body, { now, ip });
     const root = await (failures ? failures.guard(ip, now, authenticated) : authenticated());
-    core.rootKeyUses.note(root.rootKeyId, now);
+    if (!root.portal) core.rootKeyUses.note(root.rootKeyId, now);
     try {
       const byRoot = authoriseByRoot(op, root, body);
       if (op.exportAll && wantsNdjson(req)) {
-        const ctx = contextOf(core, requestId, root, now, ip, core.store.direct, []);
+        const ctx = contextOf(core, requestId, root, now, ip, origin, core.store.direct, []);
         ctx.resource = op.authorize.reads ? await authoriseInStore(op.authorize, ctx, body) : byRoot;
         return await sendNdjson(res, requestId, op.exportAll(ctx, body));
       }
@@ -111,7 +115,7 @@ async function serve(
       let queued = 0;
       const answer = await inStore(core, op, async (tx) => {
         const noted: AuditChange[] = [];
-        const ctx = contextOf(core, requestId, root, now, ip, tx, noted);
+        const ctx = contextOf(core, requestId, root, now, ip, origin, tx, noted);
         ctx.resource = op.authorize.reads ? await authoriseInStore(op.authorize, ctx, body) : byRoot;
         const result = await run(op, ctx, body);
         if (op.audit || noted.length > 0) queued = await auditChanges(op, ctx, body, result.data, noted, endpoints);
@@ -166,12 +170,53 @@ function contextOf(
   root: RootContext,
   now: number,
   ip: string,
+  origin: string,
   tx: StorageTx,
   noted: AuditChange[],
 ): RunContext<unknown> {
   const changed = (change: AuditChange) => void noted.push(change);
   const { record, analytics, webhookContext: webhooks } = core;
-  return { tx, root, now, ip, vault: core.vault, requestId, changed, record, analytics, webhooks, resource: undefined };
+  return { tx, root, now, ip, origin, vault: core.vault, requestId, changed, record, analytics, webhooks, resource: undefined };
+}
+
+/**
+ * authenticate: the caller the operation takes (`caller`): a root key by its Bearer header; a
+ * portal session's end user by its access token; or, for portal.exchangeCode, by the code in the body.
+ */
+function authenticateCaller(
+  core: ServiceCore,
+  req: IncomingMessage,
+  op: AnyOperation,
+  body: unknown,
+  origin: RequestOrigin,
+): Promise<RootContext> {
+  const authorization = soleAuthorization(req);
+  if (op.caller === "portalCode") {
+    const code = (body as { code: string }).code;
+    return sessionByCode(core.store.direct, code, origin.now).then((session) => sessionCaller(session, session.codeExpiresAt));
+  }
+  // A root key on a session operation is authenticated as one (401 when unknown), then refused by the scope check (403).
+  if (op.caller === "portalSession" && (bearerPortalToken(authorization) !== undefined || authorization === undefined)) {
+    return authenticatePortalSession(core.store.direct, { authorization, cookie: req.headers.cookie }, origin.now);
+  }
+  return authenticate(core.store.direct, authorization, origin);
+}
+
+/** The origin the caller reached the service at: `https:` behind TLS (or a trusted proxy saying so), and its `Host`. */
+function originOf(core: ServiceCore, req: IncomingMessage): string {
+  const forwarded = core.config.trustProxy
+    ? String(req.headers["x-forwarded-proto"] ?? "")
+        .split(",")[0]!
+        .trim()
+    : "";
+  const scheme = core.config.secure || forwarded === "https" ? "https" : "http";
+  // A Host that is not a host[:port] is not repeated into a URL: the listener's own address instead.
+  const given = req.headers.host;
+  const host =
+    given !== undefined && /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(given)
+      ? given
+      : `${req.socket.localAddress ?? "127.0.0.1"}:${req.socket.localPort ?? 80}`;
+  return `${scheme}://${host}`;
 }
 
 /**

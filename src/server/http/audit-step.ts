@@ -86,6 +86,7 @@ const ID_FIELDS: Readonly<Record<string, Exclude<TableName, "workspaces">>> = Ob
   rootKeyId: "rootKeys",
   namespaceId: "ratelimitNamespaces",
   overrideId: "ratelimitOverrides",
+  portalId: "portals",
 });
 
 /** The ids of the body's top-level id fields (`keyId`, `endpointId`…) that are records of the workspace (a message's id is not looked up). */

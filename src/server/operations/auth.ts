@@ -8,6 +8,25 @@ import { allowsAddress } from "../domain/ip-allowlist";
 /** Shape of a permission tuple: `resource.<id|*>.action`. */
 export const PERMISSION_TUPLE = /^[a-z_]+\.[A-Za-z0-9_*-]+\.[a-z_]+$/;
 
+/** A portal session's end user, when the caller is one (./portal-auth): who they are, what they may do. */
+export interface PortalPrincipal {
+  sessionId: string;
+  portalId: string;
+  /** The end user: only keys whose identity has this externalId are theirs. */
+  externalId: string;
+  scopes: readonly string[];
+  /** The portal's APIs when the session was made. */
+  apiIds: readonly string[];
+  preview: boolean;
+  returnUrl?: string;
+  /** When the access token (or, before the exchange, the code) expires, Unix ms. */
+  expiresAt: number;
+}
+
+/**
+ * Who makes a request: a root key, or (`portal` set) a portal session's end user, whose id in
+ * `rootKeyId` is the session's (the audit log's actor) and who holds no root-key permission.
+ */
 export interface RootContext {
   rootKeyId: string;
   workspaceId: string;
@@ -18,6 +37,8 @@ export interface RootContext {
   expires?: number;
   /** The root key's own IP allow-list, when it has one: no root key it makes or changes reaches past it. */
   ipWhitelist?: readonly string[];
+  /** Set when the caller is a portal session, not a root key. */
+  portal?: PortalPrincipal;
 }
 
 /** Exactly what production requires before the root key: this prefix, case and single space included. */

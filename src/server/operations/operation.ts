@@ -32,6 +32,8 @@ export interface OpContext {
   vault: KeyVault | undefined;
   /** The request's id (`meta.requestId` of the answer). */
   requestId: string;
+  /** The origin the caller reached the service at (`Host`; `https:` behind TLS): where portal URLs point. */
+  origin: string;
   /**
    * Notes a change the operation made beyond what its `audit` declares (a rate-limit namespace
    * created on first use): written to the audit log with the request's record.
@@ -120,6 +122,13 @@ export interface OperationDef<Name extends string, Req, Res, Resource = unknown>
   /** The wire name, `<group>.<operation>`. */
   name: Name;
   access: Access;
+  /**
+   * Who calls it: a root key (`Authorization: Bearer`; the default), a portal session's end user by
+   * its access token (`portalSession`: `Authorization: Bearer pat_…` or the `portal_session` cookie),
+   * or by the session's exchange code in the body (`portalCode`: portal.exchangeCode). Every
+   * `portal.*` answer, errors included, carries `Cache-Control: no-store`.
+   */
+  caller?: "root" | "portalSession" | "portalCode";
   authorize: Authorization<Req, Resource>;
   /**
    * Present on every operation that changes state: what a successful call changed. The pipeline

@@ -16,6 +16,7 @@ import { listNamespacesOperation } from "./list-namespaces";
 import { ratelimitLimitOperation, ratelimitMultiLimitOperation } from "./ratelimit";
 import { verifyKeyOperation } from "./verify-key";
 import * as workspace from "./workspace";
+import * as portal from "./portal";
 import type { OperationDef, OperationTable } from "./operation";
 
 const OPERATIONS: Readonly<OperationTable> = Object.freeze({
@@ -59,6 +60,11 @@ const OPERATIONS: Readonly<OperationTable> = Object.freeze({
   "ratelimit.listOverrides": overrides.listOverridesOperation,
   "ratelimit.deleteOverride": overrides.deleteOverrideOperation,
   "analytics.getVerifications": getVerificationsOperation,
+  "portal.createSession": portal.createSessionOperation,
+  "portal.exchangeCode": portal.exchangeCodeOperation,
+  "portal.listKeys": portal.listKeysOperation,
+  "portal.rerollKey": portal.rerollKeyOperation,
+  "portal.getVerifications": portal.getVerificationsOperation,
 });
 
 /**
@@ -91,6 +97,15 @@ const EXTENSION_OPERATIONS = Object.freeze({
   "webhooks.getDelivery": webhooks.getDeliveryOperation,
   "webhooks.resendFailed": webhooks.resendFailedOperation,
   "webhooks.sendTestEvent": webhooks.sendTestEventOperation,
+  "portal.createPortal": portal.createPortalOperation,
+  "portal.getPortal": portal.getPortalOperation,
+  "portal.listPortals": portal.listPortalsOperation,
+  "portal.updatePortal": portal.updatePortalOperation,
+  "portal.deletePortal": portal.deletePortalOperation,
+  "portal.getSession": portal.getSessionOperation,
+  "portal.createKey": portal.createKeyOperation,
+  "portal.setKeyEnabled": portal.setKeyEnabledOperation,
+  "portal.deleteKey": portal.deleteKeyOperation,
 });
 
 /** Any operation of the table; its body is validated against the contract before `authorize` and `run` see it. */

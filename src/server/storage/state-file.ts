@@ -26,6 +26,8 @@ function emptyState(): LocalState {
     identities: {},
     ratelimitNamespaces: {},
     ratelimitOverrides: {},
+    portals: {},
+    portalSessions: {},
     windows: {},
   };
 }
@@ -95,7 +97,7 @@ export async function importState(store: Storage, state: LocalState): Promise<vo
 }
 
 /** Tables added after the first state files: read as empty when absent. */
-const LATER_TABLES = ["ratelimitNamespaces", "ratelimitOverrides"] as const;
+const LATER_TABLES = ["ratelimitNamespaces", "ratelimitOverrides", "portals", "portalSessions"] as const;
 
 /** The tables every state file holds, each an object of records by id. */
 const FILE_TABLES = [...TABLE_NAMES.filter((t) => !(LATER_TABLES as readonly string[]).includes(t)), "windows"] as const;

@@ -35,6 +35,11 @@ const EVENT_OF: Readonly<Record<string, { type: WebhookEventType; subject: Chang
   // The override first among the targets, its namespace second.
   "ratelimit.setOverride": { type: "ratelimit_override.set", subject: "overrideId" },
   "ratelimit.deleteOverride": { type: "ratelimit_override.deleted", subject: "overrideId" },
+  // What a portal session's end user does to their own keys (the actor: the session).
+  "portal.rerollKey": { type: "key.rerolled", subject: "keyId" },
+  "portal.createKey": { type: "key.created", subject: "keyId" },
+  "portal.setKeyEnabled": { type: "key.updated", subject: "keyId" },
+  "portal.deleteKey": { type: "key.deleted", subject: "keyId" },
 };
 
 /**

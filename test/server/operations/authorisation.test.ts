@@ -34,7 +34,7 @@ describe("a root key without any permission", () => {
   for (const [op, c] of Object.entries(CASES)) {
     it(`${op}: refused, nothing changed; the bootstrap root key gets through`, async () => {
       const before = await s.service.exportState();
-      const res = await s.call(op, c.body(f), bare);
+      const res = await s.call(op, c.refusedBody?.(f) ?? c.body(f), bare);
       const refused = c.refused(f);
       expect(res.status).toBe(refused.status);
       if ("data" in refused) {
@@ -44,7 +44,7 @@ describe("a root key without any permission", () => {
         expect(res.body.error.detail).toBe(refused.detail);
       }
       expect(await s.service.exportState()).toEqual(before);
-      const allowed = await s.call(op, c.body(f));
+      const allowed = await s.call(op, c.body(f), c.session?.(f));
       expect(allowed.status, JSON.stringify(allowed.body)).toBe(200);
       if (op === "ratelimit.limit") expect(allowed.body.data).toMatchObject({ success: true, remaining: 0 });
       if (op === "ratelimit.multiLimit") expect(allowed.body.data).toMatchObject({ passed: true });

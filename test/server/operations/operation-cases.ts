@@ -22,15 +22,39 @@ export interface Fixture {
   /** An endpoint on a closed loopback port (the suites allow private addresses), and a message to it. */
   hookEndpoint: string;
   messageId: string;
+  /** A portal over the bootstrap API, allowing every self-service action; one to delete. */
+  portalId: string;
+  portalToDelete: string;
+  /** An exchange code not yet exchanged, and an access token with every scope, of the end user "portal-user". */
+  portalCode: string;
+  portalToken: string;
+  /** Keys of "portal-user": one to reroll, one to disable, one to delete. */
+  portalKeyToReroll: string;
+  portalKeyToToggle: string;
+  portalKeyToDelete: string;
 }
 
 /** What a root key without any permission gets: an error envelope, or a 200 that reveals nothing. */
-type Refusal = { status: 403 | 404; kind: string; detail: string } | { status: 200; data: unknown };
+type Refusal = { status: 401 | 403 | 404; kind: string; detail: string } | { status: 200; data: unknown };
 
 interface Case {
   body(f: Fixture): unknown;
   refused(f: Fixture): Refusal;
+  /**
+   * The portal's session operations: made by the session (this access token, or `null` for
+   * portal.exchangeCode, whose code is in the body), not the bootstrap root key; the audit log's actor is the session.
+   */
+  session?(f: Fixture): string | null;
+  /** What the refused call sends instead of `body` (portal.exchangeCode: a code that is none, so the real one is left). */
+  refusedBody?(f: Fixture): unknown;
 }
+
+/** What a root key gets from a portal session's own operation. */
+const notASession = (): Refusal => ({
+  status: 403,
+  kind: "authorization.forbidden",
+  detail: "This endpoint is only accessible with a portal session.",
+});
 
 const forbidden = (detail: string): Refusal => ({ status: 403, kind: "authorization.insufficient_permissions", detail });
 const missingOne = (...tuples: string[]): Refusal => forbidden(`Missing one of these permissions: ${tuples.join(" or ")}`);
@@ -171,6 +195,44 @@ export const CASES: Record<string, Case> = {
     refused: () => missingOne("workspace.*.update_webhook"),
   },
   "webhooks.sendTestEvent": { body: (f) => ({ endpointId: f.hookEndpoint }), refused: () => missingOne("workspace.*.update_webhook") },
+  "portal.createPortal": { body: (f) => ({ name: "made", apiIds: [f.apiId] }), refused: () => missingOne("portal.*.create_portal") },
+  "portal.getPortal": { body: (f) => ({ portalId: f.portalId }), refused: () => missingOne("portal.*.read_portal") },
+  "portal.listPortals": { body: () => ({}), refused: () => missingOne("portal.*.read_portal") },
+  "portal.updatePortal": { body: (f) => ({ portalId: f.portalId, docs: "# Docs" }), refused: () => missingOne("portal.*.update_portal") },
+  "portal.deletePortal": { body: (f) => ({ portalId: f.portalToDelete }), refused: () => missingOne("portal.*.delete_portal") },
+  "portal.createSession": {
+    body: (f) => ({ portal: f.portalId, externalId: "portal-user", scopes: ["keys:read"] }),
+    refused: () => ({ status: 404, kind: "data.portal_not_found", detail: "Portal not found." }),
+  },
+  "portal.exchangeCode": {
+    body: (f) => ({ code: f.portalCode }),
+    session: () => null,
+    refusedBody: () => ({ code: "pst_none_secret" }),
+    refused: () => ({
+      status: 401,
+      kind: "authentication.portal_session_not_found",
+      detail: "The portal session is invalid or has expired.",
+    }),
+  },
+  "portal.listKeys": { body: () => ({}), session: (f) => f.portalToken, refused: notASession },
+  "portal.rerollKey": {
+    body: (f) => ({ keyId: f.portalKeyToReroll, expiration: 60_000 }),
+    session: (f) => f.portalToken,
+    refused: notASession,
+  },
+  "portal.getVerifications": {
+    body: () => ({ startTime: Date.now() - 3_600_000, endTime: Date.now() }),
+    session: (f) => f.portalToken,
+    refused: notASession,
+  },
+  "portal.getSession": { body: () => ({}), session: (f) => f.portalToken, refused: notASession },
+  "portal.createKey": { body: () => ({ name: "made in the portal" }), session: (f) => f.portalToken, refused: notASession },
+  "portal.setKeyEnabled": {
+    body: (f) => ({ keyId: f.portalKeyToToggle, enabled: false }),
+    session: (f) => f.portalToken,
+    refused: notASession,
+  },
+  "portal.deleteKey": { body: (f) => ({ keyId: f.portalKeyToDelete }), session: (f) => f.portalToken, refused: notASession },
 };
 
 /** Makes the records the cases name, with the bootstrap root key. */
@@ -201,6 +263,17 @@ export async function makeFixture(s: Started): Promise<Fixture> {
   });
   await ok("rootKeys.createRootKey", { permissions: ["api.*.read_api"] });
   const [message] = await ok("webhooks.listDeliveries", { endpointId: hookEndpoint });
+  const { portalId } = await ok("portal.createPortal", {
+    name: "cases",
+    apiIds: [s.apiId],
+    actions: { create: true, disable: true, delete: true },
+  });
+  const { portalId: portalToDelete } = await ok("portal.createPortal", { name: "to delete", apiIds: [s.apiId] });
+  const scopes = ["keys:read", "keys:create", "keys:reroll", "analytics:read"];
+  const codeOf = async () =>
+    new URL((await ok("portal.createSession", { portal: portalId, externalId: "portal-user", scopes })).url).searchParams.get("code")!;
+  const { accessToken: portalToken } = await ok("portal.exchangeCode", { code: await codeOf() });
+  const portalKey = async () => (await s.createKey({ externalId: "portal-user" })).keyId;
   return {
     apiId: s.apiId,
     apiToDelete,
@@ -217,5 +290,12 @@ export async function makeFixture(s: Started): Promise<Fixture> {
     endpointToDelete,
     hookEndpoint,
     messageId: message.messageId,
+    portalId,
+    portalToDelete,
+    portalCode: await codeOf(),
+    portalToken,
+    portalKeyToReroll: await portalKey(),
+    portalKeyToToggle: await portalKey(),
+    portalKeyToDelete: await portalKey(),
   };
 }

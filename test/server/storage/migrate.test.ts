@@ -20,7 +20,7 @@ const MIGRATED_KEY = "sk_migratedKey7Hq2";
 const MIGRATED_ROOT_KEY = "root_migratedRoot5Zp9_4f1c9e27b8a35d60e2b7c41f9a0d8e36";
 
 /** A state file as keyguard 0.1's `--data` wrote it (before rate-limit namespaces and overrides). */
-function stateFile(): Omit<LocalState, "ratelimitNamespaces" | "ratelimitOverrides"> {
+function stateFile(): Omit<LocalState, "ratelimitNamespaces" | "ratelimitOverrides" | "portals" | "portalSessions"> {
   const ws = "ws_mig";
   return {
     version: 1,
@@ -82,7 +82,7 @@ describe("keyguard migrate", () => {
     expect(res.stderr).toBe("");
     expect(res.status).toBe(0);
     expect(res.stdout).toContain(
-      `imported ${json} into ${db}: 1 workspaces, 1 rootKeys, 1 apis, 1 permissions, 1 roles, 1 identities, 1 keys, 0 ratelimitNamespaces, 0 ratelimitOverrides.`,
+      `imported ${json} into ${db}: 1 workspaces, 1 rootKeys, 1 apis, 1 permissions, 1 roles, 1 identities, 1 keys, 0 ratelimitNamespaces, 0 ratelimitOverrides, 0 portals, 0 portalSessions.`,
     );
     expect(res.stdout).toContain(`keyguard serve --data ${db}`);
     expect(readFileSync(json, "utf8")).toBe(text);

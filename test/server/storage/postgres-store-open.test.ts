@@ -89,12 +89,12 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     );
     await Promise.all(stores.map((s) => s.close()));
     const rows = await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`);
-    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     // Reopening an up-to-date schema changes nothing.
     const again = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
     await again.close();
     await again.close(); // twice is fine
-    expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(9);
+    expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(10);
   });
 
   it("a schema at version 1 (before rate-limit namespaces) is brought to the latest version, keeping its records", async () => {
@@ -114,6 +114,8 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
           "audit_events",
           "webhook_outbox",
           "audit_chain",
+          "portals",
+          "portal_sessions",
         ]
           .map((t) => `"${ns.schema}".${t}`)
           .join(", "),
@@ -150,7 +152,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     }
     expect(
       (await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`)).map((r) => r.version),
-    ).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    ).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   });
 
   it("a schema at version 7 loses the rows a deletion racing writes left (version 8), and keeps the rest", async () => {
@@ -184,7 +186,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
       await sql(`DELETE FROM "${ns.schema}".${table} WHERE id = '${id}'`);
     }
     // And as version 7 was: before the audit chain (version 9).
-    await sql(`DROP TABLE "${ns.schema}".audit_chain`);
+    await sql(`DROP TABLE "${ns.schema}".audit_chain, "${ns.schema}".portals, "${ns.schema}".portal_sessions`);
     await sql(`ALTER TABLE "${ns.schema}".audit_events DROP COLUMN chain_seq`);
     await sql(`DELETE FROM "${ns.schema}".schema_migrations WHERE version >= 8`);
     const upgraded = await open();
@@ -226,7 +228,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     await expect(
       postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix }),
     ).rejects.toThrow(
-      `keyguard/server: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (9). Upgrade keyguard.`,
+      `keyguard/server: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (10). Upgrade keyguard.`,
     );
   });
 });

@@ -9,6 +9,8 @@ import type {
   IdentityRecord,
   KeyRecord,
   PermissionRecord,
+  PortalRecord,
+  PortalSessionRecord,
   RatelimitNamespaceRecord,
   RatelimitOverrideRecord,
   RoleRecord,
@@ -313,6 +315,63 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
         await store.direct.put("keys", migrated);
         expect(await store.direct.keyByHash(k.hash)).toBeUndefined();
         expect(await store.direct.keyByHash(migrated.hash)).toEqual(migrated);
+      });
+    });
+
+    describe("portals and their sessions", () => {
+      const portal = (workspaceId: string): PortalRecord => ({
+        id: `portal_${uid()}`,
+        workspaceId,
+        name: "Acme developer portal",
+        apiIds: ["api_a", "api_b"],
+        enabled: true,
+        accentColor: "#0a7cff",
+        docs: "# Hello\n\nCall `GET /v1/things`.",
+        returnOrigins: ["https://app.example.com"],
+        keyTemplate: { prefix: "acme", permissions: ["things.read"], credits: { remaining: 100 }, expiresIn: 86_400_000 },
+        rerollGraceMs: 3_600_000,
+        actions: { create: true, disable: false, delete: true },
+        createdAt: 1_700_000_000_000,
+      });
+      const session = (p: PortalRecord, over: Partial<PortalSessionRecord> = {}): PortalSessionRecord => ({
+        id: `ps_${uid()}`,
+        workspaceId: p.workspaceId,
+        portalId: p.id,
+        externalId: "user_123",
+        scopes: ["keys:read", "analytics:read"],
+        apiIds: p.apiIds,
+        preview: false,
+        codeHash: randomBytes(32).toString("base64"),
+        codeExpiresAt: 1_700_000_900_000,
+        createdBy: "rk_1",
+        createdAt: 1_700_000_000_000,
+        ...over,
+      });
+
+      it("keeps portals and sessions whole, lists them within their workspace, and deletes them", async () => {
+        const w = ws();
+        const p = portal(w);
+        const s1 = session(p, { returnUrl: "https://app.example.com/settings" });
+        const foreign = session(portal(ws()));
+        await store.transaction(async (tx) => {
+          await tx.put("portals", p);
+          for (const s of [s1, foreign]) await tx.put("portalSessions", s);
+        });
+        expect(await store.direct.get("portals", p.id)).toEqual(p);
+        expect(await store.direct.get("portalSessions", s1.id)).toEqual(s1);
+        expect(await store.direct.list("portals", w)).toEqual([p]);
+        expect(await store.direct.list("portalSessions", w)).toEqual([s1]);
+        // An exchange: the code is spent, the token's hash and expiry are set, in one put.
+        const exchanged = { ...s1, exchangedAt: 1_700_000_001_000, tokenHash: randomBytes(32).toString("base64"), tokenExpiresAt: 1 };
+        await store.transaction((tx) => tx.put("portalSessions", exchanged));
+        expect(await store.direct.get("portalSessions", s1.id)).toEqual(exchanged);
+        await store.transaction(async (tx) => {
+          await tx.delete("portalSessions", s1.id);
+          await tx.delete("portals", p.id);
+        });
+        expect(await store.direct.get("portals", p.id)).toBeUndefined();
+        expect(await store.direct.get("portalSessions", s1.id)).toBeUndefined();
+        expect(await store.direct.get("portalSessions", foreign.id)).toEqual(foreign);
       });
     });
 

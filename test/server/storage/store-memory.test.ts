@@ -63,6 +63,8 @@ describe("memory store", () => {
       identities: {},
       ratelimitNamespaces: {},
       ratelimitOverrides: {},
+      portals: {},
+      portalSessions: {},
       windows: {},
     };
     const store = memoryStorage(state);

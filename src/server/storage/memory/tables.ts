@@ -31,6 +31,8 @@ const INDEXED: { readonly [T in TableName]: ReadonlyArray<IndexedFields[T]> } = 
   identities: ["externalId"],
   ratelimitNamespaces: ["name"],
   ratelimitOverrides: ["namespaceId"],
+  portals: [],
+  portalSessions: [],
 };
 
 /** The workspace a record belongs to; a workspace belongs to itself. */

@@ -26,6 +26,8 @@ export const LAYOUTS: { readonly [T in TableName]: TableLayout } = {
     columns: { workspaceId: "workspace_id", namespaceId: "namespace_id" },
     scoped: true,
   },
+  portals: { table: "portals", columns: { workspaceId: "workspace_id" }, scoped: true },
+  portalSessions: { table: "portal_sessions", columns: { workspaceId: "workspace_id" }, scoped: true },
 };
 
 /** The column of an indexed field that `find`/`list` may filter on; throws for any other name. */
@@ -45,6 +47,8 @@ const FILTERS: { readonly [T in TableName]: Readonly<Record<string, string>> } =
   identities: { externalId: "external_id" },
   ratelimitNamespaces: { name: "name" },
   ratelimitOverrides: { namespaceId: "namespace_id" },
+  portals: {},
+  portalSessions: {},
 };
 
 /** A row as read: `data` plus the columns a key or role is rebuilt from. */

@@ -239,6 +239,17 @@ CREATE INDEX audit_events_by_chain ON $S.audit_events (workspace_id, chain_seq, 
 CREATE TABLE $S.audit_chain (workspace_id text COLLATE "C" PRIMARY KEY, seq bigint NOT NULL, hash text NOT NULL);
 `,
   },
+  {
+    version: 10,
+    name: "customer portals and their sessions",
+    sql: `
+-- A session's code and token are kept as hashes only, in data.
+CREATE TABLE $S.portals (id text COLLATE "C" PRIMARY KEY, workspace_id text COLLATE "C" NOT NULL, data jsonb NOT NULL);
+CREATE INDEX ON $S.portals (workspace_id, id);
+CREATE TABLE $S.portal_sessions (id text COLLATE "C" PRIMARY KEY, workspace_id text COLLATE "C" NOT NULL, data jsonb NOT NULL);
+CREATE INDEX ON $S.portal_sessions (workspace_id, id);
+`,
+  },
 ];
 
 /** The schema version this code writes. */

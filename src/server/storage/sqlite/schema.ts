@@ -207,6 +207,13 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   CREATE INDEX audit_events_by_chain ON audit_events (workspace_id, chain_seq, id) WHERE chain_seq IS NOT NULL;
   CREATE TABLE audit_chain (workspace_id TEXT PRIMARY KEY, seq INTEGER NOT NULL, hash TEXT NOT NULL) WITHOUT ROWID;
   `,
+  `
+  -- Customer portals and their sessions (a session's code and token as hashes only, in data).
+  CREATE TABLE portals (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, data TEXT NOT NULL) WITHOUT ROWID;
+  CREATE INDEX portals_by_workspace ON portals (workspace_id, id);
+  CREATE TABLE portal_sessions (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, data TEXT NOT NULL) WITHOUT ROWID;
+  CREATE INDEX portal_sessions_by_workspace ON portal_sessions (workspace_id, id);
+  `,
 ]);
 
 function pragmaNumber(db: SqlConnection, name: string): number {

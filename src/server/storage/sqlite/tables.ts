@@ -49,6 +49,8 @@ const SPECS: { [T in TableName]: TableSpec } = {
   ratelimitOverrides: plain("ratelimit_overrides", [["namespace_id", (r: Tables["ratelimitOverrides"]) => r.namespaceId]], {
     namespaceId: "namespace_id",
   }),
+  portals: plain("portals"),
+  portalSessions: plain("portal_sessions"),
   roles: {
     ...plain("roles", [["name", (r: RoleRecord) => r.name]], { name: "name" }),
     select: `t.data, ${linkList("role_permissions", "permission_id", "role_id")} AS p`,
