@@ -69,7 +69,7 @@ async function render(moved = false): Promise<void> {
         tabs.map((t) => h("li", {}, h("a", { href: `#${t.path}`, "aria-current": t === tab ? "page" : undefined }, t.label))),
       ),
     ),
-    s.returnUrl ? h("a", { href: "/portal/return", class: "signout button-link" }, "Back to the app") : null,
+    s.returnUrl ? h("a", { href: "/portal/return", class: "back" }, "Back to the app") : null,
   );
   const skip = h("a", { href: "#main", class: "skip", onclick: (ev: Event) => (ev.preventDefault(), main.focus()) }, "Skip to the page");
   const note = s.preview
