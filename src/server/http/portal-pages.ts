@@ -7,7 +7,7 @@ import { PORTAL_COOKIE, TOKEN_TTL_MS } from "../operations/portal-auth";
 import { findOperation, type AnyOperation } from "../operations/table";
 import { ServiceError } from "../errors";
 
-export const PORTAL_PREFIX = "/portal";
+const PORTAL_PREFIX = "/portal";
 const API_PREFIX = "/portal/api/";
 /** The cookie that remembers where an ended session sends its user (not a secret: a URL the operator allowed). */
 const RETURN_COOKIE = "portal_return";
