@@ -23,7 +23,7 @@ async function portalForm(slot: HTMLElement, portal: PortalItem | undefined, don
     id: api.id,
     ...check("api", `${api.name} (${api.id})`, portal?.apiIds.includes(api.id) ?? false),
   }));
-  const logo = h("input", { name: "logoUrl", type: "url", placeholder: "https://…", value: portal?.logoUrl ?? "" });
+  const logo = h("input", { name: "logoUrl", type: "url", value: portal?.logoUrl ?? "" });
   const accent = h("input", { name: "accentColor", pattern: "#[0-9a-fA-F]{6}", placeholder: "#2448b0", value: portal?.accentColor ?? "" });
   const docs = h("textarea", { name: "docs", rows: 6 });
   docs.value = portal?.docs ?? "";
@@ -52,10 +52,10 @@ async function portalForm(slot: HTMLElement, portal: PortalItem | undefined, don
       h("legend", {}, "APIs it covers"),
       apiChecks.length ? apiChecks.map((c) => c.element) : h("p", {}, "Create an API first."),
     ),
-    field("Logo URL", logo, "An https:// image, shown in the portal's header."),
+    field("Logo URL", logo, "The address of an https: image, shown in the portal's header."),
     field("Accent colour", accent, "#rrggbb, the stripe and the current tab."),
     field("Docs (Markdown)", docs, "Shown on the Docs tab; HTML is shown as text."),
-    field("Return origins", origins, "One per line (https://app.example.com): where a session may send its user back to."),
+    field("Return origins", origins, "One origin a line (scheme, host and port, no path): where a session may send its user back to."),
     field("Reroll grace (hours)", grace, "How long a rerolled key keeps working."),
     h("fieldset", {}, h("legend", {}, "What end users may do"), enabled.element, create.element, disable.element, remove.element),
     h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, portal ? "Save portal" : "Create portal")),
