@@ -11,6 +11,8 @@ const config: KnipConfig = {
     "src/**/*-worker.js",
     // The web console, bundled by scripts/build-console.mjs from its main module.
     "src/console/main.ts",
+    // The hosted portal's pages, bundled by the same script from theirs.
+    "src/console/portal/main.ts",
     // Each benchmark is a program of its own (scripts/build-bench.mjs builds every bench/*.ts).
     "bench/*.ts",
     "examples/**/*.ts",

@@ -31,6 +31,23 @@ export async function buildConsole(outDir = join(ROOT, "dist", "console")) {
     logLevel: "warning",
     tsconfig: join(SRC, "tsconfig.json"),
   });
+  // The hosted portal (served at /portal/): its own script and style, from src/console/portal.
+  await build({
+    entryPoints: [
+      { in: join(SRC, "portal", "main.ts"), out: "app" },
+      { in: join(SRC, "portal", "portal.css"), out: "app" },
+    ],
+    outdir: join(outDir, "portal"),
+    bundle: true,
+    minify: true,
+    format: "iife",
+    platform: "browser",
+    target: ["chrome110", "firefox110", "safari16"],
+    legalComments: "none",
+    logLevel: "warning",
+    tsconfig: join(SRC, "tsconfig.json"),
+  });
+  copyFileSync(join(SRC, "portal", "index.html"), join(outDir, "portal", "index.html"));
   copyFileSync(join(SRC, "index.html"), join(outDir, "index.html"));
   copyFileSync(join(SRC, "icon.svg"), join(outDir, "icon.svg"));
   return outDir;

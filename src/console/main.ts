@@ -1,6 +1,6 @@
 // The console's shell: sign-in, navigation and hash routes (#/apis, #/api/<apiId>, #/keys/<apiId>,
 // #/key/<keyId>, #/identities[/<id>], #/ratelimits[/<namespace>], #/rbac, #/root-keys,
-// #/verifications, #/audit[/<id>], #/webhooks). The root key lives in this tab's sessionStorage
+// #/verifications, #/audit[/<id>], #/webhooks, #/portals). The root key lives in this tab's sessionStorage
 // only; the location holds ids only.
 import { call, rootKey, signIn, signOut } from "./api";
 import { field, h, replace } from "./dom";
@@ -10,6 +10,7 @@ import { auditPage } from "./pages/audit";
 import { identitiesPage } from "./pages/identities";
 import { keyPage } from "./pages/key";
 import { keysPage } from "./pages/keys";
+import { portalsPage } from "./pages/portals";
 import { ratelimitsPage } from "./pages/ratelimits";
 import { rbacPage } from "./pages/rbac";
 import { rootKeysPage } from "./pages/root-keys";
@@ -27,6 +28,7 @@ const ROUTES: Array<{ path: string; label: string }> = [
   { path: "verifications", label: "Verifications" },
   { path: "audit", label: "Audit log" },
   { path: "webhooks", label: "Webhooks" },
+  { path: "portals", label: "Portals" },
 ];
 
 /** A page renders into `main` and may return a function that stops its timers when left. */
@@ -44,6 +46,7 @@ const PAGES: Record<string, Page> = {
   verifications: verificationsPage,
   audit: auditPage,
   webhooks: webhooksPage,
+  portals: portalsPage,
 };
 
 let leave: (() => void) | undefined;

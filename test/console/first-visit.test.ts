@@ -1,11 +1,12 @@
 // The console's first visit stays small: the page, script, style and icon as the service sends them
-// to a browser that accepts gzip add up to under 25 KB. The size is printed.
+// to a browser that accepts gzip add up to under 28 KB (25 KB until the Portals page, which added
+// 1.6 KB). The size is printed.
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "keyguard";
 import { startLocalKeyService, type RunningLocalKeyService } from "keyguard/server";
 
-const BUDGET = 25 * 1024;
+const BUDGET = 28 * 1024;
 let service: RunningLocalKeyService;
 beforeAll(async () => {
   service = await startLocalKeyService({ console: true, logger: silentLogger });
@@ -27,7 +28,7 @@ function wireBytes(url: string): Promise<{ encoding: string | undefined; bytes: 
 }
 
 describe("the console's first visit", () => {
-  it("transfers under 25 KB with gzip", async () => {
+  it("transfers under 28 KB with gzip", async () => {
     const sizes: Record<string, number> = {};
     for (const path of ["/", "/console/app.js", "/console/app.css", "/console/icon.svg"]) {
       const { encoding, bytes } = await wireBytes(`${service.baseUrl}${path}`);

@@ -73,6 +73,12 @@ describe.runIf(RUN_BROWSER)("console layout at 1,280 px", () => {
       events: ["key.created", "key.updated", "key.deleted"],
     });
 
+    await ok("portal.createPortal", {
+      name: `Customer portal of ${"the-long-named-provider-".repeat(3)}`,
+      apiIds: [apiId],
+      returnOrigins: ["https://app.example.com"],
+    });
+
     // A change by a named root key, for the audit log's actor column.
     expect((await c.call("keys.createKey", { apiId, name: "made-by-the-pipeline" }, deployer.key)).status).toBe(200);
 
@@ -100,6 +106,7 @@ describe.runIf(RUN_BROWSER)("console layout at 1,280 px", () => {
       ["#/verifications", "[data-testid=latest-events]"],
       ["#/audit", "table.audit"],
       ["#/webhooks", "main table"],
+      ["#/portals", "main table"],
     ];
     const wide: string[] = [];
     for (const [hash, ready] of pages) {

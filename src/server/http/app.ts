@@ -12,11 +12,12 @@ import { auditChanges, auditRefusal } from "./audit-step";
 import { clientIp } from "./client-ip";
 import { rootKeyFailureLimit, type RootKeyFailureLimit } from "./root-key-failures";
 import type { ConsoleHandler } from "./console-files";
+import { exchangeRefused, isPortalPath, portalRoute, redirect, refuseOtherOrigins, sendBack, sessionCookies } from "./portal-pages";
 import { successEnvelope } from "./envelope";
 import { ServiceError } from "../errors";
 import { newId } from "../domain/ids";
 import type { AuditChange, OpContext, OpResult, RunContext } from "../operations/operation";
-import type { AnyOperation } from "../operations/table";
+import { findOperation, type AnyOperation } from "../operations/table";
 import { METRICS_PATH, metricsEndpoint } from "./metrics-route";
 import { sendNdjson, wantsNdjson } from "./ndjson";
 import { readEndpoints } from "../webhooks/endpoints";
@@ -46,6 +47,7 @@ export function createApp(core: ServiceCore, consoleFiles?: ConsoleHandler): Loc
     try {
       refuseWhenFaulted(core);
       if (leaks && pathOf(req.url ?? "/") === SECRET_SCANNING_PATH) return leaks(req, res, requestId);
+      if (consoleFiles && isPortalPath(pathOf(req.url ?? "/"))) return portal(core, req, res, requestId, consoleFiles, failures);
       const to = route(req, res, pathOf(req.url ?? "/"), consoleFiles);
       // kind "console": the route step served the file already.
       if (to.kind === "liveness") send(res, 200, JSON_TYPE, JSON.stringify(successEnvelope({ message: "OK" }, requestId)));
@@ -56,6 +58,46 @@ export function createApp(core: ServiceCore, consoleFiles?: ConsoleHandler): Loc
     }
   };
   return core.metrics ? withMetrics(core, handle) : handle;
+}
+
+/** A request under /portal: the hosted portal's code exchange, its pages' operations, its way back, its files. */
+function portal(
+  core: ServiceCore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  requestId: string,
+  consoleFiles: ConsoleHandler,
+  failures: RootKeyFailureLimit | undefined,
+): void {
+  const path = pathOf(req.url ?? "/");
+  const to = portalRoute(req, path);
+  if (to.kind === "canonical") return redirect(res, "/portal/");
+  if (to.kind === "return") return sendBack(req, res);
+  if (to.kind === "operation") {
+    refuseOtherOrigins(req, originOf(core, req));
+    return void serve(core, req, res, requestId, to.op, failures);
+  }
+  if (to.kind === "exchange") {
+    const secure = originOf(core, req).startsWith("https:");
+    // The code is exchanged here, on the server: the token goes into the cookie and the code out of the location.
+    return void serve(core, req, res, requestId, findOperation("portal.exchangeCode")!, failures, {
+      body: { code: to.code },
+      deliver: (data, caller) =>
+        redirect(res, "/portal/", sessionCookies((data as { accessToken: string }).accessToken, caller.portal?.returnUrl, secure)),
+      refused: () => exchangeRefused(res),
+    });
+  }
+  if (!consoleFiles(req, res, path)) {
+    throw new ServiceError("routing.not_found", `No portal page at ${req.method} <a path of ${path.length} characters>.`);
+  }
+}
+
+/** An operation run for a page of the service rather than an API caller: its body, and what to answer instead of the envelope. */
+interface PageCall {
+  body: unknown;
+  deliver(data: unknown, caller: RootContext): void;
+  /** A refusal (a ServiceError); any other failure is answered as usual. */
+  refused(err: ServiceError): void;
 }
 
 /**
@@ -88,11 +130,12 @@ async function serve(
   requestId: string,
   op: AnyOperation,
   failures: RootKeyFailureLimit | undefined,
+  page?: PageCall,
 ): Promise<void> {
   try {
     // A portal's answers carry codes and tokens, or an end user's keys: never kept by a cache.
     if (op.name.startsWith("portal.")) res.setHeader("Cache-Control", "no-store").setHeader("Pragma", "no-cache");
-    const body = await read(req);
+    const body = page ? page.body : await read(req);
     validateBody(op, body);
     const now = core.now();
     const ip = clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"], core.config.trustProxy);
@@ -124,12 +167,14 @@ async function serve(
       const announced = announce(core, op.name, body);
       if (announced) await announced;
       if (queued > 0) void core.webhooks.tick();
-      send(res, 200, JSON_TYPE, answer);
+      if (page) page.deliver((JSON.parse(answer) as { data: unknown }).data, root);
+      else send(res, 200, JSON_TYPE, answer);
     } catch (err) {
       if (isRefusal(err)) await auditRefusal(core.store.direct, op, { root, requestId, ip, now }, body, err);
       throw err;
     }
   } catch (err) {
+    if (page && err instanceof ServiceError) return page.refused(err);
     answerFailure(core, req, res, requestId, err);
   }
 }

@@ -1,5 +1,6 @@
 // The web console's files, served next to the API when the `console` option is on: `/` is its
-// page, `/console/<file>` its script, style and icon. Read once from the package's dist/console
+// page, `/console/<file>` its script, style and icon; and the hosted portal's, `/portal/` and
+// `/portal/<file>` (built into dist/console/portal). Read once from the package's dist/console
 // (built by `npm run build`), kept in memory with their gzip form and an ETag. Every answer carries
 // a strict Content-Security-Policy (no inline script or style), X-Frame-Options DENY, nosniff and
 // no referrer.
@@ -29,6 +30,12 @@ const CONSOLE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   "Cross-Origin-Opener-Policy": "same-origin",
 });
 
+/** The portal's pages: the same, but the operator's logo may be any https: image. */
+const PORTAL_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  ...CONSOLE_HEADERS,
+  "Content-Security-Policy": CONSOLE_HEADERS["Content-Security-Policy"]!.replace("img-src 'self'", "img-src 'self' https:"),
+});
+
 interface Asset {
   type: string;
   body: Buffer;
@@ -45,14 +52,15 @@ function consoleDir(): string | undefined {
   return [join(here, "console"), resolve(here, "../../../dist/console")].find((dir) => existsSync(join(dir, "index.html")));
 }
 
-function load(dir: string): Map<string, Asset> {
-  const assets = new Map<string, Asset>();
+/** The files of `dir` by path: its index.html at `page`, the others under `files`. */
+function load(dir: string, page: string, files: string, assets = new Map<string, Asset>()): Map<string, Asset> {
+  if (!existsSync(dir)) return assets;
   for (const name of readdirSync(dir)) {
     const type = TYPES[extname(name)];
     if (!type) continue;
     const body = readFileSync(join(dir, name));
     const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`;
-    assets.set(name === "index.html" ? "/" : `/console/${name}`, { type, body, gzip: gzipSync(body, { level: 9 }), etag });
+    assets.set(name === "index.html" ? page : `${files}${name}`, { type, body, gzip: gzipSync(body, { level: 9 }), etag });
   }
   return assets;
 }
@@ -67,11 +75,12 @@ export function consoleHandler(): ConsoleHandler {
       { option: "console" },
     );
   }
-  const assets = load(dir);
+  const assets = load(join(dir, "portal"), "/portal/", "/portal/", load(dir, "/", "/console/"));
   return (req, res, path) => {
     const asset = assets.get(path === "/index.html" ? "/" : path);
     if (!asset) return false;
-    for (const [name, value] of Object.entries(CONSOLE_HEADERS)) res.setHeader(name, value);
+    const headers = path.startsWith("/portal/") ? PORTAL_HEADERS : CONSOLE_HEADERS;
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     if (req.method !== "GET" && req.method !== "HEAD") {
       req.resume();
       res.statusCode = 405;
