@@ -15,7 +15,7 @@ export const CODE_TTL_MS = 15 * 60_000;
 /** How long an access token is valid (production: 24 hours). */
 export const TOKEN_TTL_MS = 24 * 3_600_000;
 /** The cookie production's portal keeps the access token in. */
-const PORTAL_COOKIE = "portal_session";
+export const PORTAL_COOKIE = "portal_session";
 
 const CODE_PREFIX = "pst_";
 const TOKEN_PREFIX = "pat_";
