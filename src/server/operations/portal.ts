@@ -328,7 +328,10 @@ export const rerollKeyOperation = defineOperation("portal.rerollKey", {
   async run(ctx, body) {
     const old = await ownKey(ctx, ctx.resource, body.keyId);
     if (old.encrypted !== undefined && !ctx.vault) throw keyNotFound();
-    return rerollKeyRecord(ctx, old, body.expiration);
+    // The end user may shorten the portal's grace, never lengthen it: two keys live no longer than
+    // the operator allows.
+    const portal = await ctx.tx.get("portals", ctx.resource.portalId);
+    return rerollKeyRecord(ctx, old, Math.min(body.expiration, portal?.rerollGraceMs ?? DEFAULT_REROLL_GRACE_MS));
   },
 });
 
