@@ -1,17 +1,20 @@
-// The apps of the adapters group: for each framework keyguard adapts to, the same route served bare
-// and behind keyguard (a cached key), in one process, so that the runner can compare each pair in
-// alternating rounds and read the process's CPU time per request. Started by servers.ts ("frameworks").
+// The apps of the adapters group: for each framework keyguard adapts to, the same route served bare,
+// behind that framework's cheapest no-op (a middleware, hook or guard in the position keyguard
+// takes, doing nothing), and behind keyguard (a cached key), in one process, so that the runner can
+// compare the three in alternating rounds and read the process's CPU time per request. Started by
+// servers.ts ("frameworks"); Bun and Deno serve the Web adapter from runtime-app.ts.
 import "reflect-metadata";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
+import express from "express";
 import { All, Controller, Module, UseGuards, type CanActivate } from "@nestjs/common";
 import { NestFactory } from "@nestjs/core";
 import { FastifyAdapter } from "@nestjs/platform-fastify";
 import Fastify from "fastify";
 import { Hono } from "hono";
 import Koa from "koa";
-import { silentLogger } from "keyguard";
+import { apiKeyAuth as expressAuth, silentLogger } from "keyguard";
 import { keyguard } from "keyguard/fastify";
 import { apiKeyAuth as honoAuth, type ApiKeyEnv } from "keyguard/hono";
 import { apiKeyAuth as koaAuth, type ApiKeyState } from "keyguard/koa";
@@ -26,19 +29,14 @@ export interface FrameworkConfig {
 }
 
 /** The frameworks measured, in the order the bench prints them. */
-export const FRAMEWORKS = ["fastify", "hono", "web", "koa", "nest-express", "nest-fastify"] as const;
+export const FRAMEWORKS = ["express", "fastify", "hono", "web", "koa", "nest-express", "nest-fastify"] as const;
 export type Framework = (typeof FRAMEWORKS)[number];
 
-/**
- * Frameworks whose server answers a handler's Response by another path when it comes in a promise
- * (@hono/node-server): they also get an app with an async no-op middleware, the reference that
- * separates keyguard's own cost from that of being asynchronous at all.
- */
-export const ASYNC_REFERENCE = ["hono", "web"] as const satisfies readonly Framework[];
+/** Each framework's apps, by URL: `<framework>` bare, `<framework>+noop` and `<framework>+keyguard`. */
+export type FrameworkApps = Record<`${Framework}` | `${Framework}+noop` | `${Framework}+keyguard`, string>;
 
-/** Each framework's apps: `<framework>` bare, `<framework>+keyguard`, and for some `<framework>+noop`, by URL. */
-export type FrameworkApps = Record<`${Framework}` | `${Framework}+keyguard`, string> &
-  Record<`${(typeof ASYNC_REFERENCE)[number]}+noop`, string>;
+/** What an app is started with: nothing (bare), "noop" (the framework's cheapest no-op), or keyguard's options. */
+type Protection = FrameworkConfig | "noop" | undefined;
 
 const BODY = { ok: true };
 
@@ -47,28 +45,44 @@ async function listen(server: Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-async function fastifyApp(config?: FrameworkConfig): Promise<string> {
+function expressApp(config?: Protection): Promise<string> {
+  const app = express();
+  if (config === "noop") app.use((_req, _res, next) => next());
+  else if (config) app.use(expressAuth({ ...config, logger: silentLogger }));
+  app.get("/r", (_req, res) => {
+    res.json(BODY);
+  });
+  return listen(createServer(app));
+}
+
+async function fastifyApp(config?: Protection): Promise<string> {
   const app = Fastify();
-  if (config) await app.register(keyguard, { ...config, logger: silentLogger });
+  // A callback onRequest hook: Fastify's cheapest (an async one costs a promise per request).
+  if (config === "noop") app.addHook("onRequest", (_request, _reply, done) => done());
+  else if (config) await app.register(keyguard, { ...config, logger: silentLogger });
   app.get("/r", async () => BODY);
   return app.listen({ port: 0, host: "127.0.0.1" });
 }
 
-function honoApp(config?: FrameworkConfig | "noop"): Promise<string> {
+function honoApp(config?: Protection): Promise<string> {
   const app = new Hono<ApiKeyEnv>();
-  if (config === "noop") {
-    app.use(async (_c, next) => {
-      await next();
-    });
-  } else if (config) app.use(honoAuth({ ...config, logger: silentLogger }));
+  // A middleware that hands on next()'s promise, without an async function of its own.
+  if (config === "noop") app.use((_c, next) => next());
+  else if (config) app.use(honoAuth({ ...config, logger: silentLogger }));
   app.get("/r", (c) => c.json(BODY));
   return listen(createAdaptorServer({ fetch: app.fetch }) as Server);
 }
 
 /** A plain fetch handler (Request in, Response out), served on Node by @hono/node-server as Bun or Deno would serve it. */
-function webApp(config?: FrameworkConfig | "noop"): Promise<string> {
-  if (!config) return listen(createAdaptorServer({ fetch: () => Response.json(BODY) }) as Server);
-  if (config === "noop") return listen(createAdaptorServer({ fetch: async () => Response.json(BODY) }) as Server);
+function webApp(config?: Protection): Promise<string> {
+  const bare = (): Response => Response.json(BODY);
+  if (!config) return listen(createAdaptorServer({ fetch: bare }) as Server);
+  // A plain wrapper function calling the handler: what a fetch handler runs in keyguard's place.
+  const wrap =
+    (handler: (request: Request) => Response) =>
+    (request: Request): Response =>
+      handler(request);
+  if (config === "noop") return listen(createAdaptorServer({ fetch: wrap(bare) }) as Server);
   const auth = webApiKeyAuth({ ...config, logger: silentLogger });
   return listen(
     createAdaptorServer({
@@ -81,17 +95,27 @@ function webApp(config?: FrameworkConfig | "noop"): Promise<string> {
   );
 }
 
-function koaApp(config?: FrameworkConfig): Promise<string> {
+function koaApp(config?: Protection): Promise<string> {
   const app = new Koa<ApiKeyState>();
-  if (config) app.use(koaAuth({ ...config, logger: silentLogger }));
+  // Koa's cheapest middleware: a plain function handing on next()'s promise.
+  if (config === "noop") app.use((_ctx, next) => next());
+  else if (config) app.use(koaAuth({ ...config, logger: silentLogger }));
   app.use((ctx) => {
     ctx.body = BODY;
   });
   return listen(createServer(app.callback()));
 }
 
-async function nestApp(platform: "express" | "fastify", config?: FrameworkConfig): Promise<string> {
-  const guards: CanActivate[] = config ? [new ApiKeyGuard({ ...config, logger: silentLogger })] : [];
+/** Nest's cheapest guard: canActivate answering true at once, without a promise. */
+class NoopGuard implements CanActivate {
+  canActivate(): boolean {
+    return true;
+  }
+}
+
+async function nestApp(platform: "express" | "fastify", config?: Protection): Promise<string> {
+  const guards: CanActivate[] =
+    config === "noop" ? [new NoopGuard()] : config ? [new ApiKeyGuard({ ...config, logger: silentLogger })] : [];
   class RouteController {
     handle(): unknown {
       return BODY;
@@ -112,7 +136,8 @@ async function nestApp(platform: "express" | "fastify", config?: FrameworkConfig
   return (await app.getUrl()).replace("[::1]", "127.0.0.1").replace("localhost", "127.0.0.1");
 }
 
-const START: Record<Framework, (config?: FrameworkConfig) => Promise<string>> = {
+const START: Record<Framework, (config?: Protection) => Promise<string>> = {
+  express: expressApp,
   fastify: fastifyApp,
   hono: honoApp,
   web: webApp,
@@ -125,9 +150,8 @@ export async function startFrameworks(config: FrameworkConfig): Promise<Framewor
   const apps: Partial<FrameworkApps> = {};
   for (const name of FRAMEWORKS) {
     apps[name] = await START[name]();
+    apps[`${name}+noop`] = await START[name]("noop");
     apps[`${name}+keyguard`] = await START[name](config);
   }
-  apps["hono+noop"] = await honoApp("noop");
-  apps["web+noop"] = await webApp("noop");
   return apps as FrameworkApps;
 }

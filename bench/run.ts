@@ -5,7 +5,7 @@
 
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -14,11 +14,11 @@ import { benchChecksum, type ChecksumBench } from "./checksum";
 import { benchAnalytics } from "./analytics";
 import { benchFleet } from "./fleet";
 import { benchMigration, type MigrationBench } from "./migration";
-import { ASYNC_REFERENCE, FRAMEWORKS, type FrameworkApps } from "./frameworks";
+import { FRAMEWORKS, type FrameworkApps } from "./frameworks";
 import { cpuRatioOf, load, median, ratioOf, rotate, type LoadOptions, type LoadResult } from "./load";
 import type { StepTimes } from "./step-profile";
 import type { AppsConfig, ServiceInfo } from "./servers";
-import { BENCH_DIR, FROM_SOURCE_NOTE, benchScript } from "./scripts";
+import { BENCH_DIR, BUILT, FROM_SOURCE_NOTE, benchScript } from "./scripts";
 import { refusedUrl } from "../test/support/loopback-ports";
 
 const here = BENCH_DIR;
@@ -40,9 +40,12 @@ async function startChild<T>(mode: string, env: Record<string, string> = {}, cor
   // BENCH_CPU_PROF=<dir>: the children write V8 CPU profiles there when the run ends.
   const prof = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const script = benchScript("servers");
-  const args = [...prof, ...script.execArgv, script.file, mode];
-  const [command, argv] =
-    PIN && core !== undefined ? ["taskset", ["-c", String(core), process.execPath, ...args]] : [process.execPath, args];
+  return startProcess<T>(mode, process.execPath, [...prof, ...script.execArgv, script.file, mode], env, core);
+}
+
+/** Spawns `binary args` (pinned to `core` where the machine allows) and answers the first line it prints, as JSON. */
+async function startProcess<T>(label: string, binary: string, args: string[], env: Record<string, string>, core?: number): Promise<T> {
+  const [command, argv] = PIN && core !== undefined ? ["taskset", ["-c", String(core), binary, ...args]] : [binary, args];
   const child = spawn(command, argv, {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
@@ -52,10 +55,36 @@ async function startChild<T>(mode: string, env: Record<string, string> = {}, cor
   const [line] = (await Promise.race([
     once(lines, "line"),
     once(child, "exit").then(() => {
-      throw new Error(`bench: the ${mode} process exited before it was ready`);
+      throw new Error(`bench: the ${label} process exited before it was ready`);
     }),
   ])) as [string];
   return JSON.parse(line) as T;
+}
+
+/** The runtimes that serve the Web adapter in the adapters group, from node_modules/.bin. */
+const RUNTIMES = ["bun", "deno"] as const;
+
+/**
+ * Starts bench/runtime-app on Bun or Deno (on the apps' core) and answers its URLs; undefined, with
+ * the reason on stderr, when the runtime is not installed or (Deno) the bench runs from source.
+ */
+async function startRuntime(
+  runtime: (typeof RUNTIMES)[number],
+  config: { baseUrl: string; rootKey: string; deadline: number },
+): Promise<{ bare: string; noop: string; keyguard: string; cpu: string } | undefined> {
+  const binary = join(here, "..", "node_modules", ".bin", runtime);
+  if (!existsSync(binary)) {
+    process.stderr.write(`bench: ${runtime} is not installed (${binary}); its rows are left out\n`);
+    return undefined;
+  }
+  if (runtime === "deno" && !BUILT) {
+    process.stderr.write("bench: Deno runs the built bench only (npm run bench); its rows are left out\n");
+    return undefined;
+  }
+  const file = benchScript("runtime-app").file;
+  const args =
+    runtime === "bun" ? ["run", file] : ["run", "--allow-net=127.0.0.1", "--allow-env", "--no-prompt", "--node-modules-dir=manual", file];
+  return startProcess(runtime, binary, args, { BENCH_CONFIG: JSON.stringify(config) }, 1);
 }
 
 /** Stops the children started since `from` (their group is over) and waits until they have exited. */
@@ -113,6 +142,12 @@ interface Row {
   /** The performance goal this ratio is held to, if it has one. */
   goal?: { min: number; text: string };
   detail: string;
+}
+
+/** The CPU ratio's spread over rounds (b ÷ a per round, lowest to highest): on a shared machine, what one figure can be trusted to. */
+function cpuSpread<K extends string>(runs: Record<K, LoadResult[]>, a: K, b: K): string {
+  const each = runs[a].map((r, i) => (runs[b][i]!.cpuPerRequest ?? NaN) / (r.cpuPerRequest ?? NaN));
+  return `CPU ratio per round ${fmt(Math.min(...each))}-${fmt(Math.max(...each))}`;
 }
 
 const rps = (rs: LoadResult[]) => Math.round(median(rs.map((r) => r.rps)));
@@ -213,35 +248,49 @@ async function main() {
   }
 
   if (runs("adapters")) {
-    // Every other framework keyguard adapts to: the same route bare and behind keyguard (a cached
-    // key), both in one process on the apps' core, compared in alternating rounds of their own.
+    // Every framework keyguard adapts to, and Bun and Deno serving the Web adapter: the same route
+    // bare, behind the framework's cheapest no-op and behind keyguard (a cached key), all three in
+    // one process on the apps' core, compared in alternating rounds of their own. The goal is
+    // judged by CPU per request (keyguard ÷ no-op, and for Express keyguard ÷ bare), throughput beside it.
     const frameworks = await startChild<FrameworkApps & { cpu: string }>(
       "frameworks",
       { BENCH_CONFIG: JSON.stringify({ baseUrl: config.baseUrl, rootKey: config.rootKey, deadline: DEADLINE }) },
       1,
     );
-    const on = (url: string): LoadOptions => ({ ...get(url, repeated.key), cpuUrl: frameworks.cpu });
-    for (const name of FRAMEWORKS) {
-      const asyncRef = (ASYNC_REFERENCE as readonly string[]).includes(name)
-        ? frameworks[`${name as (typeof ASYNC_REFERENCE)[number]}+noop`]
-        : undefined;
-      // The async no-op side, where there is one, runs in the same rounds.
-      const sides: Record<string, LoadOptions> = { cached: on(frameworks[`${name}+keyguard`]), bare: on(frameworks[name]) };
-      if (asyncRef !== undefined) sides.noop = on(asyncRef);
-      const r = await rotate(sides, ROUNDS, onlyOk(name));
+    const on = (url: string, cpuUrl: string): LoadOptions => ({ ...get(url, repeated.key), cpuUrl });
+    const measured: Array<{ name: string; apps: { bare: string; noop: string; keyguard: string; cpu: string } }> = FRAMEWORKS.map(
+      (name) => ({
+        name,
+        apps: { bare: frameworks[name], noop: frameworks[`${name}+noop`], keyguard: frameworks[`${name}+keyguard`], cpu: frameworks.cpu },
+      }),
+    );
+    for (const runtime of RUNTIMES) {
+      const apps = await startRuntime(runtime, { baseUrl: config.baseUrl, rootKey: config.rootKey, deadline: DEADLINE });
+      if (apps !== undefined) measured.push({ name: `${runtime} (web)`, apps });
+    }
+    for (const { name, apps: a } of measured) {
+      const r = await rotate(
+        { cached: on(a.keyguard, a.cpu), noop: on(a.noop, a.cpu), bare: on(a.bare, a.cpu) },
+        ROUNDS,
+        onlyOk(name),
+      );
       add({
-        name: `${name}: cached key ÷ the same app without keyguard`,
-        ratio: ratioOf(r, "cached", "bare"),
-        goal: { min: 0.95, text: `${name}: cached ≥ 0.95× the bare app` },
-        detail: `CPU ratio ${fmt(cpuRatioOf(r, "cached", "bare"))}; ${appCpu(["keyguard", "bare"], r.cached!, r.bare!)}`,
+        name: `${name}: cached key ÷ the framework's no-op, by CPU per request`,
+        ratio: cpuRatioOf(r, "cached", "noop"),
+        goal: { min: 0.97, text: `${name}: cached key ≥ 0.97× the no-op by CPU per request` },
+        detail: `${cpuSpread(r, "cached", "noop")}; throughput ratio ${fmt(ratioOf(r, "cached", "noop"))}; ${appCpu(["keyguard", "no-op"], r.cached, r.noop)}`,
       });
-      if (asyncRef !== undefined) {
-        add({
-          name: `(reference) ${name}: cached key ÷ the same app with an async no-op middleware`,
-          ratio: ratioOf(r, "cached", "noop"),
-          detail: `CPU ratio ${fmt(cpuRatioOf(r, "cached", "noop"))}; ${appCpu(["keyguard", "async no-op"], r.cached!, r.noop!)}`,
-        });
-      }
+      add({
+        name: `${name}: cached key ÷ the bare app, by CPU per request`,
+        ratio: cpuRatioOf(r, "cached", "bare"),
+        ...(name === "express" && { goal: { min: 0.95, text: "express: cached key ≥ 0.95× the bare app by CPU per request" } }),
+        detail: `${cpuSpread(r, "cached", "bare")}; throughput ratio ${fmt(ratioOf(r, "cached", "bare"))}; ${appCpu(["keyguard", "bare"], r.cached, r.bare)}`,
+      });
+      add({
+        name: `(reference) ${name}: the no-op ÷ the bare app, by CPU per request`,
+        ratio: cpuRatioOf(r, "noop", "bare"),
+        detail: `${cpuSpread(r, "noop", "bare")}; throughput ratio ${fmt(ratioOf(r, "noop", "bare"))}`,
+      });
     }
   }
 

@@ -2,9 +2,10 @@
 // `c.get("apiKey")` (typed through the `Variables` of {@link ApiKeyEnv}); a denial is the
 // problem+json Response; the guards are Hono middleware too. Loads no node: module.
 
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import {
   anyPermissionCheck,
+  isThenable,
   keyCheck,
   permissionsCheck,
   rolesCheck,
@@ -13,7 +14,7 @@ import {
   type RequireKeyOptions,
   type VerifiedKey,
 } from "../middleware";
-import { guardResponse, webDecider } from "./web";
+import { guardResponse, webDecider, type WebAuthResult } from "./web";
 
 /** The Hono environment the middleware sets: `c.get("apiKey")`, undefined when let through without a key. */
 export interface ApiKeyEnv {
@@ -58,13 +59,24 @@ function addHeaders(c: Context, headers: Readonly<Record<string, string>> | unde
  */
 export function apiKeyAuth(options?: HonoApiKeyAuthOptions): HonoApiKeyAuth {
   const decide = webDecider<Context>(options, "apiKeyAuth");
-  const middleware: MiddlewareHandler<ApiKeyEnv> = async (c, next) => {
-    const result = await decide(c as Context, c.req.raw);
-    if (result instanceof Response) return result;
+  const go = (result: WebAuthResult | Response, c: Context<ApiKeyEnv>, next: Next): Promise<Response | void> => {
+    if (result instanceof Response) return Promise.resolve(result);
     c.set("apiKey", result.apiKey);
     if (result.request !== c.req.raw) c.req.raw = result.request;
-    await next();
-    addHeaders(c as Context, result.headers);
+    if (result.headers === undefined) return next();
+    const headers = result.headers;
+    return next().then(() => addHeaders(c as Context, headers));
+  };
+  // Not an async function: a kept answer decides synchronously, and without rate-limit headers to
+  // add the request goes on to next() with no promise or await of ours in between.
+  const middleware: MiddlewareHandler<ApiKeyEnv> = (c, next) => {
+    let result: ReturnType<typeof decide>;
+    try {
+      result = decide(c as Context, c.req.raw);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return isThenable(result) ? result.then((r) => go(r, c, next)) : go(result, c, next);
   };
   return Object.assign(middleware, { invalidate: decide.invalidate, invalidateKeyId: decide.invalidateKeyId, clear: decide.clear });
 }

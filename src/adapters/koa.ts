@@ -2,7 +2,7 @@
 // `ctx.state.apiKey`; a denial is answered with the problem+json body; the guards are Koa
 // middleware too. The option functions (`getKey`, `permissions`, `onDecision`, …) receive `ctx`.
 
-import type { Context, Middleware } from "koa";
+import type { Context, Middleware, Next, ParameterizedContext } from "koa";
 import {
   anyPermissionCheck,
   isThenable,
@@ -16,7 +16,7 @@ import {
   type RequireKeyOptions,
   type VerifiedKey,
 } from "../middleware";
-import { nodeDecider, nodeGuard } from "./node-decider";
+import { nodeDecider, nodeGuard, type NodeOutcome } from "./node-decider";
 
 /** The state the middleware sets: `ctx.state.apiKey`, undefined when let through without a key. */
 export interface ApiKeyState {
@@ -51,12 +51,23 @@ function deny(ctx: Context, err: KeyguardError): void {
  */
 export function apiKeyAuth(options?: KoaApiKeyAuthOptions): KoaApiKeyAuth {
   const decider = nodeDecider<Context>(options, "apiKeyAuth");
-  const middleware: Middleware<ApiKeyState> = async (ctx, next) => {
-    const outcome = await decider.decide(ctx as unknown as Context, ctx.req);
-    if (outcome.kind === "deny") return deny(ctx as unknown as Context, outcome.error);
+  const go = (outcome: NodeOutcome, ctx: ParameterizedContext<ApiKeyState>, next: Next): Promise<unknown> | undefined => {
+    if (outcome.kind === "deny") return void deny(ctx as unknown as Context, outcome.error);
     ctx.state.apiKey = outcome.apiKey;
     if (outcome.headers !== undefined) ctx.set(outcome.headers);
-    await next();
+    return next();
+  };
+  // Not an async function: a kept answer decides synchronously, and the request goes on to next()
+  // without a promise or an await of ours in between (Koa's compose takes a plain return value).
+  const middleware: Middleware<ApiKeyState> = (ctx, next) => {
+    let decision: ReturnType<typeof decider.decide>;
+    try {
+      decision = decider.decide(ctx as unknown as Context, ctx.req);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (isThenable(decision)) return decision.then((outcome) => go(outcome, ctx, next));
+    return go(decision, ctx, next);
   };
   return Object.assign(middleware, { invalidate: decider.invalidate, invalidateKeyId: decider.invalidateKeyId, clear: decider.clear });
 }

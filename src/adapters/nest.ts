@@ -26,7 +26,7 @@ import {
   type RequireKeyOptions,
   type VerifiedKey,
 } from "../middleware";
-import { nodeDecider, nodeGuard, type NodeDecider } from "./node-decider";
+import { nodeDecider, nodeGuard, type NodeDecider, type NodeOutcome } from "./node-decider";
 
 /** What the guards read of the platform's request: Express's is Node's, Fastify's holds it in `raw`. */
 interface PlatformRequest {
@@ -67,6 +67,18 @@ Catch(KeyguardDeniedException)(KeyguardExceptionFilter);
 /** The options of {@link ApiKeyGuard}: the option functions receive the platform's request (Express's, or a FastifyRequest). */
 export type NestApiKeyAuthOptions<Req = unknown> = AuthOptions<Req>;
 
+/** Sets the verified key and its rate-limit headers on the platform's request and response: true; a denial throws. */
+function admit(outcome: NodeOutcome, req: PlatformRequest, http: ReturnType<ExecutionContext["switchToHttp"]>): boolean {
+  if (outcome.kind === "deny") throw new KeyguardDeniedException(outcome.error);
+  req.apiKey = outcome.apiKey;
+  if (outcome.headers !== undefined) {
+    const res = http.getResponse<{ raw?: ServerResponse }>();
+    const out = res.raw ?? (res as unknown as ServerResponse);
+    for (const [name, value] of Object.entries(outcome.headers)) out.setHeader(name, value);
+  }
+  return true;
+}
+
 /**
  * A Nest guard that verifies the request's API key: `@UseGuards(new ApiKeyGuard({ rootKey, baseUrl }))`
  * or `app.useGlobalGuards(…)`. Admitted, the key is `req.apiKey` (and `@ApiKey()`); denied, it throws
@@ -79,19 +91,14 @@ export class ApiKeyGuard<Req = unknown> implements CanActivate {
     this.decider = nodeDecider<Req>(options, "ApiKeyGuard");
   }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  // Not async: a kept answer decides synchronously and the guard answers true without a promise of
+  // its own (Nest takes a boolean, a promise or an observable). A denial throws, from the promise
+  // when the decision was asynchronous.
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const http = context.switchToHttp();
     const req = http.getRequest<PlatformRequest>();
     const decision = this.decider.decide(req as Req, rawOf(req));
-    const outcome = isThenable(decision) ? await decision : decision;
-    if (outcome.kind === "deny") throw new KeyguardDeniedException(outcome.error);
-    req.apiKey = outcome.apiKey;
-    if (outcome.headers !== undefined) {
-      const res = http.getResponse<{ raw?: ServerResponse }>();
-      const out = res.raw ?? (res as unknown as ServerResponse);
-      for (const [name, value] of Object.entries(outcome.headers)) out.setHeader(name, value);
-    }
-    return true;
+    return isThenable(decision) ? decision.then((outcome) => admit(outcome, req, http)) : admit(decision, req, http);
   }
 
   /** Forgets every answer kept for a key, here and with a shared store on every instance. */

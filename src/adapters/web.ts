@@ -14,6 +14,7 @@ import {
   DEFAULT_DENIAL,
   frozenKey,
   isAdmitted,
+  isThenable,
   keyCheck,
   parseAuthOptions,
   PASS,
@@ -22,6 +23,7 @@ import {
   rolesCheck,
   runGuard,
   type AuthOptions,
+  type Decision,
   type DecisionRequest,
   type DenialContext,
   type GuardCheck,
@@ -97,7 +99,8 @@ function withoutHeaders(request: Request, names: readonly string[]): Request {
 
 /** The decision for a request as a result or a Response, and the invalidation methods: what the Web adapters share. */
 export interface WebDecider<Req> {
-  (req: Req, request: Request): Promise<WebAuthResult | Response>;
+  /** Synchronous when a kept answer decides; a promise otherwise. Throws (or rejects) only when `getKey` or an option function throws. */
+  (req: Req, request: Request): WebAuthResult | Response | Promise<WebAuthResult | Response>;
   invalidate(key: string): Promise<void>;
   invalidateKeyId(keyId: string): Promise<void>;
   clear(): Promise<void>;
@@ -127,9 +130,7 @@ export function webDecider<Req>(options: AuthOptions<Req> | undefined, name: str
       (view as WebView).hidden = names;
     },
   });
-  const decide = async (req: Req, request: Request): Promise<WebAuthResult | Response> => {
-    const view = viewOf(request, keyHeader);
-    const decision = await core.decide(req, view);
+  const settle = (decision: Decision, request: Request, view: WebView): WebAuthResult | Response => {
     if (decision !== PASS && !isAdmitted(decision)) {
       seen.set(request, { key: undefined, denial: core.denial });
       return problemResponse(decision);
@@ -140,6 +141,12 @@ export function webDecider<Req>(options: AuthOptions<Req> | undefined, name: str
     seen.set(request, record);
     if (forward !== request) seen.set(forward, record);
     return { apiKey, headers: apiKey === undefined ? undefined : core.admitHeaders(apiKey), request: forward };
+  };
+  // Not an async function: a kept answer (with the hash computed synchronously) settles at once.
+  const decide = (req: Req, request: Request): WebAuthResult | Response | Promise<WebAuthResult | Response> => {
+    const view = viewOf(request, keyHeader);
+    const decision = core.decide(req, view);
+    return isThenable(decision) ? decision.then((d) => settle(d, request, view)) : settle(decision, request, view);
   };
   return Object.assign(decide, {
     invalidate: async (key: string) => core.invalidate(invalidateKeyHash(await webKeyHash(key))),
@@ -160,7 +167,15 @@ export function webDecider<Req>(options: AuthOptions<Req> | undefined, name: str
  */
 export function webApiKeyAuth(options?: WebApiKeyAuthOptions): WebApiKeyAuth {
   const decide = webDecider<Request>(options, "webApiKeyAuth");
-  return Object.assign((request: Request) => decide(request, request), {
+  const auth = (request: Request): Promise<WebAuthResult | Response> => {
+    try {
+      const result = decide(request, request);
+      return isThenable(result) ? result : Promise.resolve(result);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  };
+  return Object.assign(auth, {
     invalidate: decide.invalidate,
     invalidateKeyId: decide.invalidateKeyId,
     clear: decide.clear,
