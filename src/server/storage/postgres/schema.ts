@@ -239,6 +239,20 @@ CREATE INDEX audit_events_by_chain ON $S.audit_events (workspace_id, chain_seq, 
 CREATE TABLE $S.audit_chain (workspace_id text COLLATE "C" PRIMARY KEY, seq bigint NOT NULL, hash text NOT NULL);
 `,
   },
+  {
+    version: 10,
+    name: "rate-limit counts",
+    sql: `
+-- Counts of ratelimit.limit outcomes per namespace and hour (Unix ms of its start); every instance adds to them.
+CREATE TABLE $S.ratelimit_counts (
+  workspace_id text COLLATE "C" NOT NULL,
+  namespace_id text COLLATE "C" NOT NULL,
+  hour bigint NOT NULL,
+  passed bigint NOT NULL,
+  limited bigint NOT NULL,
+  PRIMARY KEY (workspace_id, namespace_id, hour));
+`,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -207,6 +207,17 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   CREATE INDEX audit_events_by_chain ON audit_events (workspace_id, chain_seq, id) WHERE chain_seq IS NOT NULL;
   CREATE TABLE audit_chain (workspace_id TEXT PRIMARY KEY, seq INTEGER NOT NULL, hash TEXT NOT NULL) WITHOUT ROWID;
   `,
+  `
+  -- Counts of ratelimit.limit outcomes per namespace and hour (Unix ms of its start).
+  CREATE TABLE ratelimit_counts (
+    workspace_id TEXT NOT NULL,
+    namespace_id TEXT NOT NULL,
+    hour INTEGER NOT NULL,
+    passed INTEGER NOT NULL,
+    limited INTEGER NOT NULL,
+    PRIMARY KEY (workspace_id, namespace_id, hour)
+  ) WITHOUT ROWID;
+  `,
 ]);
 
 function pragmaNumber(db: SqlConnection, name: string): number {
