@@ -120,6 +120,8 @@ export interface KeyServiceClient {
     readonly getOverride: Method<"ratelimit.getOverride">;
     readonly listOverrides: Method<"ratelimit.listOverrides">;
     readonly deleteOverride: Method<"ratelimit.deleteOverride">;
+    /** keyguard's own: the outcomes of ratelimit.limit in one namespace, per hour or day, zero-filled. */
+    readonly getNamespaceUsage: ExtensionMethod<"ratelimit.getNamespaceUsage">;
     /** Every override of a namespace (`namespace` required). */
     readonly listAllOverrides: ListAll<RatelimitListOverridesRequest, RatelimitOverride>;
   };
@@ -305,6 +307,7 @@ export function assembleClient(context: RequestContext): KeyServiceClient {
       getOverride: method("ratelimit.getOverride"),
       listOverrides: method("ratelimit.listOverrides"),
       deleteOverride: method("ratelimit.deleteOverride"),
+      getNamespaceUsage: extension("ratelimit.getNamespaceUsage"),
       listAllOverrides: listAll("ratelimit.listOverrides"),
     }),
     analytics: Object.freeze({

@@ -206,6 +206,9 @@ export type RatelimitOverride = Static<typeof ratelimit.RatelimitOverride>;
 export type RatelimitListOverridesRequest = Static<typeof ratelimit.RatelimitListOverridesRequest>;
 /** keyguard's own ratelimit.listNamespaces: one namespace of the workspace. */
 export type RatelimitNamespace = Static<typeof ratelimit.RatelimitNamespace>;
+/** keyguard's own ratelimit.getNamespaceUsage: its body, and one point of its series. */
+export type RatelimitGetNamespaceUsageRequest = Static<typeof ratelimit.RatelimitGetNamespaceUsageRequest>;
+export type RatelimitUsagePoint = Static<typeof ratelimit.RatelimitUsagePoint>;
 
 // ---------------------------------------------------------------------------------------------
 // analytics.*

@@ -375,6 +375,16 @@ export interface LocalState {
   windows: Record<string, unknown>;
 }
 
+/** The outcomes of ratelimit.limit counted in one namespace in one hour (keyguard's own: ratelimit.getNamespaceUsage). */
+export interface RatelimitCount {
+  workspaceId: string;
+  namespaceId: string;
+  /** Unix ms: the start of the hour (UTC). */
+  hour: number;
+  passed: number;
+  limited: number;
+}
+
 /** One verification of a key found in the caller's workspace: a row of `key_verifications_v1`. Never the key. */
 export interface VerificationEvent {
   /** Unix ms. */

@@ -82,6 +82,7 @@ export interface LocalKeyService {
   /**
    * Writes the verification events noted so far to the store now (the service does it every
    * second, every 1,000 events and on close): then analytics.getVerifications and lastUsedAt see them.
+   * The counts of ratelimit.limit outcomes go with them (then ratelimit.getNamespaceUsage sees them).
    */
   flushVerifications(): Promise<void>;
   /** The service clock. */
@@ -341,11 +342,16 @@ export class ServiceCore implements LocalKeyService {
   /** Notes a verification event (OpContext.record). */
   readonly record = (event: VerificationEvent): void => this.events.record(event);
 
+  /** Counts an outcome of ratelimit.limit (OpContext.countLimit). */
+  readonly countLimit = (workspaceId: string, namespaceId: string, time: number, passed: boolean): void =>
+    this.events.countLimit(workspaceId, namespaceId, time, passed);
+
   /** What analytics.getVerifications runs on (OpContext.analytics). */
   get analytics(): OpContext["analytics"] {
     return {
       retentionMs: this.config.verificationRetentionMs,
       query: (plan, scope) => this.store.queryVerifications(plan, scope),
+      ratelimitCounts: (query) => this.store.ratelimitCounts(query),
     };
   }
 

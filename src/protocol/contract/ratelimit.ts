@@ -79,6 +79,27 @@ export const RatelimitNamespace = Type.Object({
   createdAt: Type.Integer(),
 });
 
+/** keyguard's own: the outcomes of ratelimit.limit in one namespace, per hour or per day (UTC). */
+export const RatelimitGetNamespaceUsageRequest = strict({
+  namespace: Namespace,
+  /** Unix ms, inclusive: taken back to the start of its hour or day. */
+  start: Type.Integer({ minimum: 0 }),
+  /** Unix ms, exclusive: taken forward to the end of its hour or day. At most 31 days after start by hour, 366 by day. */
+  end: Type.Integer({ minimum: 1 }),
+  /** One point per hour (the default) or per day, in UTC. */
+  granularity: Type.Optional(Type.Enum(["hour", "day"], { type: "string" })),
+});
+export const RatelimitUsagePoint = Type.Object({
+  /** Unix ms: the start of the hour or day. */
+  time: Type.Integer(),
+  /** ratelimit.limit calls that passed. */
+  passed: Type.Integer(),
+  /** ratelimit.limit calls that were refused. */
+  limited: Type.Integer(),
+  /** passed + limited. */
+  total: Type.Integer(),
+});
+
 export const ratelimitOperations = {
   "ratelimit.limit": { request: RatelimitLimitRequest, response: RatelimitLimitResult },
   "ratelimit.multiLimit": { request: RatelimitMultiLimitRequest, response: RatelimitMultiLimitResult },
@@ -90,4 +111,5 @@ export const ratelimitOperations = {
 
 export const ratelimitExtensions = {
   "ratelimit.listNamespaces": { request: RatelimitListNamespacesRequest, response: Type.Array(RatelimitNamespace) },
+  "ratelimit.getNamespaceUsage": { request: RatelimitGetNamespaceUsageRequest, response: Type.Array(RatelimitUsagePoint) },
 } as const;

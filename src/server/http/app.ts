@@ -220,8 +220,8 @@ function contextOf(
   noted: AuditChange[],
 ): RunContext<unknown> {
   const changed = (change: AuditChange) => void noted.push(change);
-  const { record, analytics, webhookContext: webhooks } = core;
-  return { tx, root, now, ip, origin, vault: core.vault, requestId, changed, record, analytics, webhooks, resource: undefined };
+  const { record, countLimit, analytics, webhookContext: webhooks } = core;
+  return { tx, root, now, ip, origin, vault: core.vault, requestId, changed, record, countLimit, analytics, webhooks, resource: undefined };
 }
 
 /**

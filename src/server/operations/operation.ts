@@ -7,9 +7,9 @@ import type { OperationName, Operations, Pagination, ValidationErrorDetail } fro
 import type { RootContext } from "./auth";
 import type { KeyVault } from "../domain/key-vault";
 import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
-import type { StorageTx, WebhookQuery } from "../storage/seam";
+import type { RatelimitCountQuery, StorageTx, WebhookQuery } from "../storage/seam";
 import type { DueRefill, SpendOutcome } from "../domain/credits";
-import type { VerificationEvent, WebhookMessage } from "../records";
+import type { RatelimitCount, VerificationEvent, WebhookMessage } from "../records";
 import type { WebhookEvent } from "../webhooks/events";
 
 /**
@@ -41,6 +41,8 @@ export interface OpContext {
   changed(change: AuditChange): void;
   /** Notes a verification event (appended to the store with the next batch). */
   record(event: VerificationEvent): void;
+  /** Counts one outcome of ratelimit.limit in a namespace of the workspace, at `time` (added to the store with the next batch of events). */
+  countLimit(workspaceId: string, namespaceId: string, time: number, passed: boolean): void;
   /** The webhooks side of the service. */
   webhooks: {
     /** Whether endpoints on non-public addresses are allowed (`--webhooks-allow-private`). */
@@ -72,6 +74,8 @@ export interface OpContext {
     retentionMs: number;
     /** Runs a checked plan on the store (outside any transaction). */
     query(plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>>;
+    /** The counts of ratelimit.limit outcomes stored (outside any transaction). */
+    ratelimitCounts(query: RatelimitCountQuery): Promise<RatelimitCount[]>;
   };
 }
 

@@ -73,6 +73,7 @@ export const ratelimitLimitOperation = defineOperation("ratelimit.limit", {
   async run(ctx, body) {
     const { check, overrideId } = await checkOf(ctx, ctx.resource, body);
     const { passed, states } = await ctx.tx.limit([check], ctx.now);
+    ctx.countLimit(ctx.root.workspaceId, ctx.resource.id, ctx.now, passed);
     const state = states[0]!;
     const data = { limit: check.limit, remaining: state.remaining, reset: state.reset, success: passed };
     return { data: overrideId === undefined ? data : { ...data, overrideId } };

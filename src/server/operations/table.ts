@@ -13,6 +13,7 @@ import * as permissions from "./permissions";
 import * as overrides from "./overrides";
 import { migrateKeysOperation } from "./migrate-keys";
 import { listNamespacesOperation } from "./list-namespaces";
+import { getNamespaceUsageOperation } from "./namespace-usage";
 import { ratelimitLimitOperation, ratelimitMultiLimitOperation } from "./ratelimit";
 import { verifyKeyOperation } from "./verify-key";
 import * as workspace from "./workspace";
@@ -78,6 +79,7 @@ const EXTENSION_OPERATIONS = Object.freeze({
   "apis.updateApi": apis.updateApiOperation,
   "keys.getKeySettings": keys.getKeySettingsOperation,
   "ratelimit.listNamespaces": listNamespacesOperation,
+  "ratelimit.getNamespaceUsage": getNamespaceUsageOperation,
   "rootKeys.createRootKey": workspace.createRootKeyOperation,
   "rootKeys.listRootKeys": workspace.listRootKeysOperation,
   "rootKeys.updateRootKey": workspace.updateRootKeyOperation,

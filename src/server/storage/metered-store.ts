@@ -106,6 +106,14 @@ export function meteredStore(store: Storage, metrics: ServiceMetrics): Storage {
       metrics,
       failed,
     ) as Storage["queryVerifications"],
+    // The counts of ratelimit.limit outcomes (written with the events) and their reads.
+    addRatelimitCounts: meteredCall(
+      "addRatelimitCounts",
+      store.addRatelimitCounts.bind(store) as Call,
+      metrics,
+      failed,
+    ) as Storage["addRatelimitCounts"],
+    ratelimitCounts: meteredCall("ratelimitCounts", store.ratelimitCounts.bind(store) as Call, metrics, failed) as Storage["ratelimitCounts"],
     // The audit log's retention sweeps (its appends and reads are StorageTx calls).
     deleteAuditBefore: meteredCall(
       "deleteAuditBefore",

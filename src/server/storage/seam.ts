@@ -10,6 +10,7 @@ import type {
   AuditEvent,
   ExpiringKey,
   IndexedFields,
+  RatelimitCount,
   KeyRecord,
   RootKeyRecord,
   TableName,
@@ -164,6 +165,13 @@ export interface Storage {
    */
   queryVerifications(plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>>;
   /**
+   * Adds counts of ratelimit.limit outcomes to those stored for the same workspace, namespace and
+   * hour (a sum, never a replacement: every instance sharing the store adds its own), all or none.
+   */
+  addRatelimitCounts(counts: readonly RatelimitCount[]): Promise<void>;
+  /** The counts stored for these namespaces of a workspace whose hour is at or after `from` and before `until`, in any order. */
+  ratelimitCounts(query: RatelimitCountQuery): Promise<RatelimitCount[]>;
+  /**
    * Takes up to `limit` pending webhook messages due at `now` (oldest due first) for delivery: each
    * taken is not due again before `now + leaseMs` (should the taker crash, it is taken again
    * then). Two takers never get the same message within a lease (PostgreSQL: `FOR UPDATE SKIP LOCKED`).
@@ -198,6 +206,16 @@ export interface Storage {
   readonly appendBatchSize?: number;
   /** Releases connections and files. Safe to call twice. */
   close(): Promise<void>;
+}
+
+/** Which counts `Storage.ratelimitCounts` returns. */
+export interface RatelimitCountQuery {
+  workspaceId: string;
+  namespaceIds: readonly string[];
+  /** Unix ms, inclusive. */
+  from: number;
+  /** Unix ms, exclusive. */
+  until: number;
 }
 
 /** Which webhook messages `Storage.listWebhooks` returns. */

@@ -11,9 +11,13 @@
 // migration) loses nothing. When the store took none of the events, it may be refusing everything:
 // the events are kept as while it is unavailable, and the next split waits longer. The events
 // written keep their order, but for those that waited with a strike.
+//
+// The counts of ratelimit.limit outcomes (./ratelimit-tally.ts) ride the same cycle: each pass
+// adds them to the store first, and keeps them for the next pass when the store does not take them.
 import type { Logger } from "../../logger";
 import type { Storage } from "./seam";
 import type { VerificationEvent } from "../records";
+import { RatelimitTally } from "./ratelimit-tally";
 import { isStoreUnavailable, type StoreFailureLog } from "./store-failures";
 
 /** A batch is appended once it holds this many events (written in calls of the store's appendBatchSize). */
@@ -65,6 +69,8 @@ export class VerificationRecorder {
   private sweeping: Promise<void> | undefined;
   /** Aborted by close: a sweep stops between two of the store's steps. */
   private readonly closing = new AbortController();
+  /** The outcomes of ratelimit.limit waiting for the next pass. */
+  private readonly tally = new RatelimitTally();
 
   constructor(
     private readonly store: Storage,
@@ -90,6 +96,28 @@ export class VerificationRecorder {
     if (this.buffer.length >= BATCH_SIZE && !this.flushing && !this.retrying) void this.drainOnce();
   }
 
+  /** Counts one outcome of ratelimit.limit at `time`; added to the store with the next pass. */
+  countLimit(workspaceId: string, namespaceId: string, time: number, passed: boolean): void {
+    if (this.closed) return;
+    this.tally.note(workspaceId, namespaceId, time, passed);
+  }
+
+  /** Adds the counts waiting to the store; keeps them for the next pass when it does not take them. Never rejects. */
+  private async writeCounts(): Promise<void> {
+    if (this.tally.size === 0) return;
+    const rows = this.tally.take();
+    try {
+      await this.store.addRatelimitCounts(rows);
+    } catch (err) {
+      this.tally.restore(rows);
+      return this.report(err, "keyguard/server: cannot write rate-limit counts; they are kept in memory and retried");
+    }
+    const dropped = this.tally.takeDropped();
+    if (dropped > 0) {
+      this.logger.warn({ dropped }, "keyguard/server: dropped rate-limit counts while the store could not take them");
+    }
+  }
+
   /** Drops the oldest events beyond MAX_BUFFERED (counted for the log). */
   private trim(): void {
     const over = this.buffer.length - MAX_BUFFERED;
@@ -108,7 +136,7 @@ export class VerificationRecorder {
     // one more, unless that pass found the store failing.
     const running = this.flushing;
     if (running === undefined) return this.drainOnce();
-    return running.then(() => (this.buffer.length > 0 && !this.retrying ? this.drainOnce() : undefined));
+    return running.then(() => ((this.buffer.length > 0 || this.tally.size > 0) && !this.retrying ? this.drainOnce() : undefined));
   }
 
   /** A pass over the buffer, or the one running (the timer's and a full batch's: they need no more). */
@@ -123,6 +151,7 @@ export class VerificationRecorder {
     // Events refused alone at this flush (with a strike): retried at the next one, not in this one.
     const deferred: VerificationEvent[] = [];
     let deferredBecause: unknown;
+    await this.writeCounts();
     this.trim();
     while (this.buffer.length > 0) {
       // Taken out while it is written, so a trim meanwhile drops only events still waiting.
@@ -284,7 +313,13 @@ export class VerificationRecorder {
     await this.sweeping;
     await this.flush();
     // A pass that found the store failing (before close) gets one more try, now without waiting.
-    if (this.buffer.length > 0) await this.flush();
+    if (this.buffer.length > 0 || this.tally.size > 0) await this.flush();
+    if (this.tally.size > 0) {
+      this.logger.error(
+        { store: this.store.kind, lost: this.tally.clear() },
+        "keyguard/server: rate-limit counts not written: the store could not take them before close",
+      );
+    }
     if (this.buffer.length > 0) {
       this.logger.error(
         { store: this.store.kind, lost: this.buffer.length },

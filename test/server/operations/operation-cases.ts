@@ -164,6 +164,10 @@ export const CASES: Record<string, Case> = {
   "keys.getKeySettings": { body: (f) => ({ keyIds: [f.keyId] }), refused: (f) => onApi("read_key", f.apiId) },
   "apis.updateApi": { body: (f) => ({ apiId: f.apiId, leakResponse: "disable" }), refused: () => onApi("update_api", "<apiId>") },
   "ratelimit.listNamespaces": { body: () => ({}), refused: () => ({ status: 200, data: [] }) },
+  "ratelimit.getNamespaceUsage": {
+    body: () => ({ namespace: "ns.one", start: 0, end: 3_600_000 }),
+    refused: (f) => onNamespace("read_override", f.namespaceId),
+  },
   "rootKeys.createRootKey": { body: () => ({ permissions: ["api.*.read_api"] }), refused: () => missingOne("workspace.*.create_root_key") },
   "rootKeys.listRootKeys": { body: () => ({}), refused: () => missingOne("workspace.*.read_root_key") },
   "rootKeys.updateRootKey": {

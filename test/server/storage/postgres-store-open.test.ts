@@ -94,7 +94,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     const again = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
     await again.close();
     await again.close(); // twice is fine
-    expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(10);
+    expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(11);
   });
 
   it("a schema at version 1 (before rate-limit namespaces) is brought to the latest version, keeping its records", async () => {
@@ -228,7 +228,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     await expect(
       postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix }),
     ).rejects.toThrow(
-      `keyguard/server: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (10). Upgrade keyguard.`,
+      `keyguard/server: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (11). Upgrade keyguard.`,
     );
   });
 });

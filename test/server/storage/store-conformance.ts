@@ -375,6 +375,42 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
       });
     });
 
+    describe("rate-limit counts", () => {
+      it("adds counts to those of the same namespace and hour, and reads a range of hours of the namespaces asked for", async () => {
+        const w = ws();
+        const other = ws();
+        const H = 3_600_000;
+        const h0 = 1_700_000_000_000 - (1_700_000_000_000 % H);
+        const row = (workspaceId: string, namespaceId: string, hour: number, passed: number, limited: number) => ({
+          workspaceId,
+          namespaceId,
+          hour,
+          passed,
+          limited,
+        });
+        await store.addRatelimitCounts([row(w, "rlns_a", h0, 2, 1), row(w, "rlns_a", h0 + H, 1, 0), row(w, "rlns_b", h0, 5, 5)]);
+        // A second writer (another instance) adds to the same rows: a sum, not a replacement.
+        await store.addRatelimitCounts([row(w, "rlns_a", h0, 3, 4), row(other, "rlns_a", h0, 9, 9)]);
+        await store.addRatelimitCounts([]);
+        const sorted = (rows: Awaited<ReturnType<Storage["ratelimitCounts"]>>) =>
+          [...rows].sort((a, b) => a.namespaceId.localeCompare(b.namespaceId) || a.hour - b.hour);
+        expect(sorted(await store.ratelimitCounts({ workspaceId: w, namespaceIds: ["rlns_a"], from: h0, until: h0 + 2 * H }))).toEqual([
+          row(w, "rlns_a", h0, 5, 5),
+          row(w, "rlns_a", h0 + H, 1, 0),
+        ]);
+        // `until` is exclusive, `from` inclusive; several namespaces at once; nothing of another workspace.
+        expect(sorted(await store.ratelimitCounts({ workspaceId: w, namespaceIds: ["rlns_a", "rlns_b"], from: h0, until: h0 + H }))).toEqual([
+          row(w, "rlns_a", h0, 5, 5),
+          row(w, "rlns_b", h0, 5, 5),
+        ]);
+        expect(await store.ratelimitCounts({ workspaceId: w, namespaceIds: ["rlns_a"], from: h0 + H, until: h0 + H })).toEqual([]);
+        expect(await store.ratelimitCounts({ workspaceId: w, namespaceIds: [], from: h0, until: h0 + H })).toEqual([]);
+        expect(await store.ratelimitCounts({ workspaceId: other, namespaceIds: ["rlns_a"], from: h0, until: h0 + H })).toEqual([
+          row(other, "rlns_a", h0, 9, 9),
+        ]);
+      });
+    });
+
     describe("delete and its cascades", () => {
       it("deleting an API deletes its keys", async () => {
         const w = ws();

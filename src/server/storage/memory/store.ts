@@ -5,9 +5,9 @@ import { evaluatePlan } from "../../analytics/evaluate";
 import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
 import { windowEnded } from "../../domain/sliding-window";
 import { stateMeta } from "../state-file";
-import { type AuditChainCursor, type Storage, type StorageTx, type WebhookQuery } from "../seam";
+import { type AuditChainCursor, type RatelimitCountQuery, type Storage, type StorageTx, type WebhookQuery } from "../seam";
 import { GENESIS_HASH, type ChainHead } from "../../domain/audit-chain";
-import { TABLE_NAMES, type AuditEvent, type WebhookMessage, type LocalState, type VerificationEvent } from "../../records";
+import { TABLE_NAMES, type AuditEvent, type WebhookMessage, type LocalState, type RatelimitCount, type VerificationEvent } from "../../records";
 import { MemoryTables, type AnyRecord } from "./tables";
 import { MemoryTx, copy, settle, type MemoryTxHost } from "./tx";
 import { Mutex } from "../mutex";
@@ -92,6 +92,26 @@ class MemoryStore implements Storage, MemoryTxHost {
 
   async queryVerifications(plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>> {
     return evaluatePlan(plan, scope, this.data.events);
+  }
+
+  async addRatelimitCounts(counts: readonly RatelimitCount[]): Promise<void> {
+    for (const c of counts) {
+      const id = `${c.workspaceId}\u0000${c.namespaceId}\u0000${c.hour}`;
+      const row = this.data.ratelimitCounts.get(id);
+      if (row) {
+        row.passed += c.passed;
+        row.limited += c.limited;
+      } else this.data.ratelimitCounts.set(id, { ...c });
+    }
+  }
+
+  async ratelimitCounts(query: RatelimitCountQuery): Promise<RatelimitCount[]> {
+    const ids = new Set(query.namespaceIds);
+    const out: RatelimitCount[] = [];
+    for (const c of this.data.ratelimitCounts.values()) {
+      if (c.workspaceId === query.workspaceId && ids.has(c.namespaceId) && c.hour >= query.from && c.hour < query.until) out.push({ ...c });
+    }
+    return out;
   }
 
   async deleteAuditBefore(before: number): Promise<number> {

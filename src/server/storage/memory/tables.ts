@@ -7,6 +7,7 @@ import {
   TABLE_NAMES,
   type AuditEvent,
   type IndexedFields,
+  type RatelimitCount,
   type WebhookMessage,
   type TableName,
   type Tables,
@@ -74,6 +75,8 @@ export class MemoryTables {
   readonly auditHeads = new Map<string, ChainHead>();
   /** Verification events, oldest appended first. */
   events: VerificationEvent[] = [];
+  /** Counts of ratelimit.limit outcomes, by workspace, namespace and hour (joined by NUL). */
+  readonly ratelimitCounts = new Map<string, RatelimitCount>();
   /** Key id → Unix ms of its latest verification event. */
   readonly lastUsed = new Map<string, number>();
   /** `table\0workspace` → ids. */

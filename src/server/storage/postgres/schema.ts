@@ -250,6 +250,20 @@ CREATE TABLE $S.portal_sessions (id text COLLATE "C" PRIMARY KEY, workspace_id t
 CREATE INDEX ON $S.portal_sessions (workspace_id, id);
 `,
   },
+  {
+    version: 11,
+    name: "rate-limit counts",
+    sql: `
+-- Counts of ratelimit.limit outcomes per namespace and hour (Unix ms of its start); every instance adds to them.
+CREATE TABLE $S.ratelimit_counts (
+  workspace_id text COLLATE "C" NOT NULL,
+  namespace_id text COLLATE "C" NOT NULL,
+  hour bigint NOT NULL,
+  passed bigint NOT NULL,
+  limited bigint NOT NULL,
+  PRIMARY KEY (workspace_id, namespace_id, hour));
+`,
+  },
 ];
 
 /** The schema version this code writes. */

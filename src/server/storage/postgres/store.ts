@@ -12,13 +12,14 @@ import { optionNames } from "../../../config-error";
 import { parseRedisTarget, redisConnection, slotPrefix, type RedisTarget } from "../../../redis-connection";
 import { serviceChecks, StoreUnavailableError } from "../../errors";
 import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
-import { type AuditChainCursor, type Storage, type StorageTx, type WebhookQuery } from "../seam";
-import { type AuditEvent, type VerificationEvent, type WebhookMessage } from "../../records";
+import { type AuditChainCursor, type RatelimitCountQuery, type Storage, type StorageTx, type WebhookQuery } from "../seam";
+import { type AuditEvent, type RatelimitCount, type VerificationEvent, type WebhookMessage } from "../../records";
 import { auditHeads, deleteAuditBefore, readAuditChain } from "./audit";
 import type { ChainHead } from "../../domain/audit-chain";
 import * as outbox from "./outbox";
 import { appendEvents, deleteEventsBefore, queryEvents } from "./events";
 import { loadPeer } from "../../peer-module";
+import { addCounts, readCounts } from "./ratelimit-counts";
 import { migrate, quoteIdent } from "./schema";
 import { PgTx } from "./tx";
 import type { Query } from "./query";
@@ -357,6 +358,14 @@ class PostgresStore implements Storage {
 
   deleteVerificationsBefore(before: number, signal?: AbortSignal): Promise<number> {
     return deleteEventsBefore(this.pooled, this.t, before, signal);
+  }
+
+  addRatelimitCounts(counts: readonly RatelimitCount[]): Promise<void> {
+    return addCounts(this.pooled, this.t, counts);
+  }
+
+  ratelimitCounts(query: RatelimitCountQuery): Promise<RatelimitCount[]> {
+    return readCounts(this.pooled, this.t, query);
   }
 
   queryVerifications(plan: AnalyticsPlan, scope: AnalyticsScope): Promise<Array<Record<string, unknown>>> {

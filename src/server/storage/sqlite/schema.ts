@@ -214,6 +214,17 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   CREATE TABLE portal_sessions (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, data TEXT NOT NULL) WITHOUT ROWID;
   CREATE INDEX portal_sessions_by_workspace ON portal_sessions (workspace_id, id);
   `,
+  `
+  -- Counts of ratelimit.limit outcomes per namespace and hour (Unix ms of its start).
+  CREATE TABLE ratelimit_counts (
+    workspace_id TEXT NOT NULL,
+    namespace_id TEXT NOT NULL,
+    hour INTEGER NOT NULL,
+    passed INTEGER NOT NULL,
+    limited INTEGER NOT NULL,
+    PRIMARY KEY (workspace_id, namespace_id, hour)
+  ) WITHOUT ROWID;
+  `,
 ]);
 
 function pragmaNumber(db: SqlConnection, name: string): number {

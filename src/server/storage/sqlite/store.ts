@@ -8,9 +8,9 @@ import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
 import { DEFAULT_ANALYTICS_TIMEOUT_MS } from "../../analytics/time-limit";
 import { appendAudit, auditHeads, deleteAuditBefore, listAudit, readAuditChain } from "./audit";
 import * as outbox from "./outbox";
-import { type AuditChainCursor, type Storage, type StorageTx, type WebhookQuery } from "../seam";
+import { type AuditChainCursor, type RatelimitCountQuery, type Storage, type StorageTx, type WebhookQuery } from "../seam";
 import type { ChainHead } from "../../domain/audit-chain";
-import { type AuditEvent, type WebhookMessage, type VerificationEvent } from "../../records";
+import { type AuditEvent, type RatelimitCount, type WebhookMessage, type VerificationEvent } from "../../records";
 import { Mutex } from "../mutex";
 import { startCheckpointer, type Checkpointer } from "./checkpointer";
 import { chargeLimits, dropCounters, pruneCounters, spendCredits } from "./counters";
@@ -19,6 +19,7 @@ import type { SqlConnection, SqliteDriverName } from "./driver";
 import { AnalyticsWorker, AnalyticsWorkerUnavailable } from "./analytics-worker";
 import { appendEvents, compileQuery, deleteEventsBatch, lastUsed, markUsed, runQuery } from "./events";
 import { lockDataFile } from "./lock";
+import { addCounts, readCounts } from "./ratelimit-counts";
 import { checkFileKind, createPrivately, FileIdentity, openDataFile, unavailableReason, type ConnectionSettings } from "./open";
 import { SqliteTables } from "./tables";
 
@@ -232,6 +233,14 @@ class SqliteStorageImpl implements SqliteStorage {
       });
     }
     return rows.map(q.read);
+  }
+
+  addRatelimitCounts(counts: readonly RatelimitCount[]): Promise<void> {
+    return this.exclusive(() => this.atomically(() => addCounts(this.tables, counts)));
+  }
+
+  ratelimitCounts(query: RatelimitCountQuery): Promise<RatelimitCount[]> {
+    return this.exclusive(() => readCounts(this.tables, query));
   }
 
   claimWebhooks(now: number, limit: number, leaseMs: number): Promise<WebhookMessage[]> {

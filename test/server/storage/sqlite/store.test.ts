@@ -104,7 +104,7 @@ describe("the SQLite data file", () => {
       "DROP TABLE key_verifications; DROP TABLE key_last_used; DROP TABLE key_verifications_per_hour; " +
         "DROP TABLE key_verifications_per_day; DROP TABLE key_verifications_outcomes_per_hour; " +
         "DROP TABLE key_verifications_outcomes_per_day; DROP TABLE audit_events; DROP TABLE audit_targets; DROP TABLE webhook_outbox; " +
-        "DROP INDEX keys_by_expiry; DROP TABLE audit_chain; DROP TABLE portals; DROP TABLE portal_sessions; PRAGMA user_version = 2",
+        "DROP INDEX keys_by_expiry; DROP TABLE audit_chain; DROP TABLE portals; DROP TABLE portal_sessions; DROP TABLE ratelimit_counts; PRAGMA user_version = 2",
     );
     db.close();
     const upgraded = await sqliteStorage(file);
@@ -155,7 +155,7 @@ describe("the SQLite data file", () => {
     db.exec(
       "DROP TABLE key_verifications_per_hour; DROP TABLE key_verifications_per_day; DROP TABLE key_verifications_outcomes_per_hour; " +
         "DROP TABLE key_verifications_outcomes_per_day; DROP TABLE audit_events; DROP TABLE audit_targets; DROP TABLE webhook_outbox; " +
-        "DROP INDEX keys_by_expiry; DROP TABLE audit_chain; DROP TABLE portals; DROP TABLE portal_sessions; PRAGMA user_version = 3",
+        "DROP INDEX keys_by_expiry; DROP TABLE audit_chain; DROP TABLE portals; DROP TABLE portal_sessions; DROP TABLE ratelimit_counts; PRAGMA user_version = 3",
     );
     db.close();
     const upgraded = await sqliteStorage(file);
