@@ -89,7 +89,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     );
     await Promise.all(stores.map((s) => s.close()));
     const rows = await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`);
-    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     // Reopening an up-to-date schema changes nothing.
     const again = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
     await again.close();
@@ -116,6 +116,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
           "audit_chain",
           "portals",
           "portal_sessions",
+          "ratelimit_counts",
         ]
           .map((t) => `"${ns.schema}".${t}`)
           .join(", "),
@@ -152,7 +153,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     }
     expect(
       (await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`)).map((r) => r.version),
-    ).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    ).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
   });
 
   it("a schema at version 7 loses the rows a deletion racing writes left (version 8), and keeps the rest", async () => {
@@ -186,7 +187,9 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
       await sql(`DELETE FROM "${ns.schema}".${table} WHERE id = '${id}'`);
     }
     // And as version 7 was: before the audit chain (version 9).
-    await sql(`DROP TABLE "${ns.schema}".audit_chain, "${ns.schema}".portals, "${ns.schema}".portal_sessions`);
+    await sql(
+      `DROP TABLE "${ns.schema}".audit_chain, "${ns.schema}".portals, "${ns.schema}".portal_sessions, "${ns.schema}".ratelimit_counts`,
+    );
     await sql(`ALTER TABLE "${ns.schema}".audit_events DROP COLUMN chain_seq`);
     await sql(`DELETE FROM "${ns.schema}".schema_migrations WHERE version >= 8`);
     const upgraded = await open();
