@@ -32,14 +32,17 @@ export function sortValue(key: KeyRecord, by: KeySortColumn): KeySortValue {
 
 /** Strings by code point (the order of UTF-8 bytes, which SQLite's BINARY and PostgreSQL's "C" use). */
 export function compareCodePoints(a: string, b: string): number {
-  const x = [...a];
-  const y = [...b];
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
-    if (d !== 0) return d;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return inCodePointOrder(x) - inCodePointOrder(y);
   }
-  return x.length - y.length;
+  return a.length - b.length;
 }
+
+/** A UTF-16 unit moved so that units compare as code points do: surrogates after U+E000..U+FFFF. */
+const inCodePointOrder = (unit: number) => (unit >= 0xe000 ? unit - 0x800 : unit >= 0xd800 ? unit + 0x2000 : unit);
 
 /** Two places in ascending order: null values after every value, ties by id. */
 function compareAscending(a: KeyPosition, b: KeyPosition): number {

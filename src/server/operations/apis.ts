@@ -117,10 +117,16 @@ export const listKeysOperation = defineOperation("apis.listKeys", {
         ? (await tx.find("keys", root.workspaceId, "identityId", identity.id)).filter((k) => k.apiId === api.id && (!keep || keep(k)))
         : [];
       page = sort
-        ? await pageOf(async (at: KeyPosition | undefined, limit) => sortKeys(keys, sort, at).slice(0, limit), from, body.limit, undefined, {
-            of: (k) => positionOf(k, sort.by),
-            cursor: (k) => encodeSortCursor(sort, positionOf(k, sort.by)),
-          })
+        ? await pageOf(
+            async (at: KeyPosition | undefined, limit) => sortKeys(keys, sort, at).slice(0, limit),
+            from,
+            body.limit,
+            undefined,
+            {
+              of: (k) => positionOf(k, sort.by),
+              cursor: (k) => encodeSortCursor(sort, positionOf(k, sort.by)),
+            },
+          )
         : paginate(keys, body.cursor, body.limit);
     }
     const lastUsed = await tx.lastUsed(page.items.map((k) => k.id));

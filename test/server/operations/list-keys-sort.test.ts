@@ -168,7 +168,12 @@ describe("apis.listKeys { sort }", () => {
       } while (cursor);
       return out;
     };
-    expect(await pagedOf({ search: "billing", sort: { by: "name", order: "desc" } })).toEqual(["billing c", "billing b", "Billing a", "BILLING d"]);
+    expect(await pagedOf({ search: "billing", sort: { by: "name", order: "desc" } })).toEqual([
+      "billing c",
+      "billing b",
+      "Billing a",
+      "BILLING d",
+    ]);
     expect(await pagedOf({ externalId: "acme-sort", sort: { by: "name" } })).toEqual(["Billing a", "billing c", "report b"]);
     expect(await pagedOf({ externalId: "acme-sort", search: "billing", sort: { by: "name", order: "desc" } })).toEqual([
       "billing c",

@@ -267,20 +267,36 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
             const want = (order === "asc" ? ascending[by] : [...ascending[by]].reverse()).map((l) => byLetter.get(l)!);
             const sort = { by, order };
             const got = await store.direct.sortedKeys(w, "api_sorted", sort, { limit: 100 });
-            expect(got.map((k) => k.id), `${by} ${order}`).toEqual(want.map((k) => k.id));
+            expect(
+              got.map((k) => k.id),
+              `${by} ${order}`,
+            ).toEqual(want.map((k) => k.id));
             expect(got[0]).toEqual(want[0]);
             for (let i = 0; i < want.length; i++) {
               const at = want[i]!;
               const value = by === "credits" ? (at.credits?.remaining ?? null) : (at[by] ?? null);
               const from = await store.transaction((tx) => tx.sortedKeys(w, "api_sorted", sort, { from: { value, id: at.id }, limit: 3 }));
-              expect(from.map((k) => k.id), `${by} ${order} from ${i}`).toEqual(want.slice(i, i + 3).map((k) => k.id));
+              expect(
+                from.map((k) => k.id),
+                `${by} ${order} from ${i}`,
+              ).toEqual(want.slice(i, i + 3).map((k) => k.id));
             }
           }
         }
         // A place no key holds (a key deleted since): the next keys after it.
-        const between = await store.direct.sortedKeys(w, "api_sorted", { by: "name", order: "asc" }, { from: { value: "aa", id: "key_0" }, limit: 2 });
+        const between = await store.direct.sortedKeys(
+          w,
+          "api_sorted",
+          { by: "name", order: "asc" },
+          { from: { value: "aa", id: "key_0" }, limit: 2 },
+        );
         expect(between.map((k) => k.id)).toEqual([byLetter.get("A")!.id, byLetter.get("D")!.id]);
-        const nulls = await store.direct.sortedKeys(w, "api_sorted", { by: "name", order: "desc" }, { from: { value: null, id: "key_0" }, limit: 2 });
+        const nulls = await store.direct.sortedKeys(
+          w,
+          "api_sorted",
+          { by: "name", order: "desc" },
+          { from: { value: null, id: "key_0" }, limit: 2 },
+        );
         expect(nulls.map((k) => k.id)).toEqual([byLetter.get("E")!.id, byLetter.get("F")!.id]);
         const created = await store.direct.sortedKeys(w, "api_sorted", { by: "createdAt" }, { limit: 100 });
         expect(created.map((k) => k.id)).toEqual(made.map((k) => k.id).sort());

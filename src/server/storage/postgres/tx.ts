@@ -193,7 +193,12 @@ export class PgTx implements StorageTx {
     return this.read(table, where, params, tail);
   }
 
-  async sortedKeys(workspaceId: string, apiId: string, sort: KeySort, options: { from?: KeyPosition; limit: number }): Promise<KeyRecord[]> {
+  async sortedKeys(
+    workspaceId: string,
+    apiId: string,
+    sort: KeySort,
+    options: { from?: KeyPosition; limit: number },
+  ): Promise<KeyRecord[]> {
     // The same name `list` locks for an API's keys: a key added meanwhile waits.
     if (this.locking) await this.lockName(`keys.${workspaceId}.api_id.${apiId}`);
     const params: unknown[] = [workspaceId, apiId];

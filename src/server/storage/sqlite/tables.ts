@@ -136,9 +136,7 @@ function fromPosition(v: string, sort: KeySort, at: KeyPosition, params: SqlValu
     return desc ? ` AND (${v} IS NOT NULL OR (${v} IS NULL AND t.id <= ?))` : ` AND ${v} IS NULL AND t.id >= ?`;
   }
   params.push(at.value, at.value, at.id);
-  return desc
-    ? ` AND (${v} < ? OR (${v} = ? AND t.id <= ?))`
-    : ` AND (${v} IS NULL OR ${v} > ? OR (${v} = ? AND t.id >= ?))`;
+  return desc ? ` AND (${v} < ? OR (${v} = ? AND t.id <= ?))` : ` AND (${v} IS NULL OR ${v} > ? OR (${v} = ? AND t.id >= ?))`;
 }
 
 /** The tables of one connection. Every method runs synchronously on it. */
