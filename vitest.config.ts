@@ -11,7 +11,7 @@ const src = (p: string) => fileURLToPath(new URL(`./src/${p}`, import.meta.url))
  * so each runs again on every storage backend (the store conformance suite covers the seam itself).
  */
 const SERVICE_SUITES = [
-  "test/server/operations/{audit,audit-coverage,auth,authorisation,clock,root-keys,concurrency,console-listing,namespace-usage,races,echo,ip-allowlist,api-settings,checksummed-keys,keys,secrets-in-errors,migrate-keys,portal,ratelimit,recoverable,resources,role-permissions,units,validation,verify}.test.ts",
+  "test/server/operations/{audit,audit-coverage,auth,authorisation,clock,root-keys,concurrency,console-listing,list-keys-sort,namespace-usage,races,echo,ip-allowlist,api-settings,checksummed-keys,keys,secrets-in-errors,migrate-keys,portal,ratelimit,recoverable,resources,role-permissions,units,validation,verify}.test.ts",
   "test/server/http/{secret-scanning,server,transport}.test.ts",
   "test/server/storage/{state-file,store-failures,verification-events}.test.ts",
   "test/server/webhooks/{webhooks,receiver-features}.test.ts",

@@ -132,6 +132,8 @@ export type ApiInfo = Static<typeof apis.ApiInfo>;
 /** keyguard's own apis.getApiSettings and apis.updateApi: an API with its settings. */
 export type ApiSettings = Static<typeof apis.ApiSettings>;
 export type ListKeysRequest = Static<typeof apis.ListKeysRequest>;
+/** keyguard's own: the order of an apis.listKeys answer (a column, then id). */
+export type KeySort = Static<typeof apis.KeySort>;
 export type DeleteApiRequest = Static<typeof apis.DeleteApiRequest>;
 /** keyguard's own apis.listApis: one API of the workspace. */
 export type ApiListItem = Static<typeof apis.ApiListItem>;

@@ -158,7 +158,32 @@ export const DELIBERATE_DIFFERENCES: readonly DeliberateDifference[] = [
     keyguard: true,
     why: "keyguard's own: only keys whose id, name or start contains the text, so that a console searches every key of an API, not the ones loaded.",
   },
-  ...["apis.listKeys", "identities.listIdentities", "ratelimit.listOverrides"].flatMap((operation) => [
+  {
+    operation: "apis.listKeys",
+    path: "request.sort",
+    fact: "present",
+    production: false,
+    keyguard: true,
+    why: "keyguard's own: keys ordered by name, start, createdAt, expires or credits (then id), so that a console sorts every key of an API, not the ones loaded.",
+  },
+  ...["request.sort.by", "request.sort.order"].map((path) => ({
+    operation: "apis.listKeys",
+    path,
+    fact: "present",
+    production: false,
+    keyguard: true,
+    why: "keyguard's own sort: the column (name, start, createdAt, expires or credits) and the direction (asc, the default, or desc).",
+  })),
+  { operation: "apis.listKeys", path: "request.cursor", fact: "minLength", production: null, keyguard: 1, why: LIST_CURSOR },
+  {
+    operation: "apis.listKeys",
+    path: "request.cursor",
+    fact: "maxLength",
+    production: null,
+    keyguard: 2048,
+    why: "A sorted listing's cursor carries the next key's sort value (a name of up to 255 characters) with its id; 1..2048 characters.",
+  },
+  ...["identities.listIdentities", "ratelimit.listOverrides"].flatMap((operation) => [
     { operation, path: "request.cursor", fact: "minLength", production: null, keyguard: 1, why: LIST_CURSOR },
     { operation, path: "request.cursor", fact: "maxLength", production: null, keyguard: 255, why: LIST_CURSOR },
   ]),

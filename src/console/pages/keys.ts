@@ -1,8 +1,8 @@
 // Keys of one API (#/keys/<apiId>): a search by the service (apis.listKeys' `search`), pagination,
-// columns sorted by a click on their head, status (a key reported leaked by secret scanning
+// columns sorted by the service on a click on their head (apis.listKeys' `sort`), status (a key reported leaked by secret scanning
 // included), lastUsedAt; create (shown once), edit, disable/enable, reroll and delete, each
 // confirmed, from one menu per row.
-import type { ApiListItem, KeyInfo, KeyWithSettings } from "../../protocol/types";
+import type { ApiListItem, KeyInfo, KeySort, KeyWithSettings } from "../../protocol/types";
 import { call, type Body } from "../api";
 import { dateCell, field, h, replace, uid, when } from "../dom";
 import { rateLimitedSince } from "../analytics";
@@ -183,7 +183,7 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
     ]);
   };
 
-  let sort: SortState = { column: "created", descending: false };
+  let sort: SortState = { column: "createdAt", descending: false };
   const header = (column: SortColumn | undefined, label: string) => {
     if (!column) return h("th", { scope: "col" }, label);
     const active = sort.column === column;
@@ -196,9 +196,9 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
           type: "button",
           class: "sort",
           onclick: () => {
+            // Sorted by the service: every key of the API (and of the search) in this order, a page at a time.
             sort = { column, descending: active ? !sort.descending : column !== "name" };
-            draw();
-            table.querySelector<HTMLButtonElement>(`th[aria-sort] button`)?.focus();
+            void reload().then(() => table.querySelector<HTMLButtonElement>(`th[aria-sort] button`)?.focus());
           },
         },
         label,
@@ -209,7 +209,7 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
 
   const draw = () => {
     const now = Date.now();
-    const shown = sortKeys(keys, sort);
+    const shown = keys;
     replace(
       table,
       shown.length === 0
@@ -236,10 +236,10 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
                 header("name", "Name"),
                 header(undefined, "Key"),
                 header(undefined, "Status"),
-                header("lastUsed", "Last used"),
+                header(undefined, "Last used"),
                 header("expires", "Expires"),
                 header("credits", "Credits"),
-                header("created", "Created"),
+                header("createdAt", "Created"),
                 h("th", { scope: "col" }, h("span", { class: "sr-only" }, "Actions")),
               ),
             ),
@@ -307,6 +307,7 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
         limit: PAGE,
         ...(owner.value.trim() ? { externalId: owner.value.trim() } : {}),
         ...(searched ? { search: searched } : {}),
+        sort: { by: sort.column, order: sort.descending ? "desc" : "asc" },
         ...(cursor ? { cursor } : {}),
       });
       const page = await withSettings(data);
@@ -321,7 +322,7 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
               "div",
               { class: "actions" },
               h("button", { type: "button", onclick: () => void loadPage() }, "Load more keys"),
-              h("button", { type: "button", onclick: () => void loadAll() }, `Load all keys (up to ${MAX_KEYS}) to sort them`),
+              h("button", { type: "button", onclick: () => void loadAll() }, `Load all keys (up to ${MAX_KEYS})`),
             )
           : null,
       );
@@ -351,38 +352,11 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
   await reload();
 }
 
-type SortColumn = "name" | "lastUsed" | "expires" | "credits" | "created";
+/** The columns the service sorts by (keyguard's `sort` on apis.listKeys); "Last used" is not one. */
+type SortColumn = KeySort["by"];
 interface SortState {
   column: SortColumn;
   descending: boolean;
-}
-
-/** A key's value in a column; a key without one (never used, never expires, unlimited) sorts last. */
-function sortValue(k: KeyInfo, column: SortColumn): string | number | undefined {
-  switch (column) {
-    case "name":
-      return k.name?.toLowerCase();
-    case "lastUsed":
-      return k.lastUsedAt;
-    case "expires":
-      return k.expires;
-    case "credits":
-      return k.credits?.remaining ?? undefined;
-    case "created":
-      return k.createdAt;
-  }
-}
-
-/** The keys ordered by one column (then by id, the service's order); missing values last either way. */
-function sortKeys(keys: readonly KeyInfo[], { column, descending }: SortState): KeyInfo[] {
-  const sign = descending ? -1 : 1;
-  return [...keys].sort((a, b) => {
-    const x = sortValue(a, column);
-    const y = sortValue(b, column);
-    if (x === undefined || y === undefined) return x === y ? (a.keyId < b.keyId ? -1 : 1) : x === undefined ? 1 : -1;
-    if (x !== y) return (x < y ? -1 : 1) * sign;
-    return a.keyId < b.keyId ? -1 : 1;
-  });
 }
 
 /** One "Actions" button per row opening its actions (a menu), closed by Escape, a choice or leaving it. */

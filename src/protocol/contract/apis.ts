@@ -36,12 +36,28 @@ export const ApiInfo = Type.Object({ id: Type.String(), name: Type.String() });
 /** keyguard's own: an API with its settings (apis.getApiSettings, apis.updateApi). */
 export const ApiSettings = Type.Object({ id: Type.String(), name: Type.String(), ...apiSettings });
 
+/** keyguard's own: the columns `apis.listKeys` sorts by (`credits`: the remaining credits). */
+export const KEY_SORT_COLUMNS = ["name", "start", "createdAt", "expires", "credits"] as const;
+
+/**
+ * keyguard's own: the order of `apis.listKeys`' answer, by a column and then by id, in `order`
+ * (default `asc`). A key without the value (no name, no expiry, unlimited credits) counts as
+ * greater than every value: last in `asc`, first in `desc`. Strings compare by code point.
+ */
+export const KeySort = strict({
+  by: Type.Enum(KEY_SORT_COLUMNS, { type: "string" }),
+  order: Type.Optional(Type.Enum(["asc", "desc"], { type: "string" })),
+});
+
 export const ListKeysRequest = strict({
   apiId: text(),
   ...listFields,
+  /** A sorted listing's cursor carries the next key's sort value, a name of up to 255 characters included. */
+  cursor: Type.Optional(text(2048)),
   externalId: Type.Optional(text()),
   /** keyguard's own: only keys whose id, name or start contains this text (any case). */
   search: Type.Optional(text(255)),
+  sort: Type.Optional(KeySort),
   decrypt: Type.Optional(Type.Boolean()),
   revalidateKeysCache: Type.Optional(Type.Boolean()),
 });

@@ -1,11 +1,13 @@
-// Operations apis.createApi, apis.getApi, apis.listKeys and apis.deleteApi, and keyguard's own
-// apis.getApiSettings and apis.updateApi (an API's name and settings).
+// Operations apis.createApi, apis.getApi, apis.listKeys (with keyguard's own search and sort) and
+// apis.deleteApi, and keyguard's own apis.getApiSettings and apis.updateApi (an API's name and settings).
 import { onApi, permission } from "./authorization";
 import { checkAllowList } from "../domain/ip-allowlist";
 import { newId } from "../domain/ids";
 import { apiNotFound, readKeyInfo } from "./lookup";
 import { defineExtension, defineOperation } from "./operation";
 import { matchesSearch, pageOf, paginate } from "../domain/pagination";
+import { decodeSortCursor, encodeSortCursor, positionOf, sortKeys, type KeyPosition } from "../domain/key-sort";
+import { described } from "../domain/caller-value";
 import { plaintextOf, requireStorage, requireVault } from "./recoverable";
 import type { ApiRecord, KeyRecord } from "../records";
 import { apiSettingsView, apiView } from "../domain/views";
@@ -74,26 +76,58 @@ export const listKeysOperation = defineOperation("apis.listKeys", {
   access: "read",
   // Without read_key and read_api the API is "not found", as production answers; decrypt_key is a 403.
   authorize: onApi(["read_key", "read_api"], (body) => body.apiId, { masked: apiNotFound, also: (body) => body.decrypt && "decrypt_key" }),
+  // keyguard's own `sort`: a cursor must be one a page of the same sort answered.
+  refine: (body) =>
+    body.sort && body.cursor !== undefined && decodeSortCursor(body.sort, body.cursor) === undefined
+      ? [
+          {
+            location: "body.cursor",
+            message: `${described("body.cursor", body.cursor)} is not a cursor of this sort.`,
+            fix: "Pass the cursor the previous page of the same sort answered, or omit it for the first page.",
+          },
+        ]
+      : [],
   async run(ctx, body) {
     const { tx, root, resource: api } = ctx;
     if (body.decrypt) requireStorage(api, "The requested API does not support key encryption.");
     // keyguard's own `search`: a scan of the API's keys in id order, a chunk at a time (see docs/server.md).
     const keep = body.search === undefined ? undefined : (k: KeyRecord) => matchesSearch(body.search, k.id, k.name, k.start);
+    const sort = body.sort;
+    const from = sort && body.cursor !== undefined ? decodeSortCursor(sort, body.cursor) : undefined;
     let page;
     if (body.externalId === undefined) {
-      page = await pageOf(
-        (from, limit) => tx.list("keys", root.workspaceId, { from, limit, where: { field: "apiId", value: api.id } }),
-        body.cursor,
-        body.limit,
-        keep,
-      );
+      page = sort
+        ? await pageOf(
+            (at: KeyPosition | undefined, limit) => tx.sortedKeys(root.workspaceId, api.id, sort, { from: at, limit }),
+            from,
+            body.limit,
+            keep,
+            { of: (k) => positionOf(k, sort.by), cursor: (k) => encodeSortCursor(sort, positionOf(k, sort.by)) },
+          )
+        : await pageOf(
+            (at, limit) => tx.list("keys", root.workspaceId, { from: at, limit, where: { field: "apiId", value: api.id } }),
+            body.cursor,
+            body.limit,
+            keep,
+          );
     } else {
       // Only an identity's own externalId matches (not its id).
       const identity = (await tx.find("identities", root.workspaceId, "externalId", body.externalId))[0];
       const keys = identity
         ? (await tx.find("keys", root.workspaceId, "identityId", identity.id)).filter((k) => k.apiId === api.id && (!keep || keep(k)))
         : [];
-      page = paginate(keys, body.cursor, body.limit);
+      page = sort
+        ? await pageOf(
+            async (at: KeyPosition | undefined, limit) => sortKeys(keys, sort, at).slice(0, limit),
+            from,
+            body.limit,
+            undefined,
+            {
+              of: (k) => positionOf(k, sort.by),
+              cursor: (k) => encodeSortCursor(sort, positionOf(k, sort.by)),
+            },
+          )
+        : paginate(keys, body.cursor, body.limit);
     }
     const lastUsed = await tx.lastUsed(page.items.map((k) => k.id));
     const data = await Promise.all(

@@ -12,6 +12,7 @@ const CALLS = Object.keys({
   rootKeyByHash: true,
   find: true,
   list: true,
+  sortedKeys: true,
   put: true,
   delete: true,
   spendCredits: true,

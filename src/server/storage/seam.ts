@@ -6,6 +6,7 @@ import type { AnalyticsPlan, AnalyticsScope } from "../analytics/plan";
 import type { CreditsCrossings, DueRefill, SpendOutcome } from "../domain/credits";
 import type { LimitCheck, LimitState } from "../domain/sliding-window";
 import type { ChainHead } from "../domain/audit-chain";
+import type { KeyPosition, KeySort } from "../domain/key-sort";
 import type {
   AuditEvent,
   ExpiringKey,
@@ -47,6 +48,12 @@ export interface StorageTx {
     workspaceId: string,
     options?: { from?: string; limit?: number; where?: { field: IndexedFields[T]; value: string } },
   ): Promise<Tables[T][]>;
+  /**
+   * keyguard's sorted `apis.listKeys`: the keys of an API in the order of `sort` (a column, then
+   * id; a missing value after every value in `asc`, see domain/key-sort.ts), from `from`
+   * (inclusive) on, at most `limit` of them.
+   */
+  sortedKeys(workspaceId: string, apiId: string, sort: KeySort, options: { from?: KeyPosition; limit: number }): Promise<KeyRecord[]>;
   /** Inserts or replaces the record with this id (a key's `credits` included). */
   put<T extends TableName>(table: T, record: Tables[T]): Promise<void>;
   /**

@@ -229,6 +229,83 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
       });
     });
 
+    describe("sortedKeys", () => {
+      // Names whose code point order differs from JavaScript's UTF-16 order (U+FFEE before U+1F600),
+      // ties broken by id, missing values after every value in asc.
+      const rows: Array<[id: string, name: string | undefined, expires: number | undefined, credits: number | undefined]> = [
+        ["key_A", "b", 30, 5],
+        ["key_B", "a", undefined, undefined],
+        ["key_C", undefined, 10, 0],
+        ["key_D", "\u00e9", 30, 5],
+        ["key_E", "\u{1F600}", undefined, 7],
+        ["key_F", "\uffee", 20, undefined],
+        ["key_G", "a", 10, 5],
+        ["key_H", "B", undefined, 0],
+      ];
+      const ascending: Record<"name" | "expires" | "credits", string[]> = {
+        name: ["H", "B", "G", "A", "D", "F", "E", "C"],
+        expires: ["C", "G", "F", "A", "D", "B", "E", "H"],
+        credits: ["C", "H", "A", "D", "G", "E", "B", "F"],
+      };
+
+      it("orders an API's keys by a column both ways, from any place, within the API and the workspace", async () => {
+        const w = ws();
+        const suffix = uid();
+        const made = rows.map(([id, name, expires, remaining]) =>
+          key(w, {
+            id: id + suffix,
+            apiId: "api_sorted",
+            ...(name === undefined ? {} : { name }),
+            ...(expires === undefined ? {} : { expires }),
+            ...(remaining === undefined ? {} : { credits: { remaining, lastRefillAt: 0 } }),
+          }),
+        );
+        for (const k of made) await put(k);
+        await put(key(w, { apiId: "api_other", name: "a" }));
+        await put(key(ws(), { apiId: "api_sorted", name: "a" }));
+        const byLetter = new Map(made.map((k) => [k.id.slice(4, 5), k]));
+        for (const by of ["name", "expires", "credits"] as const) {
+          for (const order of ["asc", "desc"] as const) {
+            const want = (order === "asc" ? ascending[by] : [...ascending[by]].reverse()).map((l) => byLetter.get(l)!);
+            const sort = { by, order };
+            const got = await store.direct.sortedKeys(w, "api_sorted", sort, { limit: 100 });
+            expect(
+              got.map((k) => k.id),
+              `${by} ${order}`,
+            ).toEqual(want.map((k) => k.id));
+            expect(got[0]).toEqual(want[0]);
+            for (let i = 0; i < want.length; i++) {
+              const at = want[i]!;
+              const value = by === "credits" ? (at.credits?.remaining ?? null) : (at[by] ?? null);
+              const from = await store.transaction((tx) => tx.sortedKeys(w, "api_sorted", sort, { from: { value, id: at.id }, limit: 3 }));
+              expect(
+                from.map((k) => k.id),
+                `${by} ${order} from ${i}`,
+              ).toEqual(want.slice(i, i + 3).map((k) => k.id));
+            }
+          }
+        }
+        // A place no key holds (a key deleted since): the next keys after it.
+        const between = await store.direct.sortedKeys(
+          w,
+          "api_sorted",
+          { by: "name", order: "asc" },
+          { from: { value: "aa", id: "key_0" }, limit: 2 },
+        );
+        expect(between.map((k) => k.id)).toEqual([byLetter.get("A")!.id, byLetter.get("D")!.id]);
+        const nulls = await store.direct.sortedKeys(
+          w,
+          "api_sorted",
+          { by: "name", order: "desc" },
+          { from: { value: null, id: "key_0" }, limit: 2 },
+        );
+        expect(nulls.map((k) => k.id)).toEqual([byLetter.get("E")!.id, byLetter.get("F")!.id]);
+        const created = await store.direct.sortedKeys(w, "api_sorted", { by: "createdAt" }, { limit: 100 });
+        expect(created.map((k) => k.id)).toEqual(made.map((k) => k.id).sort());
+        expect(await store.direct.sortedKeys(w, "api_none", { by: "start" }, { limit: 10 })).toEqual([]);
+      });
+    });
+
     describe("rate-limit namespaces and overrides", () => {
       const ns = (workspaceId: string, name: string, id = `rlns_${uid()}`): RatelimitNamespaceRecord => ({
         id,

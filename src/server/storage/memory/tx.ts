@@ -3,6 +3,7 @@
 import { spendFrom, type DueRefill, type SpendOutcome, type CreditsCrossings } from "../../domain/credits";
 import { evaluateLimits, isLimitCounterOf, type LimitCheck, type LimitState } from "../../domain/sliding-window";
 import { matchesAudit } from "../audit-query";
+import { sortKeys, type KeyPosition, type KeySort } from "../../domain/key-sort";
 import { chainAfter, GENESIS_HASH } from "../../domain/audit-chain";
 import type { AuditQuery, StorageTx } from "../seam";
 import type { WebhookMessage, AuditEvent, ExpiringKey, IndexedFields, KeyRecord, TableName, Tables } from "../../records";
@@ -115,6 +116,15 @@ export class MemoryTx implements StorageTx {
       if (start < 0) return [];
       const end = options.limit === undefined ? ids.length : start + options.limit;
       return ids.slice(start, end).map((id) => copy(this.data.get(table, id)!));
+    });
+  }
+
+  sortedKeys(workspaceId: string, apiId: string, sort: KeySort, options: { from?: KeyPosition; limit: number }): Promise<KeyRecord[]> {
+    return this.step(() => {
+      const keys = this.data.ids("keys", workspaceId, { field: "apiId", value: apiId }).map((id) => this.data.get("keys", id)!);
+      return sortKeys(keys, sort, options.from)
+        .slice(0, options.limit)
+        .map((key) => copy(key));
     });
   }
 

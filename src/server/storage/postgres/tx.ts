@@ -3,6 +3,7 @@
 // permissions and roles, which many read and few change, `FOR SHARE`) until it ends,
 // and lookups by an indexed value take an advisory lock on that value, so a check-then-insert
 // (a permission's slug, an identity's external id) cannot race another transaction.
+import type { KeyPosition, KeySort, KeySortColumn } from "../../domain/key-sort";
 import type { AuditQuery, MetaReadOptions, StorageTx } from "../seam";
 import type { LimitCheck, LimitState } from "../../domain/sliding-window";
 import type { DueRefill, SpendOutcome, CreditsCrossings } from "../../domain/credits";
@@ -25,6 +26,15 @@ import { Coalescer, type CoalescerSettings } from "./coalesce";
  * balance there is stale (a charge sends no message), but the lookup's reader charges in
  * PostgreSQL and reports the balance the charge answers, or reads the key by id (`keptById`).
  */
+/** The SQL value each sort column orders by. */
+const PG_SORT_COLUMNS: Record<KeySortColumn, string> = {
+  name: `(r.data->>'name') COLLATE "C"`,
+  start: `(r.data->>'start') COLLATE "C"`,
+  createdAt: "(r.data->>'createdAt')::bigint",
+  expires: "(r.data->>'expires')::bigint",
+  credits: "r.credits_remaining",
+};
+
 const keptByHash = (key: KeyRecord): boolean => key.pendingMigrationId === undefined;
 
 /** Whether the record cache may keep a key read by its id: nor one with credits, whose balance is read as stored. */
@@ -186,6 +196,32 @@ export class PgTx implements StorageTx {
       tail += ` LIMIT $${params.length}`;
     }
     return this.read(table, where, params, tail);
+  }
+
+  async sortedKeys(
+    workspaceId: string,
+    apiId: string,
+    sort: KeySort,
+    options: { from?: KeyPosition; limit: number },
+  ): Promise<KeyRecord[]> {
+    // The same name `list` locks for an API's keys: a key added meanwhile waits.
+    if (this.locking) await this.lockName(`keys.${workspaceId}.api_id.${apiId}`);
+    const params: unknown[] = [workspaceId, apiId];
+    const v = PG_SORT_COLUMNS[sort.by];
+    let where = "r.workspace_id = $1 AND r.api_id = $2";
+    const at = options.from;
+    const p = (value: unknown) => `$${params.push(value)}`;
+    const desc = sort.order === "desc";
+    if (at !== undefined && at.value === null) {
+      where += desc ? ` AND (${v} IS NOT NULL OR r.id <= ${p(at.id)})` : ` AND ${v} IS NULL AND r.id >= ${p(at.id)}`;
+    } else if (at !== undefined) {
+      const value = p(at.value);
+      where += desc
+        ? ` AND (${v} < ${value} OR (${v} = ${value} AND r.id <= ${p(at.id)}))`
+        : ` AND (${v} IS NULL OR ${v} > ${value} OR (${v} = ${value} AND r.id >= ${p(at.id)}))`;
+    }
+    const order = desc ? `${v} DESC NULLS FIRST, r.id DESC` : `${v} ASC NULLS LAST, r.id ASC`;
+    return this.read("keys", where, params, `ORDER BY ${order} LIMIT ${p(options.limit)}`);
   }
 
   async put<T extends TableName>(table: T, record: Tables[T]): Promise<void> {

@@ -311,6 +311,7 @@ class SqliteStorageImpl implements SqliteStorage {
       rootKeyByHash: (hash) => run(() => this.tables.byHash("rootKeys", hash)),
       find: (table, workspaceId, field, value) => run(() => this.tables.list(table, workspaceId, { where: { field, value } })),
       list: (table, workspaceId, options) => run(() => this.tables.list(table, workspaceId, options)),
+      sortedKeys: (workspaceId, apiId, sort, options) => run(() => this.tables.sortedKeys(workspaceId, apiId, sort, options)),
       put: (table, record) => write(() => this.tables.put(table, record)),
       delete: (table, id) => write(() => this.tables.delete(table, id)),
       spendCredits: (keyId, cost, now, refill, crossings) => run(() => spendCredits(this.tables, keyId, cost, now, refill, crossings)),

@@ -3,6 +3,7 @@
 // its transactions.
 import type { IndexedFields, KeyRecord, RoleRecord, TableName, Tables } from "../../records";
 import type { SqlConnection, SqlRow, SqlStatement, SqlValue } from "./driver";
+import type { KeyPosition, KeySort, KeySortColumn } from "../../domain/key-sort";
 
 interface TableSpec {
   /** SQL table name. */
@@ -116,6 +117,30 @@ const SQL = Object.fromEntries(Object.entries(SPECS).map(([table, spec]) => [tab
 };
 const BY_HASH = { keys: selectWhere(SPECS.keys, "t.hash = ?"), rootKeys: selectWhere(SPECS.rootKeys, "t.hash = ?") };
 
+/** The SQL value each sort column orders by. */
+export const SORT_COLUMNS: Record<KeySortColumn, string> = {
+  name: "json_extract(t.data, '$.name')",
+  start: "json_extract(t.data, '$.start')",
+  createdAt: "json_extract(t.data, '$.createdAt')",
+  expires: "json_extract(t.data, '$.expires')",
+  credits: "t.credits_remaining",
+};
+
+/** Missing values after every value; ties by id. */
+const orderBy = (v: string, sort: KeySort) =>
+  sort.order === "desc" ? `ORDER BY ${v} DESC NULLS FIRST, t.id DESC` : `ORDER BY ${v} ASC NULLS LAST, t.id ASC`;
+
+/** The condition "at or after `at` in the order of `sort`", its values pushed onto `params`. */
+function fromPosition(v: string, sort: KeySort, at: KeyPosition, params: SqlValue[]): string {
+  const desc = sort.order === "desc";
+  if (at.value === null) {
+    params.push(at.id);
+    return desc ? ` AND (${v} IS NOT NULL OR (${v} IS NULL AND t.id <= ?))` : ` AND ${v} IS NULL AND t.id >= ?`;
+  }
+  params.push(at.value, at.value, at.id);
+  return desc ? ` AND (${v} < ? OR (${v} = ? AND t.id <= ?))` : ` AND (${v} IS NULL OR ${v} > ? OR (${v} = ? AND t.id >= ?))`;
+}
+
 /** The tables of one connection. Every method runs synchronously on it. */
 export class SqliteTables {
   private readonly cache = new Map<string, SqlStatement>();
@@ -157,6 +182,17 @@ export class SqliteTables {
     return this.stmt(sql)
       .all(...params)
       .map((row) => spec.decode(row) as Tables[T]);
+  }
+
+  /** keyguard's sorted listing of an API's keys (see `StorageTx.sortedKeys`). */
+  sortedKeys(workspaceId: string, apiId: string, sort: KeySort, options: { from?: KeyPosition; limit: number }): KeyRecord[] {
+    const params: SqlValue[] = [workspaceId, apiId];
+    const from = options.from === undefined ? "" : fromPosition(SORT_COLUMNS[sort.by], sort, options.from, params);
+    params.push(options.limit);
+    const sql = `${selectWhere(SPECS.keys, `t.workspace_id = ? AND t.api_id = ?${from}`)} ${orderBy(SORT_COLUMNS[sort.by], sort)} LIMIT ?`;
+    return this.stmt(sql)
+      .all(...params)
+      .map((row) => SPECS.keys.decode(row) as KeyRecord);
   }
 
   put<T extends TableName>(table: T, record: Tables[T]): void {
