@@ -269,11 +269,7 @@ async function main() {
       if (apps !== undefined) measured.push({ name: `${runtime} (web)`, apps });
     }
     for (const { name, apps: a } of measured) {
-      const r = await rotate(
-        { cached: on(a.keyguard, a.cpu), noop: on(a.noop, a.cpu), bare: on(a.bare, a.cpu) },
-        ROUNDS,
-        onlyOk(name),
-      );
+      const r = await rotate({ cached: on(a.keyguard, a.cpu), noop: on(a.noop, a.cpu), bare: on(a.bare, a.cpu) }, ROUNDS, onlyOk(name));
       add({
         name: `${name}: cached key ÷ the framework's no-op, by CPU per request`,
         ratio: cpuRatioOf(r, "cached", "noop"),

@@ -24,7 +24,10 @@ const config = JSON.parse((typeof Deno !== "undefined" ? Deno.env.get("BENCH_CON
 };
 
 const bare: Handler = () => Response.json(BODY);
-const noop = (handler: Handler): Handler => (request) => handler(request);
+const noop =
+  (handler: Handler): Handler =>
+  (request) =>
+    handler(request);
 const auth = webApiKeyAuth({ ...config, logger: silentLogger });
 const protectedApp: Handler = async (request) => {
   const result = await auth(request);
@@ -34,7 +37,8 @@ const protectedApp: Handler = async (request) => {
 const cpu: Handler = () => Response.json(process.cpuUsage());
 
 function serve(handler: Handler): Promise<string> {
-  if (typeof Bun !== "undefined") return Promise.resolve(`http://127.0.0.1:${Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: handler }).port}`);
+  if (typeof Bun !== "undefined")
+    return Promise.resolve(`http://127.0.0.1:${Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: handler }).port}`);
   if (typeof Deno === "undefined") throw new Error("run this with bun or deno");
   const deno = Deno;
   return new Promise((resolve) => {
@@ -42,5 +46,10 @@ function serve(handler: Handler): Promise<string> {
   });
 }
 
-const apps = { cpu: `${await serve(cpu)}/cpu`, bare: await serve(bare), noop: await serve(noop(bare)), keyguard: await serve(protectedApp) };
+const apps = {
+  cpu: `${await serve(cpu)}/cpu`,
+  bare: await serve(bare),
+  noop: await serve(noop(bare)),
+  keyguard: await serve(protectedApp),
+};
 console.log(JSON.stringify(apps));

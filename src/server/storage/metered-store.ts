@@ -114,7 +114,12 @@ export function meteredStore(store: Storage, metrics: ServiceMetrics): Storage {
       metrics,
       failed,
     ) as Storage["addRatelimitCounts"],
-    ratelimitCounts: meteredCall("ratelimitCounts", store.ratelimitCounts.bind(store) as Call, metrics, failed) as Storage["ratelimitCounts"],
+    ratelimitCounts: meteredCall(
+      "ratelimitCounts",
+      store.ratelimitCounts.bind(store) as Call,
+      metrics,
+      failed,
+    ) as Storage["ratelimitCounts"],
     // The audit log's retention sweeps (its appends and reads are StorageTx calls).
     deleteAuditBefore: meteredCall(
       "deleteAuditBefore",

@@ -4,7 +4,7 @@
 // the next write.
 import type { RatelimitCount } from "../records";
 
-export const HOUR_MS = 3_600_000;
+const HOUR_MS = 3_600_000;
 /** Rows kept while the store cannot take them; past that, new rows are dropped (and counted). */
 const MAX_ROWS = 100_000;
 

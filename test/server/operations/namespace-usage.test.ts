@@ -39,7 +39,9 @@ describe("ratelimit.getNamespaceUsage", () => {
       { time: NOON + 2 * HOUR, passed: 0, limited: 0, total: 0 },
     ]);
     // start taken back to its hour, end forward to the end of its hour; the namespace by id.
-    const { namespaceId } = (await s.call("ratelimit.listNamespaces", {})).body.data.find((n: { name: string }) => n.name === "usage.hours");
+    const { namespaceId } = (await s.call("ratelimit.listNamespaces", {})).body.data.find(
+      (n: { name: string }) => n.name === "usage.hours",
+    );
     const byId = await s.call("ratelimit.getNamespaceUsage", { namespace: namespaceId, start: NOON + 59 * 60_000, end: NOON + HOUR + 1 });
     expect(byId.body.data).toEqual([
       { time: NOON, passed: 2, limited: 1, total: 3 },
@@ -53,7 +55,12 @@ describe("ratelimit.getNamespaceUsage", () => {
     clock.advance(5 * HOUR);
     for (let i = 0; i < 3; i++) await limit("usage.days", "same");
     await s.service.flushVerifications();
-    const res = await s.call("ratelimit.getNamespaceUsage", { namespace: "usage.days", start: dayStart - DAY, end: dayStart + DAY, granularity: "day" });
+    const res = await s.call("ratelimit.getNamespaceUsage", {
+      namespace: "usage.days",
+      start: dayStart - DAY,
+      end: dayStart + DAY,
+      granularity: "day",
+    });
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual([
       { time: dayStart - DAY, passed: 0, limited: 0, total: 0 },
@@ -69,10 +76,18 @@ describe("ratelimit.getNamespaceUsage", () => {
     const long = await s.call("ratelimit.getNamespaceUsage", { namespace: "usage.checks", start: NOON, end: NOON + 32 * DAY });
     expect(long.status).toBe(400);
     expect(long.body.error.errors[0]).toMatchObject({ location: "body.end", message: "is more than 744 hours after start" });
-    const byDay = await s.call("ratelimit.getNamespaceUsage", { namespace: "usage.checks", start: NOON, end: NOON + 32 * DAY, granularity: "day" });
+    const byDay = await s.call("ratelimit.getNamespaceUsage", {
+      namespace: "usage.checks",
+      start: NOON,
+      end: NOON + 32 * DAY,
+      granularity: "day",
+    });
     expect(byDay.status).toBe(200);
     expect(byDay.body.data).toHaveLength(33);
-    expect((await s.call("ratelimit.getNamespaceUsage", { namespace: "usage.checks", start: NOON, end: NOON + 367 * DAY, granularity: "day" })).status).toBe(400);
+    expect(
+      (await s.call("ratelimit.getNamespaceUsage", { namespace: "usage.checks", start: NOON, end: NOON + 367 * DAY, granularity: "day" }))
+        .status,
+    ).toBe(400);
     const granularity = await s.call("ratelimit.getNamespaceUsage", { namespace: "usage.checks", start: 0, end: 1, granularity: "minute" });
     expect(granularity.status).toBe(400);
     const missing = await s.call("ratelimit.getNamespaceUsage", { namespace: "usage.never-used", start: NOON, end: NOON + HOUR });
@@ -105,7 +120,12 @@ describe("ratelimit.limit counts on close", () => {
       const { namespaceId } = (await call("ratelimit.listNamespaces", {})).body.data[0];
       await service.close();
       const hour = Date.UTC(2025, 2, 1, 8);
-      const rows = await store.ratelimitCounts({ workspaceId: service.workspaceId, namespaceIds: [namespaceId], from: hour, until: hour + HOUR });
+      const rows = await store.ratelimitCounts({
+        workspaceId: service.workspaceId,
+        namespaceIds: [namespaceId],
+        from: hour,
+        until: hour + HOUR,
+      });
       expect(rows).toEqual([{ workspaceId: service.workspaceId, namespaceId, hour, passed: 3, limited: 1 }]);
     } finally {
       await store.close();

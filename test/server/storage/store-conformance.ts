@@ -476,10 +476,9 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
           row(w, "rlns_a", h0 + H, 1, 0),
         ]);
         // `until` is exclusive, `from` inclusive; several namespaces at once; nothing of another workspace.
-        expect(sorted(await store.ratelimitCounts({ workspaceId: w, namespaceIds: ["rlns_a", "rlns_b"], from: h0, until: h0 + H }))).toEqual([
-          row(w, "rlns_a", h0, 5, 5),
-          row(w, "rlns_b", h0, 5, 5),
-        ]);
+        expect(
+          sorted(await store.ratelimitCounts({ workspaceId: w, namespaceIds: ["rlns_a", "rlns_b"], from: h0, until: h0 + H })),
+        ).toEqual([row(w, "rlns_a", h0, 5, 5), row(w, "rlns_b", h0, 5, 5)]);
         expect(await store.ratelimitCounts({ workspaceId: w, namespaceIds: ["rlns_a"], from: h0 + H, until: h0 + H })).toEqual([]);
         expect(await store.ratelimitCounts({ workspaceId: w, namespaceIds: [], from: h0, until: h0 + H })).toEqual([]);
         expect(await store.ratelimitCounts({ workspaceId: other, namespaceIds: ["rlns_a"], from: h0, until: h0 + H })).toEqual([

@@ -7,7 +7,14 @@ import { windowEnded } from "../../domain/sliding-window";
 import { stateMeta } from "../state-file";
 import { type AuditChainCursor, type RatelimitCountQuery, type Storage, type StorageTx, type WebhookQuery } from "../seam";
 import { GENESIS_HASH, type ChainHead } from "../../domain/audit-chain";
-import { TABLE_NAMES, type AuditEvent, type WebhookMessage, type LocalState, type RatelimitCount, type VerificationEvent } from "../../records";
+import {
+  TABLE_NAMES,
+  type AuditEvent,
+  type WebhookMessage,
+  type LocalState,
+  type RatelimitCount,
+  type VerificationEvent,
+} from "../../records";
 import { MemoryTables, type AnyRecord } from "./tables";
 import { MemoryTx, copy, settle, type MemoryTxHost } from "./tx";
 import { Mutex } from "../mutex";
