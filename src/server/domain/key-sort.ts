@@ -15,7 +15,7 @@ export interface KeyPosition {
 }
 
 /** The value `key` is sorted by under `by`. */
-export function sortValue(key: KeyRecord, by: KeySortColumn): KeySortValue {
+function sortValue(key: KeyRecord, by: KeySortColumn): KeySortValue {
   switch (by) {
     case "name":
       return key.name ?? null;
@@ -31,7 +31,7 @@ export function sortValue(key: KeyRecord, by: KeySortColumn): KeySortValue {
 }
 
 /** Strings by code point (the order of UTF-8 bytes, which SQLite's BINARY and PostgreSQL's "C" use). */
-export function compareCodePoints(a: string, b: string): number {
+function compareCodePoints(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
     const x = a.charCodeAt(i);
@@ -56,7 +56,7 @@ function compareAscending(a: KeyPosition, b: KeyPosition): number {
 }
 
 /** Two places in the order of `sort`: negative when `a` comes first. */
-export function comparePositions(sort: KeySort, a: KeyPosition, b: KeyPosition): number {
+function comparePositions(sort: KeySort, a: KeyPosition, b: KeyPosition): number {
   const d = compareAscending(a, b);
   return sort.order === "desc" ? -d : d;
 }

@@ -116,7 +116,7 @@ const SQL = Object.fromEntries(Object.entries(SPECS).map(([table, spec]) => [tab
 const BY_HASH = { keys: selectWhere(SPECS.keys, "t.hash = ?"), rootKeys: selectWhere(SPECS.rootKeys, "t.hash = ?") };
 
 /** The SQL value each sort column orders by (indexed by keys_by_api_sort_*, schema.ts). */
-export const SORT_COLUMNS: Record<KeySortColumn, string> = {
+const SORT_COLUMNS: Record<KeySortColumn, string> = {
   name: "json_extract(t.data, '$.name')",
   start: "json_extract(t.data, '$.start')",
   createdAt: "json_extract(t.data, '$.createdAt')",
