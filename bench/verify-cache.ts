@@ -1,5 +1,5 @@
-// How soon a key revoked through one service instance is refused by the others (issue #34 item 1,
-// the fleet goal: <= 25 ms p99 from the revocation's answer). 3 local key services on one
+// How soon a key revoked through one service instance is refused by the others (the fleet
+// goal: <= 25 ms p99 from the revocation's answer). 3 local key services on one
 // PostgreSQL + Redis, each in a process of its own (bench/storage-service.ts) with the record cache
 // as by default (keys kept). Each round: a key created, verified on all 3 (so each keeps it),
 // deleted through one (in turn), and from the moment the deletion is answered, each of the other

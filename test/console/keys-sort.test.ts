@@ -1,4 +1,4 @@
-// The keys table sorted by the service (apis.listKeys' `sort`, issue #35): a click or the keyboard
+// The keys table sorted by the service (apis.listKeys' `sort`): a click or the keyboard
 // on a column's head orders every key of the API, not the page loaded; "Load more" goes on in that
 // order; the order holds with the search; aria-sort says which column and way; axe in both schemes.
 import { describe, expect, it } from "vitest";

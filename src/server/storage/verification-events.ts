@@ -104,7 +104,6 @@ export class VerificationRecorder {
 
   /** Adds the counts waiting to the store; keeps them for the next pass when it does not take them. Never rejects. */
   private async writeCounts(): Promise<void> {
-    if (this.tally.size === 0) return;
     const rows = this.tally.take();
     try {
       await this.store.addRatelimitCounts(rows);
@@ -151,7 +150,9 @@ export class VerificationRecorder {
     // Events refused alone at this flush (with a strike): retried at the next one, not in this one.
     const deferred: VerificationEvent[] = [];
     let deferredBecause: unknown;
-    await this.writeCounts();
+    // Only when there are counts: otherwise the batch is taken at once (events arriving meanwhile
+    // are not trimmed against it).
+    if (this.tally.size > 0) await this.writeCounts();
     this.trim();
     while (this.buffer.length > 0) {
       // Taken out while it is written, so a trim meanwhile drops only events still waiting.

@@ -1,4 +1,4 @@
-// keys.verifyKey without a PostgreSQL round trip (issue #34, item 1): 3 service instances on one
+// keys.verifyKey without a PostgreSQL round trip: 3 service instances on one
 // PostgreSQL + Redis keep keys, identities, APIs, roles and permissions in their record caches
 // (`cacheKeys`, the default). A key revoked through one is refused by the others right after the
 // revocation's answer (the latency printed, judged with a generous bound: the 25 ms goal is the
