@@ -1,5 +1,6 @@
 // Outcomes over time as a stacked bar chart in plain SVG: one bar per time bucket, one colour per
-// outcome, with a legend and a text table (the same numbers, for screen readers).
+// outcome, with a legend and a text table (the same numbers, for screen readers). What is counted
+// (verifications, rate-limit checks) names the chart, the table's column and its empty row.
 import { h, svg, thead } from "./dom";
 import type { OutcomeBucket } from "./analytics";
 
@@ -12,6 +13,9 @@ const COLORS: Record<string, string> = {
   NOT_FOUND: "#b91c1c",
   FORBIDDEN: "#be185d",
   INSUFFICIENT_PERMISSIONS: "#1e40af",
+  // ratelimit.limit outcomes (a namespace's usage).
+  PASSED: "#1d7a3a",
+  LIMITED: "#b45309",
 };
 const OTHER = "#0e7490";
 
@@ -21,6 +25,8 @@ export function outcomeChart(
   to: number,
   step: number,
   label: (ms: number) => string,
+  /** What the buckets count, capitalised: "Verifications" or "Rate-limit checks". */
+  counted = "Verifications",
 ): HTMLElement {
   const W = 720;
   const H = 220;
@@ -41,7 +47,7 @@ export function outcomeChart(
   const bw = (W - pad.l - pad.r) / slots;
   const y = (v: number) => pad.t + (H - pad.t - pad.b) * (1 - v / max);
   const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-labelledby": "chart-title", class: "chart" });
-  chart.append(svg("title", { id: "chart-title" }, `Verifications by outcome, ${label(from)} to ${label(to)}`));
+  chart.append(svg("title", { id: "chart-title" }, `${counted} by outcome, ${label(from)} to ${label(to)}`));
   for (const v of [0, Math.round(max / 2), max]) {
     chart.append(svg("line", { x1: pad.l, x2: W - pad.r, y1: y(v), y2: y(v), class: "grid-line" }));
     chart.append(svg("text", { x: pad.l - 4, y: y(v) + 4, "text-anchor": "end", class: "axis" }, String(v)));
@@ -82,12 +88,12 @@ export function outcomeChart(
     "table",
     { class: "totals", "data-testid": "outcome-totals" },
     h("caption", {}, "Totals in this period"),
-    thead("Outcome", "Verifications"),
+    thead("Outcome", counted),
     h(
       "tbody",
       {},
       totals.length === 0
-        ? h("tr", {}, h("td", { colspan: 2 }, "No verifications in this period."))
+        ? h("tr", {}, h("td", { colspan: 2 }, `No ${counted.toLowerCase()} in this period.`))
         : totals.map(([o, n]) => h("tr", { "data-outcome": o }, h("td", {}, o), h("td", {}, String(n)))),
     ),
   );

@@ -114,6 +114,48 @@ describe.runIf(RUN_BROWSER)("console identities and rate limits in Chromium", ()
     await page.close();
   });
 
+  it("rate limits: a namespace's usage, as the service counts it: passed and refused checks in a chart and its totals", async () => {
+    const ns = `usage_${rand()}`;
+    // 3 pass, 2 are refused (limit 3 per minute for one identifier), 1 passes for another identifier.
+    for (let i = 0; i < 5; i++) await c.call("ratelimit.limit", { namespace: ns, identifier: "user_1", limit: 3, duration: 60_000 });
+    await c.call("ratelimit.limit", { namespace: ns, identifier: "user_2", limit: 3, duration: 60_000 });
+    // The service writes its counts about a second after the calls: wait until it answers them.
+    const start = Date.now() - 86_400_000;
+    const usage = async () => {
+      const res = await c.call("ratelimit.getNamespaceUsage", { namespace: ns, start, end: Date.now() + 3_600_000 });
+      const points = res.body.data as Array<{ passed: number; limited: number }>;
+      return { passed: points.reduce((a, p) => a + p.passed, 0), limited: points.reduce((a, p) => a + p.limited, 0) };
+    };
+    await expect.poll(usage, { timeout: 30_000 }).toEqual({ passed: 4, limited: 2 });
+
+    const { page, problems } = await c.open();
+    await c.signIn(page);
+    await page.goto(`${c.service.baseUrl}/#/ratelimits/${ns}`);
+    const section = page.getByTestId("namespace-usage");
+    await expect
+      .poll(() => section.getByTestId("usage-summary").innerText())
+      .toMatch(/^6 checks since .*: 4 passed, 2 refused \(33 %\)\.$/);
+    const totals = section.getByTestId("outcome-totals");
+    expect(await totals.locator("tr[data-outcome=PASSED] td").nth(1).innerText()).toBe("4");
+    expect(await totals.locator("tr[data-outcome=LIMITED] td").nth(1).innerText()).toBe("2");
+    expect(await section.locator("rect[data-outcome=PASSED]").count()).toBeGreaterThan(0);
+    expect(await section.locator("svg title").first().textContent()).toContain("Rate-limit checks by outcome");
+    await c.expectAccessible(page, "a namespace's usage");
+    await c.shot(page, "ratelimit-usage", true);
+
+    // By day over 30 days: the same totals; the Refresh button reads again.
+    await section.getByLabel("Period").selectOption("30d");
+    await expect.poll(() => section.getByTestId("usage-summary").innerText()).toMatch(/^6 checks since .*: 4 passed, 2 refused/);
+    await c.call("ratelimit.limit", { namespace: ns, identifier: "user_3", limit: 3, duration: 60_000 });
+    await expect.poll(usage, { timeout: 30_000 }).toEqual({ passed: 5, limited: 2 });
+    await section.getByRole("button", { name: "Refresh" }).click();
+    await expect
+      .poll(() => section.getByTestId("usage-summary").innerText())
+      .toMatch(/^7 checks since .*: 5 passed, 2 refused \(29 %\)\.$/);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it("rate limits: the namespaces listed; a new one says how it is created (no error), then overrides set in minutes and hours, changed, deleted", async () => {
     const ns = `ns_${rand()}`;
     const existing = `listed_${rand()}`;

@@ -100,7 +100,7 @@ describe.runIf(RUN_BROWSER)("console layout at 1,280 px", () => {
       ["#/identities", "main table"],
       [`#/identities/${identityId}`, "[data-testid=identity-keys]"],
       ["#/ratelimits", "[data-testid=namespaces]"],
-      [`#/ratelimits/${encodeURIComponent(namespace)}`, "[data-testid=overrides]"],
+      [`#/ratelimits/${encodeURIComponent(namespace)}`, "[data-testid=namespace-usage] [data-testid=outcome-totals]"],
       ["#/rbac", "main table"],
       ["#/root-keys", "main table"],
       ["#/verifications", "[data-testid=latest-events]"],

@@ -1,13 +1,14 @@
 // Rate-limit namespaces (#/ratelimits, #/ratelimits/<namespace>): the workspace's namespaces
 // (keyguard's ratelimit.listNamespaces), one namespace's overrides (ratelimit.listOverrides, paged),
 // set one (ratelimit.setOverride: new, or changed by its identifier), delete one with confirmation,
-// and check an identifier (ratelimit.limit at cost 0, which also creates a new namespace). Windows
-// are entered and shown in seconds, minutes, hours or days.
+// and check an identifier (ratelimit.limit at cost 0, which also creates a new namespace), and its
+// usage (namespace-usage.ts). Windows are entered and shown in seconds, minutes, hours or days.
 import type { RatelimitNamespace, RatelimitOverride } from "../../protocol/types";
 import { ApiError, call } from "../api";
 import { field, h, replace, thead, when } from "../dom";
 import { durationInput, durationText, windowProblem } from "../inputs";
 import { announce, attempt, confirmDialog, errorPanel } from "../ui";
+import { namespaceUsage } from "./namespace-usage";
 
 const PAGE = 50;
 
@@ -103,6 +104,9 @@ async function namespacesPage(main: HTMLElement, open: HTMLElement): Promise<voi
 
 /** #/ratelimits/<namespace>: its overrides and a check; a namespace not created yet says how it gets created. */
 async function namespacePage(main: HTMLElement, namespace: string, open: HTMLElement): Promise<void> {
+  // Shown once the namespace is known to exist and be readable (by the overrides' listing).
+  const usage = namespaceUsage(namespace);
+  usage.element.hidden = true;
   const slot = h("div");
   const table = h("div");
   const more = h("div");
@@ -170,6 +174,7 @@ async function namespacePage(main: HTMLElement, namespace: string, open: HTMLEle
         ),
       );
       await load();
+      await usage.load();
     });
   });
 
@@ -191,6 +196,7 @@ async function namespacePage(main: HTMLElement, namespace: string, open: HTMLEle
     open,
     overrides,
     h("section", { "aria-labelledby": "probe-title" }, h("h2", { id: "probe-title" }, "Check an identifier"), probeForm, probeSlot),
+    usage.element,
   );
 
   const rows: RatelimitOverride[] = [];
@@ -271,6 +277,7 @@ async function namespacePage(main: HTMLElement, namespace: string, open: HTMLEle
     try {
       const { data, pagination } = await call("ratelimit.listOverrides", { namespace, limit: PAGE, ...(cursor ? { cursor } : {}) });
       setForm.hidden = false;
+      usage.element.hidden = false;
       if (!cursor) rows.length = 0;
       rows.push(...data);
       draw();
@@ -279,6 +286,7 @@ async function namespacePage(main: HTMLElement, namespace: string, open: HTMLEle
         pagination?.hasMore ? h("button", { type: "button", onclick: () => void load(pagination.cursor) }, "Load more overrides") : null,
       );
     } catch (err) {
+      usage.element.hidden = true;
       if (!missingNamespace(err)) return void replace(slot, errorPanel(err, "list the overrides"));
       // Not an error of the reader's: the namespace is created by its first use.
       setForm.hidden = true;
@@ -299,4 +307,5 @@ async function namespacePage(main: HTMLElement, namespace: string, open: HTMLEle
     }
   };
   await load();
+  if (!usage.element.hidden) await usage.load();
 }
