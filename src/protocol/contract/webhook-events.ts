@@ -25,6 +25,9 @@ const DESCRIPTIONS = {
   "identity.deleted": "An identity was deleted (identities.deleteIdentity).",
   "ratelimit_override.set": "A rate-limit override was set (ratelimit.setOverride).",
   "ratelimit_override.deleted": "A rate-limit override was deleted (ratelimit.deleteOverride).",
+  "portal.created": "A customer portal was configured (portal.createPortal).",
+  "portal.updated": "A customer portal's configuration was changed (portal.updatePortal).",
+  "portal.deleted": "A customer portal was deleted, with its sessions (portal.deletePortal).",
   "webhook.test": "A test message sent by webhooks.sendTestEvent to one endpoint, whatever it asked for.",
 } as const;
 

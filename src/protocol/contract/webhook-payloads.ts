@@ -10,7 +10,7 @@ import { WEBHOOK_EVENT_DESCRIPTIONS, type WebhookEventType } from "./webhook-eve
 const Id = Type.String({ minLength: 1 });
 
 /** What an event made by an operation's change names its record by. */
-export type ChangeSubject = "keyId" | "rootKeyId" | "apiId" | "permissionId" | "roleId" | "identityId" | "overrideId";
+export type ChangeSubject = "keyId" | "rootKeyId" | "apiId" | "permissionId" | "roleId" | "identityId" | "overrideId" | "portalId";
 
 /** `data` of an event made by an operation's change: its audit record, less what a receiver has no use for. */
 const changeData = <S extends ChangeSubject>(subject: S) =>
@@ -79,6 +79,9 @@ const DATA = {
   "identity.deleted": changeData("identityId"),
   "ratelimit_override.set": changeData("overrideId"),
   "ratelimit_override.deleted": changeData("overrideId"),
+  "portal.created": changeData("portalId"),
+  "portal.updated": changeData("portalId"),
+  "portal.deleted": changeData("portalId"),
   "webhook.test": TestEventData,
 } as const satisfies Record<WebhookEventType, TSchema>;
 

@@ -35,6 +35,9 @@ const EVENT_OF: Readonly<Record<string, { type: WebhookEventType; subject: Chang
   // The override first among the targets, its namespace second.
   "ratelimit.setOverride": { type: "ratelimit_override.set", subject: "overrideId" },
   "ratelimit.deleteOverride": { type: "ratelimit_override.deleted", subject: "overrideId" },
+  "portal.createPortal": { type: "portal.created", subject: "portalId" },
+  "portal.updatePortal": { type: "portal.updated", subject: "portalId" },
+  "portal.deletePortal": { type: "portal.deleted", subject: "portalId" },
   // What a portal session's end user does to their own keys (the actor: the session).
   "portal.rerollKey": { type: "key.rerolled", subject: "keyId" },
   "portal.createKey": { type: "key.created", subject: "keyId" },

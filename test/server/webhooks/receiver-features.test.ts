@@ -179,6 +179,13 @@ describe("webhooks as receivers expect them", () => {
       duration: 60_000,
     });
     await ok(s, "ratelimit.deleteOverride", { namespace: "api.calls", identifier: "user-1" });
+    const { portalId } = await ok(s, "portal.createPortal", {
+      name: "Customers",
+      apiIds: [s.apiId],
+      returnOrigins: ["https://app.example.com"],
+    });
+    await ok(s, "portal.updatePortal", { portalId, accentColor: "#123456" });
+    await ok(s, "portal.deletePortal", { portalId });
     const { keyId } = await s.createKey({ name: "k" });
     await ok(s, "keys.updateKey", { keyId, name: "renamed" });
     await ok(s, "rootKeys.createRootKey", { permissions: ["api.*.read_api"] });
@@ -196,6 +203,9 @@ describe("webhooks as receivers expect them", () => {
       ["identity.deleted", "identityId", identityId],
       ["ratelimit_override.set", "overrideId", overrideId],
       ["ratelimit_override.deleted", "overrideId", overrideId],
+      ["portal.created", "portalId", portalId],
+      ["portal.updated", "portalId", portalId],
+      ["portal.deleted", "portalId", portalId],
       ["key.created", "keyId", keyId],
       ["key.updated", "keyId", keyId],
     ];
