@@ -25,6 +25,7 @@ import type { KeyguardError } from "./errors";
 import type { ExtractOptions } from "./extract-key";
 import type { DecisionHandler } from "./on-decision";
 import { buildStatusPolicy, type StatusPolicyOverrides } from "./policy";
+import type { RotationHeaderSettings } from "./rotation-headers";
 import {
   checkShapeOption,
   planShape,
@@ -128,6 +129,13 @@ export interface AuthOptions<Req> {
   /** Add RateLimit / RateLimit-Policy headers when the verification reports rate limits. Default true. */
   rateLimitHeaders?: boolean;
   /**
+   * Tell callers in-band that their key is ending: an admitted request whose key expires within
+   * `window` (ms; `true`: 7 days) gets `Deprecation: @<when the window began>` (RFC 9745) and
+   * `Sunset: <its expiry>` (RFC 8594). A rerolled key's grace period is the end of its life, so
+   * callers of the old key see both until the grace ends. Default false.
+   */
+  rotationHeaders?: boolean | { window: number };
+  /**
    * When the service is unavailable: `"closed"` answers 503; `"open"` continues without a key
    * (logged). The service's 429 (workspace rate limit) always answers 503: random keys could
    * cause it. Default `"closed"`.
@@ -217,6 +225,7 @@ const DEFAULTS = Object.freeze({
   cache: Object.freeze({ ttl: 30_000, negativeTtl: 5_000, max: 1000 }),
   staleMax: 1000,
   unknownKeyWindow: 60_000,
+  rotationWindow: 7 * 86_400_000,
 });
 
 /** Every option name; the compiler fails when an option of ApiKeyAuthOptions is missing here. */
@@ -240,6 +249,7 @@ export const OPTION_NAMES = optionNames<ApiKeyAuthOptions>()({
   hideCredentials: true,
   allowPreflight: true,
   rateLimitHeaders: true,
+  rotationHeaders: true,
   onServiceError: true,
   staleIfError: true,
   timeout: true,
@@ -309,6 +319,8 @@ export interface ApiKeyAuthConfig<Req = IncomingMessage, Res = ServerResponse> {
   readonly passErrors: boolean;
   readonly hideCredentials: boolean;
   readonly allowPreflight: boolean;
+  /** undefined = off. */
+  readonly rotationHeaders: RotationHeaderSettings | undefined;
   readonly onServiceError: "closed" | "open";
   /** ms; 0 = off. */
   readonly staleIfError: number;
@@ -339,6 +351,13 @@ function parseCache(v: unknown): (StoreSettings & { max: number | undefined }) |
     negativeTtl: check.duration("cache.negativeTtl", c.negativeTtl, { min: 0, default: DEFAULTS.cache.negativeTtl }),
     max: c.max === undefined ? undefined : check.integer("cache.max", c.max, { min: 1, default: DEFAULTS.cache.max }),
   };
+}
+
+function parseRotationHeaders(v: unknown): RotationHeaderSettings | undefined {
+  if (v === undefined || v === false) return undefined;
+  if (v === true) return Object.freeze({ window: DEFAULTS.rotationWindow });
+  const o = check.object("rotationHeaders", v, "Use true, false or { window } (ms before a key's expiry).")!;
+  return Object.freeze({ window: check.duration("rotationHeaders.window", o.window, { min: 1, default: DEFAULTS.rotationWindow }) });
 }
 
 function parseStore(v: unknown, cache: ReturnType<typeof parseCache>): Store | undefined {
@@ -658,6 +677,7 @@ export function parseAuthOptions<Req, Res>(input: AnyOptions<Req, Res> | undefin
     passErrors,
     hideCredentials,
     allowPreflight: check.boolean("allowPreflight", options.allowPreflight, true),
+    rotationHeaders: parseRotationHeaders(options.rotationHeaders),
     onServiceError,
     staleIfError,
     staleMax: DEFAULTS.staleMax,

@@ -25,6 +25,7 @@ import { ERROR_CODES, type KeyguardError } from "./errors";
 import { checkCustomKey, extractKey, isPreflight, type Extraction, type KeySource, type RequestHeaders } from "./extract-key";
 import { createDecisionReporter, type DecisionSource, type MigrationStep } from "./on-decision";
 import { rateLimitHeaders } from "./ratelimit-headers";
+import { rotationHeaders } from "./rotation-headers";
 import { ShapeError, type ResolvedShape } from "./request-shape";
 import { createUnknownKeyLimit } from "./unknown-key-limit";
 import { classifyServiceFailure, createVerifier, passes, type VerifyOutcome } from "./verify";
@@ -80,7 +81,7 @@ const MAX_ADDRESS_LENGTH = 256;
 export interface DecisionCore<Req> {
   /** The decision for a request: now (a kept answer, no key, bad credentials), or a promise of one. */
   decide(req: Req, view: DecisionRequest): Decision | Promise<Decision>;
-  /** The RateLimit headers to set on an admitted request's response; undefined when there are none. */
+  /** The RateLimit (and, with rotationHeaders, Deprecation and Sunset) headers of an admitted request's response; undefined when there are none. */
   admitHeaders(key: VerifiedKey): Record<string, string> | undefined;
   /** Forgets answers (kept, stale, in flight) here and, through the store, on every instance. */
   invalidate(message: InvalidationMessage): Promise<void>;
@@ -93,6 +94,7 @@ const NOT_FOUND: Readonly<VerifyKeyResult> = Object.freeze({ valid: false, code:
 export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<Req, Res>, settings: CoreSettings<Req>): DecisionCore<Req> {
   const verifier = createVerifier(config);
   const ctx = config.denial;
+  const rotation = config.rotationHeaders;
   const { fixedShape, getKey, rejectBadChecksums } = config;
   const { hash, present, hide } = settings;
   // migrateFrom: undefined when off. It imports by the key's hash, so the hash is then always made.
@@ -284,8 +286,13 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
   return {
     decide,
     admitHeaders(key) {
-      if (!ctx.rateLimitHeaders || key.ratelimits === undefined || key.ratelimits.length === 0) return undefined;
-      return rateLimitHeaders(key.ratelimits, Date.now());
+      const limits = ctx.rateLimitHeaders && key.ratelimits !== undefined && key.ratelimits.length > 0;
+      if (!limits && (rotation === undefined || key.expires === undefined)) return undefined;
+      const now = Date.now();
+      const ending = rotation === undefined ? undefined : rotationHeaders(key.expires, rotation, now);
+      if (!limits) return ending;
+      const headers = rateLimitHeaders(key.ratelimits, now);
+      return ending === undefined ? headers : { ...headers, ...ending };
     },
     invalidate: (message) => verifier.invalidate(message),
     denial: ctx,

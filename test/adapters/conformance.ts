@@ -173,6 +173,29 @@ export function conformanceSuite(name: string, target: ConformanceTarget): void 
         expect(second.headers.get("www-authenticate")).toBeNull();
       });
 
+      it("Deprecation and Sunset (rotationHeaders) for a key in its reroll grace; none for others or with the option off", async () => {
+        const old = await createKey();
+        const rerolled = await client.keys.rerollKey({ keyId: old.keyId, expiration: 600_000 });
+        const { expires } = await client.keys.getKey({ keyId: old.keyId });
+        expect(expires).toBeGreaterThan(Date.now());
+        const during = await get("/rotation", bearer(old.key));
+        expect(during.status).toBe(200);
+        // The window (1 hour here) began an hour before the key's expiry; Sunset is the expiry itself.
+        expect(during.headers.get("deprecation")).toBe(`@${Math.floor((expires! - 3_600_000) / 1000)}`);
+        expect(during.headers.get("sunset")).toBe(new Date(expires!).toUTCString());
+        // The new key, a key expiring after the window, and the route without the option: none.
+        const later = await createKey({ expires: Date.now() + 2 * 3_600_000 });
+        for (const res of [
+          await get("/rotation", bearer(rerolled.key)),
+          await get("/rotation", bearer(later.key)),
+          await get("/protected", bearer(old.key)),
+        ]) {
+          expect(res.status).toBe(200);
+          expect(res.headers.get("deprecation")).toBeNull();
+          expect(res.headers.get("sunset")).toBeNull();
+        }
+      });
+
       it("429 USAGE_EXCEEDED once the key's credits are spent", async () => {
         const { key } = await createKey({ credits: { remaining: 1 } });
         expect((await get("/protected", bearer(key))).status).toBe(200);

@@ -73,6 +73,7 @@ export function scenarioRoutes(env: ScenarioEnv, decisions: ReportedDecision[]):
     { path: "/open", options: { ...base, baseUrl: env.refusedUrl, onServiceError: "open" } },
     { path: "/badroot", options: { ...base, rootKey: "unkey_not_a_root_key" } },
     { path: "/checksum-off", options: { ...base, rejectBadChecksums: false } },
+    { path: "/rotation", options: { ...base, rotationHeaders: { window: 3_600_000 } } },
   ];
   if (env.store !== undefined) routes.push({ path: "/redis", options: { ...base, store: env.store } });
   return routes;

@@ -107,6 +107,8 @@ describe("parseOptions", () => {
     [{ store: memoryStore(), cache: false }, /store has no effect with cache: false/],
     [{ store: memoryStore(), cache: { max: 5 } }, /cache\.max is set by the store/],
     [{ getKey: "header" }, /invalid option getKey = "header"\. Pass a function/],
+    [{ rotationHeaders: "yes" }, /invalid option rotationHeaders = "yes"\. Use true, false or \{ window \}/],
+    [{ rotationHeaders: { window: 0 } }, /invalid option rotationHeaders\.window = 0\./],
     [{ getKey: () => "k", hideCredentials: true }, /hideCredentials: true has no effect with getKey/],
   ] as Array<[Record<string, unknown>, string | RegExp]>)("rejects %j", (bad, message) => {
     expect(() => parseOptions({ ...ok, ...bad } as ApiKeyAuthOptions)).toThrow(ConfigError);
@@ -222,7 +224,7 @@ describe("parseOptions", () => {
     expect(OPTION_NAMES).toContain("tls");
     expect(OPTION_NAMES).toContain("migrateFrom");
     expect(OPTION_NAMES).toContain("shadow");
-    expect(OPTION_NAMES).toHaveLength(33);
+    expect(OPTION_NAMES).toHaveLength(34);
     expect(Object.isFrozen(OPTION_NAMES)).toBe(true);
   });
 

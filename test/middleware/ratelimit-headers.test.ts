@@ -1,6 +1,7 @@
-// Unit tests of the IETF RateLimit / RateLimit-Policy headers and Retry-After.
+// Unit tests of the IETF RateLimit / RateLimit-Policy headers, Retry-After, and Deprecation / Sunset.
 import { describe, expect, it } from "vitest";
 import { rateLimitHeaders, retryAfterFromRatelimits } from "../../src/middleware/ratelimit-headers";
+import { rotationHeaders } from "../../src/middleware/rotation-headers";
 
 const now = 1_700_000_000_000;
 const state = (
@@ -68,5 +69,25 @@ describe("retryAfterFromRatelimits", () => {
   it("is undefined when no limit is exceeded", () => {
     expect(retryAfterFromRatelimits([state("a")], now)).toBeUndefined();
     expect(retryAfterFromRatelimits(undefined, now)).toBeUndefined();
+  });
+});
+
+describe("rotationHeaders", () => {
+  const window = 3_600_000;
+  it("Deprecation from the moment the key entered the window, Sunset at its expiry", () => {
+    const expires = now + 600_000;
+    expect(rotationHeaders(expires, { window }, now)).toEqual({
+      Deprecation: `@${Math.floor((expires - window) / 1000)}`,
+      Sunset: new Date(expires).toUTCString(),
+    });
+    // The same values on every request of the key.
+    expect(rotationHeaders(expires, { window }, now + 60_000)).toEqual(rotationHeaders(expires, { window }, now));
+  });
+
+  it("none without an expiry, once expired, or before the window", () => {
+    expect(rotationHeaders(undefined, { window }, now)).toBeUndefined();
+    expect(rotationHeaders(now, { window }, now)).toBeUndefined();
+    expect(rotationHeaders(now + window + 1, { window }, now)).toBeUndefined();
+    expect(rotationHeaders(now + window, { window }, now)).toBeDefined();
   });
 });

@@ -91,13 +91,11 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
     // Express's `req.ip` (its `trust proxy` setting decides whether X-Forwarded-For counts); Connect's socket address.
     address: frameworkAddress,
   });
-  /** Stores the verified key and its rate-limit headers (unless a handler before us already sent headers). */
+  /** Stores the verified key and its admission headers (unless a handler before us already sent headers). */
   function admit(key: VerifiedKey, req: Req, res: Res): void {
     setApiKey(req, res, key);
-    if (key.ratelimits !== undefined && key.ratelimits.length > 0 && !res.headersSent) {
-      const headers = core.admitHeaders(key);
-      if (headers !== undefined) for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-    }
+    const headers = core.admitHeaders(key);
+    if (headers !== undefined && !res.headersSent) for (const name in headers) res.setHeader(name, headers[name]!);
   }
 
   /** Carries out a decision made asynchronously; calls `next` last, so nothing after it can call it again. */
