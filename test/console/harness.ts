@@ -1,5 +1,5 @@
 // What the console's page journeys share: the key service with its console in this process (memory
-// storage), Chromium, a tab that records CSP violations, page errors, requests to another origin
+// storage, or the backend a suite names), Chromium, a tab that records CSP violations, page errors, requests to another origin
 // and root keys in URLs or console messages; sign-in; axe in both colour schemes; screenshots in both
 // schemes (KEYGUARD_SCREENSHOTS=1 writes them into docs/console/); keyboard-only moves.
 import { mkdirSync } from "node:fs";
@@ -7,7 +7,8 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect } from "vitest";
 import { silentLogger } from "keyguard";
-import { startLocalKeyService, type LocalKeyServiceOptions, type RunningLocalKeyService } from "keyguard/server";
+import type { LocalKeyServiceOptions, RunningLocalKeyService } from "keyguard/server";
+import { startLocalUnderTest, type Backend } from "../support/store-under-test";
 import { launch, seriousViolations, type Browser } from "./browser";
 
 const SHOTS = process.env.KEYGUARD_SCREENSHOTS === "1" ? join(process.cwd(), "docs", "console") : undefined;
@@ -26,11 +27,11 @@ export interface Harness {
   newApi(): Promise<string>;
 }
 
-/** Starts the service (with `options()`) and Chromium for the suite it is called in (closed after it). */
-export function useConsole(options: () => LocalKeyServiceOptions = () => ({})): Harness {
+/** Starts the service (with `options()`, on `backend`) and Chromium for the suite it is called in (closed after it). */
+export function useConsole(options: () => LocalKeyServiceOptions = () => ({}), backend: Backend = "memory"): Harness {
   const h = {} as Harness;
   beforeAll(async () => {
-    h.service = await startLocalKeyService({ console: true, logger: silentLogger, ...options() });
+    h.service = await startLocalUnderTest({ console: true, logger: silentLogger, ...options() }, backend);
     h.browser = await launch();
   }, 60_000);
   afterAll(async () => {

@@ -16,8 +16,10 @@ import {
 } from "keyguard/server";
 import { overriding } from "./storage-wrapper";
 
-/** Backends a test run can choose with KEYGUARD_TEST_STORE. */
-const BACKENDS: Record<string, () => Promise<Storage | undefined>> = {
+/** Backends a test run can choose with KEYGUARD_TEST_STORE (or a test names itself). */
+export type Backend = "memory" | "sqlite" | "postgres";
+
+const BACKENDS: Record<Backend, () => Promise<Storage | undefined>> = {
   // undefined: the service's own default, a new memory store.
   memory: async () => undefined,
   // A new SQLite file in a directory of its own, removed when the store closes.
@@ -42,9 +44,8 @@ const BACKENDS: Record<string, () => Promise<Storage | undefined>> = {
 };
 
 /** A fresh store of the backend under test, or undefined for the default (memory). The caller closes it. */
-export async function storeUnderTest(): Promise<Storage | undefined> {
-  const name = process.env.KEYGUARD_TEST_STORE || "memory";
-  const open = Object.hasOwn(BACKENDS, name) ? BACKENDS[name] : undefined;
+export async function storeUnderTest(name: string = process.env.KEYGUARD_TEST_STORE || "memory"): Promise<Storage | undefined> {
+  const open = Object.hasOwn(BACKENDS, name) ? BACKENDS[name as Backend] : undefined;
   if (!open) {
     throw new Error(`KEYGUARD_TEST_STORE=${JSON.stringify(name)} is not a known backend; use one of: ${Object.keys(BACKENDS).join(", ")}.`);
   }
@@ -52,12 +53,14 @@ export async function storeUnderTest(): Promise<Storage | undefined> {
 }
 
 /**
- * startLocalKeyService on the store under test (unless `options` name a `storage` or `dataFile`);
- * its `close()` also closes that store.
+ * startLocalKeyService on the store under test, or on `backend` (unless `options` name a `storage`
+ * or `dataFile`); its `close()` also closes that store.
  */
-export async function startLocalUnderTest(options: LocalKeyServiceOptions = {}): Promise<RunningLocalKeyService> {
+export async function startLocalUnderTest(options: LocalKeyServiceOptions = {}, backend?: Backend): Promise<RunningLocalKeyService> {
   const store =
-    options.storage === undefined && options.store === undefined && options.dataFile === undefined ? await storeUnderTest() : undefined;
+    options.storage === undefined && options.store === undefined && options.dataFile === undefined
+      ? await storeUnderTest(backend)
+      : undefined;
   let running: RunningLocalKeyService;
   try {
     running = await startLocalKeyService(store ? { ...options, storage: store } : options);
