@@ -2,9 +2,11 @@
 // the client and apiKeyAuth() trust a CA of their own and present a client certificate; a
 // certificate of an untrusted CA, or no client certificate where one is required, is refused; a
 // reload swaps the certificate for new connections while an open keep-alive connection goes on,
-// and a reload from a bad file keeps the certificate in use.
+// and a reload from a bad file keeps the certificate in use. The hosted portal's session cookie is Secure
+// behind TLS.
 import { copyFileSync } from "node:fs";
-import { Agent } from "node:https";
+import { get as httpGet } from "node:http";
+import { Agent, get as httpsGet } from "node:https";
 import { join } from "node:path";
 import express from "express";
 import request from "supertest";
@@ -93,6 +95,53 @@ describe("HTTPS", () => {
     await expect(startLocalKeyService({ tls: { certFile: certs.serverCert } as never })).rejects.toThrow(
       /invalid option tls\.keyFile = undefined/,
     );
+  });
+});
+
+describe("the hosted portal behind TLS", () => {
+  it("the code exchange sets the session cookie Secure (and HttpOnly, SameSite=Strict); plain HTTP does not", async () => {
+    const cookiesOf = async (running: RunningLocalKeyService, agent?: Agent) => {
+      const client = createClient({ rootKey: running.rootKey, baseUrl: running.baseUrl, ...GENEROUS, tls: { ca: certs.pem(certs.ca) } });
+      const { key } = await client.keys.createKey({ apiId: running.apiId, externalId: "cust-1" });
+      expect(key).toBeTruthy();
+      const portal = await client.portal.createPortal({
+        name: "Acme",
+        apiIds: [running.apiId],
+        returnOrigins: ["https://app.example.com"],
+      });
+      const session = await client.portal.createSession({
+        portal: portal.portalId,
+        externalId: "cust-1",
+        scopes: ["keys:read"],
+        returnUrl: "https://app.example.com/settings",
+      });
+      // The URL is the service's own origin (https behind TLS).
+      expect(new URL(session.url).protocol).toBe(new URL(running.baseUrl).protocol);
+      const res = await new Promise<{ status: number; cookies: string[] }>((resolve, reject) => {
+        const req = (agent ? httpsGet : httpGet)(session.url, agent ? { agent } : {}, (r) => {
+          r.resume();
+          resolve({ status: r.statusCode!, cookies: r.headers["set-cookie"] ?? [] });
+        });
+        req.once("error", reject);
+      });
+      await client.close();
+      return res;
+    };
+    const secure = await startLocalKeyService({
+      tls: { certFile: certs.serverCert, keyFile: certs.serverKey },
+      console: true,
+      logger: silentLogger,
+    });
+    const plain = await startLocalKeyService({ console: true, logger: silentLogger });
+    started.push(secure, plain);
+    const overTls = await cookiesOf(secure, new Agent({ ca: certs.pem(certs.ca) }));
+    expect(overTls.status).toBe(303);
+    const token = overTls.cookies.find((c) => c.startsWith("portal_session=pat_"));
+    expect(token).toMatch(/; Path=\/portal; Max-Age=86400; HttpOnly; SameSite=Strict; Secure$/);
+    const overHttp = await cookiesOf(plain);
+    expect(overHttp.status).toBe(303);
+    const plainToken = overHttp.cookies.find((c) => c.startsWith("portal_session=pat_"));
+    expect(plainToken).toMatch(/; HttpOnly; SameSite=Strict$/);
   });
 });
 
