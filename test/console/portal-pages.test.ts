@@ -115,6 +115,7 @@ async function journey(c: Harness, shots: boolean): Promise<void> {
   expect(cookie!.value).toMatch(/^pat_/);
   expect(await page.evaluate<string>("document.cookie")).toBe("");
   expect(await page.title()).toBe("Acme API: API keys");
+  expect(await page.getByTestId("signed-in-as").innerText()).toBe(`Signed in as ${f.user}`);
   await expect.poll(() => page.locator(`tr[data-key-id="${f.ownKey.keyId}"]`).count()).toBe(1);
   expect(await page.locator(`tr[data-key-id="${f.otherKeyId}"]`).count()).toBe(0);
   await expectAccessible(page, "portal keys");

@@ -69,6 +69,9 @@ async function render(moved = false): Promise<void> {
         tabs.map((t) => h("li", {}, h("a", { href: `#${t.path}`, "aria-current": t === tab ? "page" : undefined }, t.label))),
       ),
     ),
+    // Whose keys these are: a link minted for someone else (sent to the reader to sign them in to
+    // another account) shows another name here.
+    h("span", { class: "who", "data-testid": "signed-in-as" }, `Signed in as ${s.externalId}`),
     s.returnUrl ? h("a", { href: "/portal/return", class: "back" }, "Back to the app") : null,
   );
   const skip = h("a", { href: "#main", class: "skip", onclick: (ev: Event) => (ev.preventDefault(), main.focus()) }, "Skip to the page");
