@@ -79,6 +79,31 @@ function thrownType(err: unknown): string {
   return typeof name === "string" && SAFE_VALUE.test(name) ? name : "_OTHER";
 }
 
+/** The `@opentelemetry/api` module as imported (its named exports: the default export lacks SpanKind and SpanStatusCode). */
+function toApi(mod: unknown): Api {
+  const api = ((mod as { trace?: unknown }).trace === undefined ? (mod as { default?: unknown }).default : mod) as Api;
+  if (typeof api?.trace?.getTracerProvider !== "function") throw new Error("not the @opentelemetry/api module");
+  return api;
+}
+
+/**
+ * keyguard's meter from the `telemetry` providers, for counters of the middleware's own (the
+ * provider as it is at this call: an SDK registered later counts from then). Undefined when
+ * telemetry is off or `@opentelemetry/api` cannot be loaded (the client logs that once).
+ */
+export async function telemetryMeter(
+  settings: TelemetrySettings,
+  load: () => Promise<unknown> = importApi,
+): Promise<OtelApi.Meter | undefined> {
+  if (settings === undefined) return undefined;
+  try {
+    const api = toApi(await (settings.api !== undefined ? Promise.resolve(settings.api) : load()));
+    return ((settings.meterProvider ?? api.metrics.getMeterProvider()) as OtelApi.MeterProvider).getMeter(INSTRUMENTATION_NAME);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The client's telemetry, or undefined when off. `load` imports `@opentelemetry/api` (tests inject
  * a failing one); it starts now, and the first calls wait for it. When the package is missing the
@@ -119,12 +144,6 @@ export function createTelemetry(
   let failed = false;
   /** A tracer or meter threw once (logged once). */
   let recordFailed = false;
-  const toApi = (mod: unknown): Api => {
-    // The named exports (the default export lacks SpanKind and SpanStatusCode).
-    const api = ((mod as { trace?: unknown }).trace === undefined ? (mod as { default?: unknown }).default : mod) as Api;
-    if (typeof api?.trace?.getTracerProvider !== "function") throw new Error("not the @opentelemetry/api module");
-    return api;
-  };
   // Imported now; a failure is logged at once (not at the first call).
   const loaded: Promise<Api | undefined> = load()
     .then(toApi)

@@ -14,7 +14,7 @@ import {
   type ClientOptions,
   type ClientTlsOptions,
 } from "../client/options";
-import type { TelemetryOptions, TelemetrySettings } from "../client/telemetry";
+import { telemetryMeter, type TelemetryOptions, type TelemetrySettings } from "../client/telemetry";
 import { ConfigError, optionNames } from "../config-error";
 import type { Logger } from "../logger";
 import { optionChecks, type OptionChecks } from "../option-checks";
@@ -553,6 +553,7 @@ function parseShadow<Req>(
   logger: Logger,
   call: ApiKeyAuthConfig["call"],
   makeClient: ClientFactory,
+  telemetry: TelemetrySettings,
 ): ShadowSettings<Req> | undefined {
   if (v === undefined) return undefined;
   const o = check.object("shadow", v, "Use { baseUrl, rootKey, sample?, onDisagreement? }.")!;
@@ -568,6 +569,7 @@ function parseShadow<Req>(
     onDisagreement,
     callOptions: call.options,
     logger,
+    meter: telemetry === undefined ? undefined : () => telemetryMeter(telemetry),
   });
 }
 
@@ -688,6 +690,6 @@ export function parseAuthOptions<Req, Res>(input: AnyOptions<Req, Res> | undefin
     logger,
     onDecision,
     migrateFrom: parseMigrateFrom(options.migrateFrom, logger, frozenCall, makeClient, () => client),
-    shadow: parseShadow<Req>(options.shadow, logger, frozenCall, makeClient),
+    shadow: parseShadow<Req>(options.shadow, logger, frozenCall, makeClient, telemetry),
   });
 }

@@ -1,8 +1,11 @@
 // Shadow verification (`shadow`): for a sampled share of the requests the key service answered, the
 // same verification is sent to a second service after the decision, off the request path, and the
 // two answers are compared (valid, code, permissions, roles, credits left). A disagreement goes to
-// `onDisagreement` and the log; the request's answer never waits for, or changes by, it.
+// `onDisagreement` and the log, and with `telemetry` every comparison is counted (OpenTelemetry:
+// `keyguard.shadow.comparisons` by outcome, `keyguard.shadow.disagreements` by field); the
+// request's answer never waits for, or changes by, it.
 
+import type { Counter, Meter } from "@opentelemetry/api";
 import type { KeyServiceClient } from "../client";
 import type { CallOptions } from "../client/options";
 import { createLogThrottle, type Logger } from "../logger";
@@ -58,6 +61,8 @@ export interface ShadowSettings<Req> {
   readonly onDisagreement: ShadowHandler<Req> | undefined;
   readonly callOptions: CallOptions;
   readonly logger: Logger;
+  /** keyguard's meter (apiKeyAuth's `telemetry`), asked for at the first comparison; undefined: not counted. */
+  readonly meter: (() => Promise<Meter | undefined>) | undefined;
   /** Math.random, replaced in tests. */
   readonly random?: () => number;
 }
@@ -91,16 +96,53 @@ function differences(a: ShadowAnswer, b: ShadowAnswer): ShadowField[] {
   return out;
 }
 
+/** The comparisons' outcomes as counted. */
+type ShadowOutcome = "agreed" | "disagreed" | "failed";
+
+interface ShadowCounters {
+  readonly comparisons: Counter;
+  readonly disagreements: Counter;
+}
+
 export function createShadow<Req>(settings: ShadowSettings<Req>): Shadow<Req> {
   const { client, logger, callOptions } = settings;
   const random = settings.random ?? Math.random;
   const throttle = createLogThrottle();
+  let counters: Promise<ShadowCounters | undefined> | undefined;
+
+  /** Counts one comparison (and each field of a disagreement) when telemetry is on; a meter that throws changes nothing. */
+  async function count(outcome: ShadowOutcome, fields: readonly ShadowField[] = []): Promise<void> {
+    if (settings.meter === undefined) return;
+    counters ??= settings.meter().then((meter) =>
+      meter === undefined
+        ? undefined
+        : {
+            comparisons: meter.createCounter("keyguard.shadow.comparisons", {
+              description: "Verifications also sent to the shadow key service, by outcome (agreed, disagreed, failed).",
+            }),
+            disagreements: meter.createCounter("keyguard.shadow.disagreements", {
+              description: "Fields in which the shadow key service disagreed (valid, code, permissions, roles, credits).",
+            }),
+          },
+    );
+    try {
+      const c = await counters;
+      c?.comparisons.add(1, { "keyguard.shadow.outcome": outcome });
+      for (const field of fields) c?.disagreements.add(1, { "keyguard.shadow.field": field });
+    } catch (e) {
+      logger.error(
+        { error: e instanceof Error ? e.name : typeof e },
+        "apiKeyAuth: the OpenTelemetry meter threw; shadow counts are incomplete",
+      );
+    }
+  }
 
   async function compare(body: VerifyKeyRequest, primary: Readonly<VerifyKeyResult>, req: Req): Promise<void> {
     let second: Readonly<VerifyKeyResult>;
     try {
       second = await client.keys.verifyKey(body, callOptions);
     } catch (e) {
+      await count("failed");
       const t = throttle("failure");
       if (t.log) {
         const code = (e as { code?: unknown } | null)?.code;
@@ -110,6 +152,7 @@ export function createShadow<Req>(settings: ShadowSettings<Req>): Shadow<Req> {
     }
     const report = { primary: answerOf(primary), shadow: answerOf(second) };
     const fields = differences(report.primary, report.shadow);
+    await count(fields.length === 0 ? "agreed" : "disagreed", fields);
     if (fields.length === 0) return;
     const t = throttle("disagreement");
     if (t.log) {

@@ -17,6 +17,7 @@ import {
   type LogFields,
 } from "keyguard";
 import { Unkey } from "@unkey/api";
+import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import { webApiKeyAuth } from "keyguard/web";
 import { startService, type ServiceFixture } from "./helpers";
 import { GENEROUS } from "../support/time-limits";
@@ -322,6 +323,62 @@ describe("apiKeyAuth({ shadow })", () => {
     expect(logger.lines.some((l) => l.includes("the shadow key service disagrees"))).toBe(true);
     const all = logger.lines.join("\n");
     for (const secret of secretsOf(key, onlyHere)) expect(all).not.toContain(secret);
+  });
+
+  it("with telemetry, counts each comparison by outcome and each disagreeing field (OpenTelemetry)", async () => {
+    const exported = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+    const meterProvider = new MeterProvider({
+      readers: [new PeriodicExportingMetricReader({ exporter: exported, exportIntervalMillis: 60_000 })],
+    });
+    const { key, keyId } = await old.createKeyWithId({ permissions: ["docs.read"] });
+    expect((await request(migratingApp().app).get("/").set("X-API-Key", key)).status).toBe(200);
+    const onlyHere = await here.createKey();
+    const refused = await refusedUrl();
+    const app = (shadowUrl: string) =>
+      express().get(
+        "/",
+        apiKeyAuth({
+          rootKey: here.svc.rootKey,
+          baseUrl: here.svc.baseUrl,
+          cache: false,
+          logger: silentLogger,
+          ...GENEROUS,
+          telemetry: { meterProvider },
+          shadow: { rootKey: old.svc.rootKey, baseUrl: shadowUrl, sample: 1 },
+        }),
+        (_req, res) => {
+          res.send("ok");
+        },
+      );
+    const counted = async () => {
+      await meterProvider.forceFlush();
+      const metrics =
+        exported
+          .getMetrics()
+          .at(-1)
+          ?.scopeMetrics.flatMap((s) => s.metrics) ?? [];
+      const points = (name: string, attribute: string) =>
+        Object.fromEntries(
+          (metrics.find((m) => m.descriptor.name === name)?.dataPoints ?? []).map((p) => [String(p.attributes[attribute]), p.value]),
+        );
+      return {
+        comparisons: points("keyguard.shadow.comparisons", "keyguard.shadow.outcome"),
+        disagreements: points("keyguard.shadow.disagreements", "keyguard.shadow.field"),
+      };
+    };
+    const agreeing = app(old.svc.baseUrl);
+    // Agrees; then a planted permission only the old service's key has; then a key only here (valid and code differ).
+    expect((await request(agreeing).get("/").set("X-API-Key", key)).status).toBe(200);
+    await expect.poll(async () => (await counted()).comparisons.agreed).toBe(1);
+    await old.client.keys.addPermissions({ keyId, permissions: ["docs.write"] });
+    expect((await request(agreeing).get("/").set("X-API-Key", key)).status).toBe(200);
+    expect((await request(agreeing).get("/").set("X-API-Key", onlyHere)).status).toBe(200);
+    // An unreachable shadow: a failed comparison, the answer unchanged.
+    expect((await request(app(refused)).get("/").set("X-API-Key", key)).status).toBe(200);
+    await expect
+      .poll(counted)
+      .toEqual({ comparisons: { agreed: 1, disagreed: 2, failed: 1 }, disagreements: { permissions: 1, valid: 1, code: 1 } });
+    await meterProvider.shutdown();
   });
 
   it("a shadow that cannot be reached changes nothing; sample 0 sends nothing", async () => {
