@@ -37,6 +37,7 @@ export const FAST_SHARED = [
   "test/middleware/policy.test.ts",
   "test/middleware/preflight.test.ts",
   "test/middleware/ratelimit-headers.test.ts",
+  "test/middleware/rotation-grace.test.ts",
   "test/middleware/request-shape-contract.test.ts",
   "test/middleware/request-shape.test.ts",
   "test/middleware/service-failures.test.ts",

@@ -4,7 +4,8 @@
 // (its events kept meanwhile), the catalogue of event types whose schemas every message sent
 // matches, one message with its attempts, every failed message since a time sent again (once), the
 // deliveries a page at a time and by status, a test event, and the events of APIs, permissions,
-// roles, identities and rate-limit overrides.
+// roles, identities, rate-limit overrides and portals, and of what a portal session does to its
+// keys (the session as the actor).
 import { randomBytes } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { memoryStorage } from "keyguard/server";
@@ -221,6 +222,52 @@ describe("webhooks as receivers expect them", () => {
     }
     // The schemas are not trivially true: a payload of one type does not match another's.
     expect(Value.Check(schemaOf.get("api.created")!, JSON.parse(r.received.find((x) => typeOf(x) === "key.created")!.body))).toBe(false);
+  });
+
+  it("sends what a portal session does to its keys, the session as the actor, with no secret in them", async () => {
+    const r = await receiver();
+    const s = await service();
+    await ok(s, "webhooks.createEndpoint", { url: r.url, events: ["key.created", "key.rerolled", "key.updated", "key.deleted"] });
+    const { portalId } = await ok(s, "portal.createPortal", {
+      name: "Customers",
+      apiIds: [s.apiId],
+      returnOrigins: ["https://app.example.com"],
+      actions: { create: true, disable: true, delete: true },
+    });
+    const minted = await ok(s, "portal.createSession", {
+      portal: portalId,
+      externalId: "cust-7",
+      scopes: ["keys:read", "keys:create", "keys:reroll"],
+    });
+    const code = new URL(minted.url as string).searchParams.get("code");
+    const exchanged = await s.call("portal.exchangeCode", { code }, null);
+    expect(exchanged.status).toBe(200);
+    const token = exchanged.body.data.accessToken as string;
+    const asSession = async (op: string, body: unknown) => {
+      const res = await s.call(op, body, token);
+      expect(res.status, `${op}: ${JSON.stringify(res.body)}`).toBe(200);
+      return res.body.data;
+    };
+    const made = await asSession("portal.createKey", { name: "staging" });
+    const rolled = await asSession("portal.rerollKey", { keyId: made.keyId, expiration: 60_000 });
+    await asSession("portal.setKeyEnabled", { keyId: rolled.keyId, enabled: false });
+    await asSession("portal.deleteKey", { keyId: rolled.keyId });
+
+    await expect.poll(() => r.received.length, { timeout: 20_000 }).toBe(4);
+    const got = new Map(r.received.map((x) => [typeOf(x), JSON.parse(x.body) as { data: Record<string, unknown> }]));
+    const catalogue = (await ok(s, "webhooks.listEventTypes", {})) as Array<{ type: string; schema: object }>;
+    const schemaOf = new Map(catalogue.map((c) => [c.type, c.schema]));
+    const actor = { rootKeyId: minted.id, name: "cust-7" };
+    expect(minted.id).toMatch(/^ps_/);
+    expect(got.get("key.created")?.data).toMatchObject({ keyId: made.keyId, actor });
+    // A reroll's subject is the new key; the old one is among its targets.
+    expect(got.get("key.rerolled")?.data).toMatchObject({ keyId: rolled.keyId, targets: expect.arrayContaining([made.keyId]), actor });
+    expect(got.get("key.updated")?.data).toMatchObject({ keyId: rolled.keyId, actor });
+    expect(got.get("key.deleted")?.data).toMatchObject({ keyId: rolled.keyId, actor });
+    for (const x of r.received) {
+      expect(Value.Check(schemaOf.get(typeOf(x))!, JSON.parse(x.body)), `${typeOf(x)}: ${x.body}`).toBe(true);
+      for (const secret of [token, code!, made.key as string, rolled.key as string]) expect(x.body).not.toContain(secret);
+    }
   });
 
   it("answers one message with its attempts: time, status or error, duration", async () => {
