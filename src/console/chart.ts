@@ -16,6 +16,9 @@ const COLORS: Record<string, string> = {
   // ratelimit.limit outcomes (a namespace's usage).
   PASSED: "#1d7a3a",
   LIMITED: "#b45309",
+  // keys.migrateKeys: keys imported, and refused as already here.
+  IMPORTED: "#1e40af",
+  HELD: "#6b7280",
 };
 const OTHER = "#0e7490";
 
@@ -25,7 +28,7 @@ export function outcomeChart(
   to: number,
   step: number,
   label: (ms: number) => string,
-  /** What the buckets count, capitalised: "Verifications" or "Rate-limit checks". */
+  /** What the buckets count, capitalised: "Verifications", "Rate-limit checks", "Imports". */
   counted = "Verifications",
 ): HTMLElement {
   const W = 720;

@@ -484,6 +484,7 @@ function sideClient(
   logger: Logger,
   call: CallSettings,
   makeClient: ClientFactory,
+  telemetry: TelemetrySettings,
 ): KeyServiceClient {
   if (o.client !== undefined) {
     const client = o.client as KeyServiceClient;
@@ -508,7 +509,16 @@ function sideClient(
   };
   const { rootKey, baseUrl } = o;
   try {
-    return makeClient({ rootKey, baseUrl, logger: quiet, timeout: call.timeout, deadline: call.deadline, retry: call.retry ?? false });
+    // With telemetry, its calls are traced and measured like the main client's (server.address tells them apart).
+    return makeClient({
+      rootKey,
+      baseUrl,
+      logger: quiet,
+      timeout: call.timeout,
+      deadline: call.deadline,
+      retry: call.retry ?? false,
+      ...(telemetry === undefined ? {} : { telemetry }),
+    });
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     // createClient's message, naming the option as it sits here (`migrateFrom.baseUrl`).
@@ -524,6 +534,7 @@ function parseMigrateFrom(
   call: ApiKeyAuthConfig["call"],
   makeClient: ClientFactory,
   into: () => KeyServiceClient,
+  telemetry: TelemetrySettings,
 ): ApiKeyAuthConfig["migrateFrom"] {
   if (v === undefined) return undefined;
   const o = check.object("migrateFrom", v, "Use { baseUrl, rootKey, apiId, intoApiId, migrationId, until? }.")!;
@@ -537,7 +548,7 @@ function parseMigrateFrom(
   else if (o.until !== undefined) until = check.number("migrateFrom.until", o.until, { min: 0, max: 8.64e15 });
   if (until !== undefined && !Number.isFinite(until)) check.invalid("migrateFrom.until", o.until, "Pass a valid Date or Unix ms.");
   return Object.freeze({
-    old: sideClient("migrateFrom", o, logger, call.settings, makeClient),
+    old: sideClient("migrateFrom", o, logger, call.settings, makeClient, telemetry),
     into: into(),
     apiId,
     intoApiId,
@@ -564,7 +575,7 @@ function parseShadow<Req>(
     "(report, req)",
   );
   return Object.freeze({
-    client: sideClient("shadow", o, logger, call.settings, makeClient),
+    client: sideClient("shadow", o, logger, call.settings, makeClient, telemetry),
     sample,
     onDisagreement,
     callOptions: call.options,
@@ -689,7 +700,7 @@ export function parseAuthOptions<Req, Res>(input: AnyOptions<Req, Res> | undefin
     unknownKeyLimit,
     logger,
     onDecision,
-    migrateFrom: parseMigrateFrom(options.migrateFrom, logger, frozenCall, makeClient, () => client),
+    migrateFrom: parseMigrateFrom(options.migrateFrom, logger, frozenCall, makeClient, () => client, telemetry),
     shadow: parseShadow<Req>(options.shadow, logger, frozenCall, makeClient, telemetry),
   });
 }

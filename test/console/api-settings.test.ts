@@ -81,4 +81,45 @@ describe.runIf(RUN_BROWSER)("console API settings in Chromium", () => {
     expect(problems).toEqual([]);
     await page.close();
   });
+
+  it("shows the keys moved in (keys.migrateKeys) over the last day, from the audit log; nothing when none were", async () => {
+    const name = `moving-${rand()}`;
+    const apiId = ((await c.call("apis.createApi", { name })).body.data as { apiId: string }).apiId;
+    const { page, problems } = await c.open();
+    await c.signIn(page);
+    const none = page.waitForResponse((r) => r.url().endsWith("/v2/audit.listEvents"));
+    await page.goto(`${c.service.baseUrl}/#/api/${apiId}`);
+    await page.getByRole("heading", { name: `Settings of ${name}` }).waitFor();
+    await page.getByRole("button", { name: "Save settings" }).waitFor();
+    expect((await none).status()).toBe(200);
+    expect(await page.getByTestId("imports").count()).toBe(0);
+
+    const { migrationId } = await c.service.service.createKeyMigration({ algorithm: "sha256" });
+    const hash = (i: number) => Buffer.from(`a key hash of ${name} number ${i}`.padEnd(32, ".")).toString("base64");
+    const imported = (await c.call("keys.migrateKeys", { migrationId, apiId, keys: [0, 1, 2].map((i) => ({ hash: hash(i) })) })).body;
+    expect(imported.data).toMatchObject({ failed: [] });
+    // One hash again: refused as already here.
+    await c.call("keys.migrateKeys", { migrationId, apiId, keys: [{ hash: hash(0) }, { hash: hash(3) }] });
+
+    await page.reload();
+    const panel = page.getByTestId("imports");
+    await expect
+      .poll(() => panel.getByTestId("imports-summary").innerText())
+      .toMatch(/^4 keys imported since .*, 4 of them in the last hour; 1 refused as already here\.$/);
+    expect(await panel.locator('[data-testid="outcome-totals"] tr[data-outcome="IMPORTED"] td').nth(1).innerText()).toBe("4");
+    expect(await panel.locator('[data-testid="outcome-totals"] tr[data-outcome="HELD"] td').nth(1).innerText()).toBe("1");
+    await c.expectAccessible(page, "keys moved in");
+    // A root key that may not read the audit log sees the settings without the panel, and no error.
+    const limited = await c.open();
+    await c.signIn(limited.page, await rootKeyWith(c, "api.*.read_api", "api.*.update_api"));
+    const refused = limited.page.waitForResponse((r) => r.url().endsWith("/v2/audit.listEvents"));
+    await limited.page.goto(`${c.service.baseUrl}/#/api/${apiId}`);
+    expect((await refused).status()).toBe(403);
+    await limited.page.getByRole("button", { name: "Save settings" }).waitFor();
+    expect(await limited.page.getByTestId("imports").count()).toBe(0);
+    expect(await limited.page.getByRole("alert").count()).toBe(0);
+    expect([...problems, ...limited.problems]).toEqual([]);
+    await page.close();
+    await limited.page.close();
+  });
 });

@@ -281,6 +281,55 @@ describe("migrateFrom through keyguard/web, with the official SDK on both servic
   });
 });
 
+describe("apiKeyAuth({ migrateFrom, telemetry })", () => {
+  it("measures the old service's calls apart (server.port): a key's first request asks it, later ones do not", async () => {
+    const exported = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+    const meterProvider = new MeterProvider({
+      readers: [new PeriodicExportingMetricReader({ exporter: exported, exportIntervalMillis: 60_000 })],
+    });
+    const oldPort = Number(new URL(old.svc.baseUrl).port);
+    /** Calls to the old service measured so far, by URL template. */
+    const oldCalls = async () => {
+      await meterProvider.forceFlush();
+      const metrics =
+        exported
+          .getMetrics()
+          .at(-1)
+          ?.scopeMetrics.flatMap((s) => s.metrics) ?? [];
+      const points = metrics.find((m) => m.descriptor.name === "http.client.request.duration")?.dataPoints ?? [];
+      const out: Record<string, number> = {};
+      for (const p of points) {
+        if (p.attributes["server.port"] !== oldPort) continue;
+        const template = String(p.attributes["url.template"]);
+        out[template] = (out[template] ?? 0) + (p.value as { count: number }).count;
+      }
+      return out;
+    };
+    const app = express().get(
+      "/",
+      apiKeyAuth({
+        rootKey: here.svc.rootKey,
+        baseUrl: here.svc.baseUrl,
+        logger: silentLogger,
+        ...GENEROUS,
+        telemetry: { meterProvider },
+        migrateFrom: { rootKey: old.svc.rootKey, baseUrl: old.svc.baseUrl, apiId: old.svc.apiId, intoApiId: here.svc.apiId, migrationId },
+      }),
+      (_req, res) => {
+        res.send("ok");
+      },
+    );
+    const key = await old.createKey();
+    expect((await request(app).get("/").set("X-API-Key", key)).status).toBe(200);
+    const first = await oldCalls();
+    expect(first["/v2/keys.verifyKey"]).toBeGreaterThanOrEqual(1);
+    expect(first["/v2/keys.getKey"]).toBeGreaterThanOrEqual(1);
+    for (let i = 0; i < 3; i++) expect((await request(app).get("/").set("X-API-Key", key)).status).toBe(200);
+    expect(await oldCalls()).toEqual(first);
+    await meterProvider.shutdown();
+  });
+});
+
 describe("apiKeyAuth({ shadow })", () => {
   it("reports a planted disagreement after the answer, and changes no answer", async () => {
     const { key, keyId } = await old.createKeyWithId({ permissions: ["docs.read"] });

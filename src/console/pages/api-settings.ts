@@ -1,10 +1,11 @@
 // One API's settings (#/api/<apiId>): read with keyguard's apis.getApiSettings, changed with keyguard's apis.updateApi
 // (name, IP allow-list, recoverable keys, key format, leak response, credits-low threshold); only the fields changed are
-// sent. A refusal or an error is shown with the service's detail.
+// sent. A refusal or an error is shown with the service's detail. Below, the keys moved in (imports.ts), when there were any.
 import type { ApiSettings } from "../../protocol/types";
 import { call, type Body } from "../api";
 import { field, h, replace, uid } from "../dom";
 import { announce, attempt, list } from "../ui";
+import { importsPanel } from "./imports";
 
 type Changes = Omit<Body<"apis.updateApi">, "apiId">;
 /** The key formats of the contract, each as the form names it. */
@@ -90,4 +91,6 @@ export async function apiSettingsPage(main: HTMLElement, apiId?: string): Promis
     h("dl", { class: "facts" }, h("dt", {}, "API id"), h("dd", {}, h("code", {}, a.id))),
     form,
   );
+  const imports = await importsPanel(a.id);
+  if (imports) main.append(imports);
 }
