@@ -32,7 +32,24 @@ export async function spendCredits(
     crossings === undefined ? [keyId, cost, boundary, amount, now] : [keyId, cost, boundary, amount, now, crossings.lowThreshold ?? null],
   );
   if (charged[0]) return { ok: true, remaining: Number(charged[0].remaining) };
-  // Not charged: apply a refill that fell due anyway, and report the balance.
+  return notCharged(query, keys, keyId, cost, now, refill, crossings);
+}
+
+/**
+ * A charge its `UPDATE` did not make: applies a refill that fell due anyway, and reports the
+ * balance (undefined for a key without credits or not found).
+ */
+export async function notCharged(
+  query: Query,
+  keys: string,
+  keyId: string,
+  cost: number,
+  now: number,
+  refill?: DueRefill,
+  crossings?: CreditsCrossings,
+): Promise<SpendOutcome | undefined> {
+  const boundary = refill?.boundary ?? null;
+  const amount = refill?.amount ?? null;
   const rows =
     refill === undefined
       ? []

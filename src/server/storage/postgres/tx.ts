@@ -19,6 +19,7 @@ import type { RedisLimits } from "./redis-limits";
 import type { Query } from "./query";
 import type { RecordCache } from "./record-cache";
 import { Coalescer, type CoalescerSettings } from "./coalesce";
+import { CreditsBatcher } from "./credits-batch";
 
 /**
  * Whether the record cache may keep a key found by its hash (keys.verifyKey's lookup): not one
@@ -48,6 +49,9 @@ const keptById = (key: KeyRecord): boolean => key.credits === undefined && keptB
  */
 const KEY_LOOKUPS: CoalescerSettings = { maxOut: 1, maxBatch: 256, patienceMs: 10 };
 
+/** How charges outside transactions share statements (credits-batch.ts): as key lookups do. */
+const CHARGES: CoalescerSettings = { maxOut: 1, maxBatch: 256, patienceMs: 10 };
+
 /**
  * Tables whose records a transaction reads `FOR SHARE`, not `FOR UPDATE`: APIs, permissions and
  * roles, which many transactions read at once (every createKey of an API, every grant of a
@@ -71,6 +75,8 @@ export class PgTx implements StorageTx {
   private readonly lockPrefix: string;
   /** Keys looked up by hash outside a transaction: under load, several per statement. */
   private readonly keysByHash: Coalescer<KeyRecord> | undefined;
+  /** Charges made outside a transaction: under load, several per statement. */
+  private readonly charges: CreditsBatcher | undefined;
 
   /**
    * `locking`: inside a transaction (lock what is read). `atomically`: how a multi-statement
@@ -102,6 +108,7 @@ export class PgTx implements StorageTx {
         },
         KEY_LOOKUPS,
       );
+      this.charges = new CreditsBatcher(query, this.t("keys"), CHARGES);
     }
   }
 
@@ -426,6 +433,7 @@ export class PgTx implements StorageTx {
     refill?: DueRefill,
     crossings?: CreditsCrossings,
   ): Promise<SpendOutcome | undefined> {
+    if (this.charges) return this.charges.spend(keyId, cost, now, refill, crossings);
     return spendCredits(this.query, this.t("keys"), keyId, cost, now, refill, crossings);
   }
 
