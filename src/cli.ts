@@ -76,6 +76,9 @@ Options of serve:
                            retry a webhook message n hours before marking it failed (1..168, default 24)
   --webhook-expiry-notice-hours <n>
                            send key.expiring n hours before a key expires (1..8760, default 72)
+  --key-migration <id>     register a "sha256" key migration with this id at start (kept when it
+                           exists), for keys.migrateKeys and apiKeyAuth({ migrateFrom }): see
+                           docs/migration.md
   --secret-scanning-keys <url|file>
                            receive GitHub's secret scanning reports at POST
                            /secret-scanning/github, checked with the public keys published at
@@ -275,6 +278,7 @@ const FLAGS = {
   "tls-cert": { value: "<file>" },
   "tls-key": { value: "<file>" },
   "tls-client-ca": { value: "<file>" },
+  "key-migration": { value: "<id>" },
   help: { value: false, short: "h" },
   version: { value: false, short: "v" },
 } as const satisfies Record<string, { value: string | false; short?: string }>;
@@ -468,6 +472,10 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   const expiryNotice = numeric(values["webhook-expiry-notice-hours"]);
   const failureLimit = numeric(values["root-key-failure-limit"]);
   const drainSeconds = drainTimeout(values["drain-timeout"]);
+  const keyMigration = values["key-migration"];
+  if (keyMigration !== undefined && !/^[A-Za-z0-9_\-.:]{3,255}$/.test(keyMigration)) {
+    usageError("invalid --key-migration. Use an id of 3 to 255 letters, digits, _, -, . or : (e.g. mig_hosted).");
+  }
   if (values["root-key"] !== undefined && values["root-key-file"] !== undefined) {
     usageError("give the root key with --root-key or with --root-key-file, not both.");
   }
@@ -611,6 +619,13 @@ async function serve(positionals: string[], values: Values): Promise<void> {
     console.log(
       `  TLS:          ${tls.certFile}${tls.clientCaFile === undefined ? "" : `, client certificates from ${tls.clientCaFile}`} (SIGHUP reloads)`,
     );
+  if (keyMigration !== undefined) {
+    // Kept when it exists (a restart, or another instance of the fleet registered it first).
+    await running.service.createKeyMigration({ migrationId: keyMigration, algorithm: "sha256" }).catch((err: unknown) => {
+      if (!(err instanceof Error && /already exists/.test(err.message))) throw err;
+    });
+    console.log(`  key migration: ${keyMigration} (sha256; keys.migrateKeys imports under it)`);
+  }
   // From the process's start (Node.js's own start and the loading of the modules included) to the
   // moment the service answers.
   console.log(`keyguard: ready in ${Math.round(performance.now())} ms (since the process started)`);

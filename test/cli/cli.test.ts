@@ -98,6 +98,29 @@ describe("keyguard serve", () => {
     expect(res.status).toBe(200);
   });
 
+  it("--key-migration registers a sha256 key migration keys.migrateKeys imports under, kept across a restart", async () => {
+    const dataFile = join(dir, "migration.db");
+    const first = await serve(["--port", "0", "--data", dataFile, "--key-migration", "mig_hosted"]);
+    expect(first.output).toContain("key migration: mig_hosted (sha256");
+    const call = makeCall(first.baseUrl, first.rootKey!);
+    const hash = Buffer.from("a key of the hosted service, hashed there.").toString("base64");
+    const imported = await call("keys.migrateKeys", { migrationId: "mig_hosted", apiId: first.apiId, keys: [{ hash }] });
+    expect(imported.status).toBe(200);
+    expect(imported.body.data.migrated).toHaveLength(1);
+    // Unknown without the flag's id.
+    expect((await call("keys.migrateKeys", { migrationId: "mig_other", apiId: first.apiId, keys: [{ hash }] })).status).toBe(404);
+    first.child.kill("SIGTERM");
+    expect(await exited(first.child)).toBe(0);
+    // The same flag again after a restart: kept, not an error.
+    const second = await serve(["--port", "0", "--data", dataFile, "--key-migration", "mig_hosted"]);
+    expect(second.output).toContain("key migration: mig_hosted");
+    const again = makeCall(second.baseUrl, first.rootKey!);
+    const another = Buffer.from("another key of the hosted service, hashed.").toString("base64");
+    expect((await again("keys.migrateKeys", { migrationId: "mig_hosted", apiId: second.apiId, keys: [{ hash: another }] })).status).toBe(
+      200,
+    );
+  });
+
   it("--store-keys with KEYGUARD_ENCRYPTION_KEY: the API keeps recoverable keys", async () => {
     const served = await serve(["--port", "0", "--store-keys", "--trust-proxy"], { KEYGUARD_ENCRYPTION_KEY: "ab".repeat(32) });
     const call = makeCall(served.baseUrl, served.rootKey!);

@@ -91,6 +91,7 @@ const BAD: Record<string, Array<[string[], RegExp]>> = {
     [["--tls-cert", missing], /^keyguard: --tls-cert needs --tls-key: the certificate's private key\.$/m],
   ],
   "--tls-key": [[["--tls-key", missing], /^keyguard: --tls-key needs --tls-cert/m]],
+  "--key-migration": [[["--key-migration", "x"], /invalid --key-migration\. Use an id of 3 to 255/]],
   "--tls-client-ca": [[["--tls-client-ca", missing], /^keyguard: --tls-client-ca needs --tls-cert and --tls-key/m]],
   "--help": [[["--help=1"], /^keyguard: --help takes no value\.$/m]],
   "--version": [[["--version=1"], /^keyguard: --version takes no value\.$/m]],
