@@ -82,6 +82,24 @@ function migratingApp(
   return { app, oldCalls: oldSide.calls, hereCalls: hereSide.calls, logger, decisions };
 }
 
+/** An OpenTelemetry meter provider exporting to memory, and what it has measured so far (after a collection). */
+function memoryMeter() {
+  const exported = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+  const meterProvider = new MeterProvider({
+    readers: [new PeriodicExportingMetricReader({ exporter: exported, exportIntervalMillis: 60_000 })],
+  });
+  const metrics = async () => {
+    await meterProvider.forceFlush();
+    return (
+      exported
+        .getMetrics()
+        .at(-1)
+        ?.scopeMetrics.flatMap((s) => s.metrics) ?? []
+    );
+  };
+  return { meterProvider, metrics };
+}
+
 const secretsOf = (...keys: string[]) => [...keys, old.svc.rootKey, here.svc.rootKey];
 
 describe("apiKeyAuth({ migrateFrom })", () => {
@@ -283,20 +301,11 @@ describe("migrateFrom through keyguard/web, with the official SDK on both servic
 
 describe("apiKeyAuth({ migrateFrom, telemetry })", () => {
   it("measures the old service's calls apart (server.port): a key's first request asks it, later ones do not", async () => {
-    const exported = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-    const meterProvider = new MeterProvider({
-      readers: [new PeriodicExportingMetricReader({ exporter: exported, exportIntervalMillis: 60_000 })],
-    });
+    const { meterProvider, metrics } = memoryMeter();
     const oldPort = Number(new URL(old.svc.baseUrl).port);
     /** Calls to the old service measured so far, by URL template. */
     const oldCalls = async () => {
-      await meterProvider.forceFlush();
-      const metrics =
-        exported
-          .getMetrics()
-          .at(-1)
-          ?.scopeMetrics.flatMap((s) => s.metrics) ?? [];
-      const points = metrics.find((m) => m.descriptor.name === "http.client.request.duration")?.dataPoints ?? [];
+      const points = (await metrics()).find((m) => m.descriptor.name === "http.client.request.duration")?.dataPoints ?? [];
       const out: Record<string, number> = {};
       for (const p of points) {
         if (p.attributes["server.port"] !== oldPort) continue;
@@ -375,10 +384,7 @@ describe("apiKeyAuth({ shadow })", () => {
   });
 
   it("with telemetry, counts each comparison by outcome and each disagreeing field (OpenTelemetry)", async () => {
-    const exported = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-    const meterProvider = new MeterProvider({
-      readers: [new PeriodicExportingMetricReader({ exporter: exported, exportIntervalMillis: 60_000 })],
-    });
+    const { meterProvider, metrics } = memoryMeter();
     const { key, keyId } = await old.createKeyWithId({ permissions: ["docs.read"] });
     expect((await request(migratingApp().app).get("/").set("X-API-Key", key)).status).toBe(200);
     const onlyHere = await here.createKey();
@@ -400,15 +406,10 @@ describe("apiKeyAuth({ shadow })", () => {
         },
       );
     const counted = async () => {
-      await meterProvider.forceFlush();
-      const metrics =
-        exported
-          .getMetrics()
-          .at(-1)
-          ?.scopeMetrics.flatMap((s) => s.metrics) ?? [];
+      const all = await metrics();
       const points = (name: string, attribute: string) =>
         Object.fromEntries(
-          (metrics.find((m) => m.descriptor.name === name)?.dataPoints ?? []).map((p) => [String(p.attributes[attribute]), p.value]),
+          (all.find((m) => m.descriptor.name === name)?.dataPoints ?? []).map((p) => [String(p.attributes[attribute]), p.value]),
         );
       return {
         comparisons: points("keyguard.shadow.comparisons", "keyguard.shadow.outcome"),
