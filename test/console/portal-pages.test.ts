@@ -101,6 +101,8 @@ function wire(
  * once → create → analytics → docs. Screenshots (`shots`) from one backend only.
  */
 async function journey(c: Harness, shots: boolean): Promise<void> {
+  // From now by the service's clock: a test before (in any order) may have moved it a day on.
+  skew = 0;
   const f = await fixture(c);
   for (let i = 0; i < 3; i++) expect(await verify(c, f.ownKey.key)).toBe("VALID");
   const url = await sessionUrl(c, f.portalId, f.user, ["keys:read", "keys:create", "keys:reroll", "analytics:read"]);
@@ -280,8 +282,6 @@ describe.runIf(RUN_BROWSER)("the hosted portal in Chromium", () => {
 const noPostgres = await postgresRedisSkipReason("the hosted portal's journey on PostgreSQL + Redis");
 const backends = noPostgres === undefined ? (["sqlite", "postgres"] as const) : (["sqlite"] as const);
 describe.runIf(RUN_BROWSER).each(backends)("the hosted portal in Chromium on %s", (backend) => {
-  // The suites before moved the services' clock (to end a grace, to expire a token): this one starts from now.
-  beforeAll(() => void (skew = 0));
   const c = useConsole(() => ({ now: () => Date.now() + skew }), backend);
   it(JOURNEY, () => journey(c, false), 120_000);
 });

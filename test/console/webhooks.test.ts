@@ -18,21 +18,23 @@ describe.runIf(RUN_BROWSER)("console webhooks page in Chromium", () => {
     const url = "http://127.0.0.1:9/hooks";
     const created = await c.call("webhooks.createEndpoint", { url, events: ["key.created"] });
     expect(created.status).toBe(200);
+    const endpointId = (created.body.data as { endpointId: string }).endpointId;
+    // Other tests of this file add endpoints of their own: this one is found by its id.
     const endpoints = await readEndpoints(store.direct, c.service.workspaceId);
-    endpoints[0]!.disabledAt = Date.now();
+    endpoints.find((e) => e.id === endpointId)!.disabledAt = Date.now();
     await writeEndpoints(store.direct, c.service.workspaceId, endpoints);
 
     const { page, problems } = await c.open();
     await c.signIn(page);
     await page.goto(`${c.service.baseUrl}/#/webhooks`);
-    const row = page.locator("tr[data-endpoint-id]");
+    const row = page.locator(`tr[data-endpoint-id="${endpointId}"]`);
     await expect.poll(() => row.innerText()).toContain("disabled");
     await c.expectAccessible(page, "webhooks page with a disabled endpoint");
     await page.getByRole("button", { name: `Enable endpoint ${url}` }).click();
     await expect.poll(() => row.innerText()).not.toContain("disabled");
     expect(await page.getByRole("button", { name: `Enable endpoint ${url}` }).count()).toBe(0);
-    const listed = (await c.call("webhooks.listEndpoints", {})).body.data as Array<{ disabledAt?: number }>;
-    expect(listed[0]!.disabledAt).toBeUndefined();
+    const listed = (await c.call("webhooks.listEndpoints", {})).body.data as Array<{ endpointId: string; disabledAt?: number }>;
+    expect(listed.find((e) => e.endpointId === endpointId)!.disabledAt).toBeUndefined();
     expect(problems).toEqual([]);
     await page.close();
   });

@@ -10,7 +10,6 @@ import { makeCall, manualClock, start, type Started } from "../helpers";
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const clock = manualClock(Date.UTC(2025, 0, 15, 12, 30, 0));
-const NOON = Date.UTC(2025, 0, 15, 12, 0, 0);
 
 let s: Started;
 beforeAll(async () => {
@@ -22,7 +21,9 @@ const limit = (namespace: string, identifier: string) => s.call("ratelimit.limit
 
 describe("ratelimit.getNamespaceUsage", () => {
   it("counts passed and limited calls per hour, every hour of the range present, by name or by id", async () => {
-    // 12:30: two pass, one refused; 13:30 (a new window): one passes.
+    // The hour it starts in (the tests of this file share the clock, in any order): two pass, one
+    // refused; an hour later (a new window): one passes.
+    const FIRST = Math.floor(clock.t / HOUR) * HOUR;
     for (let i = 0; i < 3; i++) expect((await limit("usage.hours", "u1")).body.data.success).toBe(i < 2);
     clock.advance(HOUR);
     expect((await limit("usage.hours", "u1")).body.data.success).toBe(true);
@@ -30,22 +31,22 @@ describe("ratelimit.getNamespaceUsage", () => {
     await limit("usage.other", "u1");
     await s.service.flushVerifications();
 
-    const res = await s.call("ratelimit.getNamespaceUsage", { namespace: "usage.hours", start: NOON - HOUR, end: NOON + 3 * HOUR });
+    const res = await s.call("ratelimit.getNamespaceUsage", { namespace: "usage.hours", start: FIRST - HOUR, end: FIRST + 3 * HOUR });
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual([
-      { time: NOON - HOUR, passed: 0, limited: 0, total: 0 },
-      { time: NOON, passed: 2, limited: 1, total: 3 },
-      { time: NOON + HOUR, passed: 1, limited: 0, total: 1 },
-      { time: NOON + 2 * HOUR, passed: 0, limited: 0, total: 0 },
+      { time: FIRST - HOUR, passed: 0, limited: 0, total: 0 },
+      { time: FIRST, passed: 2, limited: 1, total: 3 },
+      { time: FIRST + HOUR, passed: 1, limited: 0, total: 1 },
+      { time: FIRST + 2 * HOUR, passed: 0, limited: 0, total: 0 },
     ]);
     // start taken back to its hour, end forward to the end of its hour; the namespace by id.
     const { namespaceId } = (await s.call("ratelimit.listNamespaces", {})).body.data.find(
       (n: { name: string }) => n.name === "usage.hours",
     );
-    const byId = await s.call("ratelimit.getNamespaceUsage", { namespace: namespaceId, start: NOON + 59 * 60_000, end: NOON + HOUR + 1 });
+    const byId = await s.call("ratelimit.getNamespaceUsage", { namespace: namespaceId, start: FIRST + 59 * 60_000, end: FIRST + HOUR + 1 });
     expect(byId.body.data).toEqual([
-      { time: NOON, passed: 2, limited: 1, total: 3 },
-      { time: NOON + HOUR, passed: 1, limited: 0, total: 1 },
+      { time: FIRST, passed: 2, limited: 1, total: 3 },
+      { time: FIRST + HOUR, passed: 1, limited: 0, total: 1 },
     ]);
   });
 
@@ -70,27 +71,38 @@ describe("ratelimit.getNamespaceUsage", () => {
 
   it("refuses a range that ends before it starts or holds too many points, and a namespace that does not exist", async () => {
     await limit("usage.checks", "u");
-    const backwards = await s.call("ratelimit.getNamespaceUsage", { namespace: "usage.checks", start: NOON, end: NOON });
+    const HOUR_START = Math.floor(clock.t / HOUR) * HOUR;
+    const backwards = await s.call("ratelimit.getNamespaceUsage", { namespace: "usage.checks", start: HOUR_START, end: HOUR_START });
     expect(backwards.status).toBe(400);
     expect(backwards.body.error.errors).toEqual([expect.objectContaining({ location: "body.end", message: "must be after start" })]);
-    const long = await s.call("ratelimit.getNamespaceUsage", { namespace: "usage.checks", start: NOON, end: NOON + 32 * DAY });
+    const long = await s.call("ratelimit.getNamespaceUsage", { namespace: "usage.checks", start: HOUR_START, end: HOUR_START + 32 * DAY });
     expect(long.status).toBe(400);
     expect(long.body.error.errors[0]).toMatchObject({ location: "body.end", message: "is more than 744 hours after start" });
     const byDay = await s.call("ratelimit.getNamespaceUsage", {
       namespace: "usage.checks",
-      start: NOON,
-      end: NOON + 32 * DAY,
+      start: HOUR_START,
+      end: HOUR_START + 32 * DAY,
       granularity: "day",
     });
     expect(byDay.status).toBe(200);
     expect(byDay.body.data).toHaveLength(33);
     expect(
-      (await s.call("ratelimit.getNamespaceUsage", { namespace: "usage.checks", start: NOON, end: NOON + 367 * DAY, granularity: "day" }))
-        .status,
+      (
+        await s.call("ratelimit.getNamespaceUsage", {
+          namespace: "usage.checks",
+          start: HOUR_START,
+          end: HOUR_START + 367 * DAY,
+          granularity: "day",
+        })
+      ).status,
     ).toBe(400);
     const granularity = await s.call("ratelimit.getNamespaceUsage", { namespace: "usage.checks", start: 0, end: 1, granularity: "minute" });
     expect(granularity.status).toBe(400);
-    const missing = await s.call("ratelimit.getNamespaceUsage", { namespace: "usage.never-used", start: NOON, end: NOON + HOUR });
+    const missing = await s.call("ratelimit.getNamespaceUsage", {
+      namespace: "usage.never-used",
+      start: HOUR_START,
+      end: HOUR_START + HOUR,
+    });
     expect(missing.status).toBe(404);
     expect(JSON.stringify(missing.body)).not.toContain("never-used");
   });
@@ -101,7 +113,8 @@ describe("ratelimit.getNamespaceUsage", () => {
     const list = (await s.call("ratelimit.listNamespaces", { limit: 100 })).body.data as Array<{ name: string; namespaceId: string }>;
     const mine = list.find((n) => n.name === "usage.mine")!;
     const narrow = (await s.service.createRootKey({ permissions: [`ratelimit.${mine.namespaceId}.read_override`] })).rootKey;
-    const body = { start: NOON, end: NOON + HOUR };
+    const hour = Math.floor(clock.t / HOUR) * HOUR;
+    const body = { start: hour, end: hour + HOUR };
     expect((await s.call("ratelimit.getNamespaceUsage", { namespace: "usage.mine", ...body }, narrow)).status).toBe(200);
     const refused = await s.call("ratelimit.getNamespaceUsage", { namespace: "usage.theirs", ...body }, narrow);
     expect(refused.status).toBe(403);

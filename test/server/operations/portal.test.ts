@@ -10,7 +10,11 @@ import { manualClock, start, type CallResult, type Started } from "../helpers";
 const HOUR = 3_600_000;
 const RETURN = "https://app.example.com/settings/api-keys";
 
-describe("the customer portal", () => {
+// One story over one service and one manual clock: the exchange test lets a code expire, the reroll
+// test ends a grace and counts the verification the analytics test then finds, the last test lets
+// every token expire. Its tests run in the order written, also under --sequence.shuffle (which
+// still shuffles this file among the others).
+describe("the customer portal", { shuffle: false }, () => {
   const clock = manualClock();
   let s: Started;
   let portalId: string;
