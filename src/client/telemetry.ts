@@ -86,6 +86,11 @@ function toApi(mod: unknown): Api {
   return api;
 }
 
+/** The `@opentelemetry/api` module: the one `telemetry.api` names, else imported by `load`. */
+function apiOf(settings: Readonly<TelemetryOptions>, load: () => Promise<unknown>): Promise<Api> {
+  return (settings.api !== undefined ? Promise.resolve(settings.api) : load()).then(toApi);
+}
+
 /**
  * keyguard's meter from the `telemetry` providers, for counters of the middleware's own (the
  * provider as it is at this call: an SDK registered later counts from then). Undefined when
@@ -97,7 +102,7 @@ export async function telemetryMeter(
 ): Promise<OtelApi.Meter | undefined> {
   if (settings === undefined) return undefined;
   try {
-    const api = toApi(await (settings.api !== undefined ? Promise.resolve(settings.api) : load()));
+    const api = await apiOf(settings, load);
     return ((settings.meterProvider ?? api.metrics.getMeterProvider()) as OtelApi.MeterProvider).getMeter(INSTRUMENTATION_NAME);
   } catch {
     return undefined;
@@ -116,7 +121,6 @@ export function createTelemetry(
   load: () => Promise<unknown> = importApi,
 ): Telemetry | undefined {
   if (settings === undefined) return undefined;
-  if (settings.api !== undefined) load = () => Promise.resolve(settings.api);
   const url = new URL(baseUrl);
   const prefix = url.pathname === "/" ? "" : url.pathname;
   const port = url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
@@ -145,20 +149,18 @@ export function createTelemetry(
   /** A tracer or meter threw once (logged once). */
   let recordFailed = false;
   // Imported now; a failure is logged at once (not at the first call).
-  const loaded: Promise<Api | undefined> = load()
-    .then(toApi)
-    .catch((cause: unknown) => {
-      failed = true;
-      const code = (cause as { code?: unknown } | null)?.code;
-      const missing = code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND";
-      logger.error(
-        { package: "@opentelemetry/api", ...(typeof code === "string" ? { code } : {}) },
-        missing
-          ? "keyguard client: telemetry needs the package @opentelemetry/api (npm install @opentelemetry/api); continuing without spans and metrics"
-          : "keyguard client: cannot load @opentelemetry/api; continuing without spans and metrics",
-      );
-      return undefined;
-    });
+  const loaded: Promise<Api | undefined> = apiOf(settings, load).catch((cause: unknown) => {
+    failed = true;
+    const code = (cause as { code?: unknown } | null)?.code;
+    const missing = code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND";
+    logger.error(
+      { package: "@opentelemetry/api", ...(typeof code === "string" ? { code } : {}) },
+      missing
+        ? "keyguard client: telemetry needs the package @opentelemetry/api (npm install @opentelemetry/api); continuing without spans and metrics"
+        : "keyguard client: cannot load @opentelemetry/api; continuing without spans and metrics",
+    );
+    return undefined;
+  });
 
   /** The tracer and histogram, from the providers as they are at the first call (an SDK registered after createClient() counts). */
   function instrument(api: Api): Instruments {

@@ -62,6 +62,9 @@ const DATE_TIME: Intl.DateTimeFormatOptions = {
   timeZoneName: "short",
 };
 
+/** Hour and minute in the reader's locale: a chart's tick. */
+export const hourMinute = (ms: number): string => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+
 /** Date and time in the reader's locale, with the time zone; "never" for undefined. */
 export function when(ms: number | undefined | null): string {
   return ms === undefined || ms === null ? "never" : new Date(ms).toLocaleString(undefined, DATE_TIME);

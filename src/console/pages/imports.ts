@@ -8,13 +8,12 @@ import type { AuditEventItem } from "../../protocol/types";
 import type { OutcomeBucket } from "../analytics";
 import { call } from "../api";
 import { outcomeChart } from "../chart";
-import { h, when } from "../dom";
+import { h, hourMinute, when } from "../dom";
 
 const HOUR = 3_600_000;
 const SPAN = 24 * HOUR;
 /** Pages of 100 records read at most (a busy day beyond them is counted as "at least"). */
 const MAX_PAGES = 20;
-const hourMinute = (ms: number) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
 
 /** A record's counts: `migrated` and `failed` of its change, 0 when absent. */
 function counts(e: AuditEventItem): { imported: number; held: number } {
@@ -54,11 +53,12 @@ export async function importsPanel(apiId: string): Promise<HTMLElement | null> {
   let imported = 0;
   let held = 0;
   let lastHour = 0;
+  const hourAgo = Date.now() - HOUR;
   for (const e of events) {
     const c = counts(e);
     imported += c.imported;
     held += c.held;
-    if (e.time >= Date.now() - HOUR) lastHour += c.imported;
+    if (e.time >= hourAgo) lastHour += c.imported;
     const time = Math.floor(e.time / HOUR) * HOUR;
     if (c.imported > 0) buckets.push({ time, outcome: "IMPORTED", total: c.imported });
     if (c.held > 0) buckets.push({ time, outcome: "HELD", total: c.held });

@@ -5,12 +5,11 @@ import type { RatelimitUsagePoint } from "../../protocol/types";
 import type { OutcomeBucket } from "../analytics";
 import { call, type ApiError } from "../api";
 import { outcomeChart } from "../chart";
-import { field, h, replace, when } from "../dom";
+import { field, h, hourMinute, replace, when } from "../dom";
 import { attempt } from "../ui";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const hourMinute = (ms: number) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
 const dayMonth = (ms: number) => new Date(ms).toLocaleDateString([], { month: "short", day: "numeric" });
 const RANGES = {
   "24h": { label: "last 24 hours (by hour)", span: DAY, step: HOUR, granularity: "hour", tick: hourMinute },

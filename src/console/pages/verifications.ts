@@ -2,11 +2,10 @@
 // refreshed every few seconds while the page is open.
 import { outcomesOverTime, latestEvents, type Bucket } from "../analytics";
 import { outcomeChart } from "../chart";
-import { field, h, replace, thead, when } from "../dom";
+import { field, h, hourMinute, replace, thead, when } from "../dom";
 import { attempt } from "../ui";
 
 const REFRESH_MS = 5000;
-const hourMinute = (ms: number) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
 const RANGES: Record<string, { span: number; bucket: Bucket; step: number; label: (ms: number) => string }> = {
   "1h": { span: 3_600_000, bucket: "minute", step: 60_000, label: hourMinute },
   "24h": { span: 86_400_000, bucket: "hour", step: 3_600_000, label: hourMinute },
