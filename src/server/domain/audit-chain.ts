@@ -2,7 +2,7 @@
 // carries `seq` (its place in the workspace's log, from 1), `prevHash` (the hash of the record
 // before it; GENESIS_HASH for the first) and `hash`, the hex SHA-256 of its canonical form. And the
 // check of a chain, record by record, naming the first record changed, removed or inserted.
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import type { AuditEventItem } from "../../protocol/types";
 import type { AuditEvent } from "../records";
 import { auditView } from "./views";
@@ -185,4 +185,24 @@ export function chainAfter(event: AuditEvent, head: ChainHead): { event: AuditEv
   delete placed.hash;
   const hash = auditHash(auditView(placed));
   return { event: { ...placed, hash }, head: { seq: head.seq + 1, hash } };
+}
+
+/**
+ * The canonical form `chainAfter` hashes, with two holes: `event` placed at any head is
+ * `before + head.hash + between + String(head.seq + 1) + after`. For a store that places a record
+ * where its head is read (PostgreSQL, in the statement that moves the head), not before.
+ */
+export function chainTemplate(event: AuditEvent): { before: string; between: string; after: string } {
+  const hole = `\u0001${randomBytes(16).toString("hex")}`;
+  const placed: AuditEvent = { ...event, seq: 0, prevHash: `${hole}p` };
+  delete placed.hash;
+  const view = auditView(placed) as Omit<AuditEventItem, "seq"> & { seq: unknown };
+  view.seq = `${hole}s`;
+  const { hash: _hash, ...covered } = view;
+  // Members are sorted, so "prevHash" comes before "seq"; each hole is a whole JSON string.
+  const [before, rest, ...more] = canonicalJson(covered).split(JSON.stringify(`${hole}p`));
+  const [between, after, ...more2] = (rest ?? "").split(JSON.stringify(`${hole}s`));
+  if (more.length > 0 || more2.length > 0 || after === undefined)
+    throw new Error("audit chain: a record's canonical form has no single place for its head");
+  return { before: `${before!}"`, between: `"${between!}`, after };
 }

@@ -98,7 +98,12 @@ export function describeAuditLog(store: () => Storage): void {
     it("chains a workspace's records: seq from 1, each prevHash the hash before it, each hash over the record", async () => {
       const w = `ws_${uid()}`;
       const other = `ws_${uid()}`;
-      for (const e of [event(w), event(other), event(w, { actorName: "ci" }), event(w, { change: { b: 1, a: [2, { z: null, y: "é" }] } })])
+      for (const e of [
+        event(w),
+        event(other),
+        event(w, { actorName: "ci" }),
+        event(w, { change: { b: 1, a: [2, { z: null, y: "é" }], q: '"seq":1 \\ 🎉 \u2028', prevHash: "x" } }),
+      ])
         await append(e);
       const chain = (await store().direct.listAudit({ workspaceId: w, limit: 10 })).reverse();
       expect(chain.map((e) => e.seq)).toEqual([1, 2, 3]);

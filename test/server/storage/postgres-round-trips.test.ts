@@ -74,10 +74,9 @@ describe.skipIf(skip !== undefined)("the PostgreSQL statements of a call, record
       "BEGIN",
       "SELECT apis FOR SHARE",
       "INSERT keys",
-      // The audit record at the end of its workspace's chain: the head locked (and read), then the
-      // record written and the head moved in one statement.
-      "INSERT audit_chain",
-      "WITH audit_events",
+      // The audit record at the end of its workspace's chain, in one statement: the head locked and
+      // moved, the record hashed after it and written.
+      "WITH audit_chain",
       "COMMIT",
     ]);
   });

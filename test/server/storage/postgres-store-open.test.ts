@@ -8,7 +8,9 @@ import { StoreUnavailableError } from "../../../src/server/errors";
 import { postgresStorage, type PostgresStorageOptions } from "../../../src/server/storage/postgres/store";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
 import { keyRecord } from "../../support/records";
-import type { KeyRecord } from "../../../src/server/records";
+import type { AuditEvent, KeyRecord } from "../../../src/server/records";
+import { newId } from "../../../src/server/domain/ids";
+import { verifyStoredAudit } from "../../../src/server/storage/audit-verify";
 
 describe("postgresStorage options", () => {
   it.each<[string, Partial<PostgresStorageOptions>, string]>([
@@ -89,12 +91,12 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     );
     await Promise.all(stores.map((s) => s.close()));
     const rows = await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`);
-    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     // Reopening an up-to-date schema changes nothing.
     const again = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
     await again.close();
     await again.close(); // twice is fine
-    expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(11);
+    expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(12);
   });
 
   it("a schema at version 1 (before rate-limit namespaces) is brought to the latest version, keeping its records", async () => {
@@ -153,7 +155,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     }
     expect(
       (await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`)).map((r) => r.version),
-    ).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    ).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
   });
 
   it("a schema at version 7 loses the rows a deletion racing writes left (version 8), and keeps the rest", async () => {
@@ -210,6 +212,45 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     }
   });
 
+  it("a workspace's audit chain begun at version 11 goes on after version 12, one line", async () => {
+    const ns = fresh();
+    const open = () => postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
+    const w = "ws_v11";
+    const record = (time: number): AuditEvent => ({
+      id: newId("aud"),
+      time,
+      workspaceId: w,
+      actorId: "rk_a",
+      operation: "keys.updateKey",
+      targets: ["key_1"],
+      outcome: "success",
+      requestId: newId("req"),
+      ip: "127.0.0.1",
+      change: { name: "n" },
+    });
+    const first = await open();
+    await first.direct.appendAudit(record(1));
+    await first.direct.appendAudit(record(2));
+    await first.close();
+    // As version 11 left the head: no previous hash kept.
+    await sql(`ALTER TABLE "${ns.schema}".audit_chain DROP COLUMN prev_hash`);
+    await sql(`DELETE FROM "${ns.schema}".schema_migrations WHERE version >= 12`);
+    const upgraded = await open();
+    try {
+      await upgraded.direct.appendAudit(record(3));
+      const chain = (await upgraded.direct.listAudit({ workspaceId: w, limit: 10 })).reverse();
+      expect(chain.map((e) => e.seq)).toEqual([1, 2, 3]);
+      expect(chain[2]!.prevHash).toBe(chain[1]!.hash);
+      const verdict = (await verifyStoredAudit(upgraded)).find((v) => v.workspaceId === w);
+      expect(verdict).toEqual({
+        workspaceId: w,
+        summary: { records: 3, unchained: 0, firstSeq: 1, head: { seq: 3, hash: chain[2]!.hash } },
+      });
+    } finally {
+      await upgraded.close();
+    }
+  });
+
   it("a database that does not exist: StoreUnavailableError naming it, not the URL", async () => {
     const url = new URL(POSTGRES_URL);
     url.pathname = "/kg_no_such_database";
@@ -231,7 +272,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     await expect(
       postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix }),
     ).rejects.toThrow(
-      `keyguard/server: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (11). Upgrade keyguard.`,
+      `keyguard/server: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (12). Upgrade keyguard.`,
     );
   });
 });

@@ -5,25 +5,43 @@
 // take their turns, and the chain stays one line.
 import type { AuditChainCursor, AuditQuery } from "../seam";
 import type { AuditEvent } from "../../records";
-import { chainAfter, GENESIS_HASH, type ChainHead } from "../../domain/audit-chain";
+import { chainTemplate, GENESIS_HASH, type ChainHead } from "../../domain/audit-chain";
 import type { Query } from "./query";
 
-/** `t(name)`: the schema-qualified table name. Runs inside a transaction (the head stays locked until it ends). */
+/**
+ * `t(name)`: the schema-qualified table name. Runs inside a transaction (the head stays locked
+ * until it ends). One statement: the upsert of the head locks it, places the record after it and
+ * hashes it there (`chainTemplate`'s holes filled with the head it read), and the record is
+ * inserted from what it returns. `prev_hash` keeps the head's previous hash for that `RETURNING`.
+ */
 export async function appendAudit(query: Query, t: (name: string) => string, unchained: AuditEvent): Promise<void> {
-  // Creates the head when missing, and locks it either way; waits for a transaction holding it.
-  const rows = await query<{ seq: string; hash: string }>(
-    `INSERT INTO ${t("audit_chain")} AS c (workspace_id, seq, hash) VALUES ($1, 0, $2)
-     ON CONFLICT (workspace_id) DO UPDATE SET seq = c.seq RETURNING seq, hash`,
-    [unchained.workspaceId, GENESIS_HASH],
-  );
-  const head: ChainHead = { seq: Number(rows[0]!.seq), hash: rows[0]!.hash };
-  const { event, head: next } = chainAfter(unchained, head);
+  const { before, between, after } = chainTemplate(unchained);
+  const data: AuditEvent = { ...unchained };
+  delete data.seq;
+  delete data.prevHash;
+  delete data.hash;
+  const hashAt = (prev: string, seq: string) =>
+    `encode(sha256(convert_to($9::text || ${prev} || $10::text || ${seq} || $11::text, 'UTF8')), 'hex')`;
   await query(
-    `WITH e AS (
-       INSERT INTO ${t("audit_events")} (id, workspace_id, "time", actor_id, operation, targets, chain_seq, data)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8))
-     UPDATE ${t("audit_chain")} SET seq = $7, hash = $9 WHERE workspace_id = $2`,
-    [event.id, event.workspaceId, event.time, event.actorId, event.operation, event.targets, next.seq, JSON.stringify(event), next.hash],
+    `WITH c AS (
+       INSERT INTO ${t("audit_chain")} AS c (workspace_id, seq, hash, prev_hash) VALUES ($2, 1, ${hashAt("$7::text", "'1'")}, $7)
+       ON CONFLICT (workspace_id) DO UPDATE SET seq = c.seq + 1, prev_hash = c.hash, hash = ${hashAt("c.hash", "(c.seq + 1)::text")}
+       RETURNING seq, prev_hash, hash)
+     INSERT INTO ${t("audit_events")} (id, workspace_id, "time", actor_id, operation, targets, chain_seq, data)
+     SELECT $1, $2, $3, $4, $5, $6, c.seq, $8::jsonb || jsonb_build_object('seq', c.seq, 'prevHash', c.prev_hash, 'hash', c.hash) FROM c`,
+    [
+      data.id,
+      data.workspaceId,
+      data.time,
+      data.actorId,
+      data.operation,
+      data.targets,
+      GENESIS_HASH,
+      JSON.stringify(data),
+      before,
+      between,
+      after,
+    ],
   );
 }
 

@@ -264,6 +264,14 @@ CREATE TABLE $S.ratelimit_counts (
   PRIMARY KEY (workspace_id, namespace_id, hour));
 `,
   },
+  {
+    version: 12,
+    name: "audit chain's previous hash",
+    sql: `
+-- The head's hash before its last append: one statement moves the head and places the record after it.
+ALTER TABLE $S.audit_chain ADD COLUMN prev_hash text;
+`,
+  },
 ];
 
 /** The schema version this code writes. */
