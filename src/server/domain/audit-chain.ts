@@ -2,7 +2,7 @@
 // carries `seq` (its place in the workspace's log, from 1), `prevHash` (the hash of the record
 // before it; GENESIS_HASH for the first) and `hash`, the hex SHA-256 of its canonical form. And the
 // check of a chain, record by record, naming the first record changed, removed or inserted.
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { AuditEventItem } from "../../protocol/types";
 import type { AuditEvent } from "../records";
 import { auditView } from "./views";
@@ -24,10 +24,21 @@ export interface ChainHead {
 function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
   if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : canonicalJson(v))).join(",")}]`;
-  const names = Object.keys(value)
-    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+  return `{${canonicalNames(value as Record<string, unknown>)
+    .map((k) => canonicalMember(k, (value as Record<string, unknown>)[k]))
+    .join(",")}}`;
+}
+
+/** An object's member names in canonical order: sorted by code units, those whose value is `undefined` left out. */
+function canonicalNames(value: Record<string, unknown>): string[] {
+  return Object.keys(value)
+    .filter((k) => value[k] !== undefined)
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${names.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(",")}}`;
+}
+
+/** `"name":value` in canonical form. */
+function canonicalMember(name: string, value: unknown): string {
+  return `${JSON.stringify(name)}:${canonicalJson(value)}`;
 }
 
 /** The hash of a record as exported (`audit.listEvents`'s item): SHA-256 over its canonical form without `hash`, hex. */
@@ -193,16 +204,20 @@ export function chainAfter(event: AuditEvent, head: ChainHead): { event: AuditEv
  * where its head is read (PostgreSQL, in the statement that moves the head), not before.
  */
 export function chainTemplate(event: AuditEvent): { before: string; between: string; after: string } {
-  const hole = `\u0001${randomBytes(16).toString("hex")}`;
-  const placed: AuditEvent = { ...event, seq: 0, prevHash: `${hole}p` };
+  const placed: AuditEvent = { ...event, seq: 0, prevHash: GENESIS_HASH };
   delete placed.hash;
-  const view = auditView(placed) as Omit<AuditEventItem, "seq"> & { seq: unknown };
-  view.seq = `${hole}s`;
-  const { hash: _hash, ...covered } = view;
-  // Members are sorted, so "prevHash" comes before "seq"; each hole is a whole JSON string.
-  const [before, rest, ...more] = canonicalJson(covered).split(JSON.stringify(`${hole}p`));
-  const [between, after, ...more2] = (rest ?? "").split(JSON.stringify(`${hole}s`));
-  if (more.length > 0 || more2.length > 0 || after === undefined)
-    throw new Error("audit chain: a record's canonical form has no single place for its head");
-  return { before: `${before!}"`, between: `"${between!}`, after };
+  const view = auditView(placed) as unknown as Record<string, unknown>;
+  // The top level's members in order, the two holes cut out of it ("prevHash" sorts before "seq").
+  const pieces: string[] = [];
+  let text = "{";
+  for (const [i, name] of canonicalNames(view).entries()) {
+    if (i > 0) text += ",";
+    if (name === "prevHash" || name === "seq") {
+      text += `${JSON.stringify(name)}:${name === "prevHash" ? '"' : ""}`;
+      pieces.push(text);
+      text = name === "prevHash" ? '"' : "";
+    } else text += canonicalMember(name, view[name]);
+  }
+  const [before, between] = pieces;
+  return { before: before!, between: between!, after: `${text}}` };
 }
