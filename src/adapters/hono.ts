@@ -14,7 +14,7 @@ import {
   type RequireKeyOptions,
   type VerifiedKey,
 } from "../middleware";
-import { guardResponse, webDecider, type WebAuthResult } from "./web";
+import { asNodeRequest, guardResponse, webDecider, type WebAuthResult } from "./web";
 
 /** The Hono environment the middleware sets: `c.get("apiKey")`, undefined when let through without a key. */
 export interface ApiKeyEnv {
@@ -72,7 +72,7 @@ export function apiKeyAuth(options?: HonoApiKeyAuthOptions): HonoApiKeyAuth {
   const middleware: MiddlewareHandler<ApiKeyEnv> = (c, next) => {
     let result: ReturnType<typeof decide>;
     try {
-      result = decide(c as Context, c.req.raw);
+      result = decide(c as Context, c.req.raw, asNodeRequest((c.env as { incoming?: unknown } | undefined)?.incoming));
     } catch (e) {
       return Promise.reject(e);
     }

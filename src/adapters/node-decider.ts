@@ -23,7 +23,8 @@ import {
   type KeyguardError,
   type VerifiedKey,
 } from "../middleware";
-import { connectionKeyHash } from "./connection-key-hash";
+import { keyHash } from "../protocol/key-hash";
+import { perConnection } from "./connection-key-hash";
 import { frameworkAddress } from "./framework-address";
 
 /** What a Node adapter does with a decision: go on (with the key, or without one) or answer the denial. */
@@ -59,7 +60,7 @@ export function nodeDecider<Req>(options: AuthOptions<Req> | undefined, name: st
   }
   const config = parseAuthOptions<Req, never>(options, createClient);
   const core = createDecisionCore(config, {
-    hash: connectionKeyHash,
+    hash: perConnection(keyHash),
     present: frozenKey,
     hide: (_req, view, names) => removeHeaders(view as IncomingMessage, names),
     address: frameworkAddress,

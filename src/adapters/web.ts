@@ -8,6 +8,7 @@ import { ConfigError } from "../config-error";
 import { optionChecks } from "../option-checks";
 import { invalidateAll, invalidateKeyHash, invalidateKeyId } from "../protocol/invalidation-message";
 import { webKeyHash } from "../protocol/key-hash-web";
+import { perConnection } from "./connection-key-hash";
 import {
   anyPermissionCheck,
   createDecisionCore,
@@ -97,10 +98,35 @@ function withoutHeaders(request: Request, names: readonly string[]): Request {
   return new Request(request, { headers });
 }
 
+/**
+ * The request as Node parsed it, where a Web server on Node lends it (`@hono/node-server`'s
+ * `c.env.incoming`): its headers are read there, without building the `Request`'s `Headers`.
+ */
+export interface NodeRequestLike {
+  readonly method?: string | undefined;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly rawHeaders?: readonly string[];
+  /** The connection: a keep-alive client's key is hashed once per connection. */
+  readonly socket?: unknown;
+}
+
+/** `value` when it has the shape of a Node `IncomingMessage`'s method and headers, else undefined. */
+export function asNodeRequest(value: unknown): NodeRequestLike | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const v = value as { method?: unknown; headers?: unknown; rawHeaders?: unknown };
+  return typeof v.method === "string" && typeof v.headers === "object" && v.headers !== null && Array.isArray(v.rawHeaders)
+    ? (value as NodeRequestLike)
+    : undefined;
+}
+
 /** The decision for a request as a result or a Response, and the invalidation methods: what the Web adapters share. */
 export interface WebDecider<Req> {
-  /** Synchronous when a kept answer decides; a promise otherwise. Throws (or rejects) only when `getKey` or an option function throws. */
-  (req: Req, request: Request): WebAuthResult | Response | Promise<WebAuthResult | Response>;
+  /**
+   * Synchronous when a kept answer decides; a promise otherwise. Throws (or rejects) only when
+   * `getKey` or an option function throws. `node`: the same request as Node parsed it, if the
+   * server lends it; its headers are read instead of `request`'s.
+   */
+  (req: Req, request: Request, node?: NodeRequestLike): WebAuthResult | Response | Promise<WebAuthResult | Response>;
   invalidate(key: string): Promise<void>;
   invalidateKeyId(keyId: string): Promise<void>;
   clear(): Promise<void>;
@@ -123,8 +149,10 @@ export function webDecider<Req>(options: AuthOptions<Req> | undefined, name: str
   }
   const config = parseAuthOptions<Req, never>(options, createFetchClient);
   const keyHeader = config.extract.header;
+  // Per connection where a server on Node lends the socket (`node`), else per request.
+  const hash = perConnection(webKeyHash);
   const core = createDecisionCore(config, {
-    hash: (_view, key) => webKeyHash(key),
+    hash,
     present: frozenKey,
     hide: (_req, view, names) => {
       (view as WebView).hidden = names;
@@ -143,8 +171,13 @@ export function webDecider<Req>(options: AuthOptions<Req> | undefined, name: str
     return { apiKey, headers: apiKey === undefined ? undefined : core.admitHeaders(apiKey), request: forward };
   };
   // Not an async function: a kept answer (with the hash computed synchronously) settles at once.
-  const decide = (req: Req, request: Request): WebAuthResult | Response | Promise<WebAuthResult | Response> => {
-    const view = viewOf(request, keyHeader);
+  const decide = (req: Req, request: Request, node?: NodeRequestLike): WebAuthResult | Response | Promise<WebAuthResult | Response> => {
+    // Node's own header object (what the Node adapters read): a Request's Headers built on Node
+    // from the raw headers costs more than the rest of a cached key's decision.
+    const view: WebView =
+      node === undefined
+        ? viewOf(request, keyHeader)
+        : { method: node.method, headers: node.headers, rawHeaders: node.rawHeaders, socket: node.socket };
     const decision = core.decide(req, view);
     return isThenable(decision) ? decision.then((d) => settle(d, request, view)) : settle(decision, request, view);
   };

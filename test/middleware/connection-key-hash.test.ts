@@ -1,10 +1,12 @@
 // The per-connection key hash: always the SHA-256 of the key asked about, whatever came before on
 // the connection, and one connection's key never serves another connection.
 import { describe, expect, it } from "vitest";
-import { connectionKeyHash } from "../../src/adapters/connection-key-hash";
+import { perConnection } from "../../src/adapters/connection-key-hash";
 import { keyHash } from "../../src/protocol/key-hash";
 
-describe("connectionKeyHash", () => {
+const connectionKeyHash = perConnection(keyHash);
+
+describe("perConnection(keyHash)", () => {
   it("is the key's SHA-256 for any sequence of keys on one connection", () => {
     const req = { socket: {} };
     for (const key of ["key_a", "key_a", "key_b", "key_a", "key_b", "key_b", "key_a2"]) {
@@ -21,5 +23,27 @@ describe("connectionKeyHash", () => {
     expect(connectionKeyHash(two, "key_one")).toBe(keyHash("key_one"));
     expect(connectionKeyHash({}, "key_x")).toBe(keyHash("key_x"));
     expect(connectionKeyHash({ socket: null }, "key_x")).toBe(keyHash("key_x"));
+  });
+
+  it("hashes once per connection and key, and keeps no hash that comes as a promise", async () => {
+    let calls = 0;
+    const counted = perConnection((key: string) => {
+      calls++;
+      return keyHash(key);
+    });
+    const conn = { socket: {} };
+    counted(conn, "key_a");
+    counted(conn, "key_a");
+    expect(calls).toBe(1);
+    counted(conn, "key_b");
+    expect(calls).toBe(2);
+    let asyncCalls = 0;
+    const later = perConnection((key: string) => {
+      asyncCalls++;
+      return Promise.resolve(keyHash(key));
+    });
+    expect(await later(conn, "key_a")).toBe(keyHash("key_a"));
+    expect(await later(conn, "key_a")).toBe(keyHash("key_a"));
+    expect(asyncCalls).toBe(2);
   });
 });

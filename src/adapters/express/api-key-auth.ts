@@ -20,7 +20,8 @@ import {
   type NextFunction,
   type VerifiedKey,
 } from "../../middleware";
-import { connectionKeyHash } from "../connection-key-hash";
+import { keyHash } from "../../protocol/key-hash";
+import { perConnection } from "../connection-key-hash";
 import { frameworkAddress } from "../framework-address";
 import { setApiKey } from "./request-key";
 import { attachResponder, createResponder, failOnce, once, withResponder, type OnceNext } from "./respond";
@@ -84,7 +85,7 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
     logger: config.logger,
   });
   const core = createDecisionCore(config, {
-    hash: connectionKeyHash,
+    hash: perConnection(keyHash),
     // The verified key as handed to the app: one frozen object per kept answer, carrying our responder.
     present: (result) => withResponder(result, responder) as VerifiedKey,
     hide: (req, _view, names) => removeHeaders(req, names),
