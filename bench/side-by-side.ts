@@ -13,13 +13,20 @@
 //
 // SIDE_STORE=postgres runs each service over a schema of its own on one PostgreSQL and Redis
 // (KEYGUARD_BENCH_POSTGRES_URL, KEYGUARD_BENCH_REDIS_URL, else the local test servers; the schemas
-// are dropped at the end); default the memory store. SIDE_OP=createKey loads keys.createKey
-// instead of keys.verifyKey (of 300 keys without credits, in turn).
+// are dropped at the end), SIDE_STORE=sqlite over a data file of its own in a temporary folder;
+// default the memory store. SIDE_OP=createKey loads keys.createKey instead of keys.verifyKey (of
+// 300 keys without credits, in turn). A checkout from before 0.3 serves from `keyguard/local`.
+//
+// SQLite createKey prints a goal: B (this version) costs at most A's CPU per request, A being
+// 0.2.0 (`git worktree add /tmp/kg-0.2 75f5fa7`), although B writes an audit record 0.2 did not:
+//   SIDE_STORE=sqlite SIDE_OP=createKey npm run bench:side-by-side -- /tmp/kg-0.2 .
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
@@ -50,7 +57,7 @@ const listen = (server: http.Server): Promise<string> =>
   new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
 
 /** In the child: serves one side and prints its SideInfo. */
-async function serveSide(side: string): Promise<void> {
+async function serveSide(side: string, dataFile: string | undefined): Promise<void> {
   let info: Omit<SideInfo, "cpu">;
   if (side === "bare") {
     const bare = bareVerifyServer();
@@ -58,12 +65,18 @@ async function serveSide(side: string): Promise<void> {
   } else {
     const fromSource = side.startsWith("tsx:");
     const dir = fromSource ? side.slice(4) : side;
-    const entry = (name: string) => pathToFileURL(`${dir}/${fromSource ? `src/${name}.ts` : `dist/${name}.js`}`).href;
-    const { startLocalKeyService } = (await import(entry("server"))) as ServerModule;
+    const file = (name: string) => `${dir}/${fromSource ? `src/${name}.ts` : `dist/${name}.js`}`;
+    const entry = (name: string) => pathToFileURL(file(name)).href;
+    // 0.2 served from keyguard/local.
+    const { startLocalKeyService } = (await import(entry(existsSync(file("server")) ? "server" : "local"))) as ServerModule;
     const { createClient } = (await import(entry("client"))) as ClientModule;
     const schema = STORE === "postgres" ? `kg_side_${randomBytes(5).toString("hex")}` : undefined;
     const svc = await startLocalKeyService(
-      schema === undefined ? { port: 0 } : { port: 0, postgres: POSTGRES, redis: REDIS, postgresSchema: schema },
+      schema !== undefined
+        ? { port: 0, postgres: POSTGRES, redis: REDIS, postgresSchema: schema }
+        : dataFile !== undefined
+          ? { port: 0, dataFile }
+          : { port: 0 },
     );
     const client = createClient({ rootKey: svc.rootKey, baseUrl: svc.baseUrl, retry: false });
     const keys: string[] = [];
@@ -87,7 +100,9 @@ const median = (values: number[]): number => [...values].sort((a, b) => a - b)[M
 async function main(): Promise<void> {
   const sides = process.argv.slice(2);
   if (sides.length !== 2) throw new Error("bench side-by-side: give two sides: bare, <dir> (built) or tsx:<dir>");
-  if (STORE !== "memory" && STORE !== "postgres") throw new Error(`bench side-by-side: SIDE_STORE is memory or postgres, not ${STORE}`);
+  if (!["memory", "sqlite", "postgres"].includes(STORE)) {
+    throw new Error(`bench side-by-side: SIDE_STORE is memory, sqlite or postgres, not ${STORE}`);
+  }
   if (OP !== "verifyKey" && OP !== "createKey") throw new Error(`bench side-by-side: SIDE_OP is verifyKey or createKey, not ${OP}`);
   if (sides.includes("bare") && (STORE !== "memory" || OP !== "verifyKey")) {
     throw new Error("bench side-by-side: the bare side answers a verifyKey only, without a store");
@@ -98,10 +113,12 @@ async function main(): Promise<void> {
   if (pin) spawnSync("taskset", ["-cp", "0", String(process.pid)], { stdio: "ignore" });
   const children: ChildProcess[] = [];
   const schemas: string[] = [];
+  // SIDE_STORE=sqlite: each side's data file, removed at the end.
+  const dir = STORE === "sqlite" ? mkdtempSync(join(os.tmpdir(), "keyguard-side-")) : undefined;
   const start = async (side: string): Promise<SideInfo> => {
     const script = benchScript("side-by-side");
     const execArgv = side.startsWith("tsx:") ? ["--import", "tsx"] : script.execArgv;
-    const args = [...execArgv, script.file, "child", side];
+    const args = [...execArgv, script.file, "child", side, ...(dir === undefined ? [] : [join(dir, `side-${children.length}.db`)])];
     const child = pin
       ? spawn("taskset", ["-c", "1", process.execPath, ...args], { stdio: ["ignore", "pipe", "inherit"] })
       : spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
@@ -144,14 +161,19 @@ async function main(): Promise<void> {
     console.log(`${OP} on the ${STORE} store`);
     console.log(`A = ${sides[0]}: ${median(perRequest.a).toFixed(1)} µs of CPU per request (median of ${rounds} rounds of ${seconds} s)`);
     console.log(`B = ${sides[1]}: ${median(perRequest.b).toFixed(1)} µs`);
-    console.log(
-      `B ÷ A, CPU per request: ${median(perRequest.ratio).toFixed(3)} (rounds: ${perRequest.ratio.map((r) => r.toFixed(2)).join(" ")})`,
-    );
+    const ratio = median(perRequest.ratio);
+    console.log(`B ÷ A, CPU per request: ${ratio.toFixed(3)} (rounds: ${perRequest.ratio.map((r) => r.toFixed(2)).join(" ")})`);
+    if (STORE === "sqlite" && OP === "createKey") {
+      console.log(
+        `goal: SQLite createKey over HTTP, B's CPU per request at most A's (A: 0.2.0; B writes its audit record) … ${ratio <= 1 ? "met" : "NOT met"} (${ratio.toFixed(2)}; A ÷ B ${(1 / ratio).toFixed(2)})`,
+      );
+    }
   } finally {
     await Promise.all(
       children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once("exit", resolve).kill()) : undefined)),
     );
     if (schemas.length > 0) await dropSchemas(schemas);
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -166,5 +188,5 @@ async function dropSchemas(schemas: readonly string[]): Promise<void> {
   }
 }
 
-if (process.argv[2] === "child") await serveSide(process.argv[3]!);
+if (process.argv[2] === "child") await serveSide(process.argv[3]!, process.argv[4]);
 else await main();
