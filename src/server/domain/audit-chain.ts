@@ -23,17 +23,27 @@ export interface ChainHead {
  */
 function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : canonicalJson(v))).join(",")}]`;
-  return `{${canonicalNames(value as Record<string, unknown>)
-    .map((k) => canonicalMember(k, (value as Record<string, unknown>)[k]))
-    .join(",")}}`;
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ",";
+      const v: unknown = value[i];
+      out += v === undefined ? "null" : canonicalJson(v);
+    }
+    return `${out}]`;
+  }
+  let out = "{";
+  for (const name of canonicalNames(value as Record<string, unknown>)) {
+    if (out.length > 1) out += ",";
+    out += canonicalMember(name, (value as Record<string, unknown>)[name]);
+  }
+  return `${out}}`;
 }
 
-/** An object's member names in canonical order: sorted by code units, those whose value is `undefined` left out. */
+/** An object's member names in canonical order: sorted by code units (sort's default order), those whose value is `undefined` left out. */
 function canonicalNames(value: Record<string, unknown>): string[] {
-  return Object.keys(value)
-    .filter((k) => value[k] !== undefined)
-    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const names = Object.keys(value).sort();
+  return names.every((k) => value[k] !== undefined) ? names : names.filter((k) => value[k] !== undefined);
 }
 
 /** `"name":value` in canonical form. */
@@ -41,10 +51,15 @@ function canonicalMember(name: string, value: unknown): string {
   return `${JSON.stringify(name)}:${canonicalJson(value)}`;
 }
 
+/** SHA-256 of `text` (UTF-8), hex. */
+function sha256(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}
+
 /** The hash of a record as exported (`audit.listEvents`'s item): SHA-256 over its canonical form without `hash`, hex. */
 export function auditHash(item: AuditEventItem): string {
   const { hash: _hash, ...covered } = item;
-  return createHash("sha256").update(canonicalJson(covered), "utf8").digest("hex");
+  return sha256(canonicalJson(covered));
 }
 
 /** What a check found: the first record changed, removed or inserted. */
@@ -192,9 +207,11 @@ export class ChainCheck {
 
 /** `event` placed after `head`: its `seq`, `prevHash` and `hash` (over the record as exported), and the new head. */
 export function chainAfter(event: AuditEvent, head: ChainHead): { event: AuditEvent; head: ChainHead } {
-  const placed: AuditEvent = { ...event, seq: head.seq + 1, prevHash: head.hash };
-  delete placed.hash;
-  const hash = auditHash(auditView(placed));
+  // Without `delete`, which would turn the copy into a slow dictionary object.
+  const { hash: _replaced, ...unhashed } = event;
+  const placed: AuditEvent = { ...unhashed, seq: head.seq + 1, prevHash: head.hash };
+  // The view of a record without `hash` is what its hash covers.
+  const hash = sha256(canonicalJson(auditView(placed)));
   return { event: { ...placed, hash }, head: { seq: head.seq + 1, hash } };
 }
 

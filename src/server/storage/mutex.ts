@@ -1,4 +1,4 @@
-// A first-come first-served async lock: what serialises the memory store's transactions.
+// A first-come first-served async lock: what serialises the memory and SQLite stores' transactions.
 export class Mutex {
   private held = false;
   private readonly waiting: Array<() => void> = [];

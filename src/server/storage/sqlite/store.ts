@@ -1,5 +1,6 @@
 // The SQLite store: the local key service's state in one file on one machine. One connection,
-// WAL, every operation one transaction (BEGIN IMMEDIATE … COMMIT) serialised by an async mutex;
+// WAL, operations serialised by an async mutex, each in a transaction (BEGIN IMMEDIATE … COMMIT)
+// that those arriving together share (group commit, handOn);
 // credits charged by one UPDATE … RETURNING; rate-limit counters in a table of their own; WAL
 // checkpoints in a worker thread (checkpointer.ts).
 import { optionNames } from "../../../config-error";
@@ -139,6 +140,8 @@ const AUTOCHECKPOINT_PAGES = 1000;
  * npm run bench` times both on the store's own connection settings).
  */
 export const RETENTION_BATCH = 100;
+/** Most callers one COMMIT answers (handOn): the first of them waits for the others' steps. */
+const GROUP_COMMIT_MAX = 32;
 export const APPEND_BATCH = 50;
 
 class SqliteStorageImpl implements SqliteStorage {
@@ -149,6 +152,10 @@ class SqliteStorageImpl implements SqliteStorage {
   private readonly tables: SqliteTables;
   private readonly mutex = new Mutex();
   private inTransaction = false;
+  /** The transactions' steps run in the open transaction, waiting for its COMMIT to answer (handOn). */
+  private batch: Array<{ done: () => void; fail: (err: unknown) => void }> | undefined;
+  /** Whether the open transaction's COMMIT is due at the event loop's next turn. */
+  private flushing = false;
   private closed = false;
   private lastPrune = -Infinity;
 
@@ -176,29 +183,29 @@ class SqliteStorageImpl implements SqliteStorage {
   }
 
   async transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
-    await this.enter();
+    await this.enter(true);
+    if (this.batch === undefined) {
+      try {
+        this.guard(() => this.db.exec("BEGIN IMMEDIATE"));
+      } catch (err) {
+        this.mutex.unlock();
+        throw err;
+      }
+      this.inTransaction = true;
+      this.batch = [];
+    }
     let open = true;
     const tx = this.txApi(async <R>(call: () => R) => {
       if (!open) throw new Error("keyguard/server: a store transaction was used after it ended");
       return this.guard(call);
     });
-    try {
-      this.guard(() => this.db.exec("BEGIN IMMEDIATE"));
-      this.inTransaction = true;
-      let result: T;
+    return this.member(async () => {
       try {
-        result = await fn(tx);
-        this.guard(() => this.db.exec("COMMIT"));
-      } catch (err) {
-        this.rollback();
-        throw err;
+        return await fn(tx);
+      } finally {
+        open = false;
       }
-      return result;
-    } finally {
-      open = false;
-      this.inTransaction = false;
-      this.mutex.unlock();
-    }
+    });
   }
 
   appendVerifications(events: readonly VerificationEvent[]): Promise<void> {
@@ -281,7 +288,7 @@ class SqliteStorageImpl implements SqliteStorage {
     return this.exclusive(() => {
       if (value !== undefined) this.db.exec(`PRAGMA ${name} = ${value}`);
       return this.db.prepare(`PRAGMA ${name}`).get();
-    });
+    }, false);
   }
 
   async close(): Promise<void> {
@@ -290,6 +297,7 @@ class SqliteStorageImpl implements SqliteStorage {
     await this.analytics?.stop();
     await this.checkpointer?.stop();
     await this.mutex.lock();
+    if (this.batch !== undefined) this.commitBatch();
     try {
       // The last connection to close folds the WAL into the file and removes it.
       this.db.close();
@@ -337,9 +345,13 @@ class SqliteStorageImpl implements SqliteStorage {
     };
   }
 
-  /** Runs `fn` alone: holding the mutex, so never inside another caller's transaction. */
-  private async exclusive<T>(fn: () => T): Promise<T> {
-    await this.enter();
+  /**
+   * Runs `fn` holding the mutex, so never beside another caller's transaction: inside the open
+   * transaction when there is one and `join` (answering once it committed), else alone.
+   */
+  private async exclusive<T>(fn: () => T, join = true): Promise<T> {
+    await this.enter(join);
+    if (this.batch !== undefined) return this.member(() => this.guard(fn));
     try {
       return this.guard(fn);
     } finally {
@@ -347,10 +359,97 @@ class SqliteStorageImpl implements SqliteStorage {
     }
   }
 
+  /**
+   * Runs `work` in the open transaction, in a savepoint of its own when others ran in it before,
+   * and answers once that transaction committed (a failure of its own at once). Then hands the
+   * mutex on to the next waiter inside the transaction, or commits it.
+   */
+  private async member<T>(work: () => T | Promise<T>): Promise<T> {
+    const batch = this.batch!;
+    const savepoint = batch.length > 0;
+    let value: T;
+    try {
+      if (savepoint) this.guard(() => this.db.exec("SAVEPOINT member"));
+      value = await work();
+      if (savepoint) this.guard(() => this.db.exec("RELEASE member"));
+    } catch (err) {
+      if (savepoint && !(err instanceof StoreUnavailableError) && this.undoMember()) this.handOn();
+      else {
+        this.abort(err);
+        this.mutex.unlock();
+      }
+      throw err;
+    }
+    return new Promise<T>((resolve, reject) => {
+      batch.push({ done: () => resolve(value), fail: reject });
+      this.handOn();
+    });
+  }
+
+  /**
+   * Group commit: after a caller's steps, the transaction stays open for the callers that come
+   * before the event loop's next turn (up to GROUP_COMMIT_MAX of them), so that one COMMIT writes
+   * the pages they share (the last leaf of each table and index they append to) once.
+   */
+  private handOn(): void {
+    if (this.batch!.length >= GROUP_COMMIT_MAX) this.commitBatch();
+    else if (!this.flushing) {
+      this.flushing = true;
+      setImmediate(() => {
+        this.flushing = false;
+        // A caller holding the mutex hands on again when its steps end.
+        if (this.batch === undefined || this.mutex.locked) return;
+        void this.mutex.lock();
+        this.commitBatch();
+        this.mutex.unlock();
+      });
+    }
+    this.mutex.unlock();
+  }
+
+  /** Commits the open transaction (the caller holds the mutex) and answers the callers in it. */
+  private commitBatch(): void {
+    const batch = this.batch!;
+    try {
+      this.guard(() => this.db.exec("COMMIT"));
+    } catch (err) {
+      this.abort(err);
+      return;
+    }
+    this.batch = undefined;
+    this.inTransaction = false;
+    for (const member of batch) member.done();
+  }
+
+  /** Rolls back the open transaction: each caller waiting for its commit fails with `err`. */
+  private abort(err: unknown): void {
+    const batch = this.batch!;
+    this.rollback();
+    this.batch = undefined;
+    this.inTransaction = false;
+    for (const member of batch) member.fail(err);
+  }
+
+  /** Undoes the last member's statements, keeping the transaction; false when that fails too. */
+  private undoMember(): boolean {
+    try {
+      this.db.exec("ROLLBACK TO member");
+      this.db.exec("RELEASE member");
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** Takes the mutex and checks the file is still the one open. Unlocks again when it throws. */
-  private async enter(): Promise<void> {
+  private async enter(join: boolean): Promise<void> {
     if (this.closed) throw new StoreUnavailableError(`SQLite store unavailable: the store of ${this.file} is closed.`);
     await this.mutex.lock();
+    if (this.batch !== undefined) {
+      // Inside the open transaction: the file was checked when it began. Else it commits first.
+      if (join) return;
+      this.commitBatch();
+    }
     let same: boolean;
     try {
       same = this.identity.isAt(this.file);

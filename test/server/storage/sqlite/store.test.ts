@@ -450,6 +450,109 @@ describe("transactions and direct calls", () => {
   });
 });
 
+describe("group commit", () => {
+  /** Whether another connection to `file` sees the key: only what was committed. */
+  async function committedView(file: string) {
+    const reader = await openConnection(file, undefined);
+    readers.push(reader);
+    const count = reader.prepare("SELECT count(*) AS n FROM keys WHERE id = ?");
+    return (id: string) => Number(count.get(id)?.n) === 1;
+  }
+  const readers: Array<{ close(): void }> = [];
+  afterEach(() => {
+    for (const r of readers.splice(0)) r.close();
+  });
+
+  it("transactions that come together commit together; each is answered once its commit is done", async () => {
+    const file = fresh();
+    const store = await open(file);
+    const committed = await committedView(file);
+    const seenInFifth: boolean[] = [];
+    const committedWhenAnswered: boolean[] = [];
+    await Promise.all(
+      [1, 2, 3, 4, 5].map((i) =>
+        store
+          .transaction(async (tx) => {
+            await tx.put("keys", key(`key_g${i}`));
+            if (i === 5) seenInFifth.push(committed("key_g1"), (await tx.get("keys", "key_g1")) !== undefined);
+          })
+          .then(() => committedWhenAnswered.push(committed(`key_g${i}`))),
+      ),
+    );
+    // The fifth ran in the first one's transaction: it saw its key, which no other connection saw yet.
+    expect(seenInFifth).toEqual([false, true]);
+    expect(committedWhenAnswered).toEqual([true, true, true, true, true]);
+  });
+
+  it("a transaction that fails is undone alone; the others in its group commit", async () => {
+    const store = await open(fresh());
+    const results = await Promise.allSettled(
+      [1, 2, 3].map((i) =>
+        store.transaction(async (tx) => {
+          await tx.put("keys", key(`key_f${i}`));
+          if (i === 2) throw new Error("the second fails");
+        }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(((results[1] as PromiseRejectedResult).reason as Error).message).toBe("the second fails");
+    expect((await store.direct.get("keys", "key_f1"))?.id).toBe("key_f1");
+    expect(await store.direct.get("keys", "key_f2")).toBeUndefined();
+    expect((await store.direct.get("keys", "key_f3"))?.id).toBe("key_f3");
+  });
+
+  it("when the store fails inside a group, every transaction of the group fails and none is kept", async () => {
+    const store = await open(fresh());
+    await store.transaction((tx) => tx.put("keys", key("key_u")));
+    const pages = (await store.pragma("page_count")) as { page_count: number };
+    await store.pragma("max_page_count", pages.page_count);
+    const results = await Promise.allSettled([
+      // An update in place: it alone would fit.
+      store.transaction((tx) => tx.spendCredits("key_u", 3, 5)),
+      store.transaction(async (tx) => {
+        for (let i = 0; i < 20; i++) await tx.put("keys", key(`key_u${i}`, { meta: { pad: "x".repeat(3000) } }));
+      }),
+    ]);
+    for (const r of results) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
+    await store.pragma("max_page_count", 1_000_000);
+    expect((await store.direct.get("keys", "key_u"))?.credits?.remaining).toBe(10);
+    expect(await store.direct.get("keys", "key_u0")).toBeUndefined();
+  });
+
+  it("a group holds at most 32 transactions: the 33rd begins after the first 32 committed", async () => {
+    const file = fresh();
+    const store = await open(file);
+    const committed = await committedView(file);
+    const firstSeenCommitted: boolean[] = [];
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        store.transaction(async (tx) => {
+          await tx.put("keys", key(`key_c${i + 1}`));
+          if (i + 1 === 32 || i + 1 === 33) firstSeenCommitted.push(committed("key_c1"));
+        }),
+      ),
+    );
+    expect(firstSeenCommitted).toEqual([false, true]);
+    expect(committed("key_c40")).toBe(true);
+  });
+
+  it("a direct call that comes while a group is open runs in it and is answered after its commit", async () => {
+    const file = fresh();
+    const store = await open(file);
+    await store.transaction((tx) => tx.put("keys", key("key_d")));
+    const committed = await committedView(file);
+    let committedWhenRead: boolean | undefined;
+    const writing = store.transaction((tx) => tx.put("keys", key("key_d2")));
+    const read = store.direct.get("keys", "key_d2").then((record) => {
+      committedWhenRead = committed("key_d2");
+      return record;
+    });
+    await writing;
+    expect((await read)?.id).toBe("key_d2");
+    expect(committedWhenRead).toBe(true);
+  });
+});
+
 describe("checkpoints", () => {
   it("a worker thread folds the WAL into the file; the service's connection never checkpoints itself", async () => {
     const file = fresh();
