@@ -49,7 +49,12 @@ export function listAudit(tables: SqliteTables, query: AuditQuery): AuditEvent[]
 
 /** Deletes the records older than `before` and their links (the caller runs it as one transaction). */
 export function deleteAuditBefore(tables: SqliteTables, before: number): number {
-  tables.stmt("DELETE FROM audit_targets WHERE audit_id IN (SELECT id FROM audit_events WHERE time < ?)").run(before);
+  tables
+    .stmt(
+      "DELETE FROM audit_targets WHERE (target, audit_id) IN " +
+        "(SELECT t.value, e.id FROM audit_events e, json_each(e.data, '$.targets') t WHERE e.time < ?)",
+    )
+    .run(before);
   return tables.stmt("DELETE FROM audit_events WHERE time < ?").run(before).changes;
 }
 

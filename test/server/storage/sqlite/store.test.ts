@@ -177,6 +177,43 @@ describe("the SQLite data file", () => {
     }
   });
 
+  it("retention deletes a record's target links by their key; a version 10 file loses the index it no longer needs", async () => {
+    const file = fresh();
+    const first = await sqliteStorage(file);
+    await first.close();
+    // As version 10 left it: with the index from each link's record to the link.
+    const db = await openConnection(file);
+    db.exec("CREATE INDEX audit_targets_by_audit ON audit_targets (audit_id); PRAGMA user_version = 10");
+    db.close();
+    const store = await open(file);
+    const record = (id: string, time: number, targets: string[]) => ({
+      id,
+      time,
+      workspaceId: "ws_r",
+      actorId: "rk_1",
+      operation: "keys.createKey",
+      targets,
+      outcome: "success" as const,
+      requestId: `req_${id}`,
+      ip: "",
+      change: {},
+    });
+    await store.direct.appendAudit(record("aud_1", 1_000, ["key_a", "api_1"]));
+    await store.direct.appendAudit(record("aud_2", 2_000, ["key_a", "api_1"]));
+    await store.direct.appendAudit(record("aud_3", 3_000, ["key_b"]));
+    expect(await store.deleteAuditBefore(2_500)).toBe(2);
+    const reader = await openConnection(file);
+    try {
+      expect(reader.prepare("SELECT target, audit_id FROM audit_targets ORDER BY target").all()).toEqual([
+        { target: "key_b", audit_id: "aud_3" },
+      ]);
+      expect(reader.prepare("SELECT name FROM sqlite_master WHERE name = 'audit_targets_by_audit'").all()).toEqual([]);
+    } finally {
+      reader.close();
+    }
+    expect(await store.pragma("user_version")).toEqual({ user_version: MIGRATIONS.length });
+  });
+
   it("rejects bad options with a message naming them", async () => {
     await expect(sqliteStorage("")).rejects.toThrow(
       'keyguard/server: sqliteStorage: invalid option file = "". Pass the path of a file (not :memory:)',
