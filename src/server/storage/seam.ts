@@ -149,7 +149,9 @@ export interface Storage {
   readonly kind: string;
   /**
    * Runs `fn` as one transaction: all its writes are kept, or (when it throws) none. Counters
-   * (`limit`, `dropCounters`) kept outside the database (Redis) are not rolled back.
+   * (`limit`, `dropCounters`) kept outside the database (Redis) are not rolled back. `fn` uses its
+   * `tx` only: it neither calls the store nor awaits a call to it made before (a backend may run
+   * that call, and answer it, only after `fn`'s transaction: SQLite's group commit).
    */
   transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T>;
   /** Calls outside any transaction, each atomic on its own: the path of keys.verifyKey and ratelimit.limit. */

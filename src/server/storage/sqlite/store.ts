@@ -375,7 +375,14 @@ class SqliteStorageImpl implements SqliteStorage {
     } catch (err) {
       if (savepoint && !(err instanceof StoreUnavailableError) && this.undoMember()) this.handOn();
       else {
-        this.abort(err);
+        // The others fail with the store's error, never with this caller's own.
+        const storeError =
+          err instanceof StoreUnavailableError
+            ? err
+            : new StoreUnavailableError(`SQLite store unavailable: a failed operation could not be undone alone (${this.file}).`, {
+                cause: err,
+              });
+        this.abort(storeError);
         this.mutex.unlock();
       }
       throw err;
@@ -411,6 +418,9 @@ class SqliteStorageImpl implements SqliteStorage {
   private commitBatch(): void {
     const batch = this.batch!;
     try {
+      // Those who joined the transaction skipped enter()'s check: a write into a file deleted,
+      // moved or replaced meanwhile would be lost, so none of the group is kept.
+      this.checkIdentity();
       this.guard(() => this.db.exec("COMMIT"));
     } catch (err) {
       this.abort(err);
@@ -446,32 +456,40 @@ class SqliteStorageImpl implements SqliteStorage {
     if (this.closed) throw new StoreUnavailableError(`SQLite store unavailable: the store of ${this.file} is closed.`);
     await this.mutex.lock();
     if (this.batch !== undefined) {
-      // Inside the open transaction: the file was checked when it began. Else it commits first.
+      // Inside the open transaction: its COMMIT checks the file (commitBatch). Else it commits first.
       if (join) return;
       this.commitBatch();
     }
-    let same: boolean;
     try {
-      same = this.identity.isAt(this.file);
+      this.checkIdentity();
     } catch (err) {
       this.mutex.unlock();
-      throw new StoreUnavailableError(`SQLite store unavailable: cannot check the database file ${this.file}: ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
-    if (!same) {
-      this.mutex.unlock();
-      // Writing on would write to the old file, lost at the next start. Its WAL cannot be joined to
-      // a new file at the same path either: only a restart opens the new one. A file moved back is fine.
-      throw new StoreUnavailableError(
-        `SQLite store unavailable: the database file ${this.file} was deleted, moved or replaced while in use; ` +
-          "put it back, or restart keyguard to open the file now at that path.",
-      );
+      throw err;
     }
     // Writes back to back never let the timed checkpoints catch up (checkpointer.ts): once the WAL
     // is large, the next operation waits, with the others, for a checkpoint of the worker, and the
     // write after it restarts the WAL. The event loop runs on meanwhile.
     if (this.checkpointer?.walLarge) await this.checkpointer.checkpoint();
+  }
+
+  /** Throws `StoreUnavailableError` unless the file at the store's path is still the one it opened. */
+  private checkIdentity(): void {
+    let same: boolean;
+    try {
+      same = this.identity.isAt(this.file);
+    } catch (err) {
+      throw new StoreUnavailableError(`SQLite store unavailable: cannot check the database file ${this.file}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    // Writing on would write to the old file, lost at the next start. Its WAL cannot be joined to
+    // a new file at the same path either: only a restart opens the new one. A file moved back is fine.
+    if (!same) {
+      throw new StoreUnavailableError(
+        `SQLite store unavailable: the database file ${this.file} was deleted, moved or replaced while in use; ` +
+          "put it back, or restart keyguard to open the file now at that path.",
+      );
+    }
   }
 
   /** Runs `fn` as one transaction of its own unless one is open. */

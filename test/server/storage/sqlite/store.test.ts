@@ -487,6 +487,8 @@ describe("transactions and direct calls", () => {
   });
 });
 
+const GONE_WHILE_OPEN = /was deleted, moved or replaced while in use/;
+
 describe("group commit", () => {
   /** Whether another connection to `file` sees the key: only what was committed. */
   async function committedView(file: string) {
@@ -522,15 +524,21 @@ describe("group commit", () => {
   });
 
   it("a transaction that fails is undone alone; the others in its group commit", async () => {
-    const store = await open(fresh());
+    const file = fresh();
+    const store = await open(file);
+    const committed = await committedView(file);
+    let firstCommittedInThird: boolean | undefined;
     const results = await Promise.allSettled(
       [1, 2, 3].map((i) =>
         store.transaction(async (tx) => {
           await tx.put("keys", key(`key_f${i}`));
           if (i === 2) throw new Error("the second fails");
+          if (i === 3) firstCommittedInThird = committed("key_f1");
         }),
       ),
     );
+    // The third ran in the first one's transaction, after the second was undone.
+    expect(firstCommittedInThird).toBe(false);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect(((results[1] as PromiseRejectedResult).reason as Error).message).toBe("the second fails");
     expect((await store.direct.get("keys", "key_f1"))?.id).toBe("key_f1");
@@ -584,9 +592,38 @@ describe("group commit", () => {
       committedWhenRead = committed("key_d2");
       return record;
     });
-    await writing;
+    // A transaction after the read: the group is still open, the write not yet committed.
+    let committedAfterRead: boolean | undefined;
+    const after = store.transaction(async () => {
+      committedAfterRead = committed("key_d2");
+    });
+    await Promise.all([writing, after]);
     expect((await read)?.id).toBe("key_d2");
+    expect(committedAfterRead).toBe(false);
     expect(committedWhenRead).toBe(true);
+  });
+
+  it("a data file deleted while a group is open: none of the group is kept or answered as done", async () => {
+    const file = fresh();
+    const store = await open(file);
+    await store.transaction((tx) => tx.put("keys", key("key_del")));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let began!: () => void;
+    const begun = new Promise<void>((resolve) => (began = resolve));
+    const first = store.transaction(async (tx) => {
+      await tx.put("keys", key("key_del1"));
+      began();
+      await gate;
+    });
+    // Deleted once the group is open (its file checked).
+    await begun;
+    unlinkSync(file);
+    const second = store.transaction((tx) => tx.put("keys", key("key_del2")));
+    const spent = store.direct.spendCredits("key_del", 1, 5);
+    release();
+    for (const call of [first, second, spent]) await expect(call).rejects.toThrow(GONE_WHILE_OPEN);
+    await expect(store.direct.get("keys", "key_del")).rejects.toThrow(GONE_WHILE_OPEN);
   });
 });
 
