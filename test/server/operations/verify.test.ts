@@ -45,6 +45,7 @@ describe("keys.verifyKey codes", () => {
       expect(await own.verify(key)).toStrictEqual({ valid: false, code: "NOT_FOUND" });
     } finally {
       await own.close();
+      await store.close();
     }
   });
 
