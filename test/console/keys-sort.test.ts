@@ -54,4 +54,33 @@ describe.runIf(RUN_BROWSER)("console keys table sorted by the service", () => {
     expect(problems).toEqual([]);
     await page.close();
   });
+
+  it("a row's menu opened before the badges arrive stays open, with the focus where it was, when the table is drawn again", async () => {
+    const apiId = ((await c.call("apis.createApi", { name: `menu-${Date.now()}` })).body.data as { apiId: string }).apiId;
+    await c.call("keys.createKey", { apiId, name: "menu-kept" });
+    const { page, problems } = await c.open();
+    await c.signIn(page);
+    // The badges' query ("Rate limited recently") answers only once released: the first draw comes without them.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    await page.route("**/v2/analytics.getVerifications", async (route) => {
+      await released;
+      await route.continue();
+    });
+    await page.goto(`${c.service.baseUrl}/#/keys/${apiId}`);
+    const toggle = page.getByRole("button", { name: "Actions for menu-kept" });
+    await toggle.click();
+    const history = page.getByRole("link", { name: "History of menu-kept" });
+    await history.focus();
+    const firstDraw = await toggle.elementHandle();
+    release();
+    // The second draw replaces the table's rows.
+    await expect.poll(() => firstDraw!.evaluate((e) => e.isConnected)).toBe(false);
+    expect(await toggle.getAttribute("aria-expanded")).toBe("true");
+    expect(await history.isVisible()).toBe(true);
+    expect(await page.evaluate<string | null>('document.activeElement?.getAttribute("aria-label")')).toBe("History of menu-kept");
+    await page.unroute("**/v2/analytics.getVerifications");
+    expect(problems).toEqual([]);
+    await page.close();
+  });
 });

@@ -210,6 +210,10 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
   const draw = () => {
     const now = Date.now();
     const shown = keys;
+    // A redraw (the first page's badges arrive after it) keeps the row menu the reader opened, and the focus.
+    const openMenu = table.querySelector('[aria-expanded="true"]')?.getAttribute("aria-label");
+    const focused = table.contains(document.activeElement) ? document.activeElement?.getAttribute("aria-label") : undefined;
+    const labelled = (label: string) => table.querySelector<HTMLElement>(`[aria-label="${CSS.escape(label)}"]`);
     replace(
       table,
       shown.length === 0
@@ -281,6 +285,8 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
             ),
           ),
     );
+    if (openMenu) labelled(openMenu)?.click();
+    if (focused) labelled(focused)?.focus();
   };
   // Searched by the service as the reader types (the last answer wins), or at once on Enter.
   let searched = "";
