@@ -42,8 +42,9 @@ function canonicalJson(value: unknown): string {
 
 /** An object's member names in canonical order: sorted by code units (sort's default order), those whose value is `undefined` left out. */
 function canonicalNames(value: Record<string, unknown>): string[] {
-  const names = Object.keys(value).sort();
-  return names.every((k) => value[k] !== undefined) ? names : names.filter((k) => value[k] !== undefined);
+  return Object.keys(value)
+    .filter((k) => value[k] !== undefined)
+    .sort();
 }
 
 /** `"name":value` in canonical form. */
