@@ -88,9 +88,13 @@ export function roleData(role: RoleRecord): Omit<RoleRecord, "permissionIds"> {
 
 /** The record of `row`, given the link ids read for it (keys: permissions and roles; roles: permissions). */
 export function toRecord<T extends TableName>(table: T, row: RecordRow, links: { permissionIds: string[]; roleIds: string[] }): Tables[T] {
-  if (table === "roles") return { ...row.data, permissionIds: links.permissionIds } as Tables[T];
-  if (table !== "keys") return row.data as unknown as Tables[T];
-  const key = { ...row.data, permissionIds: links.permissionIds, roleIds: links.roleIds } as unknown as KeyRecord;
+  if (table !== "keys" && table !== "roles") return row.data as unknown as Tables[T];
+  // Object.assign, then the members: V8 copies a spread followed by more members by a slow path.
+  const record = Object.assign({}, row.data) as unknown as RoleRecord;
+  record.permissionIds = links.permissionIds;
+  if (table === "roles") return record as Tables[T];
+  const key = record as unknown as KeyRecord;
+  key.roleIds = links.roleIds;
   if (row.identity_id != null) key.identityId = row.identity_id;
   if (row.credits_remaining != null) {
     key.credits = { remaining: Number(row.credits_remaining), lastRefillAt: Number(row.credits_last_refill_at ?? 0) };
