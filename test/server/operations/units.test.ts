@@ -58,6 +58,17 @@ describe("key material", () => {
     expect(generateKey(undefined, 32).key).toMatch(/^[1-9A-HJ-NP-Za-km-z]{40,44}$/);
     expect(generateKey("sk").key).not.toBe(generateKey("sk").key);
   });
+
+  it("draws fresh bytes for every key across the pool's refills, and the largest keys too", () => {
+    // 4 KiB pool: 200 keys of 255 bytes refill it a dozen times, and a draw may not fit its rest.
+    const keys = Array.from({ length: 200 }, (_, i) => generateKey(undefined, i % 2 === 0 ? 255 : 16).key);
+    expect(new Set(keys).size).toBe(keys.length);
+    // No key's bytes repeat in part either: the bodies share no 8-character run.
+    const runs = new Set<string>();
+    for (const key of keys) for (let i = 0; i + 8 <= key.length; i += 8) runs.add(key.slice(i, i + 8));
+    expect(runs.size).toBe(keys.reduce((n, key) => n + Math.floor(key.length / 8), 0));
+    expect(generateKey(undefined, 5000).key.length).toBeGreaterThan(6000);
+  });
 });
 
 describe("paginate", () => {
