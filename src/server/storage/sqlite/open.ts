@@ -149,6 +149,10 @@ export async function openDataFile(file: string, settings: ConnectionSettings): 
     // 64 MiB of page cache (SQLite's default is 2 MiB): at a million keys the key-hash index no
     // longer fits 2 MiB, and every insert then reads index pages back from the file.
     db.exec("PRAGMA cache_size = -65536");
+    // Temporary files in memory: above all the journal of the savepoints a group commit opens for
+    // each operation (store.ts), which spills to a temporary file past 64 KiB by default and then
+    // costs a write per page an operation changes.
+    db.exec("PRAGMA temp_store = MEMORY");
     migrate(db, file);
     // A file SQLite could open only for reading opens without error: find out now, not at the first write.
     db.exec("BEGIN IMMEDIATE");
