@@ -8,14 +8,25 @@ export const BASE58_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnop
 export function encodeBase58(bytes: Uint8Array): string {
   let zeros = 0;
   while (zeros < bytes.length && bytes[zeros] === 0) zeros++;
-  let n = 0n;
-  for (const b of bytes) n = (n << 8n) | BigInt(b);
-  let out = "";
-  while (n > 0n) {
-    out = BASE58_ALPHABET[Number(n % 58n)]! + out;
-    n /= 58n;
+  // The number's base-58 digits, least significant first: each byte multiplies them by 256 and
+  // adds itself. 32-bit integers, no BigInt (log 256 / log 58 < 1.37 digits a byte).
+  const digits = new Uint8Array(Math.ceil((bytes.length - zeros) * 1.37) + 1);
+  let length = 0;
+  for (let i = zeros; i < bytes.length; i++) {
+    let carry = bytes[i]!;
+    for (let j = 0; j < length; j++) {
+      carry += digits[j]! << 8;
+      digits[j] = carry % 58;
+      carry = (carry / 58) | 0;
+    }
+    while (carry > 0) {
+      digits[length++] = carry % 58;
+      carry = (carry / 58) | 0;
+    }
   }
-  return "1".repeat(zeros) + out;
+  let out = "1".repeat(zeros);
+  for (let j = length - 1; j >= 0; j--) out += BASE58_ALPHABET[digits[j]!]!;
+  return out;
 }
 
 /** Encodes a non-negative integer in exactly `width` base58 digits (left-padded with "1"). */

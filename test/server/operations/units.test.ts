@@ -17,6 +17,25 @@ describe("base58", () => {
     expect(encodeBase58(new Uint8Array([255, 255]))).toBe("LUv");
   });
 
+  it("encodes any bytes as the base58 digits of their number, after a 1 per leading zero byte", () => {
+    const byDefinition = (bytes: Uint8Array): string => {
+      let zeros = 0;
+      while (zeros < bytes.length && bytes[zeros] === 0) zeros++;
+      let n = 0n;
+      for (const b of bytes) n = (n << 8n) | BigInt(b);
+      let out = "";
+      for (; n > 0n; n /= 58n) out = BASE58_ALPHABET[Number(n % 58n)]! + out;
+      return "1".repeat(zeros) + out;
+    };
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), fc.nat({ max: 4 }), (tail, zeros) => {
+        const bytes = new Uint8Array([...new Array<number>(zeros).fill(0), ...tail]);
+        expect(encodeBase58(bytes)).toBe(byDefinition(bytes));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("fixed-width encodings sort like the numbers", () => {
     fc.assert(
       fc.property(fc.bigInt({ min: 0n, max: 2n ** 60n }), fc.bigInt({ min: 0n, max: 2n ** 60n }), (a, b) => {
