@@ -69,6 +69,16 @@ export function describeAuditLog(store: () => Storage): void {
       expect(await ids({ targetId: "key_none" })).toEqual([]);
     });
 
+    it("finds a record by each of many targets", async () => {
+      const w = `ws_${uid()}`;
+      const targets = Array.from({ length: 11 }, (_, i) => `key_many${i}`);
+      const many = event(w, { targets });
+      await append(many);
+      await append(event(w, { targets: ["key_many3"], time: T0 + 1 }));
+      for (const targetId of targets) expect(await list({ workspaceId: w, targetId })).toContainEqual(many);
+      expect((await list({ workspaceId: w, targetId: "key_many3" })).length).toBe(2);
+    });
+
     it("keeps a record appended in a transaction only when the transaction commits", async () => {
       const w = `ws_${uid()}`;
       const boom = new Error("boom");

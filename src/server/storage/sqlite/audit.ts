@@ -21,8 +21,25 @@ export function appendAudit(tables: SqliteTables, unchained: AuditEvent): void {
       "INSERT INTO audit_chain (workspace_id, seq, hash) VALUES (?, ?, ?) ON CONFLICT (workspace_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash",
     )
     .run(event.workspaceId, next.seq, next.hash);
-  const link = tables.stmt("INSERT OR IGNORE INTO audit_targets (target, audit_id) VALUES (?, ?)");
-  for (const target of event.targets) link.run(target, event.id);
+  linkTargets(tables, event);
+}
+
+/** At most this many target links in one statement (a record's targets are mostly one to three). */
+const LINKS_PER_STATEMENT = 4;
+const LINK_SQL = Array.from(
+  { length: LINKS_PER_STATEMENT + 1 },
+  (_, n) => `INSERT OR IGNORE INTO audit_targets (target, audit_id) VALUES ${Array.from({ length: n }, () => "(?, ?)").join(", ")}`,
+);
+
+/** Links each target of `event` to it, up to LINKS_PER_STATEMENT in one statement. */
+function linkTargets(tables: SqliteTables, event: AuditEvent): void {
+  const { targets, id } = event;
+  for (let at = 0; at < targets.length; at += LINKS_PER_STATEMENT) {
+    const n = Math.min(LINKS_PER_STATEMENT, targets.length - at);
+    const params: string[] = [];
+    for (let i = at; i < at + n; i++) params.push(targets[i]!, id);
+    tables.stmt(LINK_SQL[n]!).run(...params);
+  }
 }
 
 /** One SELECT with bound parameters; the statement text depends only on which filters are given. */
