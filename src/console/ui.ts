@@ -49,6 +49,19 @@ export async function attempt(
   }
 }
 
+/**
+ * For a page whose loads may overlap (a choice changed while the last one's answer is on its way):
+ * call the returned `begin()` as a load starts; what it returns tells whether that load is still
+ * the newest, so a slower answer to an earlier choice draws nothing over a later one's.
+ */
+export function newestLoad(): () => () => boolean {
+  let newest = 0;
+  return () => {
+    const mine = ++newest;
+    return () => mine === newest;
+  };
+}
+
 /** Announces a short message to screen readers and sighted users. */
 export function announce(message: string): void {
   const live = document.getElementById("status");

@@ -6,7 +6,7 @@ import type { OutcomeBucket } from "../analytics";
 import { call, type ApiError } from "../api";
 import { outcomeChart } from "../chart";
 import { field, h, hourMinute, replace, when } from "../dom";
-import { attempt } from "../ui";
+import { attempt, newestLoad } from "../ui";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -51,7 +51,9 @@ export function namespaceUsage(namespace: string): { element: HTMLElement; load(
     summary,
     chartBox,
   );
+  const begin = newestLoad();
   const load = async () => {
+    const newest = begin();
     const r = RANGES[range.value as Range];
     const end = Math.ceil((Date.now() + 1) / r.step) * r.step;
     const start = end - r.span;
@@ -60,6 +62,7 @@ export function namespaceUsage(namespace: string): { element: HTMLElement; load(
       "read this namespace's usage",
       async () => {
         const { data } = await call("ratelimit.getNamespaceUsage", { namespace, start, end, granularity: r.granularity });
+        if (!newest()) return;
         const passed = data.reduce((a, p) => a + p.passed, 0);
         const limited = data.reduce((a, p) => a + p.limited, 0);
         const total = passed + limited;

@@ -3,7 +3,7 @@
 import { outcomesOverTime, latestEvents, type Bucket } from "../analytics";
 import { outcomeChart } from "../chart";
 import { field, h, hourMinute, replace, thead, when } from "../dom";
-import { attempt } from "../ui";
+import { attempt, newestLoad } from "../ui";
 
 const REFRESH_MS = 5000;
 const RANGES: Record<string, { span: number; bucket: Bucket; step: number; label: (ms: number) => string }> = {
@@ -42,13 +42,15 @@ export async function usagePanel(keyId?: string): Promise<{ element: HTMLElement
     updated,
   );
   let stopped = false;
+  const begin = newestLoad();
   const refresh = async () => {
+    const newest = begin();
     const r = RANGES[range.value]!;
     const to = Date.now();
     const from = Math.floor((to - r.span) / r.step) * r.step + r.step;
     await attempt(slot, "read the verifications", async () => {
       const [buckets, latest] = await Promise.all([outcomesOverTime(from, r.bucket, keyId), latestEvents(20, keyId)]);
-      if (stopped) return;
+      if (stopped || !newest()) return;
       replace(chartBox, outcomeChart(buckets, from, to + r.step - (to % r.step), r.step, r.label));
       replace(
         events,

@@ -4,7 +4,7 @@ import type { PortalSessionInfo, PortalVerificationsPoint } from "../../protocol
 import type { OutcomeBucket } from "../analytics";
 import { outcomeChart } from "../chart";
 import { field, h, replace } from "../dom";
-import { attempt } from "../ui";
+import { attempt, newestLoad } from "../ui";
 import { portalCall } from "./api";
 
 const HOUR = 3_600_000;
@@ -38,8 +38,10 @@ export async function analyticsTab(main: HTMLElement, session: PortalSessionInfo
     const keys = await portalCall("portal.listKeys", { limit: 100 }).catch(() => []);
     for (const k of keys) key.append(h("option", { value: k.keyId }, `${k.name ?? "unnamed"} (${k.start}…)`));
   }
-  const draw = () =>
-    attempt(slot, "read your usage", async () => {
+  const begin = newestLoad();
+  const draw = () => {
+    const newest = begin();
+    return attempt(slot, "read your usage", async () => {
       const month = period.value === "month";
       const step = month ? DAY : HOUR;
       const to = Math.ceil(Date.now() / step) * step;
@@ -49,10 +51,12 @@ export async function analyticsTab(main: HTMLElement, session: PortalSessionInfo
         endTime: to,
         ...(key.value ? { keyId: key.value } : {}),
       });
+      if (!newest()) return;
       const label = (ms: number) =>
         new Date(ms).toLocaleString(undefined, month ? { month: "short", day: "numeric" } : { hour: "2-digit", minute: "2-digit" });
       replace(chart, outcomeChart(buckets(points), from, to, step, label));
     });
+  };
   period.addEventListener("change", () => void draw());
   key.addEventListener("change", () => void draw());
   replace(main, h("h1", {}, "Usage"), h("div", { class: "card toolbar" }, field("Period", period), field("Key", key)), slot, chart);
