@@ -188,7 +188,7 @@ async function journey(c: Harness, shots: boolean): Promise<void> {
   await held;
   await (await late).finished();
   // The page has read the late answer (its body is in) and run what follows it.
-  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))));
+  await page.evaluate("new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)))");
   await page.unroute("**/portal/api/portal.getVerifications");
   expect(await validTotal()).toBe("4");
   await expectAccessible(page, "portal analytics");
