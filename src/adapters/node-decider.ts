@@ -2,7 +2,7 @@
 // per connection, the client over undici's pool, and what their guards need to know of a request
 // (the verified key, the denial conventions), kept per Node request.
 
-import type { IncomingMessage } from "node:http";
+import { IncomingMessage } from "node:http";
 import { createClient } from "../client/client";
 import { ConfigError } from "../config-error";
 import { optionChecks } from "../option-checks";
@@ -45,7 +45,23 @@ interface Seen {
   readonly denial: DenialContext;
 }
 
-const seen = new WeakMap<IncomingMessage, Seen>();
+// What an adapter saw of a request, for its guards: a property of the request where Node made it
+// (one hidden-class transition all its requests share; a WeakMap entry per request costs more,
+// in the garbage collector too), else (an Express request on NestJS, whose prototype Express
+// swapped: there V8 before 13 builds a hidden class per property added) a WeakMap entry.
+const SEEN = Symbol("keyguard.seen");
+type Marked = IncomingMessage & { [SEEN]?: Seen };
+const seenElsewhere = new WeakMap<IncomingMessage, Seen>();
+const NODE_REQUEST = IncomingMessage.prototype;
+
+function remember(raw: IncomingMessage, what: Seen): void {
+  if (Object.getPrototypeOf(raw) === NODE_REQUEST) (raw as Marked)[SEEN] = what;
+  else seenElsewhere.set(raw, what);
+}
+
+function recall(raw: IncomingMessage): Seen | undefined {
+  return (raw as Marked)[SEEN] ?? seenElsewhere.get(raw);
+}
 
 /** The core for `name`'s options; `onDenied` and `passErrors` are Express's. */
 export function nodeDecider<Req>(options: AuthOptions<Req> | undefined, name: string): NodeDecider<Req> {
@@ -67,11 +83,11 @@ export function nodeDecider<Req>(options: AuthOptions<Req> | undefined, name: st
   });
   const outcome = (decision: Decision, raw: IncomingMessage): NodeOutcome => {
     if (decision !== PASS && !isAdmitted(decision)) {
-      seen.set(raw, { key: undefined, denial: core.denial });
+      remember(raw, { key: undefined, denial: core.denial });
       return { kind: "deny", error: decision };
     }
     const apiKey = decision === PASS ? undefined : decision;
-    seen.set(raw, { key: apiKey, denial: core.denial });
+    remember(raw, { key: apiKey, denial: core.denial });
     return { kind: "next", apiKey, headers: apiKey === undefined ? undefined : core.admitHeaders(apiKey) };
   };
   return {
@@ -91,6 +107,6 @@ export function nodeGuard<Req>(
   req: Req,
   raw: IncomingMessage,
 ): KeyguardError | undefined | Promise<KeyguardError | undefined> {
-  const found = seen.get(raw);
+  const found = recall(raw);
   return runGuard(check, found?.key, req, found?.denial ?? DEFAULT_DENIAL);
 }

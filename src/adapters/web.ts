@@ -68,7 +68,20 @@ interface Seen {
   readonly denial: DenialContext;
 }
 
-const seen = new WeakMap<Request, Seen>();
+// Kept as a property of the request (a WeakMap entry per request costs more, in the garbage
+// collector too); in a WeakMap for a request that takes no property (a frozen one).
+const SEEN = Symbol("keyguard.seen");
+type Marked = Request & { [SEEN]?: Seen };
+const seenFrozen = new WeakMap<Request, Seen>();
+
+function remember(request: Request, what: Seen): void {
+  if (Object.isExtensible(request)) (request as Marked)[SEEN] = what;
+  else seenFrozen.set(request, what);
+}
+
+function recall(request: Request): Seen | undefined {
+  return (request as Marked)[SEEN] ?? seenFrozen.get(request);
+}
 
 /** The denial as a Response: its status and headers, `Cache-Control: no-store`, the problem+json body. */
 export function problemResponse(err: KeyguardError): Response {
@@ -160,14 +173,14 @@ export function webDecider<Req>(options: AuthOptions<Req> | undefined, name: str
   });
   const settle = (decision: Decision, request: Request, view: WebView): WebAuthResult | Response => {
     if (decision !== PASS && !isAdmitted(decision)) {
-      seen.set(request, { key: undefined, denial: core.denial });
+      remember(request, { key: undefined, denial: core.denial });
       return problemResponse(decision);
     }
     const apiKey = decision === PASS ? undefined : decision;
     const forward = view.hidden === undefined ? request : withoutHeaders(request, view.hidden);
     const record: Seen = { key: apiKey, denial: core.denial };
-    seen.set(request, record);
-    if (forward !== request) seen.set(forward, record);
+    remember(request, record);
+    if (forward !== request) remember(forward, record);
     return { apiKey, headers: apiKey === undefined ? undefined : core.admitHeaders(apiKey), request: forward };
   };
   // Not an async function: a kept answer (with the hash computed synchronously) settles at once.
@@ -223,7 +236,7 @@ export type WebGuard = (request: Request) => Promise<Response | undefined>;
  * undefined when it may go on, else the denial's Response.
  */
 export async function guardResponse<Req>(check: GuardCheck<Req>, req: Req, request: Request): Promise<Response | undefined> {
-  const found = seen.get(request);
+  const found = recall(request);
   const denial = await runGuard(check, found?.key, req, found?.denial ?? DEFAULT_DENIAL);
   return denial === undefined ? undefined : problemResponse(denial);
 }
@@ -235,7 +248,7 @@ const webGuard =
 
 /** The key seen by `webApiKeyAuth()` for this request (or the copy it handed on), if any. */
 export function getApiKey(request: Request): VerifiedKey | undefined {
-  return seen.get(request)?.key;
+  return recall(request)?.key;
 }
 
 /** Requires the verified key's permissions to satisfy a query, e.g. `"docs.read AND (docs.write OR admin)"`. */
