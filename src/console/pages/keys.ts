@@ -6,7 +6,7 @@ import type { ApiListItem, KeyInfo, KeySort, KeyWithSettings } from "../../proto
 import { call, type Body } from "../api";
 import { dateCell, field, h, replace, uid, when } from "../dom";
 import { rateLimitedSince } from "../analytics";
-import { announce, attempt, showOnce } from "../ui";
+import { announce, attempt, newestLoad, showOnce } from "../ui";
 import { deleteKey, rerollKey, toggleKey } from "./key-actions";
 import { keyForm } from "./key-form";
 
@@ -303,10 +303,11 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
     if (ev.key === "Enter") searchNow();
   });
 
-  /** Which reload a page belongs to: an answer to an earlier search is dropped. */
-  let generation = 0;
+  /** Whether a page belongs to the newest reload: an answer to an earlier search is dropped. */
+  const beginReload = newestLoad();
+  let currentReload = beginReload();
   const loadPage = async () => {
-    const mine = generation;
+    const current = currentReload;
     await attempt(slot, "list the keys", async () => {
       const { data, pagination } = await call("apis.listKeys", {
         apiId,
@@ -317,7 +318,7 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
         ...(cursor ? { cursor } : {}),
       });
       const page = await withSettings(data);
-      if (mine !== generation) return;
+      if (!current()) return;
       keys.push(...page);
       cursor = pagination?.hasMore ? pagination.cursor : undefined;
       draw();
@@ -342,7 +343,7 @@ export async function keysPage(main: HTMLElement, apiId?: string): Promise<void>
     }
   };
   const reload = async () => {
-    generation++;
+    currentReload = beginReload();
     searched = search.value.trim();
     keys.length = 0;
     cursor = undefined;
