@@ -49,19 +49,24 @@ describe.skipIf(skip !== undefined)("postgres + redis store outages", () => {
   });
   const check = { counter: "rl_outage/60000", limit: 100, duration: 60_000, cost: 1 };
 
-  beforeAll(async () => {
-    pgProxy = await startTcpProxy(Number(new URL(POSTGRES_URL).port || 5432));
-    redisProxy = await startTcpProxy(Number(new URL(REDIS_URL).port || 6379));
+  /** A store on both proxies. */
+  const open = () => {
     // Redis without a password rejects AUTH with one: keep the Redis URL password-free.
     const redisUrl = new URL(REDIS_URL);
     redisUrl.port = String(redisProxy.port);
-    store = await postgresStorage({
+    return postgresStorage({
       postgres: through(POSTGRES_URL, pgProxy),
       redis: redisUrl.toString(),
       schema: ns.schema,
       redisPrefix: ns.redisPrefix,
       timeoutMs: 1000,
     });
+  };
+
+  beforeAll(async () => {
+    pgProxy = await startTcpProxy(Number(new URL(POSTGRES_URL).port || 5432));
+    redisProxy = await startTcpProxy(Number(new URL(REDIS_URL).port || 6379));
+    store = await open();
     await store.transaction((tx) => tx.put("keys", key));
   });
   afterAll(async () => {
@@ -72,36 +77,41 @@ describe.skipIf(skip !== undefined)("postgres + redis store outages", () => {
   });
 
   it("PostgreSQL down: reads, spends and transactions fail with StoreUnavailableError; back: they work again", async () => {
-    // The tests of this file run in any order: a connection an outage before broke fails its next
-    // use, then the pool replaces it, and the pool may hold several. Start once the store answers
-    // (a transaction and a direct read, which may take different connections), from the balance it holds.
-    const remaining = (await eventually(() => store.transaction((tx) => tx.get("keys", key.id))))!.credits!.remaining!;
-    expect((await eventually(() => store.direct.keyByHash(key.hash)))?.id).toBe(key.id);
-    await pgProxy.stop();
-    // The key found just before is kept (cacheKeys, for the record cache's TTL): found without
-    // PostgreSQL; its charge is not.
-    expect((await store.direct.keyByHash(key.hash))?.id).toBe(key.id);
-    for (const call of [
-      () => store.direct.keyByHash("no such hash"),
-      () => store.direct.spendCredits(key.id, 1, 10),
-      () => store.transaction((tx) => tx.get("keys", key.id)),
-    ]) {
-      const err = await call().then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect(err).toBeInstanceOf(StoreUnavailableError);
-      expect((err as Error).message).toMatch(/^PostgreSQL at 127\.0\.0\.1:\d+ is unavailable: /);
-      expect((err as Error).message).not.toContain("s3cret-pw");
+    // A store of its own: its record cache listens from its start. The shared store's may still be
+    // subscribing again after an earlier test's Redis outage, and keeps nothing until it is.
+    const own = await eventually(open);
+    try {
+      const remaining = (await own.transaction((tx) => tx.get("keys", key.id)))!.credits!.remaining!;
+      expect((await own.direct.keyByHash(key.hash))?.id).toBe(key.id);
+      await pgProxy.stop();
+      // The key found just before is kept (cacheKeys, for the record cache's TTL): found without
+      // PostgreSQL; its charge is not.
+      expect((await own.direct.keyByHash(key.hash))?.id).toBe(key.id);
+      for (const call of [
+        () => own.direct.keyByHash("no such hash"),
+        () => own.direct.spendCredits(key.id, 1, 10),
+        () => own.transaction((tx) => tx.get("keys", key.id)),
+      ]) {
+        const err = await call().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(StoreUnavailableError);
+        expect((err as Error).message).toMatch(/^PostgreSQL at 127\.0\.0\.1:\d+ is unavailable: /);
+        expect((err as Error).message).not.toContain("s3cret-pw");
+      }
+      // Lookups made together share one statement: each of them fails.
+      const together = await Promise.allSettled(["no such hash", "nor this one", "no such hash"].map((h) => own.direct.keyByHash(h)));
+      expect(together.map((r) => r.status === "rejected" && r.reason instanceof StoreUnavailableError)).toEqual([true, true, true]);
+      // Nothing was charged while it was down.
+      await pgProxy.start();
+      expect(await eventually(() => own.direct.spendCredits(key.id, 1, 10))).toEqual({ ok: true, remaining: remaining - 1 });
+      // Another connection this outage broke may fail once more before the pool replaces it.
+      expect((await eventually(() => own.transaction((tx) => tx.get("keys", key.id))))?.credits?.remaining).toBe(remaining - 1);
+    } finally {
+      await pgProxy.start();
+      await own.close();
     }
-    // Lookups made together share one statement: each of them fails.
-    const together = await Promise.allSettled(["no such hash", "nor this one", "no such hash"].map((h) => store.direct.keyByHash(h)));
-    expect(together.map((r) => r.status === "rejected" && r.reason instanceof StoreUnavailableError)).toEqual([true, true, true]);
-    // Nothing was charged while it was down.
-    await pgProxy.start();
-    expect(await eventually(() => store.direct.spendCredits(key.id, 1, 10))).toEqual({ ok: true, remaining: remaining - 1 });
-    // Another connection this outage broke may fail once more before the pool replaces it.
-    expect((await eventually(() => store.transaction((tx) => tx.get("keys", key.id))))?.credits?.remaining).toBe(remaining - 1);
   });
 
   it("PostgreSQL cut in the middle of a transaction: StoreUnavailableError, nothing kept, then recovery", async () => {
