@@ -92,6 +92,29 @@ describe.each(EXPRESS_VERSIONS)("$name", ({ express }) => {
     expect((await request(app).get("/open")).body).toEqual({ before: null, after: "key_set_by_app" });
   });
 
+  it("req.apiKey outlives an app's own res.locals copied anew, and reads back an app's assignment", async () => {
+    const app = express();
+    app.get(
+      "/",
+      apiKeyAuth(base()),
+      (_req, res, next) => {
+        // What an app may do with res.locals after the auth: a new object with the old members.
+        res.locals = { ...res.locals, page: "home" };
+        next();
+      },
+      (req, res) => {
+        const seen = { keyId: req.apiKey?.keyId ?? null, viaGetter: getApiKey(req)?.keyId ?? null };
+        req.apiKey = undefined;
+        res.json({ ...seen, cleared: req.apiKey === undefined && getApiKey(req) === undefined });
+      },
+    );
+    const first = await request(app).get("/").set("Authorization", `Bearer ${plainKey}`);
+    expect(first.body).toEqual({ keyId: expect.stringMatching(/^key_/), viaGetter: first.body.keyId, cleared: true });
+    const second = await request(app).get("/").set("Authorization", `Bearer ${editorKey}`);
+    expect(second.body.keyId).toMatch(/^key_/);
+    expect(second.body.keyId).not.toBe(first.body.keyId);
+  });
+
   it("optional: no key passes without req.apiKey; an invalid key is still denied; a valid one is verified", async () => {
     const app = express();
     app.get("/", apiKeyAuth(base({ optional: true })), (req, res) => res.json({ keyId: req.apiKey?.keyId ?? null }));
