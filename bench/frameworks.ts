@@ -19,7 +19,7 @@ import { keyguard } from "keyguard/fastify";
 import { apiKeyAuth as honoAuth, type ApiKeyEnv } from "keyguard/hono";
 import { apiKeyAuth as koaAuth, type ApiKeyState } from "keyguard/koa";
 import { ApiKeyGuard, KeyguardExceptionFilter } from "keyguard/nest";
-import { webApiKeyAuth } from "keyguard/web";
+import { webApiKeyAuth, type WebAuthResult } from "keyguard/web";
 
 /** What every protected app is given: the key service and the options every bench app uses. */
 export interface FrameworkConfig {
@@ -84,12 +84,15 @@ function webApp(config?: Protection): Promise<string> {
       handler(request);
   if (config === "noop") return listen(createAdaptorServer({ fetch: wrap(bare) }) as Server);
   const auth = webApiKeyAuth({ ...config, logger: silentLogger });
+  const answer = (result: WebAuthResult | Response): Response =>
+    result instanceof Response ? result : Response.json(BODY, { headers: result.headers });
+  // auth.decide: the answer at once for a cached key (the documented form for a handler that may
+  // return a Response or a promise of one), so the server takes its path for a Response given at once.
   return listen(
     createAdaptorServer({
-      fetch: async (request: Request) => {
-        const result = await auth(request);
-        if (result instanceof Response) return result;
-        return Response.json(BODY, { headers: result.headers });
+      fetch: (request: Request) => {
+        const result = auth.decide(request);
+        return result instanceof Promise ? result.then(answer) : answer(result);
       },
     }) as Server,
   );

@@ -54,6 +54,14 @@ export interface WebAuthResult {
 export interface WebApiKeyAuth {
   /** The result when the request may go on; the denial's `Response` otherwise. Rejects only when `getKey` or an option function throws. */
   (request: Request): Promise<WebAuthResult | Response>;
+  /**
+   * The same answer, at once where no promise is needed: a cached key's request, and a request
+   * denied for its headers alone; a promise otherwise. For a fetch handler that may return either
+   * a `Response` or a promise of one (`Bun.serve`, `Deno.serve`, `@hono/node-server`): a cached
+   * key's request then costs no promise, nor on `@hono/node-server` its slower path for an answer
+   * that comes in one. Throws (or rejects) only when `getKey` or an option function throws.
+   */
+  decide(request: Request): WebAuthResult | Response | Promise<WebAuthResult | Response>;
   /** Forgets every answer kept for a key (cached and `staleIfError`), here and with a shared store on every instance. */
   invalidate(key: string): Promise<void>;
   /** The same for a key known by its id. */
@@ -96,13 +104,15 @@ interface WebView extends DecisionRequest {
 
 function viewOf(request: Request, keyHeader: string | undefined): WebView {
   const h = request.headers;
-  const headers: Record<string, string | undefined> = {
-    authorization: h.get("authorization") ?? undefined,
-    origin: h.get("origin") ?? undefined,
-    "access-control-request-method": h.get("access-control-request-method") ?? undefined,
-  };
+  const method = request.method;
+  const headers: Record<string, string | undefined> = { authorization: h.get("authorization") ?? undefined };
   if (keyHeader !== undefined) headers[keyHeader] = h.get(keyHeader) ?? undefined;
-  return { method: request.method, headers };
+  // What tells a CORS preflight (isPreflight), read only for an OPTIONS request.
+  if (method === "OPTIONS") {
+    headers.origin = h.get("origin") ?? undefined;
+    headers["access-control-request-method"] = h.get("access-control-request-method") ?? undefined;
+  }
+  return { method, headers };
 }
 
 function withoutHeaders(request: Request, names: readonly string[]): Request {
@@ -222,6 +232,7 @@ export function webApiKeyAuth(options?: WebApiKeyAuthOptions): WebApiKeyAuth {
     }
   };
   return Object.assign(auth, {
+    decide: (request: Request) => decide(request, request),
     invalidate: decide.invalidate,
     invalidateKeyId: decide.invalidateKeyId,
     clear: decide.clear,

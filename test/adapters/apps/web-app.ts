@@ -10,7 +10,8 @@ function guardOf(spec: GuardSpec | undefined): WebGuard | undefined {
   return requireKey(isGold, { description: "a gold key" });
 }
 
-export function webScenario(env: ScenarioEnv): (request: Request) => Promise<Response> {
+/** The scenario's handler, asking each route's auth through `auth(request)` or `auth.decide(request)`. */
+export function webScenario(env: ScenarioEnv, through: "auth" | "decide"): (request: Request) => Promise<Response> {
   const decisions: ReportedDecision[] = [];
   const routes = new Map(
     scenarioRoutes(env, decisions).map((route) => [route.path, { auth: webApiKeyAuth(route.options), guard: guardOf(route.guard) }]),
@@ -20,7 +21,7 @@ export function webScenario(env: ScenarioEnv): (request: Request) => Promise<Res
     if (path === "/__decisions") return Response.json(decisions.splice(0));
     const route = routes.get(path);
     if (route === undefined) return new Response("not found", { status: 404 });
-    const result = await route.auth(request);
+    const result = await (through === "auth" ? route.auth(request) : route.auth.decide(request));
     if (result instanceof Response) return result;
     const denied = await route.guard?.(result.request);
     if (denied !== undefined) return denied;

@@ -37,7 +37,7 @@ const scenarioEnv = {
   refusedUrl: env("KG_REFUSED_URL"),
   ...(store === undefined ? {} : { store }),
 };
-const handler: Handler = env("KG_ADAPTER") === "hono" ? honoScenario(scenarioEnv).fetch : webScenario(scenarioEnv);
+const handler: Handler = env("KG_ADAPTER") === "hono" ? honoScenario(scenarioEnv).fetch : webScenario(scenarioEnv, "auth");
 const listening = (port: number) => console.log(`LISTENING ${port}`);
 
 if (typeof Bun !== "undefined") listening(Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: handler }).port);
