@@ -1,7 +1,8 @@
-// The per-connection key hash: always the SHA-256 of the key asked about, whatever came before on
-// the connection, and one connection's key never serves another connection.
+// The remembered key hash: always the SHA-256 of the key asked about, whatever came before on the
+// connection, one connection's key never serves another connection, and without a connection the
+// last RECENT_KEYS keys are remembered.
 import { describe, expect, it } from "vitest";
-import { perConnection } from "../../src/adapters/connection-key-hash";
+import { perConnection, RECENT_KEYS } from "../../src/adapters/connection-key-hash";
 import { keyHash } from "../../src/protocol/key-hash";
 
 const connectionKeyHash = perConnection(keyHash);
@@ -45,5 +46,25 @@ describe("perConnection(keyHash)", () => {
     expect(await later(conn, "key_a")).toBe(keyHash("key_a"));
     expect(await later(conn, "key_a")).toBe(keyHash("key_a"));
     expect(asyncCalls).toBe(2);
+  });
+
+  it("without a connection, hashes a key once while it is among the last RECENT_KEYS, and always answers with its own hash", () => {
+    const hashed: string[] = [];
+    const counted = perConnection((key: string) => {
+      hashed.push(key);
+      return keyHash(key);
+    });
+    expect(counted({}, "key_first")).toBe(keyHash("key_first"));
+    expect(counted({ socket: null }, "key_first")).toBe(keyHash("key_first"));
+    expect(hashed).toEqual(["key_first"]);
+    // RECENT_KEYS - 1 more keys: key_first is still remembered.
+    for (let i = 1; i < RECENT_KEYS; i++) expect(counted({}, `key_${i}`)).toBe(keyHash(`key_${i}`));
+    expect(counted({}, "key_first")).toBe(keyHash("key_first"));
+    expect(hashed).toHaveLength(RECENT_KEYS);
+    // One more pushes the oldest out: it is hashed again (and remembered anew).
+    counted({}, "key_last");
+    expect(counted({}, "key_first")).toBe(keyHash("key_first"));
+    expect(hashed).toHaveLength(RECENT_KEYS + 2);
+    expect(hashed.at(-1)).toBe("key_first");
   });
 });
