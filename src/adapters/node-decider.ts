@@ -24,7 +24,7 @@ import {
   type VerifiedKey,
 } from "../middleware";
 import { keyHash } from "../protocol/key-hash";
-import { perConnection } from "./connection-key-hash";
+import { rememberedKeyHash } from "./key-hash-memo";
 import { frameworkAddress } from "./framework-address";
 
 /** What a Node adapter does with a decision: go on (with the key, or without one) or answer the denial. */
@@ -76,7 +76,7 @@ export function nodeDecider<Req>(options: AuthOptions<Req> | undefined, name: st
   }
   const config = parseAuthOptions<Req, never>(options, createClient);
   const core = createDecisionCore(config, {
-    hash: perConnection(keyHash),
+    hash: rememberedKeyHash(keyHash),
     present: frozenKey,
     hide: (_req, view, names) => removeHeaders(view as IncomingMessage, names),
     address: frameworkAddress,

@@ -75,7 +75,7 @@ describe.each([
     expect(inputs).toContain("src/middleware/decide.ts");
     expect(inputs).toContain("src/client/fetch-transport.ts");
     // The per-connection hash (node-free), for a server on Node that lends its socket.
-    expect(inputs).toContain("src/adapters/connection-key-hash.ts");
+    expect(inputs).toContain("src/adapters/key-hash-memo.ts");
     for (const left of [
       "src/client/undici-transport.ts",
       "src/client/transport.ts",

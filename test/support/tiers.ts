@@ -26,7 +26,7 @@ export const FAST_SHARED = [
   "test/middleware/cache-store.test.ts",
   "test/middleware/checksum.test.ts",
   "test/middleware/codes.test.ts",
-  "test/middleware/connection-key-hash.test.ts",
+  "test/middleware/key-hash-memo.test.ts",
   "test/middleware/denials.test.ts",
   "test/middleware/express.test.ts",
   "test/middleware/extract-key.test.ts",

@@ -21,7 +21,7 @@ import {
   type VerifiedKey,
 } from "../../middleware";
 import { keyHash } from "../../protocol/key-hash";
-import { perConnection } from "../connection-key-hash";
+import { rememberedKeyHash } from "../key-hash-memo";
 import { frameworkAddress } from "../framework-address";
 import { setApiKey } from "./request-key";
 import { attachResponder, createResponder, failOnce, once, withResponder, type OnceNext } from "./respond";
@@ -85,7 +85,7 @@ export function apiKeyAuth<Req extends IncomingMessage = IncomingMessage, Res ex
     logger: config.logger,
   });
   const core = createDecisionCore(config, {
-    hash: perConnection(keyHash),
+    hash: rememberedKeyHash(keyHash),
     // The verified key as handed to the app: one frozen object per kept answer, carrying our responder.
     present: (result) => withResponder(result, responder) as VerifiedKey,
     hide: (req, _view, names) => removeHeaders(req, names),

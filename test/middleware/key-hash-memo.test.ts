@@ -2,33 +2,33 @@
 // connection, one connection's key never serves another connection, and without a connection the
 // last RECENT_KEYS keys are remembered.
 import { describe, expect, it } from "vitest";
-import { perConnection, RECENT_KEYS } from "../../src/adapters/connection-key-hash";
+import { rememberedKeyHash, RECENT_KEYS } from "../../src/adapters/key-hash-memo";
 import { keyHash } from "../../src/protocol/key-hash";
 
-const connectionKeyHash = perConnection(keyHash);
+const memoHash = rememberedKeyHash(keyHash);
 
-describe("perConnection(keyHash)", () => {
+describe("rememberedKeyHash(keyHash)", () => {
   it("is the key's SHA-256 for any sequence of keys on one connection", () => {
     const req = { socket: {} };
     for (const key of ["key_a", "key_a", "key_b", "key_a", "key_b", "key_b", "key_a2"]) {
-      expect(connectionKeyHash(req, key)).toBe(keyHash(key));
+      expect(memoHash(req, key)).toBe(keyHash(key));
     }
   });
 
   it("keeps connections apart, and hashes without a connection", () => {
     const one = { socket: {} };
     const two = { socket: {} };
-    expect(connectionKeyHash(one, "key_one")).toBe(keyHash("key_one"));
-    expect(connectionKeyHash(two, "key_two")).toBe(keyHash("key_two"));
-    expect(connectionKeyHash(one, "key_two")).toBe(keyHash("key_two"));
-    expect(connectionKeyHash(two, "key_one")).toBe(keyHash("key_one"));
-    expect(connectionKeyHash({}, "key_x")).toBe(keyHash("key_x"));
-    expect(connectionKeyHash({ socket: null }, "key_x")).toBe(keyHash("key_x"));
+    expect(memoHash(one, "key_one")).toBe(keyHash("key_one"));
+    expect(memoHash(two, "key_two")).toBe(keyHash("key_two"));
+    expect(memoHash(one, "key_two")).toBe(keyHash("key_two"));
+    expect(memoHash(two, "key_one")).toBe(keyHash("key_one"));
+    expect(memoHash({}, "key_x")).toBe(keyHash("key_x"));
+    expect(memoHash({ socket: null }, "key_x")).toBe(keyHash("key_x"));
   });
 
   it("hashes once per connection and key, and keeps no hash that comes as a promise", async () => {
     let calls = 0;
-    const counted = perConnection((key: string) => {
+    const counted = rememberedKeyHash((key: string) => {
       calls++;
       return keyHash(key);
     });
@@ -39,7 +39,7 @@ describe("perConnection(keyHash)", () => {
     counted(conn, "key_b");
     expect(calls).toBe(2);
     let asyncCalls = 0;
-    const later = perConnection((key: string) => {
+    const later = rememberedKeyHash((key: string) => {
       asyncCalls++;
       return Promise.resolve(keyHash(key));
     });
@@ -50,7 +50,7 @@ describe("perConnection(keyHash)", () => {
 
   it("without a connection, hashes a key once while it is among the last RECENT_KEYS, and always answers with its own hash", () => {
     const hashed: string[] = [];
-    const counted = perConnection((key: string) => {
+    const counted = rememberedKeyHash((key: string) => {
       hashed.push(key);
       return keyHash(key);
     });

@@ -23,7 +23,7 @@ export const RECENT_KEYS = 1024;
  * {@link RECENT_KEYS} keys. A hash that comes as a promise (Web Crypto) is not kept. Loads no
  * node: module (the Web adapters use it too).
  */
-export function perConnection<H extends string | PromiseLike<string>>(
+export function rememberedKeyHash<H extends string | PromiseLike<string>>(
   hash: (key: string) => H,
 ): (req: { readonly socket?: unknown }, key: string) => H | string {
   const byConnection = new WeakMap<object, Last>();
