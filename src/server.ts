@@ -18,7 +18,7 @@ export { postgresStorage } from "./server/storage/postgres/store";
 export type { PostgresStorageOptions } from "./server/storage/postgres/store";
 export { exportState, importState } from "./server/storage/state-file";
 export { StoreUnavailableError } from "./server/errors";
-export type { AuditQuery, MetaReadOptions, Storage, StorageTx } from "./server/storage/seam";
+export type { AuditQuery, MetaReadOptions, Storage, StorageTx, TransactionOptions } from "./server/storage/seam";
 export type { LimitCheck, LimitState } from "./server/domain/sliding-window";
 export type { CreditsCrossings, DueRefill, SpendOutcome } from "./server/domain/credits";
 export type {

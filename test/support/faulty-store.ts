@@ -1,7 +1,7 @@
 // A Storage wrapper that injects faults a real backend cannot produce on demand: before each call
 // (`transaction` or any StorageTx method, on `direct` or inside a transaction) it asks `fault` whether
 // to fail it, and rejects with that error instead of calling the store.
-import type { Storage, StorageTx } from "keyguard/server";
+import type { Storage, StorageTx, TransactionOptions } from "keyguard/server";
 import { overriding } from "./storage-wrapper";
 
 /** Which call to fail: return the error to reject with, or undefined to let the call through. */
@@ -43,9 +43,9 @@ export function faultyStore(inner: Storage, fault: FaultPlan): Storage {
     ...calls,
     kind: `faulty ${inner.kind}`,
     direct: wrapTx(inner.direct, fault),
-    transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
+    transaction<T>(fn: (tx: StorageTx) => Promise<T>, options?: TransactionOptions): Promise<T> {
       const err = fault("transaction", []);
-      return err ? Promise.reject(err) : inner.transaction((tx) => fn(wrapTx(tx, fault)));
+      return err ? Promise.reject(err) : inner.transaction((tx) => fn(wrapTx(tx, fault)), options);
     },
   });
 }

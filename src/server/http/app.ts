@@ -156,7 +156,7 @@ async function serve(
       // misses this change.
       const endpoints = op.audit ? await readEndpoints(core.store.direct, root.workspaceId, { cached: true }) : [];
       let queued = 0;
-      const answer = await inStore(core, op, async (tx) => {
+      const answer = await inStore(core, op, body, async (tx) => {
         const noted: AuditChange[] = [];
         const ctx = contextOf(core, requestId, root, now, ip, origin, tx, noted);
         ctx.resource = op.authorize.reads ? await authoriseInStore(op.authorize, ctx, body) : byRoot;
@@ -201,12 +201,16 @@ function validateBody(op: AnyOperation, body: unknown): void {
 }
 
 /**
- * The store side of the request: one transaction for `read` and `write` operations, `Storage.direct`
- * for `direct` ones. The answer is prepared (and serialised) inside it and sent once it committed.
+ * The store side of the request: one transaction for `read` and `write` operations (optimistic
+ * where the operation says this request may be), `Storage.direct` for `direct` ones. The answer is
+ * prepared (and serialised) inside it and sent once it committed.
  */
-function inStore(core: ServiceCore, op: AnyOperation, steps: (tx: StorageTx) => Promise<string>): Promise<string> {
-  return op.access === "direct" ? steps(core.store.direct) : core.store.transaction(steps);
+function inStore(core: ServiceCore, op: AnyOperation, body: unknown, steps: (tx: StorageTx) => Promise<string>): Promise<string> {
+  if (op.access === "direct") return steps(core.store.direct);
+  return op.optimistic?.(body as never) ? core.store.transaction(steps, OPTIMISTIC) : core.store.transaction(steps);
 }
+
+const OPTIMISTIC = { optimistic: true } as const;
 
 /** What the operation's steps see: the store, the root key, the clock read once, the caller's address… */
 function contextOf(

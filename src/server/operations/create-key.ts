@@ -34,6 +34,8 @@ const mayCreateOnApi = fromStore(
 
 export const createKeyOperation = defineOperation("keys.createKey", {
   access: "write",
+  // It reads the API alone, unless it must look up permissions, roles or an identity by name.
+  optimistic: (body) => !body.permissions?.length && !body.roles?.length && body.externalId === undefined,
   authorize: mayCreateOnApi,
   audit: (body, data) => ({ targets: [data.keyId, body.apiId] }),
   refine(body) {

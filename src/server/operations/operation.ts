@@ -127,6 +127,12 @@ export interface OperationDef<Name extends string, Req, Res, Resource = unknown>
   name: Name;
   access: Access;
   /**
+   * For a `write`: whether this request's steps, authorisation and audit record included, only
+   * read records by id (`get`) before they write (`put`, the audit record, webhook messages): then
+   * the store may run them optimistically (`TransactionOptions.optimistic`). Absent: never.
+   */
+  optimistic?(body: Req): boolean;
+  /**
    * Who calls it: a root key (`Authorization: Bearer`; the default), a portal session's end user by
    * its access token (`portalSession`: `Authorization: Bearer pat_…` or the `portal_session` cookie),
    * or by the session's exchange code in the body (`portalCode`: portal.exchangeCode). Every

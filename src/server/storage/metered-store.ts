@@ -2,7 +2,7 @@
 // counts the failed ones (`keyguard_store_errors_total`): wraps whatever backend runs under the
 // seam, once, so no backend knows about metrics.
 import type { ServiceMetrics, StoreErrorKind } from "../metrics";
-import type { Storage, StorageTx } from "./seam";
+import { RunAgain, type Storage, type StorageTx, type TransactionOptions } from "./seam";
 import { isStoreUnavailable } from "./store-failures";
 
 /** Every StorageTx call: the compiler checks the list against the interface. */
@@ -44,6 +44,11 @@ function meteredCall(name: string, call: Call, metrics: ServiceMetrics, failed: 
         return value;
       },
       (err: unknown) => {
+        // An attempt given up to run again is no failure (the call's time is still its time).
+        if (err instanceof RunAgain) {
+          observe(performance.now() - start);
+          throw err;
+        }
         observe(performance.now() - start, kindOf(err));
         // Counted here: the transaction it fails does not count it again.
         if (typeof err === "object" && err !== null) failed.add(err);
@@ -66,7 +71,7 @@ export function meteredStore(store: Storage, metrics: ServiceMetrics): Storage {
     kind: store.kind,
     direct: meteredTx(store.direct, metrics, failed),
     ...(store.ping && { ping: () => store.ping!() }),
-    async transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
+    async transaction<T>(fn: (tx: StorageTx) => Promise<T>, options?: TransactionOptions): Promise<T> {
       const start = performance.now();
       // What the operation itself threw (its own refusal, or a store call's error counted above).
       let thrown: { err: unknown } | undefined;
@@ -78,7 +83,7 @@ export function meteredStore(store: Storage, metrics: ServiceMetrics): Storage {
             thrown = { err };
             throw err;
           }
-        });
+        }, options);
         observe(performance.now() - start);
         return value;
       } catch (err) {

@@ -143,6 +143,31 @@ export interface MetaReadOptions {
   cached?: boolean;
 }
 
+/** How `Storage.transaction` may run its `fn`. */
+export interface TransactionOptions {
+  /**
+   * A hint that `fn` reads a few records by id (`get`) and then writes (`put`, `appendAudit`,
+   * `enqueueWebhooks`). A backend may then run it without locks and check, with its writes, that
+   * the records read are unchanged: one statement for them all (PostgreSQL). Where one changed, or
+   * `fn` calls anything else, it runs `fn` again as an ordinary transaction (so `fn` may run more
+   * than once, as it may after a deadlock, and must have no effect outside its `tx`). A backend
+   * that does not use the hint runs an ordinary transaction.
+   */
+  optimistic?: boolean;
+}
+
+/**
+ * What a backend throws inside `fn` to give up an attempt it will run again another way (an
+ * optimistic transaction whose `fn` called what it cannot defer). It never leaves
+ * `Storage.transaction`, and it is no failure of the store.
+ */
+export class RunAgain extends Error {
+  constructor(why: string) {
+    super(`keyguard/server: the transaction runs again: ${why}`);
+    this.name = "RunAgain";
+  }
+}
+
 /** A storage backend. Errors it cannot recover from are thrown as `StoreUnavailableError`. */
 export interface Storage {
   /** Short name for logs and the banner: "memory", "sqlite", "postgres". */
@@ -153,7 +178,7 @@ export interface Storage {
    * `tx` only: it neither calls the store nor awaits a call to it made before (a backend may run
    * that call, and answer it, only after `fn`'s transaction: SQLite's group commit).
    */
-  transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: StorageTx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Calls outside any transaction, each atomic on its own: the path of keys.verifyKey and ratelimit.limit. */
   readonly direct: StorageTx;
   /**

@@ -24,6 +24,7 @@ import {
   type Storage,
 } from "keyguard/server";
 import { faultyStore } from "../../support/faulty-store";
+import { RunAgain } from "../../../src/server/storage/seam";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
 import { startTcpProxy } from "../../support/tcp-proxy";
 import { killChildren, run, serve } from "../../cli/cli-process";
@@ -252,6 +253,35 @@ describe.each(BACKENDS)("GET /metrics on $name", (backend) => {
     // The verification's event, written through the same seam (the timer may have written it first).
     expect(store.appendVerifications?.count).toBeGreaterThanOrEqual(1);
     expect(counter(metrics, "keyguard_store_errors_total")).toEqual({});
+  });
+});
+
+describe.skipIf(skipPg !== undefined)("GET /metrics on PostgreSQL's optimistic writes", () => {
+  it("an optimistic attempt given up is no store error: the call runs again as a transaction and answers 200", async () => {
+    const inner = await BACKENDS.find((b) => b.name === "postgres")!.open();
+    // The first put of an optimistic createKey gives its attempt up, as a call the store cannot
+    // defer does (injected: the real ones are never reached by createKey).
+    let armed = false;
+    let givenUp = 0;
+    const store = faultyStore(inner, (call) => {
+      if (!armed || call !== "put") return undefined;
+      givenUp++;
+      armed = false;
+      return new RunAgain("test: given up");
+    });
+    const service = await startService({ storage: store, metrics: { processMetrics: false } });
+    const puts = async () => counts(histogram(await scrape(service.baseUrl), "keyguard_store_duration_seconds", "operation")).put ?? 0;
+    const putsBefore = await puts();
+    armed = true;
+    const call = makeCall(service.baseUrl, service.rootKey);
+    const { key } = (await call("keys.createKey", { apiId: service.apiId })).body.data as { key: string };
+    expect((await call("keys.verifyKey", { key })).body.data.code).toBe("VALID");
+    expect(givenUp).toBe(1);
+    const metrics = await scrape(service.baseUrl);
+    expect(counter(metrics, "keyguard_store_errors_total")).toEqual({});
+    expect(counter(metrics, "keyguard_requests_total")).toMatchObject({ "operation=keys.createKey,status=200": 1 });
+    // Both attempts' puts are timed.
+    expect((await puts()) - putsBefore).toBe(2);
   });
 });
 

@@ -21,9 +21,13 @@ function kindOf(text: string): string | undefined {
   if (/verification_events|verification_rollup|key_verifications/.test(t)) return undefined;
   if (t.startsWith("UPDATE") && /webhook_outbox/.test(t)) return undefined;
   if (t === "BEGIN" || t === "COMMIT") return t;
+  // An optimistic transaction's one statement: the check of what it read, then the tables it writes.
+  if (t.startsWith("WITH g AS ( SELECT") || t.startsWith("WITH g AS (SELECT")) {
+    return `check, then write ${[...new Set([...t.matchAll(/INSERT INTO "[^"]+"\.(\w+)/g)].map((m) => m[1]))].join(", ")}`;
+  }
   // A record's read names its table as `r` (its links come along in subqueries).
   const table = (/FROM "[^"]+"\.(\w+) r\b/.exec(t) ?? /(?:FROM|INTO|UPDATE) "[^"]+"\.(\w+)/.exec(t))?.[1] ?? "?";
-  const verb = t.startsWith("WITH k AS ( INSERT") ? "INSERT" : t.split(" ")[0]!;
+  const verb = t.startsWith("WITH wk AS ( INSERT") ? "INSERT" : t.split(" ")[0]!;
   return `${verb} ${table}${t.includes("FOR SHARE") ? " FOR SHARE" : t.includes("FOR UPDATE") ? " FOR UPDATE" : ""}`;
 }
 
@@ -68,17 +72,45 @@ describe.skipIf(skip !== undefined)("the PostgreSQL statements of a call, record
     expect(res.body.data.valid).toBe(true);
   };
 
-  it("createKey: the transaction, the API, the key, its audit record; the root key and the workspace's webhook endpoints come from the cache", async () => {
+  it("createKey: the API, then one statement that checks it and writes the key and its audit record; the root key and the workspace's webhook endpoints come from the cache", async () => {
     await createKey();
     expect(await statementsOf(() => createKey())).toEqual([
-      "BEGIN",
-      "SELECT apis FOR SHARE",
-      "INSERT keys",
-      // The audit record at the end of its workspace's chain, in one statement: the head locked and
-      // moved, the record hashed after it and written.
-      "WITH audit_chain",
-      "COMMIT",
+      "SELECT apis",
+      // The API unchanged (locked FOR SHARE until the statement ends), the key with its links, the
+      // audit record at the end of its workspace's chain (the head locked and moved, the record
+      // hashed after it and written).
+      "check, then write keys, key_permissions, key_roles, audit_chain, audit_events",
     ]);
+  });
+
+  it("createKey naming permissions: a transaction, as the permissions are looked up by name", async () => {
+    await createKey({ permissions: ["docs.read"] });
+    const kinds = await statementsOf(() => createKey({ permissions: ["docs.read"] }));
+    // From BEGIN on (the root key may be read again first: the permission created above was announced).
+    const inTransaction = kinds.slice(kinds.indexOf("BEGIN"));
+    expect(inTransaction.slice(0, 2)).toEqual(["BEGIN", "SELECT apis FOR SHARE"]);
+    expect(inTransaction.slice(-3)).toEqual(["INSERT keys", "WITH audit_chain", "COMMIT"]);
+    expect(kinds.filter((k) => k.startsWith("check"))).toEqual([]);
+  });
+
+  it("createKey with optimisticWrites off: the transaction, the API, the key, its audit record", async () => {
+    const locked = await postgresStorage({
+      postgres: POSTGRES_URL,
+      redis: REDIS_URL,
+      schema: ns.schema,
+      recordCacheTtlMs: 3_600_000,
+      optimisticWrites: false,
+    });
+    const other = await startLocalKeyService({ storage: locked, rootKey: svc.rootKey, logger: silentLogger });
+    try {
+      const createThere = async () =>
+        expect((await makeCall(other.baseUrl, svc.rootKey)("keys.createKey", { apiId: svc.apiId })).status).toBe(200);
+      await createThere();
+      expect(await statementsOf(createThere)).toEqual(["BEGIN", "SELECT apis FOR SHARE", "INSERT keys", "WITH audit_chain", "COMMIT"]);
+    } finally {
+      await other.close();
+      await locked.close();
+    }
   });
 
   it("verifyKey of a kept key without credits: no statement; with credits: the charge alone", async () => {

@@ -34,6 +34,7 @@ describe("postgresStorage options", () => {
     ["an empty cache", { recordCacheSize: 0 }, "invalid option recordCacheSize = 0."],
     ["prepared statements not a boolean", { preparedStatements: "no" as never }, 'invalid option preparedStatements = "no".'],
     ["cacheKeys not a boolean", { cacheKeys: 1 as never }, "invalid option cacheKeys = 1."],
+    ["optimisticWrites not a boolean", { optimisticWrites: "yes" as never }, 'invalid option optimisticWrites = "yes".'],
   ])("%s: LocalServiceConfigError, before any connection", async (_, over, message) => {
     const err = await postgresStorage({ postgres: "postgres://u:pw-secret@127.0.0.1:1/x", redis: "redis://127.0.0.1:1", ...over }).then(
       () => undefined,
@@ -56,7 +57,7 @@ describe("postgresStorage options", () => {
     expect(err).toBeInstanceOf(LocalServiceConfigError);
     expect((err as LocalServiceConfigError).option).toBe("poolsize");
     expect((err as Error).message).toBe(
-      "keyguard/server: postgresStorage: unknown option poolsize (did you mean poolSize?); the options are postgres, redis, redisCaFile, redisCluster, schema, redisPrefix, poolSize, timeoutMs, recordCacheTtlMs, recordCacheSize, cacheKeys, preparedStatements, analyticsTimeoutMs.",
+      "keyguard/server: postgresStorage: unknown option poolsize (did you mean poolSize?); the options are postgres, redis, redisCaFile, redisCluster, schema, redisPrefix, poolSize, timeoutMs, recordCacheTtlMs, recordCacheSize, cacheKeys, preparedStatements, optimisticWrites, analyticsTimeoutMs.",
     );
   });
 });
@@ -91,12 +92,12 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     );
     await Promise.all(stores.map((s) => s.close()));
     const rows = await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`);
-    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
     // Reopening an up-to-date schema changes nothing.
     const again = await postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix });
     await again.close();
     await again.close(); // twice is fine
-    expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(12);
+    expect((await sql(`SELECT version FROM "${ns.schema}".schema_migrations`)).length).toBe(13);
   });
 
   it("a schema at version 1 (before rate-limit namespaces) is brought to the latest version, keeping its records", async () => {
@@ -155,7 +156,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     }
     expect(
       (await sql<{ version: number }>(`SELECT version FROM "${ns.schema}".schema_migrations ORDER BY version`)).map((r) => r.version),
-    ).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    ).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
   });
 
   it("a schema at version 7 loses the rows a deletion racing writes left (version 8), and keeps the rest", async () => {
@@ -272,7 +273,7 @@ describe.skipIf(skip !== undefined)("postgres store: opening and migrations", ()
     await expect(
       postgresStorage({ postgres: POSTGRES_URL, redis: REDIS_URL, schema: ns.schema, redisPrefix: ns.redisPrefix }),
     ).rejects.toThrow(
-      `keyguard/server: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (12). Upgrade keyguard.`,
+      `keyguard/server: the PostgreSQL schema ${ns.schema} is at version 999, newer than this keyguard (13). Upgrade keyguard.`,
     );
   });
 });

@@ -658,6 +658,69 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
         );
         expect((await store.direct.get("keys", k.id))!.meta).toEqual({ n: 20 });
       });
+
+      // The hint (`TransactionOptions.optimistic`) may change how a backend runs the function, never
+      // what it does: the same guarantees, whatever the function calls.
+      it("with the optimistic hint: reads see the transaction's own writes, a throw keeps none of them", async () => {
+        const w = ws();
+        const keep = key(w, { name: "kept" });
+        await put(keep);
+        const fresh = key(w);
+        const boom = new Error("boom");
+        await expect(
+          store.transaction(
+            async (tx) => {
+              await tx.put("keys", fresh);
+              expect((await tx.get("keys", fresh.id))?.id).toBe(fresh.id);
+              await tx.put("keys", { ...keep, name: "changed" });
+              await tx.appendAudit({
+                id: `aud_${uid()}`,
+                time: 1,
+                workspaceId: w,
+                actorId: "root_x",
+                operation: "keys.createKey",
+                targets: [fresh.id],
+                outcome: "success",
+                requestId: "req_x",
+                ip: "127.0.0.1",
+                change: {},
+              });
+              throw boom;
+            },
+            { optimistic: true },
+          ),
+        ).rejects.toBe(boom);
+        expect(await store.direct.get("keys", fresh.id)).toBeUndefined();
+        expect(await store.direct.get("keys", keep.id)).toEqual(keep);
+        expect(await store.direct.listAudit({ workspaceId: w, limit: 10 })).toEqual([]);
+      });
+
+      it("with the optimistic hint: concurrent read-modify-write transactions lose no update", async () => {
+        const w = ws();
+        // An identity: a record without links, which a transaction reads FOR UPDATE (PostgreSQL).
+        const identity: IdentityRecord = {
+          id: `id_${uid()}`,
+          workspaceId: w,
+          externalId: "counter",
+          ratelimits: [],
+          meta: { n: 0 },
+          createdAt: 1,
+        };
+        await store.transaction((tx) => tx.put("identities", identity));
+        await Promise.all(
+          Array.from({ length: 20 }, () =>
+            store.transaction(
+              async (tx) => {
+                const cur = (await tx.get("identities", identity.id))!;
+                await new Promise((r) => setTimeout(r, 1));
+                await tx.put("identities", { ...cur, meta: { n: (cur.meta!.n as number) + 1 } });
+              },
+              { optimistic: true },
+            ),
+          ),
+        );
+        expect((await store.direct.get("identities", identity.id))!.meta).toEqual({ n: 20 });
+      });
     });
 
     describe("credits", () => {

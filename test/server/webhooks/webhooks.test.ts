@@ -315,7 +315,9 @@ describe("events the service notices", () => {
           return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
         },
       });
-    const storage = overriding(inner, { transaction: (fn) => inner.transaction((tx) => fn(failing ? outboxDown(tx) : tx)) });
+    const storage = overriding(inner, {
+      transaction: (fn, options) => inner.transaction((tx) => fn(failing ? outboxDown(tx) : tx), options),
+    });
     let s: Started | undefined;
     try {
       const r = await receiver();

@@ -6,15 +6,17 @@
 import type { AuditChainCursor, AuditQuery } from "../seam";
 import type { AuditEvent } from "../../records";
 import { chainTemplate, GENESIS_HASH, type ChainHead } from "../../domain/audit-chain";
-import type { Query } from "./query";
+import { Params, runPart, type Part, type Query } from "./query";
+import { row } from "./writes";
 
 /**
- * `t(name)`: the schema-qualified table name. Runs inside a transaction (the head stays locked
- * until it ends). One statement: the upsert of the head locks it, places the record after it and
+ * The append of `unchained` to its workspace's chain, as a statement part (query.ts; its entries
+ * named from `n`, written only `when` that condition holds): inside a transaction, or with the other writes of an optimistic one, as the head
+ * stays locked until it ends. The upsert of the head locks it, places the record after it and
  * hashes it there (`chainTemplate`'s holes filled with the head it read), and the record is
  * inserted from what it returns. `prev_hash` keeps the head's previous hash for that `RETURNING`.
  */
-export async function appendAudit(query: Query, t: (name: string) => string, unchained: AuditEvent): Promise<void> {
+export function appendAuditPart(t: (name: string) => string, unchained: AuditEvent, p: Params, n: string, when?: string): Part {
   const { before, between, after } = chainTemplate(unchained);
   // Its place is written by the statement: a copy without it (undefined, which JSON leaves out; a
   // `delete` would make the copy a slow dictionary).
@@ -22,29 +24,30 @@ export async function appendAudit(query: Query, t: (name: string) => string, unc
   data.seq = undefined;
   data.prevHash = undefined;
   data.hash = undefined;
+  const workspace = p.add(data.workspaceId);
+  const genesis = p.add(GENESIS_HASH);
+  const [b, m, a] = [p.add(before), p.add(between), p.add(after)];
   const hashAt = (prev: string, seq: string) =>
-    `encode(sha256(convert_to($9::text || ${prev} || $10::text || ${seq} || $11::text, 'UTF8')), 'hex')`;
-  await query(
-    `WITH c AS (
-       INSERT INTO ${t("audit_chain")} AS c (workspace_id, seq, hash, prev_hash) VALUES ($2, 1, ${hashAt("$7::text", "'1'")}, $7)
+    `encode(sha256(convert_to(${b}::text || ${prev} || ${m}::text || ${seq} || ${a}::text, 'UTF8')), 'hex')`;
+  return {
+    ctes: [
+      `${n}c AS (
+       INSERT INTO ${t("audit_chain")} AS c (workspace_id, seq, hash, prev_hash) ${row([workspace, "1", hashAt(`${genesis}::text`, "'1'"), genesis], when)}
        ON CONFLICT (workspace_id) DO UPDATE SET seq = c.seq + 1, prev_hash = c.hash, hash = ${hashAt("c.hash", "(c.seq + 1)::text")}
-       RETURNING seq, prev_hash, hash)
-     INSERT INTO ${t("audit_events")} (id, workspace_id, "time", actor_id, operation, targets, chain_seq, data)
-     SELECT $1, $2, $3, $4, $5, $6, c.seq, $8::jsonb || jsonb_build_object('seq', c.seq, 'prevHash', c.prev_hash, 'hash', c.hash) FROM c`,
-    [
-      data.id,
-      data.workspaceId,
-      data.time,
-      data.actorId,
-      data.operation,
-      data.targets,
-      GENESIS_HASH,
-      JSON.stringify(data),
-      before,
-      between,
-      after,
+       RETURNING seq, prev_hash, hash)`,
+      `${n}e AS (
+       INSERT INTO ${t("audit_events")} (id, workspace_id, "time", actor_id, operation, targets, chain_seq, data)
+       SELECT ${p.add(data.id)}, ${workspace}, ${p.add(data.time)}, ${p.add(data.actorId)}, ${p.add(data.operation)}, ${p.add(data.targets)}, c.seq,
+         ${p.add(JSON.stringify(data))}::jsonb || jsonb_build_object('seq', c.seq, 'prevHash', c.prev_hash, 'hash', c.hash) FROM ${n}c AS c)`,
     ],
-  );
+    answer: "null",
+  };
+}
+
+/** Appends `unchained` to its chain: inside a transaction (see `appendAuditPart`). */
+export async function appendAudit(query: Query, t: (name: string) => string, unchained: AuditEvent): Promise<void> {
+  const p = new Params();
+  await runPart(query, p, appendAuditPart(t, unchained, p, "w"));
 }
 
 /** Every workspace with an audit log, and its chain's head (seq 0 when none of its records is chained). */

@@ -4,16 +4,25 @@
 // within a lease, and one that crashes mid-delivery leaves it to be taken again.
 import type { WebhookMessage } from "../../records";
 import type { WebhookQuery } from "../seam";
-import type { Query } from "./query";
+import { Params, runPart, type Part, type Query } from "./query";
+import { where } from "./writes";
+
+/** The insert of `messages` into the outbox, as a statement part (query.ts; its entry named `n`; only `when` it holds). */
+export function enqueuePart(t: (name: string) => string, messages: readonly WebhookMessage[], p: Params, n: string, when?: string): Part {
+  return {
+    ctes: [
+      `${n} AS (INSERT INTO ${t("webhook_outbox")} (id, workspace_id, endpoint_id, status, next_attempt_at, data)
+     SELECT m->>'id', m->>'workspaceId', m->>'endpointId', m->>'status', (m->>'nextAttemptAt')::bigint, m
+     FROM jsonb_array_elements(${p.add(JSON.stringify(messages))}::jsonb) AS m${where(when)})`,
+    ],
+    answer: "null",
+  };
+}
 
 export async function enqueueWebhooks(query: Query, t: (name: string) => string, messages: readonly WebhookMessage[]): Promise<void> {
   if (messages.length === 0) return;
-  await query(
-    `INSERT INTO ${t("webhook_outbox")} (id, workspace_id, endpoint_id, status, next_attempt_at, data)
-     SELECT m->>'id', m->>'workspaceId', m->>'endpointId', m->>'status', (m->>'nextAttemptAt')::bigint, m
-     FROM jsonb_array_elements($1::jsonb) AS m`,
-    [JSON.stringify(messages)],
-  );
+  const p = new Params();
+  await runPart(query, p, enqueuePart(t, messages, p, "w"));
 }
 
 export async function claimWebhooks(

@@ -272,6 +272,23 @@ CREATE TABLE $S.ratelimit_counts (
 ALTER TABLE $S.audit_chain ADD COLUMN prev_hash text;
 `,
   },
+  {
+    version: 13,
+    name: "optimistic writes' check",
+    sql: `
+-- An optimistic transaction's statement calls it with whether every record its operation read is
+-- as it was read (optimistic.ts): when one changed, the statement fails with SQLSTATE KG001 and
+-- writes nothing, and the store runs the operation again with locks.
+CREATE OR REPLACE FUNCTION $S.unchanged(holds boolean) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $body$
+BEGIN
+  IF holds IS NOT TRUE THEN
+    RAISE EXCEPTION 'a record read by an optimistic transaction changed before its writes' USING ERRCODE = 'KG001';
+  END IF;
+  RETURN true;
+END
+$body$;
+`,
+  },
 ];
 
 /** The schema version this code writes. */

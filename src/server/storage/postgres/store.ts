@@ -12,7 +12,15 @@ import { optionNames } from "../../../config-error";
 import { parseRedisTarget, redisConnection, slotPrefix, type RedisTarget } from "../../../redis-connection";
 import { serviceChecks, StoreUnavailableError } from "../../errors";
 import type { AnalyticsPlan, AnalyticsScope } from "../../analytics/plan";
-import { type AuditChainCursor, type RatelimitCountQuery, type Storage, type StorageTx, type WebhookQuery } from "../seam";
+import {
+  RunAgain,
+  type AuditChainCursor,
+  type RatelimitCountQuery,
+  type Storage,
+  type StorageTx,
+  type TransactionOptions,
+  type WebhookQuery,
+} from "../seam";
 import { type AuditEvent, type RatelimitCount, type VerificationEvent, type WebhookMessage } from "../../records";
 import { auditHeads, deleteAuditBefore, readAuditChain } from "./audit";
 import type { ChainHead } from "../../domain/audit-chain";
@@ -22,6 +30,7 @@ import { loadPeer } from "../../peer-module";
 import { addCounts, readCounts } from "./ratelimit-counts";
 import { migrate, quoteIdent } from "./schema";
 import { PgTx } from "./tx";
+import { CHANGED_SQLSTATE, optimisticTx } from "./optimistic";
 import type { Query } from "./query";
 import { RedisLimits } from "./redis-limits";
 import { RecordCache } from "./record-cache";
@@ -80,6 +89,14 @@ export interface PostgresStorageOptions {
    */
   preparedStatements?: boolean;
   /**
+   * Run a write that reads a few records by id before it writes (keys.createKey without
+   * permissions, roles or an external id) optimistically: the records read without locks, then
+   * one statement that checks they are unchanged and makes every write, two round trips where a
+   * transaction takes five. Where one changed meanwhile, the write runs again as a transaction.
+   * `false`: every write is a transaction with locks. Default: `true`.
+   */
+  optimisticWrites?: boolean;
+  /**
    * Time limit of one analytics query, ms, waiting for a connection included; past it
    * getVerifications answers 422 `query_execution_timeout`. The queries run on a pool of their
    * own (two connections), so they never hold the connections verifications need. Default 10000.
@@ -114,6 +131,7 @@ interface Config {
   recordCacheSize: number;
   cacheKeys: boolean;
   preparedStatements: boolean;
+  optimisticWrites: boolean;
   analyticsTimeoutMs: number;
 }
 
@@ -130,6 +148,7 @@ const OPTION_NAMES = optionNames<PostgresStorageOptions>()({
   recordCacheSize: true,
   cacheKeys: true,
   preparedStatements: true,
+  optimisticWrites: true,
   analyticsTimeoutMs: true,
 });
 const check = serviceChecks("keyguard/server: postgresStorage");
@@ -166,6 +185,7 @@ function parseConfig(input: PostgresStorageOptions): Config & { pgWhere: string 
   const recordCacheSize = check.integer("recordCacheSize", options.recordCacheSize, { min: 1, max: 10_000_000, default: 10_000 });
   const cacheKeys = check.boolean("cacheKeys", options.cacheKeys, true);
   const preparedStatements = check.boolean("preparedStatements", options.preparedStatements, true);
+  const optimisticWrites = check.boolean("optimisticWrites", options.optimisticWrites, true);
   const analyticsTimeoutMs = check.duration("analyticsTimeoutMs", options.analyticsTimeoutMs, {
     min: 1,
     default: DEFAULT_ANALYTICS_TIMEOUT_MS,
@@ -181,6 +201,7 @@ function parseConfig(input: PostgresStorageOptions): Config & { pgWhere: string 
     recordCacheSize,
     cacheKeys,
     preparedStatements,
+    optimisticWrites,
     analyticsTimeoutMs,
     pgWhere: describeServer(pgUrl, 5432),
   };
@@ -296,6 +317,10 @@ class PostgresStore implements Storage {
   private readonly limits: RedisLimits;
   /** Statements on the pool, each alone. */
   private readonly pooled: Query;
+  /** The same as named prepared statements: the records' statements. */
+  private readonly prepared: Query;
+  /** The schema's name, quoted. */
+  private readonly quotedSchema: string;
   private readonly t: (table: string) => string;
   private closing: Promise<void> | undefined;
   /** Names of the records' statements: each connection parses and plans one of them once, not at every call. */
@@ -334,7 +359,9 @@ class PostgresStore implements Storage {
       cache,
     );
     this.pooled = pooled;
+    this.prepared = direct;
     const s = quoteIdent(config.schema);
+    this.quotedSchema = s;
     this.t = (table) => `${s}.${table}`;
   }
 
@@ -411,7 +438,11 @@ class PostgresStore implements Storage {
     return readAuditChain(this.pooled, this.t, workspaceId, after, limit);
   }
 
-  async transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: StorageTx) => Promise<T>, options?: TransactionOptions): Promise<T> {
+    if (options?.optimistic && this.config.optimisticWrites) {
+      const done = await this.optimistically(fn);
+      if (done) return done.value;
+    }
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.attempt(fn);
@@ -420,6 +451,31 @@ class PostgresStore implements Storage {
         if (attempt >= TRANSACTION_ATTEMPTS || typeof code !== "string" || !RETRY_SQLSTATE.has(code)) throw err;
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
       }
+    }
+  }
+
+  /**
+   * One optimistic attempt (optimistic.ts): its value, or undefined when it was given up (a record
+   * read changed, a race PostgreSQL broke, or `fn` called what cannot wait) and nothing was written.
+   */
+  private async optimistically<T>(fn: (tx: StorageTx) => Promise<T>): Promise<{ value: T } | undefined> {
+    const tx = optimisticTx(this.prepared, this.quotedSchema, this.t, (table) => this.cache.announces(table));
+    try {
+      const value = await fn(tx);
+      // Before the caller answers, as a transaction's: every instance forgets the records changed.
+      if (await tx.commit()) await this.cache.changed();
+      return { value };
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (
+        err instanceof RunAgain ||
+        tx.abandoned() ||
+        code === CHANGED_SQLSTATE ||
+        (typeof code === "string" && RETRY_SQLSTATE.has(code))
+      ) {
+        return undefined;
+      }
+      throw err;
     }
   }
 

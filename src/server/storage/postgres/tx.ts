@@ -7,8 +7,9 @@ import type { KeyPosition, KeySort, KeySortColumn } from "../../domain/key-sort"
 import type { AuditQuery, MetaReadOptions, StorageTx } from "../seam";
 import type { LimitCheck, LimitState } from "../../domain/sliding-window";
 import type { DueRefill, SpendOutcome, CreditsCrossings } from "../../domain/credits";
-import type { AuditEvent, WebhookMessage, ExpiringKey, IndexedFields, KeyRecord, RoleRecord, TableName, Tables } from "../../records";
-import { LAYOUTS, filterColumn, keyColumns, roleData, toRecord, type RecordRow } from "./rows";
+import type { AuditEvent, WebhookMessage, ExpiringKey, IndexedFields, KeyRecord, TableName, Tables } from "../../records";
+import { LAYOUTS, filterColumn, toRecord, type RecordRow } from "./rows";
+import { putPart } from "./writes";
 import { spendCredits } from "./credits";
 import { appendAudit, listAudit } from "./audit";
 import { enqueueWebhooks, rescheduleWebhooks } from "./outbox";
@@ -16,7 +17,7 @@ import { claimExpiryNotices } from "./expiry";
 import { lastUsed, markUsed } from "./events";
 import { quoteIdent } from "./schema";
 import type { RedisLimits } from "./redis-limits";
-import type { Query } from "./query";
+import { Params, runPart, type Query } from "./query";
 import type { RecordCache } from "./record-cache";
 import { Coalescer, type CoalescerSettings } from "./coalesce";
 import { CreditsBatcher } from "./credits-batch";
@@ -237,75 +238,11 @@ export class PgTx implements StorageTx {
     if (this.announces(table) && !created) await this.changed();
   }
 
-  /** Writes `record`; whether it was a key created (not one replaced). */
+  /** Writes `record` (writes.ts); whether it was a key created (not one replaced). */
   private async write<T extends TableName>(table: T, record: Tables[T]): Promise<boolean> {
-    if (table === "keys") return this.putKey(record as KeyRecord);
-    if (table === "roles") {
-      await this.putRole(record as RoleRecord);
-      return false;
-    }
-    const layout = LAYOUTS[table];
-    const fields = Object.keys(layout.columns);
-    const columns = ["id", ...fields.map((f) => layout.columns[f]!), "data"];
-    const values = [record.id, ...fields.map((f) => (record as unknown as Record<string, unknown>)[f]), JSON.stringify(record)];
-    const placeholders = columns.map((c, i) => (c === "data" ? `$${i + 1}::jsonb` : `$${i + 1}`));
-    const updates = columns.slice(1).map((c) => `${c} = EXCLUDED.${c}`);
-    await this.query(
-      `INSERT INTO ${this.t(layout.table)} (${columns.join(", ")}) VALUES (${placeholders.join(", ")})
-       ON CONFLICT (id) DO UPDATE SET ${updates.join(", ")}`,
-      values,
-    );
-    return false;
-  }
-
-  /** Inserts or replaces `key` with its links; whether it was inserted. */
-  private async putKey(key: KeyRecord): Promise<boolean> {
-    const c = keyColumns(key);
     // One statement: the row and its links are replaced together, atomically even outside a transaction.
-    const [row] = await this.query<{ created: boolean }>(
-      `WITH k AS (
-         INSERT INTO ${this.t("keys")} (id, workspace_id, api_id, hash, identity_id, credits_remaining, credits_last_refill_at, credits_refill, data)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb)
-         ON CONFLICT (id) DO UPDATE SET workspace_id = EXCLUDED.workspace_id, api_id = EXCLUDED.api_id, hash = EXCLUDED.hash,
-           identity_id = EXCLUDED.identity_id, credits_remaining = EXCLUDED.credits_remaining,
-           credits_last_refill_at = EXCLUDED.credits_last_refill_at, credits_refill = EXCLUDED.credits_refill, data = EXCLUDED.data
-         RETURNING id, xmax = 0 AS created),
-       dp AS (DELETE FROM ${this.t("key_permissions")} WHERE key_id = $1),
-       dr AS (DELETE FROM ${this.t("key_roles")} WHERE key_id = $1),
-       ip AS (INSERT INTO ${this.t("key_permissions")} (key_id, permission_id, position)
-              SELECT $1, x, o FROM unnest($10::text[]) WITH ORDINALITY AS u(x, o)),
-       ir AS (INSERT INTO ${this.t("key_roles")} (key_id, role_id, position)
-              SELECT $1, x, o FROM unnest($11::text[]) WITH ORDINALITY AS u(x, o))
-       SELECT created FROM k`,
-      [
-        key.id,
-        key.workspaceId,
-        key.apiId,
-        key.hash,
-        c.identityId,
-        c.remaining,
-        c.lastRefillAt,
-        c.refill === null ? null : JSON.stringify(c.refill),
-        JSON.stringify(c.data),
-        key.permissionIds,
-        key.roleIds,
-      ],
-    );
-    return row?.created === true;
-  }
-
-  private async putRole(role: RoleRecord): Promise<void> {
-    await this.query(
-      `WITH r AS (
-         INSERT INTO ${this.t("roles")} (id, workspace_id, name, data) VALUES ($1, $2, $3, $4::jsonb)
-         ON CONFLICT (id) DO UPDATE SET workspace_id = EXCLUDED.workspace_id, name = EXCLUDED.name, data = EXCLUDED.data
-         RETURNING id),
-       d AS (DELETE FROM ${this.t("role_permissions")} WHERE role_id = $1),
-       i AS (INSERT INTO ${this.t("role_permissions")} (role_id, permission_id, position)
-             SELECT $1, x, o FROM unnest($5::text[]) WITH ORDINALITY AS u(x, o))
-       SELECT id FROM r`,
-      [role.id, role.workspaceId, role.name, JSON.stringify(roleData(role)), role.permissionIds],
-    );
+    const p = new Params();
+    return (await runPart<boolean>(this.query, p, putPart(this.t, table, record, p, "w"))) === true;
   }
 
   async delete(table: TableName, id: string): Promise<void> {
