@@ -30,7 +30,7 @@ function wrapped(store: Storage, audit: boolean): Storage {
         return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
     });
-  return overriding(store, { direct: tx(store.direct), transaction: (fn) => store.transaction((t) => fn(tx(t))) });
+  return overriding(store, { direct: tx(store.direct), transaction: (fn, options) => store.transaction((t) => fn(tx(t)), options) });
 }
 
 async function open(backend: string, dir: string, name: string): Promise<Storage> {

@@ -4,7 +4,15 @@
 export type StoreConfig =
   | { backend: "memory" }
   | { backend: "sqlite"; file: string }
-  | { backend: "postgres"; postgres: string; redis: string; schema: string; recordCacheTtlMs?: number; cacheKeys?: boolean };
+  | {
+      backend: "postgres";
+      postgres: string;
+      redis: string;
+      schema: string;
+      recordCacheTtlMs?: number;
+      cacheKeys?: boolean;
+      optimisticWrites?: boolean;
+    };
 
 export type ChildRequest = { cmd: "seed"; from: number; to: number } | { cmd: "stall" } | { cmd: "size" };
 

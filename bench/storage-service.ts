@@ -25,6 +25,7 @@ async function openStore(config: StoreConfig): Promise<Storage> {
     schema: config.schema,
     ...(config.recordCacheTtlMs === undefined ? {} : { recordCacheTtlMs: config.recordCacheTtlMs }),
     ...(config.cacheKeys === undefined ? {} : { cacheKeys: config.cacheKeys }),
+    ...(config.optimisticWrites === undefined ? {} : { optimisticWrites: config.optimisticWrites }),
   });
 }
 
@@ -63,7 +64,7 @@ function timed(tx: StorageTx): StorageTx {
 function timedStore(store: Storage): Storage {
   return overriding(store, {
     direct: timed(store.direct),
-    transaction: (fn) => measureCall("transaction", () => store.transaction((tx) => fn(timed(tx)))),
+    transaction: (fn, options) => measureCall("transaction", () => store.transaction((tx) => fn(timed(tx)), options)),
   });
 }
 

@@ -13,7 +13,8 @@
 // store of each backend grows from 10k to 100k to 1M keys. Prints a table and one line per goal,
 // saves bench/results/storage.json (a full run only). Env: STORAGE_SIZES (e.g. "10000,100000"),
 // STORAGE_BACKENDS (memory,sqlite,postgres; also postgres-uncached: the PostgreSQL store without its
-// record cache, and postgres-keys-read: with `cacheKeys: false`, to compare; a backend may be named several
+// record cache, postgres-keys-read: with `cacheKeys: false`, and postgres-locked: with
+// `optimisticWrites: false`, every write a transaction with locks, to compare; a backend may be named several
 // times, for alternating rounds),
 // STORAGE_SECONDS (per phase, default 4),
 // STORAGE_CPU_PROF (a directory: the services run with --cpu-prof there),
@@ -293,11 +294,12 @@ async function localBackend(backend: "memory" | "sqlite", rows: Row[]): Promise<
  * The store's record cache as by default (`cached`: keys and identities kept too), off (the path
  * before it), or keeping all but keys and identities (`cacheKeys: false`, the default before 2026-11-28).
  */
-type RecordCacheVariant = "cached" | "uncached" | "keysRead";
+type RecordCacheVariant = "cached" | "uncached" | "keysRead" | "locked";
 const VARIANT_NAMES: Record<RecordCacheVariant, string> = {
   cached: "postgres",
   uncached: "postgres, no record cache",
   keysRead: "postgres, keys read each time",
+  locked: "postgres, writes locked",
 };
 
 async function postgresBackend(rows: Row[], skipped: string[], variant: RecordCacheVariant = "cached"): Promise<void> {
@@ -315,6 +317,7 @@ async function postgresBackend(rows: Row[], skipped: string[], variant: RecordCa
     schema,
     ...(variant === "uncached" && { recordCacheTtlMs: 0 }),
     ...(variant === "keysRead" && { cacheKeys: false }),
+    ...(variant === "locked" && { optimisticWrites: false }),
   };
   const name = VARIANT_NAMES[variant];
   const services: Service[] = [];
@@ -506,9 +509,10 @@ async function main(): Promise<void> {
     else if (backend === "postgres") await postgresBackend(rows, skipped);
     else if (backend === "postgres-uncached") await postgresBackend(rows, skipped, "uncached");
     else if (backend === "postgres-keys-read") await postgresBackend(rows, skipped, "keysRead");
+    else if (backend === "postgres-locked") await postgresBackend(rows, skipped, "locked");
     else
       throw new Error(
-        `bench storage: unknown backend ${JSON.stringify(backend)} (memory, sqlite, postgres, postgres-uncached, postgres-keys-read)`,
+        `bench storage: unknown backend ${JSON.stringify(backend)} (memory, sqlite, postgres, postgres-uncached, postgres-keys-read, postgres-locked)`,
       );
   }
   const lines = goals(rows);
