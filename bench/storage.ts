@@ -23,7 +23,7 @@
 
 import { fork, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -166,6 +166,11 @@ interface Phase {
   run: Run;
   /** CPU time (user + system, all threads) the service processes spent per call, µs. */
   cpuPerCallMicros: number;
+  /**
+   * CPU time this machine's PostgreSQL processes spent per call, µs: on the same cores, when the
+   * bench's PostgreSQL runs here (undefined where /proc cannot tell).
+   */
+  postgresCpuPerCallMicros?: number;
   /** Longest event-loop stall of the services during the phase, ms (machine noise and GC included). */
   stallMs: number;
   /** Longest synchronous part of one storage call during the phase (ms of wall time; see storage-service.ts), and which call. */
@@ -197,15 +202,50 @@ interface Row {
   callMs: number;
 }
 
+/**
+ * CPU time (user + system) of this machine's processes named `postgres` so far, µs; undefined
+ * without a readable /proc (not Linux) or with no such process (PostgreSQL elsewhere).
+ */
+function postgresCpuMicros(): number | undefined {
+  let ticks = 0;
+  let found = false;
+  try {
+    for (const pid of readdirSync("/proc")) {
+      if (!/^\d+$/.test(pid)) continue;
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      } catch {
+        continue; // ended meanwhile
+      }
+      if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) !== "postgres") continue;
+      // After the name: state is field 3; utime and stime are fields 14 and 15, cutime and cstime
+      // (children waited for: the postmaster's ended backends, so the sum never drops) 16 and 17;
+      // clock ticks, 100 a second.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+      found = true;
+    }
+  } catch {
+    return undefined;
+  }
+  return found ? ticks * 10_000 : undefined;
+}
+
 async function phase(services: Service[], run: () => Promise<Run>): Promise<Phase> {
   const before = await Promise.all(services.map((s) => s.ask({ cmd: "stall" })));
+  const postgresBefore = postgresCpuMicros();
   const result = await run();
+  const postgresAfter = postgresCpuMicros();
   const stalls = await Promise.all(services.map((s) => s.ask({ cmd: "stall" })));
   const cpu = stalls.reduce((n, s, i) => n + s.cpuMicros - before[i]!.cpuMicros, 0);
   const longest = stalls.reduce((a, b) => (b.longestMs > a.longestMs ? b : a));
+  const calls = Math.max(1, result.calls);
   return {
     run: result,
-    cpuPerCallMicros: Math.round(cpu / Math.max(1, result.calls)),
+    cpuPerCallMicros: Math.round(cpu / calls),
+    ...(postgresBefore !== undefined &&
+      postgresAfter !== undefined && { postgresCpuPerCallMicros: Math.round((postgresAfter - postgresBefore) / calls) }),
     stallMs: round(Math.max(...stalls.map((s) => s.maxMs))),
     callMs: round(longest.longestMs, 3),
     call: longest.longest,
@@ -336,6 +376,13 @@ async function postgresBackend(rows: Row[], skipped: string[], variant: RecordCa
       for (const n of [1, 3]) {
         rows.push({ ...(await measure(n === 1 ? name : `${name} ×3`, services.slice(0, n), keys)), sizeBytes: bytes });
         print(rows.at(-1)!);
+        const r = rows.at(-1)!;
+        const [create, plain, credits] = [r.createKey, r.plain.load, r.credits.load].map((p) => p.postgresCpuPerCallMicros);
+        if (create !== undefined && plain !== undefined && credits !== undefined) {
+          console.log(
+            `    this machine's PostgreSQL, CPU per call: createKey ${int(create)} µs, plain ${int(plain)} µs, credits ${int(credits)} µs`,
+          );
+        }
       }
     }
   } finally {
@@ -414,7 +461,10 @@ function postgresGoals(rows: Row[], verdict: (ok: boolean, figure: string) => st
     `goal: ${at}, credits verifyKey <= 150 µs of service CPU: ${verdict(credits <= 150, `${int(credits)} µs`)}`,
     `goal: ${at}, createKey >= 2,500/s with one instance: ${verdict(
       one.createKey.run.perSecond >= 2500,
-      `${int(one.createKey.run.perSecond)}/s, ${int(one.createKey.cpuPerCallMicros)} µs of service CPU per call`,
+      `${int(one.createKey.run.perSecond)}/s, ${int(one.createKey.cpuPerCallMicros)} µs of service CPU per call` +
+        (one.createKey.postgresCpuPerCallMicros === undefined
+          ? ""
+          : ` and ${int(one.createKey.postgresCpuPerCallMicros)} µs of this machine's PostgreSQL, on the same cores`),
     )}`,
   ];
   // Keys verified again and again (an API whose callers repeat their keys): each instance keeps them.

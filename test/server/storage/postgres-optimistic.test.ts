@@ -1,7 +1,7 @@
 // The PostgreSQL store's optimistic transactions (src/server/storage/postgres/optimistic.ts), against
 // a real PostgreSQL and Redis: what they write, that a record read and changed before the writes
-// sends the operation round again with locks (nothing of the first attempt kept), that a call they
-// cannot defer does the same, and that keys.createKey racing the deletion of its API leaves no key
+// (or read stale from the record cache) sends the operation round again with locks (nothing of the
+// first attempt kept), that a call they cannot defer does the same, and that keys.createKey racing the deletion of its API leaves no key
 // behind. How many statements a createKey takes is in postgres-round-trips.test.ts.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -137,6 +137,24 @@ describe.skipIf(skip !== undefined)("the PostgreSQL store's optimistic transacti
     }, OPTIMISTIC);
     expect(seen).toEqual([undefined, "created meanwhile"]);
     expect((await store.direct.get("permissions", perm2))?.name).toBe("created meanwhile");
+  });
+
+  it("a stale copy in the record cache: the check finds the row changed, the operation runs again and sees it", async () => {
+    const a = api("cached");
+    await store.transaction((tx) => tx.put("apis", a));
+    expect((await store.direct.get("apis", a.id))?.name).toBe("cached");
+    // Changed behind the caches' back: no announcement, so the store keeps its copy.
+    await sql.query(`UPDATE "${ns.schema}".apis SET data = jsonb_set(data, '{name}', '"by hand"') WHERE id = $1`, [a.id]);
+    expect((await store.direct.get("apis", a.id))?.name).toBe("cached");
+    const perm = `perm_opt_${++n}`;
+    const seen: string[] = [];
+    await store.transaction(async (tx) => {
+      const read = await tx.get("apis", a.id);
+      seen.push(read!.name);
+      await tx.put("permissions", permissionOf(read, perm));
+    }, OPTIMISTIC);
+    expect(seen).toEqual(["cached", "by hand"]);
+    expect((await store.direct.get("permissions", perm))?.name).toBe("by hand");
   });
 
   it("a call it cannot defer (a lookup by name, a read after a write) runs the operation again as a transaction", async () => {

@@ -4,7 +4,13 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "keyguard";
-import { postgresStorage, startLocalKeyService, type RunningLocalKeyService, type Storage } from "keyguard/server";
+import {
+  postgresStorage,
+  startLocalKeyService,
+  type PostgresStorageOptions,
+  type RunningLocalKeyService,
+  type Storage,
+} from "keyguard/server";
 import { POSTGRES_URL, REDIS_URL, isolatedNamespace, postgresRedisSkipReason } from "../../support/postgres-redis";
 import { makeCall, type Call } from "../helpers";
 
@@ -72,13 +78,12 @@ describe.skipIf(skip !== undefined)("the PostgreSQL statements of a call, record
     expect(res.body.data.valid).toBe(true);
   };
 
-  it("createKey: the API, then one statement that checks it and writes the key and its audit record; the root key and the workspace's webhook endpoints come from the cache", async () => {
+  it("createKey: one statement that checks the API and writes the key and its audit record; the root key, the API and the workspace's webhook endpoints come from the cache", async () => {
     await createKey();
     expect(await statementsOf(() => createKey())).toEqual([
-      "SELECT apis",
-      // The API unchanged (locked FOR SHARE until the statement ends), the key with its links, the
-      // audit record at the end of its workspace's chain (the head locked and moved, the record
-      // hashed after it and written).
+      // The API as the cache kept it (its row's data, locked FOR SHARE until the statement ends),
+      // the key with its links, the audit record at the end of its workspace's chain (the head
+      // locked and moved, the record hashed after it and written).
       "check, then write keys, key_permissions, key_roles, audit_chain, audit_events",
     ]);
   });
@@ -93,24 +98,30 @@ describe.skipIf(skip !== undefined)("the PostgreSQL statements of a call, record
     expect(kinds.filter((k) => k.startsWith("check"))).toEqual([]);
   });
 
-  it("createKey with optimisticWrites off: the transaction, the API, the key, its audit record", async () => {
-    const locked = await postgresStorage({
+  /** Another instance on the same schema, its store opened with `options` besides; closed after `fn`. */
+  async function withInstance(options: Partial<PostgresStorageOptions>, fn: (call: Call) => Promise<void>): Promise<void> {
+    const storage = await postgresStorage({
       postgres: POSTGRES_URL,
       redis: REDIS_URL,
       schema: ns.schema,
       recordCacheTtlMs: 3_600_000,
-      optimisticWrites: false,
+      ...options,
     });
-    const other = await startLocalKeyService({ storage: locked, rootKey: svc.rootKey, logger: silentLogger });
+    const other = await startLocalKeyService({ storage, rootKey: svc.rootKey, logger: silentLogger });
     try {
-      const createThere = async () =>
-        expect((await makeCall(other.baseUrl, svc.rootKey)("keys.createKey", { apiId: svc.apiId })).status).toBe(200);
-      await createThere();
-      expect(await statementsOf(createThere)).toEqual(["BEGIN", "SELECT apis FOR SHARE", "INSERT keys", "WITH audit_chain", "COMMIT"]);
+      await fn(makeCall(other.baseUrl, svc.rootKey));
     } finally {
       await other.close();
-      await locked.close();
+      await storage.close();
     }
+  }
+
+  it("createKey with optimisticWrites off: the transaction, the API, the key, its audit record", async () => {
+    await withInstance({ optimisticWrites: false }, async (callThere) => {
+      const createThere = async () => expect((await callThere("keys.createKey", { apiId: svc.apiId })).status).toBe(200);
+      await createThere();
+      expect(await statementsOf(createThere)).toEqual(["BEGIN", "SELECT apis FOR SHARE", "INSERT keys", "WITH audit_chain", "COMMIT"]);
+    });
   });
 
   it("verifyKey of a kept key without credits: no statement; with credits: the charge alone", async () => {
@@ -123,28 +134,14 @@ describe.skipIf(skip !== undefined)("the PostgreSQL statements of a call, record
   });
 
   it("verifyKey with cacheKeys off: the lookup; with credits: the lookup and the charge", async () => {
-    const uncached = await postgresStorage({
-      postgres: POSTGRES_URL,
-      redis: REDIS_URL,
-      schema: ns.schema,
-      recordCacheTtlMs: 3_600_000,
-      cacheKeys: false,
-    });
-    const other = await startLocalKeyService({ storage: uncached, rootKey: svc.rootKey, logger: silentLogger });
-    try {
-      const verifyThere = async (key: string) => {
-        const res = await makeCall(other.baseUrl, svc.rootKey)("keys.verifyKey", { key });
-        expect(res.body.data.valid).toBe(true);
-      };
+    await withInstance({ cacheKeys: false }, async (callThere) => {
+      const verifyThere = async (key: string) => expect((await callThere("keys.verifyKey", { key })).body.data.valid).toBe(true);
       const plain = await createKey();
       const paid = await createKey({ credits: { remaining: 10 } });
       await verifyThere(plain.key);
       await verifyThere(paid.key);
       expect(await statementsOf(() => verifyThere(plain.key))).toEqual(["SELECT keys"]);
       expect(await statementsOf(() => verifyThere(paid.key))).toEqual(["SELECT keys", "UPDATE keys"]);
-    } finally {
-      await other.close();
-      await uncached.close();
-    }
+    });
   });
 });

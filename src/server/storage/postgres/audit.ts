@@ -6,8 +6,7 @@
 import type { AuditChainCursor, AuditQuery } from "../seam";
 import type { AuditEvent } from "../../records";
 import { chainTemplate, GENESIS_HASH, type ChainHead } from "../../domain/audit-chain";
-import { Params, runPart, type Part, type Query } from "./query";
-import { row } from "./writes";
+import { Params, row, runPart, type Part, type Query } from "./query";
 
 /**
  * The append of `unchained` to its workspace's chain, as a statement part (query.ts; its entries

@@ -1,18 +1,19 @@
 // An optimistic transaction of the PostgreSQL store (`TransactionOptions.optimistic`). Its operation
-// reads records by id without locks, each with its row version (`xmin`), and its writes wait. At
-// its end one statement, on the pool, checks that every record read is still that version (locking
-// it until the statement ends, before anything is written: `FOR SHARE`, or `FOR UPDATE` when the
-// statement writes it too, so that two such statements wait for each other rather than deadlock)
-// and makes all the writes: a createKey is two round trips (the API; the key with its audit
-// record) where a transaction takes five (`BEGIN`, the API, the key, the audit record, `COMMIT`).
-// Where a record changed meanwhile
-// the statement fails (SQLSTATE KG001, from `unchanged` in schema.ts) having written nothing; where
-// the operation calls what cannot wait (a lookup by name, a delete, a counter), that call throws
+// reads records by id as outside a transaction (from the record cache where it keeps them: no lock,
+// no round trip), and its writes wait. At its end one statement, on the pool, checks that every
+// record read is still as it was read (its row's `data` equal to the record; locked until the
+// statement ends, before anything is written: `FOR SHARE`, or `FOR UPDATE` when the statement
+// writes it too, so that two such statements wait for each other rather than deadlock) and makes
+// all the writes: a createKey whose API is kept is one round trip (the check of the API, the key
+// with its links and its audit record) where a transaction takes five (`BEGIN`, the API, the key,
+// the audit record, `COMMIT`). Where a record changed meanwhile, or the copy read was stale, the
+// statement fails (SQLSTATE KG001, from `unchanged` in schema.ts) having written nothing; where the
+// operation calls what cannot wait (a lookup by name, a delete, a counter), that call throws
 // `RunAgain`. Either way the store runs the operation again as an ordinary transaction.
 import type { StorageTx } from "../seam";
 import { RunAgain } from "../seam";
 import type { AuditEvent, TableName, Tables, WebhookMessage } from "../../records";
-import { LAYOUTS, toRecord, type RecordRow } from "./rows";
+import { LAYOUTS } from "./rows";
 import { Params, statementOf, type Part, type Query } from "./query";
 import { putPart } from "./writes";
 import { appendAuditPart } from "./audit";
@@ -21,19 +22,20 @@ import { enqueuePart } from "./outbox";
 /** The SQLSTATE of a record read that changed before the writes (schema.ts, `unchanged`). */
 export const CHANGED_SQLSTATE = "KG001";
 
-/** Tables whose records carry links in other tables (a key's permissions and roles, a role's permissions), not read here. */
+/**
+ * Tables whose records carry more than their row's `data` (a key's links and credits, a role's
+ * permissions): not read here, as the check compares a record with `data`.
+ */
 const LINKED: ReadonlySet<TableName> = new Set<TableName>(["keys", "roles"]);
-
-const NO_LINKS = { permissionIds: [] as string[], roleIds: [] as string[] };
 
 /** The condition every write of the statement is made under: the check, which fails the statement when it does not hold. */
 const WHEN = "(SELECT ok FROM g)";
 
-/** A record read: its table, its id, and its row's version (`null`: there was none). */
+/** A record read: its table, its id, and the record as JSON (`null`: there was none). */
 interface Read {
-  table: string;
+  table: TableName;
   id: string;
-  xmin: string | null;
+  json: string | null;
 }
 
 type OptimisticCalls = "get" | "put" | "appendAudit" | "enqueueWebhooks";
@@ -47,10 +49,13 @@ export type OptimisticTx = Pick<StorageTx, OptimisticCalls> & {
 };
 
 /**
- * A `StorageTx` for one optimistic attempt over `query` (the pool). `schema`: the schema's quoted
- * name, `t`: a table's schema-qualified name; `announces`: whether a table's changes are announced to the record caches.
+ * A `StorageTx` for one optimistic attempt: its reads through `direct` (the store's calls outside a
+ * transaction, through its record cache), its statement over `query` (the pool). `schema`: the
+ * schema's quoted name, `t`: a table's schema-qualified name; `announces`: whether a table's
+ * changes are announced to the record caches.
  */
 export function optimisticTx(
+  direct: StorageTx,
   query: Query,
   schema: string,
   t: (table: string) => string,
@@ -74,14 +79,12 @@ export function optimisticTx(
   const tx: OptimisticTx = {
     async get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
       if (parts.length > 0) giveUp("a read after a write would not see it");
-      if (LINKED.has(table)) giveUp(`${table} are read with their links in a transaction`);
-      const rows = await query<RecordRow & { xmin: string }>(
-        `SELECT r.id, r.data, r.xmin::text AS xmin FROM ${t(LAYOUTS[table].table)} r WHERE r.id = $1`,
-        [id],
-      );
-      const row = rows[0];
-      if (!reads.some((r) => r.table === table && r.id === id)) reads.push({ table, id, xmin: row?.xmin ?? null });
-      return row === undefined ? undefined : toRecord(table, row, NO_LINKS);
+      if (LINKED.has(table)) giveUp(`${table} are more than their rows' data`);
+      const record = await direct.get(table, id);
+      if (!reads.some((r) => r.table === table && r.id === id)) {
+        reads.push({ table, id, json: record === undefined ? null : JSON.stringify(record) });
+      }
+      return record;
     },
     async put<T extends TableName>(table: T, record: Tables[T]): Promise<void> {
       if (announces(table)) announced.push({ part: parts.length, creates: table === "keys" });
@@ -99,11 +102,12 @@ export function optimisticTx(
       if (gaveUp !== undefined) throw new RunAgain(gaveUp);
       if (parts.length === 0 && reads.length <= 1) return false;
       const check = reads.map((r) => {
-        const table = t(LAYOUTS[r.table as TableName].table);
+        const table = t(LAYOUTS[r.table].table);
         const id = params.add(r.id);
-        return r.xmin === null
+        const lock = written.has(`${r.table} ${r.id}`) ? "FOR UPDATE" : "FOR SHARE";
+        return r.json === null
           ? `NOT EXISTS (SELECT 1 FROM ${table} WHERE id = ${id})`
-          : `EXISTS (SELECT 1 FROM ${table} WHERE id = ${id} AND xmin = ${params.add(r.xmin)}::xid ${written.has(`${r.table} ${r.id}`) ? "FOR UPDATE" : "FOR SHARE"})`;
+          : `EXISTS (SELECT 1 FROM ${table} WHERE id = ${id} AND data = ${params.add(r.json)}::jsonb ${lock})`;
       });
       const guard: Part = {
         ctes: [`g AS (SELECT ${schema}.unchanged(${check.length === 0 ? "true" : check.join(" AND ")}) AS ok)`],

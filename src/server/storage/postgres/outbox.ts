@@ -4,8 +4,7 @@
 // within a lease, and one that crashes mid-delivery leaves it to be taken again.
 import type { WebhookMessage } from "../../records";
 import type { WebhookQuery } from "../seam";
-import { Params, runPart, type Part, type Query } from "./query";
-import { where } from "./writes";
+import { Params, runPart, where, type Part, type Query } from "./query";
 
 /** The insert of `messages` into the outbox, as a statement part (query.ts; its entry named `n`; only `when` it holds). */
 export function enqueuePart(t: (name: string) => string, messages: readonly WebhookMessage[], p: Params, n: string, when?: string): Part {

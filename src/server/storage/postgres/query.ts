@@ -20,6 +20,8 @@ export class Params {
  * clash) and an expression of what the statement answers for it (`null` when nothing). Alone it is
  * a statement of its own (`runPart`); with others, one statement that writes them all
  * (optimistic.ts). Parts of one statement see the same snapshot: none reads what another writes.
+ * A builder given a `when` (an SQL condition) writes only under it (`row`, `and`, `where` below):
+ * there, a check every write must wait for.
  */
 export interface Part {
   ctes: string[];
@@ -35,6 +37,21 @@ export function statementOf(parts: readonly Part[], extra = ""): string {
 
 /** Runs `part` as a statement of its own; its answer. */
 export async function runPart<A>(query: Query, params: Params, part: Part): Promise<A | undefined> {
-  const [row] = await query<{ a0: A }>(statementOf([part]), params.values);
-  return row?.a0;
+  const [answer] = await query<{ a0: A }>(statementOf([part]), params.values);
+  return answer?.a0;
+}
+
+/** The source of a one-row insert: its values, or, `when` given, a select of them under it. */
+export function row(values: readonly string[], when: string | undefined): string {
+  return when === undefined ? `VALUES (${values.join(", ")})` : `SELECT ${values.join(", ")} WHERE ${when}`;
+}
+
+/** ` AND when` for a `WHERE` that has a condition already; nothing without `when`. */
+export function and(when: string | undefined): string {
+  return when === undefined ? "" : ` AND ${when}`;
+}
+
+/** ` WHERE when` for a select that has none; nothing without `when`. */
+export function where(when: string | undefined): string {
+  return when === undefined ? "" : ` WHERE ${when}`;
 }

@@ -90,9 +90,10 @@ export interface PostgresStorageOptions {
   preparedStatements?: boolean;
   /**
    * Run a write that reads a few records by id before it writes (keys.createKey without
-   * permissions, roles or an external id) optimistically: the records read without locks, then
-   * one statement that checks they are unchanged and makes every write, two round trips where a
-   * transaction takes five. Where one changed meanwhile, the write runs again as a transaction.
+   * permissions, roles or an external id) optimistically: the records read as outside a
+   * transaction (through the record cache), then one statement that checks they are unchanged and
+   * makes every write, one round trip where a transaction takes five. Where one changed meanwhile,
+   * the write runs again as a transaction.
    * `false`: every write is a transaction with locks. Default: `true`.
    */
   optimisticWrites?: boolean;
@@ -459,7 +460,7 @@ class PostgresStore implements Storage {
    * read changed, a race PostgreSQL broke, or `fn` called what cannot wait) and nothing was written.
    */
   private async optimistically<T>(fn: (tx: StorageTx) => Promise<T>): Promise<{ value: T } | undefined> {
-    const tx = optimisticTx(this.prepared, this.quotedSchema, this.t, (table) => this.cache.announces(table));
+    const tx = optimisticTx(this.direct, this.prepared, this.quotedSchema, this.t, (table) => this.cache.announces(table));
     try {
       const value = await fn(tx);
       // Before the caller answers, as a transaction's: every instance forgets the records changed.

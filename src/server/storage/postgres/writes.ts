@@ -3,7 +3,7 @@
 // a single statement (optimistic.ts). Each put replaces the row and its links together.
 import type { KeyRecord, RoleRecord, TableName, Tables } from "../../records";
 import { LAYOUTS, keyColumns, roleData } from "./rows";
-import type { Params, Part } from "./query";
+import { and, row, where, type Params, type Part } from "./query";
 
 /**
  * The put of `record` into `table`, its entries named from `n`, writing only `when` that SQL
@@ -88,19 +88,4 @@ function rolePart(t: (name: string) => string, role: RoleRecord, p: Params, n: s
     ],
     answer: "false",
   };
-}
-
-/** The source of a one-row insert: its values, or, `when` given, a select of them under it. */
-export function row(values: readonly string[], when: string | undefined): string {
-  return when === undefined ? `VALUES (${values.join(", ")})` : `SELECT ${values.join(", ")} WHERE ${when}`;
-}
-
-/** ` AND when` for a `WHERE` that has a condition already; nothing without `when`. */
-export function and(when: string | undefined): string {
-  return when === undefined ? "" : ` AND ${when}`;
-}
-
-/** ` WHERE when` for a select that has none; nothing without `when`. */
-export function where(when: string | undefined): string {
-  return when === undefined ? "" : ` WHERE ${when}`;
 }
