@@ -88,6 +88,17 @@ describe.skipIf(skip !== undefined)("the PostgreSQL statements of a call, record
     ]);
   });
 
+  it("createApi: one statement, the API and its audit record", async () => {
+    const res = await call("apis.createApi", { name: "counted" });
+    expect(res.status).toBe(200);
+    // The first API's announcement empties the record cache of this instance too (a change to an
+    // API does so), so the root key and the webhook endpoints may be read again first.
+    const kinds = await statementsOf(() => call("apis.createApi", { name: "counted" }));
+    expect(kinds.filter((k) => k !== "SELECT root_keys" && k !== "SELECT meta")).toEqual([
+      "check, then write apis, audit_chain, audit_events",
+    ]);
+  });
+
   it("createKey naming permissions: a transaction, as the permissions are looked up by name", async () => {
     await createKey({ permissions: ["docs.read"] });
     const kinds = await statementsOf(() => createKey({ permissions: ["docs.read"] }));
