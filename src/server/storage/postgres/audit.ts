@@ -6,12 +6,12 @@
 import type { AuditChainCursor, AuditQuery } from "../seam";
 import type { AuditEvent } from "../../records";
 import { chainTemplate, GENESIS_HASH, type ChainHead } from "../../domain/audit-chain";
-import { Params, row, runPart, type Part, type Query } from "./query";
+import { row, runPart, type Params, type Part, type Query } from "./query";
 
 /**
  * The append of `unchained` to its workspace's chain, as a statement part (query.ts; its entries
- * named from `n`, written only `when` that condition holds): inside a transaction, or with the other writes of an optimistic one, as the head
- * stays locked until it ends. The upsert of the head locks it, places the record after it and
+ * named from `n`, written only `when` that condition holds): inside a transaction, or with the
+ * other writes of an optimistic one, as the head stays locked until it ends. The upsert of the head locks it, places the record after it and
  * hashes it there (`chainTemplate`'s holes filled with the head it read), and the record is
  * inserted from what it returns. `prev_hash` keeps the head's previous hash for that `RETURNING`.
  */
@@ -45,8 +45,7 @@ export function appendAuditPart(t: (name: string) => string, unchained: AuditEve
 
 /** Appends `unchained` to its chain: inside a transaction (see `appendAuditPart`). */
 export async function appendAudit(query: Query, t: (name: string) => string, unchained: AuditEvent): Promise<void> {
-  const p = new Params();
-  await runPart(query, p, appendAuditPart(t, unchained, p, "w"));
+  await runPart(query, (p) => appendAuditPart(t, unchained, p, "w"));
 }
 
 /** Every workspace with an audit log, and its chain's head (seq 0 when none of its records is chained). */

@@ -4,7 +4,7 @@
 // within a lease, and one that crashes mid-delivery leaves it to be taken again.
 import type { WebhookMessage } from "../../records";
 import type { WebhookQuery } from "../seam";
-import { Params, runPart, where, type Part, type Query } from "./query";
+import { runPart, where, type Params, type Part, type Query } from "./query";
 
 /** The insert of `messages` into the outbox, as a statement part (query.ts; its entry named `n`; only `when` it holds). */
 export function enqueuePart(t: (name: string) => string, messages: readonly WebhookMessage[], p: Params, n: string, when?: string): Part {
@@ -20,8 +20,7 @@ export function enqueuePart(t: (name: string) => string, messages: readonly Webh
 
 export async function enqueueWebhooks(query: Query, t: (name: string) => string, messages: readonly WebhookMessage[]): Promise<void> {
   if (messages.length === 0) return;
-  const p = new Params();
-  await runPart(query, p, enqueuePart(t, messages, p, "w"));
+  await runPart(query, (p) => enqueuePart(t, messages, p, "w"));
 }
 
 export async function claimWebhooks(

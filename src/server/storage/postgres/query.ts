@@ -35,9 +35,10 @@ export function statementOf(parts: readonly Part[], extra = ""): string {
   return `WITH ${parts.flatMap((p) => p.ctes).join(",\n")}\nSELECT ${answers.join(", ")}`;
 }
 
-/** Runs `part` as a statement of its own; its answer. */
-export async function runPart<A>(query: Query, params: Params, part: Part): Promise<A | undefined> {
-  const [answer] = await query<{ a0: A }>(statementOf([part]), params.values);
+/** Runs the part `build` makes (over parameters of its own) as a statement of its own; its answer. */
+export async function runPart<A>(query: Query, build: (p: Params) => Part): Promise<A | undefined> {
+  const params = new Params();
+  const [answer] = await query<{ a0: A }>(statementOf([build(params)]), params.values);
   return answer?.a0;
 }
 

@@ -17,7 +17,7 @@ import { claimExpiryNotices } from "./expiry";
 import { lastUsed, markUsed } from "./events";
 import { quoteIdent } from "./schema";
 import type { RedisLimits } from "./redis-limits";
-import { Params, runPart, type Query } from "./query";
+import { runPart, type Query } from "./query";
 import type { RecordCache } from "./record-cache";
 import { Coalescer, type CoalescerSettings } from "./coalesce";
 import { CreditsBatcher } from "./credits-batch";
@@ -241,8 +241,7 @@ export class PgTx implements StorageTx {
   /** Writes `record` (writes.ts); whether it was a key created (not one replaced). */
   private async write<T extends TableName>(table: T, record: Tables[T]): Promise<boolean> {
     // One statement: the row and its links are replaced together, atomically even outside a transaction.
-    const p = new Params();
-    return (await runPart<boolean>(this.query, p, putPart(this.t, table, record, p, "w"))) === true;
+    return (await runPart<boolean>(this.query, (p) => putPart(this.t, table, record, p, "w"))) === true;
   }
 
   async delete(table: TableName, id: string): Promise<void> {
