@@ -74,6 +74,9 @@ Options of serve:
                            (refused by default: tests and closed networks only)
   --webhook-retry-hours <n>
                            retry a webhook message n hours before marking it failed (1..168, default 24)
+  --webhook-lease-seconds <n>
+                           keep a message taken for delivery from the other instances n seconds:
+                           after a crash it is delivered again then (15..3600, default 60)
   --webhook-expiry-notice-hours <n>
                            send key.expiring n hours before a key expires (1..8760, default 72)
   --key-migration <id>     register a "sha256" key migration with this id at start (kept when it
@@ -265,6 +268,7 @@ const FLAGS = {
   "audit-retention-days": { value: "<n>" },
   "webhooks-allow-private": { value: false },
   "webhook-retry-hours": { value: "<n>" },
+  "webhook-lease-seconds": { value: "<n>" },
   "webhook-expiry-notice-hours": { value: "<n>" },
   "secret-scanning-keys": { value: "<url|file>" },
   postgres: { value: "<url>" },
@@ -469,6 +473,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
   const retention = numeric(values["verification-retention-days"]);
   const auditRetention = numeric(values["audit-retention-days"]);
   const webhookRetry = numeric(values["webhook-retry-hours"]);
+  const webhookLease = numeric(values["webhook-lease-seconds"]);
   const expiryNotice = numeric(values["webhook-expiry-notice-hours"]);
   const failureLimit = numeric(values["root-key-failure-limit"]);
   const drainSeconds = drainTimeout(values["drain-timeout"]);
@@ -533,6 +538,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
     verificationRetentionDays: "--verification-retention-days",
     auditRetentionDays: "--audit-retention-days",
     webhookRetryHours: "--webhook-retry-hours",
+    webhookLeaseSeconds: "--webhook-lease-seconds",
     webhookExpiryNoticeHours: "--webhook-expiry-notice-hours",
     "secretScanning.publicKeys": "--secret-scanning-keys",
     "tls.certFile": "--tls-cert",
@@ -581,6 +587,7 @@ async function serve(positionals: string[], values: Values): Promise<void> {
       ...(retention !== undefined && { verificationRetentionDays: retention }),
       ...(auditRetention !== undefined && { auditRetentionDays: auditRetention }),
       ...(webhookRetry !== undefined && { webhookRetryHours: webhookRetry }),
+      ...(webhookLease !== undefined && { webhookLeaseSeconds: webhookLease }),
       ...(expiryNotice !== undefined && { webhookExpiryNoticeHours: expiryNotice }),
       ...(values["webhooks-allow-private"] && { webhooksAllowPrivate: true }),
       ...(values["secret-scanning-keys"] !== undefined && { secretScanning: { publicKeys: values["secret-scanning-keys"] } }),

@@ -131,6 +131,12 @@ export interface LocalKeyServiceOptions {
   /** How long a webhook message is retried before it is marked failed, in hours (whole number 1..168). Default: 24. */
   webhookRetryHours?: number;
   /**
+   * How long a webhook message taken for delivery is kept from the other instances, in seconds
+   * (whole number 15..3600; above the 10-second delivery timeout). A message whose instance died
+   * while delivering it is delivered again once this is over. Default: 60.
+   */
+  webhookLeaseSeconds?: number;
+  /**
    * How long before a key's `expires` its `key.expiring` webhook event is sent, in hours (whole
    * number 1..8760): the service scans every minute for keys expiring within this notice. Default: 72.
    */
@@ -232,6 +238,8 @@ export interface LocalServiceConfig {
   readonly webhooksAllowPrivate: boolean;
   /** How long a webhook message is retried, ms. */
   readonly webhookRetryMs: number;
+  /** How long a message taken for delivery is kept from the other instances, ms. */
+  readonly webhookLeaseMs: number;
   /** How long before a key's expiry its `key.expiring` event is sent, ms. */
   readonly webhookExpiryNoticeMs: number;
   readonly console: boolean;
@@ -268,6 +276,7 @@ const KNOWN: readonly string[] = Object.freeze(
     auditRetentionDays: true,
     webhooksAllowPrivate: true,
     webhookRetryHours: true,
+    webhookLeaseSeconds: true,
     webhookExpiryNoticeHours: true,
     console: true,
     secretScanning: true,
@@ -534,6 +543,8 @@ export function parseOptions(input: LocalKeyServiceOptions = {}, env: NodeJS.Pro
     webhooksAllowPrivate: check.boolean("webhooksAllowPrivate", options.webhooksAllowPrivate, false),
     webhookRetryMs:
       check.integer("webhookRetryHours", options.webhookRetryHours, { min: 1, max: 168, default: 24, unit: "hours" }) * 3_600_000,
+    webhookLeaseMs:
+      check.integer("webhookLeaseSeconds", options.webhookLeaseSeconds, { min: 15, max: 3600, default: 60, unit: "seconds" }) * 1000,
     webhookExpiryNoticeMs:
       check.integer("webhookExpiryNoticeHours", options.webhookExpiryNoticeHours, { min: 1, max: 8760, default: 72, unit: "hours" }) *
       3_600_000,

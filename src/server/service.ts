@@ -187,6 +187,7 @@ export class ServiceCore implements LocalKeyService {
       allowPrivate: config.webhooksAllowPrivate,
       vault: this.vault,
       retryWindowMs: config.webhookRetryMs,
+      leaseMs: config.webhookLeaseMs,
       now: config.now,
       logger: config.logger,
       failures: this.failures,

@@ -52,6 +52,9 @@ const BAD: Record<string, Array<[string[], RegExp]>> = {
   "--webhook-retry-hours": [
     [["--webhook-retry-hours", "169"], /^keyguard: invalid --webhook-retry-hours = 169\. Use a whole number of hours 1\.\.168/m],
   ],
+  "--webhook-lease-seconds": [
+    [["--webhook-lease-seconds", "10"], /^keyguard: invalid --webhook-lease-seconds = 10\. Use a whole number of seconds 15\.\.3600/m],
+  ],
   "--webhook-expiry-notice-hours": [
     [
       ["--webhook-expiry-notice-hours", "2.5"],

@@ -4,7 +4,7 @@
 // retried with exponential backoff (RETRY_BASE_MS doubling, at most MAX_BACKOFF_MS apart) until the
 // message is older than the retry window (counted from when an operator last resent it, if they
 // did, or its endpoint was last resumed), then marked failed. At least once: a crash between the
-// endpoint's answer and the write-back delivers the message again after the lease, same id. A
+// endpoint's answer and the write-back delivers the message again after the lease (`webhookLeaseSeconds`), same id. A
 // message of a paused endpoint is kept, not tried: held for PAUSED_HOLD_MS, or until the endpoint
 // is resumed (which makes its pending messages due at once).
 import type { Logger } from "../../logger";
@@ -19,7 +19,6 @@ import type { ExpiryNotices } from "./expiry-notices";
 
 const DISPATCH_EVERY_MS = 500;
 const BATCH = 20;
-const LEASE_MS = 60_000;
 const TIMEOUT_MS = 10_000;
 const RETRY_BASE_MS = 5_000;
 const MAX_BACKOFF_MS = 60 * 60 * 1000;
@@ -34,6 +33,8 @@ export interface DispatcherOptions {
   vault: KeyVault | undefined;
   /** How long a message is retried, ms (from its creation). */
   retryWindowMs: number;
+  /** How long a message taken for delivery is kept from the other instances, ms (longer than TIMEOUT_MS). */
+  leaseMs: number;
   now: () => number;
   logger: Logger;
   failures: StoreFailureLog;
@@ -85,7 +86,7 @@ export class WebhookDispatcher {
 
   private async pass(): Promise<void> {
     await this.options.expiryNotices?.scanIfDue();
-    const due = await this.store.claimWebhooks(this.options.now(), BATCH, LEASE_MS);
+    const due = await this.store.claimWebhooks(this.options.now(), BATCH, this.options.leaseMs);
     await Promise.all(due.map((m) => this.attempt(m)));
   }
 

@@ -79,6 +79,7 @@ describe.skipIf(skip !== undefined)("the webhook dispatcher over a record cache 
       allowPrivate: true,
       vault: undefined,
       retryWindowMs: 3_600_000,
+      leaseMs: 60_000,
       now: () => Date.now(),
       logger: silentLogger,
       failures: new StoreFailureLog(silentLogger, cached.kind),
