@@ -75,10 +75,12 @@ export async function authenticate(tx: StorageTx, header: string | undefined, or
       "You must provide a valid root key in the Authorization header in the format 'Bearer ROOT_KEY'. Your authorization header is missing the 'Bearer ' prefix.",
     );
   }
-  const record = await tx.rootKeyByHash(keyHash(token));
+  const hash = rootKeyHashes.get(token) ?? keyHash(token);
+  const record = await tx.rootKeyByHash(hash);
   if (!record) {
     throw new ServiceError("authentication.key_not_found", "The provided root key is invalid. We could not find the requested key.");
   }
+  keepRootKeyHash(token, hash);
   if (record.expires !== undefined && record.expires <= origin.now) {
     throw new ServiceError("authentication.key_not_found", "The provided root key has expired. Use another root key.");
   }
@@ -97,6 +99,23 @@ export async function authenticate(tx: StorageTx, header: string | undefined, or
   if (record.expires !== undefined) root.expires = record.expires;
   if (record.ipWhitelist !== undefined && record.ipWhitelist.length > 0) root.ipWhitelist = record.ipWhitelist;
   return root;
+}
+
+/** The hashes of root keys found lately, by the key (at most ROOT_KEY_HASHES of them). */
+const rootKeyHashes = new Map<string, string>();
+const ROOT_KEY_HASHES = 64;
+
+/**
+ * Keeps a root key's hash once the key was found: a service hears the same few root keys on every
+ * request (one per app verifying keys), and a SHA-256 costs a verification a few µs. Safety: a root
+ * key is kept only in this process's memory, next to its hash, until ROOT_KEY_HASHES others were
+ * found after it; never written anywhere, and it only ever answers for the same key, compared in
+ * full. Keys that match no root key are not kept, so that guesses cannot push the real ones out.
+ */
+function keepRootKeyHash(token: string, hash: string): void {
+  if (rootKeyHashes.has(token)) return;
+  if (rootKeyHashes.size >= ROOT_KEY_HASHES) rootKeyHashes.delete(rootKeyHashes.keys().next().value!);
+  rootKeyHashes.set(token, hash);
 }
 
 /** The permission sets of the root keys seen last, by root key id (at most PERMISSION_SETS of them). */

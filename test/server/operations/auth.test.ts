@@ -58,6 +58,27 @@ describe("the Authorization header", () => {
   });
 });
 
+describe("root keys heard again", () => {
+  it("each answers as itself, more of them than are remembered, and one deleted after use is refused", async () => {
+    // 70 root keys (the service remembers the hashes of 64), every other one allowed to read APIs, used in turn, twice.
+    const keys = await Promise.all(
+      Array.from({ length: 70 }, (_, i) => s.service.createRootKey({ permissions: i % 2 === 0 ? ["api.*.read_api"] : [] })),
+    );
+    for (const round of [1, 2]) {
+      for (const [i, { rootKey }] of keys.entries()) {
+        expect((await s.call("apis.getApi", { apiId: s.apiId }, rootKey)).status, `root key ${i}, round ${round}`).toBe(
+          i % 2 === 0 ? 200 : 403,
+        );
+      }
+    }
+    const used = await s.call("rootKeys.createRootKey", { name: "used", permissions: ["api.*.read_api"] });
+    const { key, keyId } = used.body.data as { key: string; keyId: string };
+    expect((await s.call("apis.getApi", { apiId: s.apiId }, key)).status).toBe(200);
+    expect((await s.call("rootKeys.deleteRootKey", { keyId })).status).toBe(200);
+    expect((await s.call("apis.getApi", { apiId: s.apiId }, key)).status).toBe(401);
+  });
+});
+
 /** POSTs `body` to `op` with each of `authorizations` as an Authorization header line of its own. */
 function withAuthorizations(
   op: string,
