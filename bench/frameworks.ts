@@ -20,6 +20,7 @@ import { apiKeyAuth as honoAuth, type ApiKeyEnv } from "keyguard/hono";
 import { apiKeyAuth as koaAuth, type ApiKeyState } from "keyguard/koa";
 import { ApiKeyGuard, KeyguardExceptionFilter } from "keyguard/nest";
 import { webApiKeyAuth, type WebAuthResult } from "keyguard/web";
+import { readsAuthorization } from "./reads-authorization";
 
 /** What every protected app is given: the key service and the options every bench app uses. */
 export interface FrameworkConfig {
@@ -32,8 +33,11 @@ export interface FrameworkConfig {
 export const FRAMEWORKS = ["express", "fastify", "hono", "web", "koa", "nest-express", "nest-fastify"] as const;
 export type Framework = (typeof FRAMEWORKS)[number];
 
-/** Each framework's apps, by URL: `<framework>` bare, `<framework>+noop` and `<framework>+keyguard`. */
-export type FrameworkApps = Record<`${Framework}` | `${Framework}+noop` | `${Framework}+keyguard`, string>;
+/**
+ * Each framework's apps, by URL: `<framework>` bare, `<framework>+noop` and `<framework>+keyguard`;
+ * and `web+header`, the plain fetch handler that reads the Authorization header and nothing more.
+ */
+export type FrameworkApps = Record<`${Framework}` | `${Framework}+noop` | `${Framework}+keyguard` | "web+header", string>;
 
 /** What an app is started with: nothing (bare), "noop" (the framework's cheapest no-op), or keyguard's options. */
 type Protection = FrameworkConfig | "noop" | undefined;
@@ -74,7 +78,7 @@ function honoApp(config?: Protection): Promise<string> {
 }
 
 /** A plain fetch handler (Request in, Response out), served on Node by @hono/node-server as Bun or Deno would serve it. */
-function webApp(config?: Protection): Promise<string> {
+function webApp(config?: Protection | "header"): Promise<string> {
   const bare = (): Response => Response.json(BODY);
   if (!config) return listen(createAdaptorServer({ fetch: bare }) as Server);
   // A plain wrapper function calling the handler: what a fetch handler runs in keyguard's place.
@@ -83,6 +87,7 @@ function webApp(config?: Protection): Promise<string> {
     (request: Request): Response =>
       handler(request);
   if (config === "noop") return listen(createAdaptorServer({ fetch: wrap(bare) }) as Server);
+  if (config === "header") return listen(createAdaptorServer({ fetch: readsAuthorization(bare) }) as Server);
   const auth = webApiKeyAuth({ ...config, logger: silentLogger });
   const answer = (result: WebAuthResult | Response): Response =>
     result instanceof Response ? result : Response.json(BODY, { headers: result.headers });
@@ -156,5 +161,6 @@ export async function startFrameworks(config: FrameworkConfig): Promise<Framewor
     apps[`${name}+noop`] = await START[name]("noop");
     apps[`${name}+keyguard`] = await START[name](config);
   }
+  apps["web+header"] = await webApp("header");
   return apps as FrameworkApps;
 }

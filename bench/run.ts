@@ -61,6 +61,15 @@ async function startProcess<T>(label: string, binary: string, args: string[], en
   return JSON.parse(line) as T;
 }
 
+/** An adapter's apps by URL (`header`: the Web apps' read of the Authorization header alone) and its process's CPU. */
+interface AdapterApps {
+  bare: string;
+  noop: string;
+  keyguard: string;
+  header?: string;
+  cpu: string;
+}
+
 /** The runtimes that serve the Web adapter in the adapters group, from node_modules/.bin. */
 const RUNTIMES = ["bun", "deno"] as const;
 
@@ -71,7 +80,7 @@ const RUNTIMES = ["bun", "deno"] as const;
 async function startRuntime(
   runtime: (typeof RUNTIMES)[number],
   config: { baseUrl: string; rootKey: string; deadline: number },
-): Promise<{ bare: string; noop: string; keyguard: string; cpu: string } | undefined> {
+): Promise<AdapterApps | undefined> {
   const binary = join(here, "..", "node_modules", ".bin", runtime);
   if (!existsSync(binary)) {
     process.stderr.write(`bench: ${runtime} is not installed (${binary}); its rows are left out\n`);
@@ -258,18 +267,27 @@ async function main() {
       1,
     );
     const on = (url: string, cpuUrl: string): LoadOptions => ({ ...get(url, repeated.key), cpuUrl });
-    const measured: Array<{ name: string; apps: { bare: string; noop: string; keyguard: string; cpu: string } }> = FRAMEWORKS.map(
-      (name) => ({
-        name,
-        apps: { bare: frameworks[name], noop: frameworks[`${name}+noop`], keyguard: frameworks[`${name}+keyguard`], cpu: frameworks.cpu },
-      }),
-    );
+    const measured: Array<{ name: string; apps: AdapterApps }> = FRAMEWORKS.map((name) => ({
+      name,
+      apps: {
+        bare: frameworks[name],
+        noop: frameworks[`${name}+noop`],
+        keyguard: frameworks[`${name}+keyguard`],
+        cpu: frameworks.cpu,
+        ...(name === "web" && { header: frameworks["web+header"] }),
+      },
+    }));
     for (const runtime of RUNTIMES) {
       const apps = await startRuntime(runtime, { baseUrl: config.baseUrl, rootKey: config.rootKey, deadline: DEADLINE });
       if (apps !== undefined) measured.push({ name: `${runtime} (web)`, apps });
     }
     for (const { name, apps: a } of measured) {
-      const r = await rotate({ cached: on(a.keyguard, a.cpu), noop: on(a.noop, a.cpu), bare: on(a.bare, a.cpu) }, ROUNDS, onlyOk(name));
+      const sides = { cached: on(a.keyguard, a.cpu), noop: on(a.noop, a.cpu), bare: on(a.bare, a.cpu) };
+      // The Web apps also read the Authorization header alone (a 401 without one): what the runtime charges for the header.
+      const r: Record<keyof typeof sides, LoadResult[]> & { header?: LoadResult[] } =
+        a.header === undefined
+          ? await rotate(sides, ROUNDS, onlyOk(name))
+          : await rotate({ ...sides, header: on(a.header, a.cpu) }, ROUNDS, onlyOk(name));
       add({
         name: `${name}: cached key ÷ the framework's no-op, by CPU per request`,
         ratio: cpuRatioOf(r, "cached", "noop"),
@@ -286,6 +304,18 @@ async function main() {
         name: `(reference) ${name}: the no-op ÷ the bare app, by CPU per request`,
         ratio: cpuRatioOf(r, "noop", "bare"),
         detail: `${cpuSpread(r, "noop", "bare")}; throughput ratio ${fmt(ratioOf(r, "noop", "bare"))}`,
+      });
+      if (r.header === undefined) continue;
+      const header = { header: r.header, cached: r.cached, noop: r.noop };
+      add({
+        name: `(reference) ${name}: reading the Authorization header alone ÷ the no-op, by CPU per request`,
+        ratio: cpuRatioOf(header, "header", "noop"),
+        detail: `${cpuSpread(header, "header", "noop")}; ${appCpu(["header read", "no-op"], header.header, header.noop)}`,
+      });
+      add({
+        name: `(reference) ${name}: cached key ÷ reading the Authorization header alone, by CPU per request`,
+        ratio: cpuRatioOf(header, "cached", "header"),
+        detail: `${cpuSpread(header, "cached", "header")}; ${appCpu(["keyguard", "header read"], header.cached, header.header)}`,
       });
     }
   }

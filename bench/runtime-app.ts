@@ -1,11 +1,12 @@
 // The adapters group's apps on Bun and Deno: the same route (`GET /r` answering `{"ok":true}`)
 // served by the runtime's own server (Bun.serve, Deno.serve) bare, behind a no-op wrapper (the
 // cheapest thing a fetch handler can run in keyguard's place: a plain function calling the
-// handler), and behind keyguard/web with a cached key. Run by bun or deno on the bundle
-// scripts/build-bench.mjs makes of this file; BENCH_CONFIG gives the key service. Prints one JSON
+// handler), behind a read of the Authorization header alone, and behind keyguard/web with a
+// cached key. Run by bun or deno on the bundle scripts/build-bench.mjs makes of this file; BENCH_CONFIG gives the key service. Prints one JSON
 // line with the URLs and `cpu` (this process's `process.cpuUsage()`), then serves until killed.
 import process from "node:process";
 import { silentLogger, webApiKeyAuth, type WebAuthResult } from "keyguard/web";
+import { readsAuthorization } from "./reads-authorization";
 
 type Handler = (request: Request) => Response | Promise<Response>;
 declare const Bun: { serve(options: { port: number; hostname: string; fetch: Handler }): { port: number } } | undefined;
@@ -52,6 +53,7 @@ const apps = {
   cpu: `${await serve(cpu)}/cpu`,
   bare: await serve(bare),
   noop: await serve(noop(bare)),
+  header: await serve(readsAuthorization(bare)),
   keyguard: await serve(protectedApp),
 };
 console.log(JSON.stringify(apps));
