@@ -75,12 +75,13 @@ export async function authenticate(tx: StorageTx, header: string | undefined, or
       "You must provide a valid root key in the Authorization header in the format 'Bearer ROOT_KEY'. Your authorization header is missing the 'Bearer ' prefix.",
     );
   }
-  const hash = rootKeyHashes.get(token) ?? keyHash(token);
+  const kept = rootKeyHashes.get(token);
+  const hash = kept ?? keyHash(token);
   const record = await tx.rootKeyByHash(hash);
   if (!record) {
     throw new ServiceError("authentication.key_not_found", "The provided root key is invalid. We could not find the requested key.");
   }
-  keepRootKeyHash(token, hash);
+  if (kept === undefined) keepRootKeyHash(token, hash);
   if (record.expires !== undefined && record.expires <= origin.now) {
     throw new ServiceError("authentication.key_not_found", "The provided root key has expired. Use another root key.");
   }
@@ -113,7 +114,6 @@ const ROOT_KEY_HASHES = 64;
  * full. Keys that match no root key are not kept, so that guesses cannot push the real ones out.
  */
 function keepRootKeyHash(token: string, hash: string): void {
-  if (rootKeyHashes.has(token)) return;
   if (rootKeyHashes.size >= ROOT_KEY_HASHES) rootKeyHashes.delete(rootKeyHashes.keys().next().value!);
   rootKeyHashes.set(token, hash);
 }
