@@ -73,6 +73,16 @@ interface AdapterApps {
 /** The runtimes that serve the Web adapter in the adapters group, from node_modules/.bin. */
 const RUNTIMES = ["bun", "deno"] as const;
 
+/** The adapters group's frameworks and runtimes; BENCH_ADAPTERS=fastify,koa,bun measures some of them. */
+const ADAPTERS = (process.env.BENCH_ADAPTERS ?? "")
+  .split(",")
+  .map((a) => a.trim())
+  .filter(Boolean);
+for (const a of ADAPTERS)
+  if (!([...FRAMEWORKS, ...RUNTIMES] as readonly string[]).includes(a))
+    throw new Error(`bench: BENCH_ADAPTERS names ${JSON.stringify(a)}; use some of ${[...FRAMEWORKS, ...RUNTIMES].join(", ")}`);
+const measures = (adapter: string) => ADAPTERS.length === 0 || ADAPTERS.includes(adapter);
+
 /**
  * Starts bench/runtime-app on Bun or Deno (on the apps' core) and answers its URLs; undefined, with
  * the reason on stderr, when the runtime is not installed or (Deno) the bench runs from source.
@@ -267,7 +277,7 @@ async function main() {
       1,
     );
     const on = (url: string, cpuUrl: string): LoadOptions => ({ ...get(url, repeated.key), cpuUrl });
-    const measured: Array<{ name: string; apps: AdapterApps }> = FRAMEWORKS.map((name) => ({
+    const measured: Array<{ name: string; apps: AdapterApps }> = FRAMEWORKS.filter(measures).map((name) => ({
       name,
       apps: {
         bare: frameworks[name],
@@ -277,7 +287,7 @@ async function main() {
         ...(name === "web" && { header: frameworks["web+header"] }),
       },
     }));
-    for (const runtime of RUNTIMES) {
+    for (const runtime of RUNTIMES.filter(measures)) {
       const apps = await startRuntime(runtime, { baseUrl: config.baseUrl, rootKey: config.rootKey, deadline: DEADLINE });
       if (apps !== undefined) measured.push({ name: `${runtime} (web)`, apps });
     }
