@@ -22,7 +22,15 @@ import {
   type DenialContext,
 } from "./denials";
 import { ERROR_CODES, type KeyguardError } from "./errors";
-import { checkCustomKey, extractKey, isPreflight, type Extraction, type KeySource, type RequestHeaders } from "./extract-key";
+import {
+  bearerMemo,
+  checkCustomKey,
+  extractKeyRemembering,
+  isPreflight,
+  type Extraction,
+  type KeySource,
+  type RequestHeaders,
+} from "./extract-key";
 import { createDecisionReporter, type DecisionSource, type MigrationStep } from "./on-decision";
 import { rateLimitHeaders } from "./ratelimit-headers";
 import { rotationHeaders } from "./rotation-headers";
@@ -141,13 +149,17 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
     if (here !== undefined) return denied(unknownKeyLimitDenial(here), req, "none");
     return limiter!.count(address).then((over) => denied(over === undefined ? err : unknownKeyLimitDenial(over), req, "none"));
   };
+  // The last Authorization value that gave a key, and the last key the checksum passed (see
+  // BearerMemo): the same key string again is then told by identity, without parsing or checking it.
+  const bearer = bearerMemo();
+  let checksumPassed = "";
   const headerNames = (from: readonly KeySource[]) =>
     from.map((source) => (source === "authorization" ? "authorization" : config.extract.header!));
 
   function decide(req: Req, view: DecisionRequest): Decision | Promise<Decision> {
     // A preflight carries no credentials; one that does is authenticated like any request.
     if (getKey === undefined) {
-      const found = extractKey(view, config.extract);
+      const found = extractKeyRemembering(view, config.extract, bearer);
       // Only a request without a key can be a preflight (isPreflight also wants neither header).
       if (found.kind === "none" && config.allowPreflight && isPreflight(view, config.extract.header)) return PASS;
       return decideFor(req, view, found, false);
@@ -167,7 +179,10 @@ export function createDecisionCore<Req, Res = unknown>(config: ApiKeyAuthConfig<
     if (config.hideCredentials) hide(req, view, headerNames(found.from));
     if (found.kind === "oversize") return counted(rejectedKeyDenial(ctx, NOT_FOUND, { now: Date.now() }), req, view);
     // A key of the checksummed format that fails its checksum: no cache lookup, no call.
-    if (rejectBadChecksums && failsChecksum(found.key)) return counted(invalidChecksumDenial(ctx), req, view);
+    if (rejectBadChecksums && found.key !== checksumPassed) {
+      if (failsChecksum(found.key)) return counted(invalidChecksumDenial(ctx), req, view);
+      checksumPassed = found.key;
+    }
     const keyHash = keepsAnswers ? hash(view, found.key) : "";
     if (typeof keyHash !== "string") return keyHash.then((h) => fromKept(req, view, found.key, h));
     return fromKept(req, view, found.key, keyHash);

@@ -79,11 +79,38 @@ function isBearer(value: string): boolean {
   );
 }
 
-function fromAuthorization(found: string | string[] | undefined, rawHeaders: readonly string[] | undefined): Part {
+/**
+ * The last Authorization value that gave a key, and that key: a keep-alive client (or several
+ * clients sharing a key) sends the same value on every request. Reused when the next value is the
+ * same, compared in full; the same key string then lets later memos (the checksum's verdict, the
+ * key's hash) compare it by identity, where comparing two slices of different header values costs a
+ * call into the runtime. Kept in this process's memory only, as the key-hash memos keep keys
+ * (src/adapters/key-hash-memo.ts), until a different value gives a key.
+ */
+export interface BearerMemo {
+  value: string | undefined;
+  part: Part;
+}
+
+/** An empty {@link BearerMemo}, one per decision core. */
+export const bearerMemo = (): BearerMemo => ({ value: undefined, part: NONE });
+
+function fromAuthorization(found: string | string[] | undefined, rawHeaders: readonly string[] | undefined, memo?: BearerMemo): Part {
   const count = occurrences(found, rawHeaders, "authorization");
   if (count === 0) return NONE;
   if (count > 1) return { kind: "malformed", reason: "The Authorization header was sent more than once." };
   const value = (Array.isArray(found) ? found[0] : found) ?? "";
+  if (memo !== undefined && value === memo.value) return memo.part;
+  const part = bearerPart(value);
+  if (memo !== undefined && part.kind === "key") {
+    memo.value = value;
+    memo.part = part;
+  }
+  return part;
+}
+
+/** The key of one Authorization value, none for another scheme, or why it is malformed. */
+function bearerPart(value: string): Part {
   if (isBearer(value)) {
     // The usual form, read without the general grammar below (same result when it is well formed).
     let start = 7;
@@ -119,11 +146,16 @@ function fromHeader(found: string | string[] | undefined, rawHeaders: readonly s
  * must be an RFC 6750 b64token. A repeated header, or two headers with different keys, is malformed.
  */
 export function extractKey(req: RequestHeaders, options: ExtractOptions): Extraction {
+  return extractKeyRemembering(req, options, undefined);
+}
+
+/** {@link extractKey}, reusing what the last Authorization value in `memo` gave when it comes again. */
+export function extractKeyRemembering(req: RequestHeaders, options: ExtractOptions, memo: BearerMemo | undefined): Extraction {
   // `headers` and `rawHeaders` are read once each: on Express requests every property read misses
   // V8's caches (each request object gets a map of its own after Express swaps its prototype).
   const headers = req.headers;
   const rawHeaders = req.rawHeaders;
-  const bearer: Part = options.bearer ? fromAuthorization(headers.authorization, rawHeaders) : NONE;
+  const bearer: Part = options.bearer ? fromAuthorization(headers.authorization, rawHeaders, memo) : NONE;
   const header: Part =
     options.header === undefined ? NONE : fromHeader(headers[options.header], rawHeaders, options.header, options.headerLabel);
   if (bearer.kind === "malformed") return bearer;

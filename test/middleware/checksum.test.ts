@@ -106,3 +106,27 @@ it("good keys of both formats verify; rejectBadChecksums: false asks the service
   expect(asked.res.statusCode).toBe(401);
   expect(calls.count).toBe(3);
 });
+
+it("a key just passed is remembered by identity only: the same key mistyped in one digit is still refused, each time", async () => {
+  const { client, calls } = countingClient(fx.svc);
+  const codes: string[] = [];
+  const auth = apiKeyAuth({ client, logger: silentLogger, ...GENEROUS, onDecision: (d) => codes.push(d.code) });
+  const run = (key: string) =>
+    new Promise<number>((resolve) => {
+      const { req, res } = requestWith(key);
+      res.end = ((..._args: unknown[]) => {
+        resolve(res.statusCode);
+        return res;
+      }) as ServerResponse["end"];
+      auth(req, res, () => resolve(200));
+    });
+  const good = (await fx.client.keys.createKey({ apiId, prefix: "sk" })).key;
+  const mistyped = `${good.slice(0, -1)}${good.endsWith("z") ? "y" : "z"}`;
+  expect(mistyped).toHaveLength(good.length);
+  const statuses: number[] = [];
+  for (const key of [good, mistyped, good, mistyped, mistyped, good]) statuses.push(await run(key));
+  expect(statuses).toEqual([200, 401, 200, 401, 401, 200]);
+  expect(codes).toEqual(["VALID", "INVALID_CHECKSUM", "VALID", "INVALID_CHECKSUM", "INVALID_CHECKSUM", "VALID"]);
+  // The good key was asked for once; the mistyped one never.
+  expect(calls.count).toBe(1);
+});

@@ -1,6 +1,13 @@
 // Unit tests of key extraction: Bearer syntax, the key header, repeats, conflicts, length.
 import { describe, expect, it } from "vitest";
-import { checkCustomKey, extractKey, MAX_KEY_LENGTH, type ExtractOptions } from "../../src/middleware/extract-key";
+import {
+  bearerMemo,
+  checkCustomKey,
+  extractKey,
+  extractKeyRemembering,
+  MAX_KEY_LENGTH,
+  type ExtractOptions,
+} from "../../src/middleware/extract-key";
 
 const opts: ExtractOptions = { bearer: true, header: "x-api-key", headerLabel: "X-API-Key" };
 
@@ -97,5 +104,35 @@ describe("checkCustomKey", () => {
     expect(checkCustomKey(42)).toMatchObject({ kind: "malformed" });
     expect(checkCustomKey("has spaces is fine")).toEqual({ kind: "key", key: "has spaces is fine", from: [] });
     expect(checkCustomKey("x".repeat(513))).toEqual({ kind: "oversize", from: [] });
+  });
+});
+
+describe("extractKey with a memo of the last Authorization value", () => {
+  it("gives the same key string for the same value, and each other value its own reading", () => {
+    const memo = bearerMemo();
+    // An empty memo answers nothing, not even for an empty value.
+    expect(extractKeyRemembering(req(["Authorization", ""]), opts, memo)).toMatchObject({ kind: "malformed" });
+    const first = extractKeyRemembering(req(["Authorization", `Bearer ${"k".repeat(20)}`]), opts, memo);
+    const again = extractKeyRemembering(req(["Authorization", `Bearer ${"k".repeat(20)}`]), opts, memo);
+    expect(first).toMatchObject({ kind: "key", key: "k".repeat(20) });
+    expect(again.kind === "key" && first.kind === "key" && again.key === first.key).toBe(true);
+    // Same length, one character apart: read again.
+    expect(extractKeyRemembering(req(["Authorization", `Bearer ${"k".repeat(19)}j`]), opts, memo)).toMatchObject({
+      kind: "key",
+      key: `${"k".repeat(19)}j`,
+    });
+    // The value remembered, then sent twice, or beside a different X-API-Key: malformed as without a memo.
+    const value = `Bearer ${"k".repeat(19)}j`;
+    expect(extractKeyRemembering(req(["Authorization", value], ["Authorization", value]), opts, memo)).toMatchObject({ kind: "malformed" });
+    expect(extractKeyRemembering(req(["Authorization", value], ["X-API-Key", "other"]), opts, memo)).toMatchObject({ kind: "malformed" });
+    // Values that give no key are not remembered, and do not replace the one remembered.
+    expect(extractKeyRemembering(req(["Authorization", "Basic dXNlcjpwYXNz"]), opts, memo)).toEqual({ kind: "none" });
+    expect(extractKeyRemembering(req(["Authorization", "Bearer a b"]), opts, memo)).toMatchObject({ kind: "malformed" });
+    expect(memo.value).toBe(value);
+    expect(extractKeyRemembering(req(["Authorization", value]), opts, memo)).toMatchObject({
+      kind: "key",
+      key: `${"k".repeat(19)}j`,
+      from: ["authorization"],
+    });
   });
 });
