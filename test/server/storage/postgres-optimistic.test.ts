@@ -2,7 +2,8 @@
 // a real PostgreSQL and Redis: what they write, that a record read and changed before the writes
 // (or read stale from the record cache) sends the operation round again with locks (nothing of the
 // first attempt kept), that a call they cannot defer does the same, and that keys.createKey racing
-// the deletion of its API leaves no key behind. How many statements a createKey takes is in postgres-round-trips.test.ts.
+// the deletion of its API leaves no key behind. How many statements a createKey takes is in
+// postgres-round-trips.test.ts.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "keyguard";

@@ -12,8 +12,9 @@ import { row, runPart, type Params, type Part, type Query } from "./query";
  * The append of `unchained` to its workspace's chain, as a statement part (query.ts; its entries
  * named from `n`, written only `when` that condition holds): inside a transaction, or with the
  * other writes of an optimistic one, as the head stays locked until it ends. The upsert of the
- * head locks it, places the record after it and hashes it there (`chainTemplate`'s holes filled with the head it read), and the record is
- * inserted from what it returns. `prev_hash` keeps the head's previous hash for that `RETURNING`.
+ * head locks it, places the record after it and hashes it there (`chainTemplate`'s holes filled
+ * with the head it read), and the record is inserted from what it returns. `prev_hash` keeps the
+ * head's previous hash for that `RETURNING`.
  */
 export function appendAuditPart(t: (name: string) => string, unchained: AuditEvent, p: Params, n: string, when?: string): Part {
   const { before, between, after } = chainTemplate(unchained);
