@@ -154,9 +154,14 @@ export class VerificationRecorder {
     // are not trimmed against it).
     if (this.tally.size > 0) await this.writeCounts();
     this.trim();
-    while (this.buffer.length > 0) {
+    // The events waiting when the pass began are written; those noted meanwhile wait for a full
+    // batch or the timer. Writing the few that arrive during each write at once would keep the
+    // store busy with small statements, each costing it nearly what a full batch does.
+    let owed = this.buffer.length;
+    while (this.buffer.length > 0 && (owed > 0 || this.buffer.length >= BATCH_SIZE)) {
       // Taken out while it is written, so a trim meanwhile drops only events still waiting.
       const batch = this.buffer.splice(0, this.store.appendBatchSize ?? BATCH_SIZE);
+      owed -= batch.length;
       const failed = await this.append(batch);
       if (!failed) {
         wrote = true;
