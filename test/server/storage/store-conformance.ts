@@ -921,9 +921,9 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
         const other = ws();
         const e = event(w, {
           identityId: "id_1",
-          externalId: "user_1",
+          externalId: 'user "1" \\ ü',
           outcome: "RATE_LIMITED",
-          tags: ["path=/a", "it's"],
+          tags: ["path=/a", "it's", 'say "hi"', "back\\slash", "ü ✓ 🔑", "{a,b}"],
           spentCredits: 3,
         });
         await store.appendVerifications([e, event(other)]);
@@ -936,10 +936,10 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
             key_space_id: "api_a",
             key_id: e.keyId,
             identity_id: "id_1",
-            external_id: "user_1",
+            external_id: 'user "1" \\ ü',
             outcome: "RATE_LIMITED",
             region: "local",
-            tags: ["path=/a", "it's"],
+            tags: ["path=/a", "it's", 'say "hi"', "back\\slash", "ü ✓ 🔑", "{a,b}"],
             spent_credits: 3,
           },
         ]);
