@@ -314,7 +314,7 @@ describe("verification events waiting for the store", () => {
     for (let i = 0; i < 1010; i++) recorder.record(event(9 * DAY + i));
     expect(calls).toEqual([1000]);
     release();
-    // The pass ends without a call for the 10 (the sweep's timer and the flush timer are a second away).
+    // The pass ends without a call for the 10 (the flush timer is a second away).
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(calls).toEqual([1000]);
     // A full batch gathered during a write is written in the same pass.

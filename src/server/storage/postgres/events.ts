@@ -10,7 +10,8 @@ import type { Query } from "./query";
 
 /**
  * An event as the batch sends it: an array of its fields in the order `EVENT_ROWS` reads them
- * (half the bytes of the event as an object; the whole statement costs PostgreSQL a fifth less CPU).
+ * (half the bytes of the event as an object; the whole statement costs PostgreSQL a fifth less
+ * CPU).
  */
 const eventRow = (e: VerificationEvent) => [
   e.time,
