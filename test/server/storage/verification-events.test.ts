@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { silentLogger, type Logger } from "keyguard";
 import {
   LocalServiceConfigError,
@@ -297,49 +297,58 @@ describe("verification events waiting for the store", () => {
   });
 
   it("events noted while a batch is written wait for a full batch or the next flush, not a call of their own", async () => {
-    const inner = memoryStorage();
-    const calls: number[] = [];
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const slow = overriding(inner, {
-      async appendVerifications(events: readonly VerificationEvent[]) {
-        calls.push(events.length);
-        await gate;
-        return inner.appendVerifications(events);
-      },
-    });
-    const recorder = new VerificationRecorder(slow, DAY, () => 10 * DAY, silentLogger, new StoreFailureLog(silentLogger, slow.kind));
-    running.push(recorder);
-    // The 1,000th event starts a pass; 10 more arrive while its batch is being written.
-    for (let i = 0; i < 1010; i++) recorder.record(event(9 * DAY + i));
-    expect(calls).toEqual([1000]);
-    release();
-    // The pass ends without a call for the 10 (the flush timer is a second away).
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(calls).toEqual([1000]);
-    // A full batch gathered during a write is written in the same pass.
-    let releaseSecond!: () => void;
-    const second = new Promise<void>((resolve) => (releaseSecond = resolve));
-    const slower = overriding(inner, {
-      async appendVerifications(events: readonly VerificationEvent[]) {
-        calls.push(events.length);
-        if (calls.length === 2) await second;
-        return inner.appendVerifications(events);
-      },
-    });
-    const other = new VerificationRecorder(slower, DAY, () => 10 * DAY, silentLogger, new StoreFailureLog(silentLogger, slower.kind));
-    running.push(other);
-    for (let i = 0; i < 2500; i++) other.record(event(9 * DAY + 2000 + i));
-    releaseSecond();
-    await other.flush();
-    await recorder.flush();
-    expect(calls).toEqual([1000, 1000, 1000, 500, 10]);
-    const count = async () =>
-      inner.queryVerifications(
-        await parseAnalyticsQuery("SELECT count(*) AS n FROM key_verifications_v1", { now: 10 * DAY, retentionMs: 100 * DAY }),
-        { workspaceId: "ws_waiting" },
-      );
-    expect(await count()).toEqual([{ n: 3510 }]);
+    // The recorders' flush timers held (they would write the waiting events a second after
+    // construction): what the test sees is the passes' own calls.
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    const recorders: VerificationRecorder[] = [];
+    try {
+      const inner = memoryStorage();
+      const calls: number[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const slow = overriding(inner, {
+        async appendVerifications(events: readonly VerificationEvent[]) {
+          calls.push(events.length);
+          await gate;
+          return inner.appendVerifications(events);
+        },
+      });
+      const recorder = new VerificationRecorder(slow, DAY, () => 10 * DAY, silentLogger, new StoreFailureLog(silentLogger, slow.kind));
+      recorders.push(recorder);
+      // The 1,000th event starts a pass; 10 more arrive while its batch is being written.
+      for (let i = 0; i < 1010; i++) recorder.record(event(9 * DAY + i));
+      expect(calls).toEqual([1000]);
+      release();
+      // The pass ends without a call for the 10.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(calls).toEqual([1000]);
+      // A full batch gathered during a write is written in the same pass.
+      let releaseSecond!: () => void;
+      const second = new Promise<void>((resolve) => (releaseSecond = resolve));
+      const slower = overriding(inner, {
+        async appendVerifications(events: readonly VerificationEvent[]) {
+          calls.push(events.length);
+          if (calls.length === 2) await second;
+          return inner.appendVerifications(events);
+        },
+      });
+      const other = new VerificationRecorder(slower, DAY, () => 10 * DAY, silentLogger, new StoreFailureLog(silentLogger, slower.kind));
+      recorders.push(other);
+      for (let i = 0; i < 2500; i++) other.record(event(9 * DAY + 2000 + i));
+      releaseSecond();
+      await other.flush();
+      await recorder.flush();
+      expect(calls).toEqual([1000, 1000, 1000, 500, 10]);
+      const count = async () =>
+        inner.queryVerifications(
+          await parseAnalyticsQuery("SELECT count(*) AS n FROM key_verifications_v1", { now: 10 * DAY, retentionMs: 100 * DAY }),
+          { workspaceId: "ws_waiting" },
+        );
+      expect(await count()).toEqual([{ n: 3510 }]);
+    } finally {
+      await Promise.all(recorders.map((r) => r.close()));
+      vi.useRealTimers();
+    }
   });
 
   it("past 100,000 waiting drops the oldest (one warning with the count); a batch being written is never dropped or written twice", async () => {
