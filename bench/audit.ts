@@ -2,7 +2,8 @@
 // its audit records and once with `appendAudit` dropped (the only difference: a store wrapper,
 // used by both), in alternating rounds of ROUNDS × REQUESTS createKey calls (CONCURRENCY at a time,
 // loopback HTTP). Prints, per backend, the median throughput of each side, the median CPU per call
-// of this process (service and load alike) and their ratios, and the goal (≥ 0.9×). Run: npm run
+// of this process (service and load alike), on PostgreSQL also of this machine's PostgreSQL, and
+// their ratios, and the goal (≥ 0.9×). Run: npm run
 // bench:events, or node scripts/build-bench.mjs && node bench/.build/audit.mjs
 // (BACKENDS=memory,sqlite,postgres; postgres needs 127.0.0.1:5432 db test and Redis).
 import { mkdtempSync, rmSync } from "node:fs";
@@ -13,7 +14,7 @@ import { silentLogger } from "../src/logger";
 import { memoryStorage, postgresStorage, sqliteStorage, startLocalKeyService } from "../src/server";
 import type { Storage, StorageTx } from "../src/server/storage/seam";
 import { overriding } from "../test/support/storage-wrapper";
-import { BENCH_POSTGRES_URL, BENCH_REDIS_URL } from "./scripts";
+import { BENCH_POSTGRES_URL, BENCH_REDIS_URL, postgresCpuMicros } from "./scripts";
 
 const ROUNDS = Math.min(Number(process.env.ROUNDS ?? 6), 20);
 const REQUESTS = Math.min(Number(process.env.REQUESTS ?? 400), 5000);
@@ -50,6 +51,8 @@ interface Side {
   call: () => Promise<void>;
   rates: number[];
   cpu: number[];
+  /** This machine's PostgreSQL's CPU per call, ms (PostgreSQL only). */
+  postgresCpu: number[];
 }
 
 async function side(backend: string, dir: string, audit: boolean): Promise<Side & { close: () => Promise<void> }> {
@@ -68,6 +71,7 @@ async function side(backend: string, dir: string, audit: boolean): Promise<Side 
     call,
     rates: [],
     cpu: [],
+    postgresCpu: [],
     close: async () => {
       await running.close();
       await store.close();
@@ -78,6 +82,7 @@ async function side(backend: string, dir: string, audit: boolean): Promise<Side 
 async function round(s: Side): Promise<void> {
   let next = 0;
   const cpu = process.cpuUsage();
+  const postgresBefore = postgresCpuMicros();
   const start = performance.now();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
@@ -86,8 +91,10 @@ async function round(s: Side): Promise<void> {
   );
   const seconds = (performance.now() - start) / 1000;
   const used = process.cpuUsage(cpu);
+  const postgresAfter = postgresCpuMicros();
   s.rates.push(REQUESTS / seconds);
   s.cpu.push((used.user + used.system) / 1000 / REQUESTS);
+  if (postgresBefore !== undefined && postgresAfter !== undefined) s.postgresCpu.push((postgresAfter - postgresBefore) / 1000 / REQUESTS);
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -102,15 +109,20 @@ for (const backend of BACKENDS) {
     for (const s of sides) for (let i = 0; i < 1000; i++) await s.call(); // warm-up: JIT and store caches
     for (let r = 0; r < ROUNDS; r++) for (const s of r % 2 === 0 ? sides : [...sides].reverse()) await round(s);
     const [withAudit, without] = sides;
+    // Only when PostgreSQL runs on this machine (and only the PostgreSQL backend uses it).
+    const postgres = backend === "postgres" && withAudit.postgresCpu.length === ROUNDS;
     for (const s of sides) {
       console.log(
         `${backend.padEnd(8)} createKey ${s.name.padEnd(7)} audit: median ${median(s.rates).toFixed(0)} req/s ` +
-          `(rounds ${s.rates.map((x) => x.toFixed(0)).join(", ")}), CPU ${median(s.cpu).toFixed(3)} ms/call`,
+          `(rounds ${s.rates.map((x) => x.toFixed(0)).join(", ")}), CPU ${median(s.cpu).toFixed(3)} ms/call` +
+          (postgres ? `, this machine's PostgreSQL ${median(s.postgresCpu).toFixed(3)} ms/call` : ""),
       );
     }
     console.log(
       `${backend.padEnd(8)} with/without: throughput ${(median(withAudit.rates) / median(without.rates)).toFixed(3)}×, ` +
-        `CPU per call ${(median(withAudit.cpu) / median(without.cpu)).toFixed(3)}× (${ROUNDS} alternating rounds of ${REQUESTS}, ${CONCURRENCY} at a time)`,
+        `CPU per call ${(median(withAudit.cpu) / median(without.cpu)).toFixed(3)}×` +
+        (postgres ? `, PostgreSQL's ${(median(withAudit.postgresCpu) / median(without.postgresCpu)).toFixed(3)}×` : "") +
+        ` (${ROUNDS} alternating rounds of ${REQUESTS}, ${CONCURRENCY} at a time)`,
     );
     const ratio = median(withAudit.rates) / median(without.rates);
     console.log(

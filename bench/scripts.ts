@@ -3,6 +3,7 @@
 // runs them built (scripts/build-bench.mjs: plain JavaScript in bench/.build/, as keyguard ships);
 // `tsx bench/<name>.ts` runs them from source, where tsx keeps every function's name at run time
 // (a defineProperty per closure created), a cost the published package does not have.
+import { readFileSync, readdirSync } from "node:fs";
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -33,4 +34,34 @@ export const FROM_SOURCE_NOTE = BUILT
 export function isMainScript(name: string): boolean {
   const main = process.argv[1];
   return main !== undefined && (basename(main) === `${name}.mjs` || basename(main) === `${name}.ts`);
+}
+
+/**
+ * CPU time (user + system) of this machine's processes named `postgres` so far, µs; undefined
+ * without a readable /proc (not Linux) or with no such process (PostgreSQL elsewhere).
+ */
+export function postgresCpuMicros(): number | undefined {
+  let ticks = 0;
+  let found = false;
+  try {
+    for (const pid of readdirSync("/proc")) {
+      if (!/^\d+$/.test(pid)) continue;
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      } catch {
+        continue; // ended meanwhile
+      }
+      if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) !== "postgres") continue;
+      // After the name: state is field 3; utime and stime are fields 14 and 15, cutime and cstime
+      // (children waited for: the postmaster's ended backends, so the sum never drops) 16 and 17;
+      // clock ticks, 100 a second.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+      found = true;
+    }
+  } catch {
+    return undefined;
+  }
+  return found ? ticks * 10_000 : undefined;
 }

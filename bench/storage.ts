@@ -23,14 +23,21 @@
 
 import { fork, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { Pool } from "undici";
 import { benchKey, type ChildReply, type ChildRequest, type StoreConfig } from "./storage-keys";
-import { BENCH_DIR, FROM_SOURCE_NOTE, benchScript, BENCH_POSTGRES_URL as POSTGRES, BENCH_REDIS_URL as REDIS } from "./scripts";
+import {
+  BENCH_DIR,
+  FROM_SOURCE_NOTE,
+  benchScript,
+  postgresCpuMicros,
+  BENCH_POSTGRES_URL as POSTGRES,
+  BENCH_REDIS_URL as REDIS,
+} from "./scripts";
 
 const here = BENCH_DIR;
 const SIZES = (process.env.STORAGE_SIZES ?? "10000,100000,1000000").split(",").map(Number);
@@ -200,36 +207,6 @@ interface Row {
   stallMs: number;
   /** Longest synchronous part of one storage call over every phase above, ms. */
   callMs: number;
-}
-
-/**
- * CPU time (user + system) of this machine's processes named `postgres` so far, µs; undefined
- * without a readable /proc (not Linux) or with no such process (PostgreSQL elsewhere).
- */
-function postgresCpuMicros(): number | undefined {
-  let ticks = 0;
-  let found = false;
-  try {
-    for (const pid of readdirSync("/proc")) {
-      if (!/^\d+$/.test(pid)) continue;
-      let stat: string;
-      try {
-        stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      } catch {
-        continue; // ended meanwhile
-      }
-      if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) !== "postgres") continue;
-      // After the name: state is field 3; utime and stime are fields 14 and 15, cutime and cstime
-      // (children waited for: the postmaster's ended backends, so the sum never drops) 16 and 17;
-      // clock ticks, 100 a second.
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
-      found = true;
-    }
-  } catch {
-    return undefined;
-  }
-  return found ? ticks * 10_000 : undefined;
 }
 
 async function phase(services: Service[], run: () => Promise<Run>): Promise<Phase> {
