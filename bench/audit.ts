@@ -5,7 +5,8 @@
 // of this process (service and load alike), on PostgreSQL also of this machine's PostgreSQL, and
 // their ratios, and the goal (≥ 0.9×). Run: npm run
 // bench:events, or node scripts/build-bench.mjs && node bench/.build/audit.mjs
-// (BACKENDS=memory,sqlite,postgres; postgres needs 127.0.0.1:5432 db test and Redis).
+// (BACKENDS, default memory,sqlite,postgres; postgres needs KEYGUARD_BENCH_POSTGRES_URL and
+// KEYGUARD_BENCH_REDIS_URL, else the local test servers).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,7 +20,7 @@ import { BENCH_POSTGRES_URL, BENCH_REDIS_URL, postgresCpuMicros } from "./script
 const ROUNDS = Math.min(Number(process.env.ROUNDS ?? 6), 20);
 const REQUESTS = Math.min(Number(process.env.REQUESTS ?? 400), 5000);
 const CONCURRENCY = 8;
-const BACKENDS = (process.env.BACKENDS ?? "memory,sqlite").split(",");
+const BACKENDS = (process.env.BACKENDS ?? "memory,sqlite,postgres").split(",");
 
 /** `store` with every StorageTx call passed through, `appendAudit` dropped unless `audit`. */
 function wrapped(store: Storage, audit: boolean): Storage {
