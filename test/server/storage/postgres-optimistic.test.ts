@@ -2,8 +2,9 @@
 // a real PostgreSQL and Redis: what they write, that a record read and changed before the writes
 // (or read stale from the record cache) sends the operation round again with locks (nothing of the
 // first attempt kept), that a call they cannot defer does the same, and that keys.createKey racing
-// the deletion of its API leaves no key behind. How many statements a createKey takes is in
-// postgres-round-trips.test.ts.
+// the deletion of its API leaves no key behind, and that one instance sends a workspace's audit
+// appends two at a time (the rest wait in the service, not on the chain head's lock). How many
+// statements a createKey takes is in postgres-round-trips.test.ts.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "keyguard";
@@ -204,6 +205,52 @@ describe.skipIf(skip !== undefined)("the PostgreSQL store's optimistic transacti
     } finally {
       records.close();
     }
+  });
+
+  it("sends one workspace's audit appends two at a time: the others wait in the service, not on the chain head", async () => {
+    const a = api("turns");
+    await store.transaction((tx) => tx.put("apis", a));
+    const write = (id: string) =>
+      store.transaction(async (tx) => {
+        await tx.get("apis", a.id);
+        await tx.appendAudit(event(id));
+      }, OPTIMISTIC);
+    const ids = Array.from({ length: 6 }, (_, i) => `aud_turns_${++n}_${i}`);
+    await write(ids[0]!); // the workspace's chain has its head
+    /** The store's statements waiting for a lock on this schema's chain head. */
+    const waiting = async () =>
+      Number(
+        (
+          await sql.query<{ n: string }>(
+            `SELECT count(*) AS n FROM pg_stat_activity
+             WHERE state = 'active' AND wait_event_type = 'Lock' AND query LIKE '%audit_chain%' AND query LIKE '%' || $1 || '%'`,
+            [ns.schema],
+          )
+        ).rows[0]!.n,
+      );
+    const holder = new pg.Client({ connectionString: POSTGRES_URL });
+    await holder.connect();
+    let writes: Array<Promise<void>> = [];
+    try {
+      await holder.query("BEGIN");
+      await holder.query(`SELECT 1 FROM "${ns.schema}".audit_chain WHERE workspace_id = 'ws_opt' FOR UPDATE`);
+      writes = ids.slice(1).map(write);
+      await expect.poll(waiting, { timeout: 30_000, interval: 50 }).toBe(2);
+      // The other three were not sent: none joins the two while the head stays locked.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await waiting()).toBe(2);
+    } finally {
+      await holder.query("COMMIT");
+      await holder.end();
+    }
+    await Promise.all(writes);
+    // Every one chained, one after another.
+    const chained = await rows("audit_events", "id = ANY($1) ORDER BY chain_seq", [ids]);
+    expect(chained.map((r) => r.id).sort()).toEqual([...ids].sort());
+    const seqs = chained.map((r) => Number(r.chain_seq));
+    expect(seqs).toEqual(seqs.map((_, i) => seqs[0]! + i));
+    const verdicts = await verifyStoredAudit(store as AuditChainSource);
+    expect(verdicts.filter((v) => v.problem !== undefined)).toEqual([]);
   });
 
   it("keys.createKey racing the deletion of its API leaves no key of it; the audit chain stays one line", async () => {

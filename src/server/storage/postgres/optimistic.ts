@@ -9,7 +9,8 @@
 // the audit record, `COMMIT`). Where a record changed meanwhile, or the copy read was stale, the
 // statement fails (SQLSTATE KG001, from `unchanged` in schema.ts) having written nothing; where the
 // operation calls what cannot wait (a lookup by name, a delete, a counter), that call throws
-// `RunAgain`. Either way the store runs the operation again as an ordinary transaction.
+// `RunAgain`. Either way the store runs the operation again as an ordinary transaction. A statement
+// with an audit record waits for its workspace's turn (chain-turns.ts).
 import type { StorageTx } from "../seam";
 import { RunAgain } from "../seam";
 import type { AuditEvent, TableName, Tables, WebhookMessage } from "../../records";
@@ -18,6 +19,7 @@ import { Params, statementOf, type Part, type Query } from "./query";
 import { putPart } from "./writes";
 import { appendAuditPart } from "./audit";
 import { enqueuePart } from "./outbox";
+import type { Turns } from "./chain-turns";
 
 /** The SQLSTATE of a record read that changed before the writes (schema.ts, `unchanged`). */
 export const CHANGED_SQLSTATE = "KG001";
@@ -52,7 +54,8 @@ export type OptimisticTx = Pick<StorageTx, OptimisticCalls> & {
  * A `StorageTx` for one optimistic attempt: its reads through `direct` (the store's calls outside a
  * transaction, through its record cache), its statement over `query` (the pool). `schema`: the
  * schema's quoted name, `t`: a table's schema-qualified name; `announces`: whether a table's
- * changes are announced to the record caches.
+ * changes are announced to the record caches; `chainTurns`: the store's turns of the workspaces'
+ * audit chains, a statement with an audit record sent in its workspace's.
  */
 export function optimisticTx(
   direct: StorageTx,
@@ -60,6 +63,7 @@ export function optimisticTx(
   schema: string,
   t: (table: string) => string,
   announces: (table: TableName) => boolean,
+  chainTurns: Turns,
 ): StorageTx & OptimisticTx {
   const reads: Read[] = [];
   /** `table id` of each record put: its check locks it as the write will (FOR UPDATE), not FOR SHARE. */
@@ -69,6 +73,8 @@ export function optimisticTx(
   /** The answers that tell whether a key was created (`a<n>` of the statement), of puts the caches must hear of unless so. */
   const announced: Array<{ part: number; creates: boolean }> = [];
   let gaveUp: string | undefined;
+  /** The workspace whose audit chain the statement appends to, if it does. */
+  let chain: string | undefined;
 
   const giveUp = (why: string): never => {
     gaveUp ??= why;
@@ -92,6 +98,7 @@ export function optimisticTx(
       parts.push(putPart(t, table, record, params, `w${parts.length}`, WHEN));
     },
     async appendAudit(event: AuditEvent): Promise<void> {
+      chain = event.workspaceId;
       parts.push(appendAuditPart(t, event, params, `w${parts.length}`, WHEN));
     },
     async enqueueWebhooks(messages: readonly WebhookMessage[]): Promise<void> {
@@ -114,7 +121,8 @@ export function optimisticTx(
         answer: WHEN,
       };
       // a0 is the check; part i's answer is a(i + 1).
-      const [row] = await query<Record<string, unknown>>(statementOf([guard, ...parts]), params.values);
+      const send = () => query<Record<string, unknown>>(statementOf([guard, ...parts]), params.values);
+      const [row] = chain === undefined ? await send() : await chainTurns.run(chain, send);
       return announced.some((a) => !a.creates || row?.[`a${a.part + 1}`] !== true);
     },
   };

@@ -31,6 +31,7 @@ import { addCounts, readCounts } from "./ratelimit-counts";
 import { migrate, quoteIdent } from "./schema";
 import { PgTx } from "./tx";
 import { CHANGED_SQLSTATE, optimisticTx } from "./optimistic";
+import { CHAIN_TURNS, Turns } from "./chain-turns";
 import type { Query } from "./query";
 import { RedisLimits } from "./redis-limits";
 import { RecordCache } from "./record-cache";
@@ -326,6 +327,8 @@ class PostgresStore implements Storage {
   private closing: Promise<void> | undefined;
   /** Names of the records' statements: each connection parses and plans one of them once, not at every call. */
   private readonly statements = new Map<string, string>();
+  /** Turns of the workspaces' audit chains for one-statement writes (chain-turns.ts). */
+  private readonly chainTurns = new Turns(CHAIN_TURNS);
 
   constructor(
     private readonly pool: Pool,
@@ -460,7 +463,7 @@ class PostgresStore implements Storage {
    * read changed, a race PostgreSQL broke, or `fn` called what cannot wait) and nothing was written.
    */
   private async optimistically<T>(fn: (tx: StorageTx) => Promise<T>): Promise<{ value: T } | undefined> {
-    const tx = optimisticTx(this.direct, this.prepared, this.quotedSchema, this.t, (table) => this.cache.announces(table));
+    const tx = optimisticTx(this.direct, this.prepared, this.quotedSchema, this.t, (table) => this.cache.announces(table), this.chainTurns);
     try {
       const value = await fn(tx);
       // Before the caller answers, as a transaction's: every instance forgets the records changed.
