@@ -1,26 +1,35 @@
-// A first-come first-served async lock: what serialises the memory and SQLite stores' transactions.
+// A first-come first-served async lock, held by one caller at a time or by `slots`: what serialises
+// the memory and SQLite stores' transactions, and what lets the PostgreSQL store's audit appends of
+// one workspace out two at a time (postgres/chain-turns.ts).
 export class Mutex {
-  private held = false;
+  private holders = 0;
   private readonly waiting: Array<() => void> = [];
 
-  /** Whether someone holds the lock (or waits for it). */
+  constructor(private readonly slots = 1) {}
+
+  /** Whether every slot is held (callers of `lock()` now wait). */
   get locked(): boolean {
-    return this.held;
+    return this.holders >= this.slots;
   }
 
-  /** Resolves once the caller holds the lock; release it with `unlock()`. */
+  /** Whether no one holds it (and so no one waits for it). */
+  get idle(): boolean {
+    return this.holders === 0;
+  }
+
+  /** Resolves once the caller holds a slot; release it with `unlock()`. */
   lock(): Promise<void> {
-    if (!this.held) {
-      this.held = true;
+    if (this.holders < this.slots) {
+      this.holders++;
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => this.waiting.push(resolve));
   }
 
-  /** Hands the lock to the next waiter, or frees it. */
+  /** Hands the slot to the next waiter, or frees it. */
   unlock(): void {
     const next = this.waiting.shift();
     if (next) next();
-    else this.held = false;
+    else this.holders--;
   }
 }

@@ -7,14 +7,15 @@
 // order they came. Two measured best for createKey: one alone leaves PostgreSQL idle between
 // statements, three let the lock waits back (docs/benchmarks.md). The lock still orders the chain
 // across instances; this only keeps one instance's appends from piling up on it.
+import { Mutex } from "../mutex";
 
 /** One-statement writes with an audit record sent at once per workspace, by one instance. */
 export const CHAIN_TURNS = 2;
 
 /** At most `limit` calls per key run at once; the others wait, in the order they came. */
 export class Turns {
-  /** Keys with a call running: how many run, and the calls waiting for a turn. */
-  private readonly keys = new Map<string, { running: number; waiting: Array<() => void> }>();
+  /** A lock of `limit` slots per key with a call running or waiting. */
+  private readonly locks = new Map<string, Mutex>();
 
   constructor(private readonly limit: number) {
     if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`Turns: limit must be a positive integer, not ${limit}`);
@@ -22,26 +23,22 @@ export class Turns {
 
   /** Runs `fn` when fewer than `limit` calls of `key` run; its result or error is the caller's. */
   async run<R>(key: string, fn: () => Promise<R>): Promise<R> {
-    let turn = this.keys.get(key);
-    if (turn === undefined) {
-      turn = { running: 0, waiting: [] };
-      this.keys.set(key, turn);
+    let lock = this.locks.get(key);
+    if (lock === undefined) {
+      lock = new Mutex(this.limit);
+      this.locks.set(key, lock);
     }
-    const mine = turn;
-    // A call that ends hands its turn to the first waiting, so `running` stays as it is then.
-    if (mine.running < this.limit) mine.running++;
-    else await new Promise<void>((resolve) => mine.waiting.push(resolve));
+    await lock.lock();
     try {
       return await fn();
     } finally {
-      const next = mine.waiting.shift();
-      if (next !== undefined) next();
-      else if (--mine.running === 0) this.keys.delete(key);
+      lock.unlock();
+      if (lock.idle) this.locks.delete(key);
     }
   }
 
   /** How many keys have a call running or waiting (none once every call has ended). */
   get busyKeys(): number {
-    return this.keys.size;
+    return this.locks.size;
   }
 }
