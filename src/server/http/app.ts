@@ -111,7 +111,8 @@ function soleAuthorization(req: IncomingMessage): string | undefined {
   const raw = req.rawHeaders;
   let seen = 0;
   for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i]!.length !== 13 || raw[i]!.toLowerCase() !== "authorization") continue;
+    const name = raw[i]!;
+    if (name.length !== 13 || (name !== "authorization" && name !== "Authorization" && name.toLowerCase() !== "authorization")) continue;
     if (++seen > 1 && raw[i + 1]!.trim() !== first.trim()) {
       throw new ServiceError(
         "authentication.malformed",
@@ -262,10 +263,20 @@ function originOf(core: ServiceCore, req: IncomingMessage): string {
   // A Host that is not a host[:port] is not repeated into a URL: the listener's own address instead.
   const given = req.headers.host;
   const host =
-    given !== undefined && /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(given)
+    given !== undefined && (given === lastHost || isHost(given))
       ? given
       : `${req.socket.localAddress ?? "127.0.0.1"}:${req.socket.localPort ?? 80}`;
   return `${scheme}://${host}`;
+}
+
+const HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
+/** The last Host found to be a host[:port]: callers send the same one again and again. */
+let lastHost: string | undefined;
+
+function isHost(given: string): boolean {
+  if (!HOST.test(given)) return false;
+  lastHost = given;
+  return true;
 }
 
 /**

@@ -16,10 +16,15 @@ export function send(
   headers?: Readonly<Record<string, string>>,
 ): void {
   if (res.headersSent) return;
-  res.statusCode = status;
-  if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
-  res.setHeader("Content-Type", contentType);
-  res.setHeader("Content-Length", Buffer.byteLength(json));
+  // writeHead with the headers at hand, rather than a setHeader each: node:http then writes them
+  // as given (merged into any set before), with no store of its own to fill and read back.
+  const length = Buffer.byteLength(json);
+  res.writeHead(
+    status,
+    headers
+      ? { ...headers, "Content-Type": contentType, "Content-Length": length }
+      : { "Content-Type": contentType, "Content-Length": length },
+  );
   res.end(json);
 }
 

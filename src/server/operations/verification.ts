@@ -29,6 +29,9 @@ const NOT_FOUND: VerifyKeyResult = Object.freeze({ valid: false, code: "NOT_FOUN
 
 const NO_TAGS: readonly string[] = Object.freeze([]);
 
+/** The relations of a key without any: only read (`describe` copies no empty list into an answer). */
+const NO_RELATIONS: KeyRelations = { permissions: [], roles: [], identity: undefined };
+
 /** Id of an inline (request-defined) rate limit: stable per key and name. */
 export function inlineLimitId(keyId: string, name: string): string {
   const digest = createHash("sha256").update(`${keyId}\0${name}`).digest();
@@ -42,7 +45,13 @@ interface SelectedLimit {
   owner: string;
 }
 
-function selectLimits(key: KeyRecord, identity: IdentityRecord | undefined, body: VerifyKeyRequest): SelectedLimit[] {
+const NO_LIMITS: readonly SelectedLimit[] = Object.freeze([]);
+
+function selectLimits(key: KeyRecord, identity: IdentityRecord | undefined, body: VerifyKeyRequest): readonly SelectedLimit[] {
+  // Most verifications: no limit configured, none asked for.
+  if (key.ratelimits.length === 0 && (identity === undefined || identity.ratelimits.length === 0) && !body.ratelimits?.length) {
+    return NO_LIMITS;
+  }
   // The key's own limit replaces its identity's limit of the same name.
   const inherited = (identity?.ratelimits ?? []).filter((rl) => !key.ratelimits.some((own) => own.name === rl.name));
   const configured = [
@@ -96,7 +105,11 @@ export async function verifyKey(ctx: OpContext, body: VerifyKeyRequest, verifiab
   // A key of another workspace, or of an API this root key may not verify (no verify grant at
   // all included), is not found: not even DISABLED or EXPIRED is revealed.
   if (!key || key.workspaceId !== root.workspaceId || !mayVerify(key)) return { ...NOT_FOUND };
-  const [rel, api] = await Promise.all([keyRelations(tx, key), tx.get("apis", key.apiId)]);
+  // Most keys have no roles, permissions or identity: only their API is read.
+  const plain = key.roleIds.length === 0 && key.permissionIds.length === 0 && key.identityId === undefined;
+  const [rel, api] = plain
+    ? [NO_RELATIONS, await tx.get("apis", key.apiId)]
+    : await Promise.all([keyRelations(tx, key), tx.get("apis", key.apiId)]);
   // A key whose API is gone is not found, whatever rows a store may have left.
   if (!api) return { ...NOT_FOUND };
   // Until charged, the balance shown is the one a refill that fell due gives.

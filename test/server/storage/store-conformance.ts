@@ -143,6 +143,22 @@ export function describeStoreConformance(name: string, open: () => Promise<Stora
         expect(await store.direct.get("keys", k.id)).toEqual({ ...k, name: "before" });
       });
 
+      it("keeps a meta field named __proto__ as an own field, copied like any other", async () => {
+        const k = key(ws(), { meta: JSON.parse('{"__proto__":{"plan":"pro"},"a":[1,{"b":2}]}') as Record<string, unknown> });
+        await put(k);
+        // The fields as stored (key order is the store's own: PostgreSQL's jsonb sorts them).
+        const fields = async () => {
+          const meta = (await store.direct.get("keys", k.id))!.meta!;
+          expect(Object.getPrototypeOf(meta)).toBe(Object.prototype);
+          return { proto: Object.getOwnPropertyDescriptor(meta, "__proto__")?.value as Record<string, unknown>, a: meta.a as unknown[] };
+        };
+        const got = await fields();
+        expect(got).toEqual({ proto: { plan: "pro" }, a: [1, { b: 2 }] });
+        got.proto.plan = "free";
+        (got.a[1] as Record<string, unknown>).b = 3;
+        expect(await fields()).toEqual({ proto: { plan: "pro" }, a: [1, { b: 2 }] });
+      });
+
       it("put replaces the whole record, removing fields that are gone", async () => {
         const k = key(ws(), { name: "n", expires: 5, credits: { remaining: 3, lastRefillAt: 0 } });
         await put(k);
