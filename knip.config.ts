@@ -37,8 +37,9 @@ const config: KnipConfig = {
     "deno",
   ],
   // Programs of the machine, not of npm: the benchmarks pin processes to a core, the tests start Redis
-  // servers, make certificates (openssl) and run the documented SQLite backup (sqlite3).
-  ignoreBinaries: ["taskset", "redis-server", "openssl", "sqlite3"],
+  // servers, make certificates (openssl) and run the documented SQLite backup (sqlite3);
+  // `npm run bench:instructions` counts instructions under valgrind (callgrind_control dumps them).
+  ignoreBinaries: ["taskset", "redis-server", "openssl", "sqlite3", "valgrind", "callgrind_control"],
   ignoreIssues: {
     // The wire contract names every operation's request and answer schema, and the operations' names:
     // a catalog that types.ts, the client, the server and the console take from as they need, not a
