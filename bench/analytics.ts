@@ -18,7 +18,7 @@
 //   batch of events (the store's APPEND_BATCH) with their rollups, and one retention step (the store's RETENTION_BATCH events), timed
 //   directly on the file with the store's connection settings.
 // Env: ANALYTICS_EVENTS, ANALYTICS_BACKENDS (sqlite,postgres), ANALYTICS_RUNS (default 100), ANALYTICS_RAW,
-// ANALYTICS_LOAD_ROUNDS (default 5),
+// ANALYTICS_LOAD_ROUNDS (default 5), ANALYTICS_CPU_PROF (a directory: the services run with --cpu-prof there),
 // KEYGUARD_BENCH_POSTGRES_URL, KEYGUARD_BENCH_REDIS_URL (else the local test servers).
 import { fork, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -56,6 +56,7 @@ const ROUNDS = 2;
  */
 const LOAD_ROUNDS = Math.max(1, Number(process.env.ANALYTICS_LOAD_ROUNDS ?? 5));
 const RATE = 5000;
+const CPU_PROF = process.env.ANALYTICS_CPU_PROF;
 
 export interface AnalyticsGoal {
   goal: string;
@@ -80,7 +81,7 @@ class Child {
   static async start(config: AnalyticsStoreConfig): Promise<Child> {
     const script = benchScript("analytics-service");
     const child = fork(script.file, [], {
-      execArgv: script.execArgv,
+      execArgv: [...script.execArgv, ...(CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`] : [])],
       env: { ...process.env, BENCH_ANALYTICS: JSON.stringify(config) },
     });
     const info = await new Promise<Child["info"]>((resolve, reject) => {
