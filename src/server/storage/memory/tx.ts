@@ -32,7 +32,7 @@ export function copy<T>(value: T): T {
     }
     return out as T;
   }
-  return copyFields({ ...value } as Record<string, unknown>) as T;
+  return copyFields({ ...value });
 }
 
 /**
@@ -40,12 +40,13 @@ export function copy<T>(value: T): T {
  * properties only; a "__proto__" key (possible in meta) is an own property of it, which the
  * assignment then sets (it shadows the prototype's setter).
  */
-function copyFields(out: Record<string, unknown>): Record<string, unknown> {
+function copyFields<T extends object>(spread: T): T {
+  const out = spread as Record<string, unknown>;
   for (const k in out) {
     const v = out[k];
     if (typeof v === "object" && v !== null && Object.hasOwn(out, k)) out[k] = copy(v);
   }
-  return out;
+  return spread;
 }
 
 /**
@@ -53,9 +54,9 @@ function copyFields(out: Record<string, unknown>): Record<string, unknown> {
  * fast while it meets few shapes, and the one in `copy` meets every table's and every nested value's.
  */
 const RECORD_COPIES: { [T in TableName]?: (record: Tables[T]) => Tables[T] } = {
-  keys: (record) => copyFields({ ...record }) as unknown as KeyRecord,
-  apis: (record) => copyFields({ ...record }) as unknown as Tables["apis"],
-  rootKeys: (record) => copyFields({ ...record }) as unknown as Tables["rootKeys"],
+  keys: (record) => copyFields({ ...record }),
+  apis: (record) => copyFields({ ...record }),
+  rootKeys: (record) => copyFields({ ...record }),
 };
 
 /** A copy of a record of `table`, as `copy` makes it. */
